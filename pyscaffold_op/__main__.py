@@ -1,0 +1,3 @@
+from pyscaffold_op.cli import main
+
+main()

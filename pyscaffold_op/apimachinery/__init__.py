@@ -1,0 +1,28 @@
+"""Kubernetes API machinery as pydantic models: the base class for custom resources and shared types.
+
+Pure pydantic, no client libraries: importing it is cheap, so `pyop generate` stays fast.
+"""
+
+from pyscaffold_op.apimachinery.resource import (
+    Condition,
+    CustomResource,
+    GroupVersionKind,
+    KubeModel,
+    ObjectMeta,
+    OwnerReference,
+    find_condition,
+    remove_condition,
+    set_condition,
+)
+
+__all__ = [
+    "Condition",
+    "CustomResource",
+    "GroupVersionKind",
+    "KubeModel",
+    "ObjectMeta",
+    "OwnerReference",
+    "find_condition",
+    "remove_condition",
+    "set_condition",
+]

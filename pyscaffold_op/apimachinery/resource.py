@@ -1,0 +1,204 @@
+"""`CustomResource`, `ObjectMeta`, `OwnerReference` and `Condition` as pydantic v2 models.
+
+Field names are snake_case in Python and camelCase on the wire: every model validates from either and
+dumps by alias, so `obj.to_dict()` is exactly what the API server expects.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Literal, NamedTuple, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic.alias_generators import to_camel
+
+from pyscaffold_op.apimachinery.naming import pluralize
+
+
+class GroupVersionKind(NamedTuple):
+    group: str
+    version: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+class KubeModel(BaseModel):
+    """Base for every Kubernetes-shaped model: camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="ignore",
+    )
+
+
+def _drop_empty(data: dict[str, Any]) -> dict[str, Any]:
+    """Mimic Go's `omitempty`: empty maps, lists and None are left out of the wire form."""
+    return {k: v for k, v in data.items() if v is not None and v != {} and v != []}
+
+
+class OwnerReference(KubeModel):
+    """Identifies an owning object; the garbage collector deletes dependents when owners are gone."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: Any) -> dict[str, Any]:
+        return _drop_empty(handler(self))
+
+
+class ObjectMeta(KubeModel):
+    """metadata of every object. Unknown keys are kept so nothing the server sends is lost."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)
+    managed_fields: list[dict[str, Any]] | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: Any) -> dict[str, Any]:
+        return _drop_empty(handler(self))
+
+
+ConditionStatus = Literal["True", "False", "Unknown"]
+
+
+class Condition(KubeModel):
+    """metav1.Condition: one aspect of an object's current state."""
+
+    type: str = Field(description="Type of condition in CamelCase, for example Ready.", max_length=316)
+    status: ConditionStatus = Field(description="Status of the condition: True, False or Unknown.")
+    observed_generation: int | None = Field(
+        default=None, ge=0, description="The .metadata.generation the condition was set for."
+    )
+    last_transition_time: datetime = Field(
+        default_factory=lambda: datetime.now(UTC).replace(microsecond=0),
+        description="Last time the condition moved from one status to another.",
+    )
+    reason: str = Field(
+        default="",
+        max_length=1024,
+        description="CamelCase machine-readable reason for the last transition.",
+    )
+    message: str = Field(default="", max_length=32768, description="Human-readable details.")
+
+
+def find_condition(conditions: list[Condition], type_: str) -> Condition | None:
+    """The condition of the given type, or None."""
+    return next((c for c in conditions if c.type == type_), None)
+
+
+def set_condition(conditions: list[Condition], new: Condition) -> bool:
+    """Add or update `new` in place, like apimachinery's meta.SetStatusCondition.
+
+    lastTransitionTime moves only when the status changes. Returns True when anything changed.
+    """
+    existing = find_condition(conditions, new.type)
+    if existing is None:
+        conditions.append(new)
+        return True
+    changed = False
+    if existing.status != new.status:
+        existing.status = new.status
+        existing.last_transition_time = new.last_transition_time
+        changed = True
+    for attr in ("reason", "message", "observed_generation"):
+        if getattr(existing, attr) != getattr(new, attr):
+            setattr(existing, attr, getattr(new, attr))
+            changed = True
+    return changed
+
+
+def remove_condition(conditions: list[Condition], type_: str) -> bool:
+    """Remove the condition of the given type; True when one was removed."""
+    for index, condition in enumerate(conditions):
+        if condition.type == type_:
+            del conditions[index]
+            return True
+    return False
+
+
+class CustomResource(KubeModel):
+    """Base class of every custom resource kind.
+
+    A subclass names its API with class attributes and declares `spec` (and usually `status`):
+
+        class At(CustomResource):
+            gvk = GroupVersionKind("programming-kubernetes.viper.run", "v1alpha1", "At")
+            plural = "ats"          # optional: computed from the kind like kubebuilder does
+            namespaced = True       # optional: False for cluster-scoped kinds
+            spec: AtSpec
+            status: AtStatus | None = None
+
+    `apiVersion` and `kind` are filled from `gvk`; a body naming another type is rejected.
+    """
+
+    gvk: ClassVar[GroupVersionKind]
+    plural: ClassVar[str]
+    namespaced: ClassVar[bool] = True
+    registry: ClassVar[dict[GroupVersionKind, type[CustomResource]]] = {}
+
+    api_version: str = Field(default="", alias="apiVersion")
+    kind: str = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        gvk = cls.__dict__.get("gvk")
+        if gvk is None:
+            return  # an abstract intermediate base
+        if not isinstance(gvk, GroupVersionKind):
+            raise TypeError(f"{cls.__name__}.gvk must be a GroupVersionKind, got {gvk!r}")
+        if "plural" not in cls.__dict__:
+            cls.plural = pluralize(gvk.kind)
+        CustomResource.registry[gvk] = cls
+
+    @model_validator(mode="after")
+    def _fill_type_meta(self) -> Self:
+        gvk = type(self).__dict__.get("gvk") or getattr(type(self), "gvk", None)
+        if gvk is None:
+            return self
+        if not self.api_version:
+            self.api_version = gvk.api_version
+        elif self.api_version != gvk.api_version:
+            raise ValueError(f"apiVersion {self.api_version!r} does not match {gvk.api_version!r}")
+        if not self.kind:
+            self.kind = gvk.kind
+        elif self.kind != gvk.kind:
+            raise ValueError(f"kind {self.kind!r} does not match {gvk.kind!r}")
+        return self
+
+    @classmethod
+    def api_group(cls) -> str:
+        return cls.gvk.group
+
+    @classmethod
+    def api_version_string(cls) -> str:
+        return cls.gvk.api_version
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: camelCase keys, no nulls, datetimes as RFC 3339 strings."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -1,0 +1,58 @@
+"""The `pyop` command line. Thin: parse flags, call the scaffold/gen/envtest layers, print.
+
+Heavy libraries (copier, datamodel-code-generator, validators, aiohttp) are imported inside the
+commands, never here, so `pyop --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from pyscaffold_op import __version__
+from pyscaffold_op.commands import envtest as envtest_commands
+from pyscaffold_op.commands import generate as generate_commands
+from pyscaffold_op.commands import scaffold as scaffold_commands
+from pyscaffold_op.errors import PyopError
+
+app = typer.Typer(
+    name="pyop",
+    help="Build Kubernetes operators in Python: scaffold, generate CRDs and RBAC, run and test.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"pyop {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """pyop: the Python answer to kubebuilder and operator-sdk."""
+
+
+scaffold_commands.register(app)
+app.add_typer(generate_commands.app, name="generate")
+app.add_typer(envtest_commands.app, name="envtest")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry: every `PyopError` becomes one line on stderr and exit status 2."""
+    try:
+        app(args=argv, prog_name="pyop")
+    except PyopError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(err.exit_code)
+
+
+if __name__ == "__main__":
+    main()
