@@ -33,6 +33,7 @@ class KubeModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
+        use_attribute_docstrings=True,
         extra="ignore",
     )
 

@@ -1,0 +1,1 @@
+"""The scaffolding engine: naming rules, the PROJECT file, rendering and atomic file transactions."""

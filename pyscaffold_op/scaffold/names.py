@@ -1,0 +1,105 @@
+"""Every naming rule in one place: DNS names, versions, kinds, Python module names, plurals."""
+
+from __future__ import annotations
+
+import keyword
+import re
+import sys
+
+from pyscaffold_op.apimachinery.naming import pluralize
+from pyscaffold_op.errors import ValidationError
+
+__all__ = [
+    "api_module_path",
+    "group_module_name",
+    "package_name_from_repo",
+    "pluralize",
+    "validate_dns1123_label",
+    "validate_dns1123_subdomain",
+    "validate_group",
+    "validate_kind",
+    "validate_version",
+]
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_VERSION = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
+_KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
+def validate_dns1123_subdomain(value: str, what: str) -> str:
+    """A DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters."""
+    if not value or len(value) > 253 or not _DNS1123_SUBDOMAIN.match(value):
+        raise ValidationError(
+            f"invalid {what} {value!r}: must be a DNS-1123 subdomain (lower-case letters, digits, '-' "
+            "and '.', starting and ending with an alphanumeric, at most 253 characters)"
+        )
+    return value
+
+
+def validate_dns1123_label(value: str, what: str) -> str:
+    """A DNS-1123 label: lower-case alphanumerics and '-', at most 63 characters."""
+    if not value or len(value) > 63 or not _DNS1123_LABEL.match(value):
+        raise ValidationError(
+            f"invalid {what} {value!r}: must be a DNS-1123 label (lower-case letters, digits and '-', "
+            "starting and ending with an alphanumeric, at most 63 characters)"
+        )
+    return value
+
+
+def validate_group(group: str, domain: str) -> str:
+    """A group is a DNS-1123 subdomain; it may be empty only for the core group."""
+    if group == "":
+        return group
+    validate_dns1123_subdomain(group, "group")
+    full = f"{group}.{domain}" if domain else group
+    if len(full) > 253:
+        raise ValidationError(f"invalid group {group!r}: {full!r} is longer than 253 characters")
+    return group
+
+
+def validate_version(version: str) -> str:
+    """Kubernetes API versions: v<N>, optionally followed by alpha<N> or beta<N>."""
+    if not _VERSION.match(version):
+        raise ValidationError(
+            f"invalid version {version!r}: must be v<N> optionally followed by alpha<N> or beta<N> "
+            "(for example v1, v1alpha1, v2beta3)"
+        )
+    return version
+
+
+def validate_kind(kind: str) -> str:
+    """CamelCase, starts upper-case, alphanumeric, not a keyword or a builtin module name."""
+    if not _KIND.match(kind):
+        raise ValidationError(
+            f"invalid kind {kind!r}: must be CamelCase, start with an upper-case letter and contain "
+            "only letters and digits"
+        )
+    lower = kind.lower()
+    if keyword.iskeyword(lower) or keyword.iskeyword(kind) or lower in sys.stdlib_module_names:
+        raise ValidationError(
+            f"invalid kind {kind!r}: its module name {lower!r} is a Python keyword or shadows a "
+            "standard-library module"
+        )
+    return kind
+
+
+def package_name_from_repo(repo: str) -> str:
+    """The Python package for a repo path: its last element, with '-' and '.' turned into '_'."""
+    last = repo.rstrip("/").rsplit("/", 1)[-1]
+    name = re.sub(r"[^0-9a-zA-Z_]", "_", last).lower()
+    if not name or name[0].isdigit():
+        name = f"_{name}"
+    return name
+
+
+def group_module_name(group: str) -> str:
+    """A Python module name for an API group: `programming-kubernetes` -> `programming_kubernetes`."""
+    return re.sub(r"[^0-9a-z_]", "_", group.split(".")[0]) if group else "core"
+
+
+def api_module_path(package: str, group: str, version: str, *, multigroup: bool) -> str:
+    """Dotted module of an API version package: `<pkg>.api.<version>` or `<pkg>.api.<group>.<version>`."""
+    if multigroup:
+        return f"{package}.api.{group_module_name(group)}.{version}"
+    return f"{package}.api.{version}"
