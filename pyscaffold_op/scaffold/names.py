@@ -14,10 +14,14 @@ __all__ = [
     "group_module_name",
     "package_name_from_repo",
     "pluralize",
+    "project_name_from_repo",
     "validate_dns1123_label",
     "validate_dns1123_subdomain",
     "validate_group",
     "validate_kind",
+    "validate_package_name",
+    "validate_plural",
+    "validate_repo",
     "validate_version",
 ]
 
@@ -103,3 +107,40 @@ def api_module_path(package: str, group: str, version: str, *, multigroup: bool)
     if multigroup:
         return f"{package}.api.{group_module_name(group)}.{version}"
     return f"{package}.api.{version}"
+
+
+def validate_repo(repo: str) -> str:
+    """A repository path such as `github.com/owner/name`: non-empty, no spaces, no URL scheme."""
+    if not repo or repo != repo.strip() or " " in repo or "://" in repo or not repo.strip("/"):
+        raise ValidationError(
+            f"invalid repo {repo!r}: must be a repository path such as github.com/owner/name "
+            "(no scheme, no spaces)"
+        )
+    return repo.strip("/")
+
+
+def project_name_from_repo(repo: str) -> str:
+    """The default project name: the repo's last element, lower-cased, '_' and '.' turned into '-'."""
+    last = repo.rstrip("/").rsplit("/", 1)[-1]
+    return re.sub(r"[_.]", "-", last).lower()
+
+
+def validate_package_name(package: str, repo: str) -> str:
+    """The Python package derived from the repo must be importable and must not shadow stdlib."""
+    if not package.isidentifier() or keyword.iskeyword(package) or package.startswith("_"):
+        raise ValidationError(
+            f"invalid repo {repo!r}: its last element gives the Python package {package!r}, which is "
+            "not a valid Python identifier"
+        )
+    if package in sys.stdlib_module_names or package in {"pyscaffold_op", "tests", "test", "src"}:
+        raise ValidationError(
+            f"invalid repo {repo!r}: its last element gives the Python package {package!r}, which "
+            "shadows a standard-library or pyop module"
+        )
+    return package
+
+
+def validate_plural(plural: str) -> str:
+    """A resource plural is a lower-case DNS-1123 label."""
+    validate_dns1123_label(plural, "plural")
+    return plural

@@ -1,0 +1,1 @@
+"""Developer tools of the pyop repository itself (golden-tree regeneration)."""

@@ -1,0 +1,322 @@
+"""`pyop create api`: validate, plan every new file and edit in memory, then apply atomically."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyscaffold_op.errors import ProjectError, ValidationError
+from pyscaffold_op.scaffold import edits, names
+from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
+from pyscaffold_op.scaffold.render import render
+from pyscaffold_op.scaffold.transaction import FilePlan, apply
+
+# Names the scaffolded modules import or define: a kind with one of them would shadow it.
+RESERVED_KINDS = frozenset(
+    {
+        "Client", "Condition", "CustomResource", "EventRecorder", "Field", "GroupVersionKind",
+        "KubeModel", "Manager", "NotFound", "ObjectMeta", "Request", "Result",
+    }
+)  # fmt: skip
+
+ROLE_VERBS = {
+    "admin": ["'*'"],
+    "editor": ["create", "delete", "get", "list", "patch", "update", "watch"],
+    "viewer": ["get", "list", "watch"],
+}
+
+
+@dataclass(frozen=True)
+class ApiOptions:
+    group: str
+    version: str
+    kind: str
+    resource: bool = True
+    controller: bool = True
+    namespaced: bool = True
+    plural: str | None = None
+    force: bool = False
+
+
+def validate_inputs(options: ApiOptions, domain: str) -> str:
+    """Check the flags on their own; returns the plural. Raises ValidationError."""
+    names.validate_group(options.group, domain)
+    names.validate_version(options.version)
+    names.validate_kind(options.kind)
+    if options.kind in RESERVED_KINDS:
+        raise ValidationError(
+            f"invalid kind {options.kind!r}: it would shadow a name the scaffolded code imports "
+            f"({', '.join(sorted(RESERVED_KINDS))})"
+        )
+    plural = (
+        names.validate_plural(options.plural) if options.plural is not None else names.pluralize(options.kind)
+    )
+    if not options.resource and not options.controller:
+        raise ValidationError("nothing to scaffold: --no-resource and --no-controller were both given")
+    if options.group == "" and options.resource:
+        raise ValidationError(
+            "invalid group '': the core group holds only built-in kinds; "
+            "a new kind (--resource) needs a group"
+        )
+    if options.group == "" and options.controller:
+        raise ValidationError(
+            "invalid group '': scaffolding controllers for built-in (core group) kinds is not supported yet"
+        )
+    return plural
+
+
+def _snake(kind: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2", kind).lower()
+
+
+def _pascal(module: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in module.split("_"))
+
+
+def build_context(options: ApiOptions, project: Project, plural: str, header: str) -> dict[str, Any]:
+    """Every name the api templates use, computed once."""
+    resource = Resource(
+        group=options.group, version=options.version, kind=options.kind, domain=project.domain
+    )
+    qualified_group = resource.qualified_group()
+    group_module = names.group_module_name(options.group)
+    group_label = options.group.split(".")[0]
+    kind_lower = options.kind.lower()
+    api_module = project.api_module(resource)
+    controllers_module = f"{project.package}.controllers"
+    if project.multigroup:
+        controllers_module = f"{controllers_module}.{group_module}"
+    controller_module = f"{controllers_module}.{kind_lower}_controller"
+    multigroup = project.multigroup
+    return {
+        "header": header,
+        "package": project.package,
+        "project_name": project.project_name,
+        "domain": project.domain,
+        "group": options.group,
+        "group_module": group_module,
+        "qualified_group": qualified_group,
+        "version": options.version,
+        "api_version": f"{qualified_group}/{options.version}",
+        "kind": options.kind,
+        "kind_lower": kind_lower,
+        "var": _snake(options.kind),
+        "plural": plural,
+        "namespaced": options.namespaced,
+        "multigroup": multigroup,
+        "api_module": api_module,
+        "api_dir": "src/" + api_module.replace(".", "/"),
+        "controllers_module": controllers_module,
+        "controller_module": controller_module,
+        "controller_path": "src/" + controller_module.replace(".", "/") + ".py",
+        "reconciler_import": (
+            f"{_pascal(group_module)}{options.kind}Reconciler" if multigroup else f"{options.kind}Reconciler"
+        ),
+        "controller_name": f"{group_label}-{kind_lower}" if multigroup else kind_lower,
+        "recorder_name": f"{group_label}-{kind_lower}-controller"
+        if multigroup
+        else f"{kind_lower}-controller",
+        "test_path": (
+            f"tests/test_{group_module}_{kind_lower}_controller.py"
+            if multigroup
+            else f"tests/test_{kind_lower}_controller.py"
+        ),
+        "sample_name": f"{options.group}_{options.version}_{kind_lower}.yaml",
+        "role_prefix": f"{group_label}-{kind_lower}" if multigroup else kind_lower,
+        "role_file_prefix": f"{group_module}_{kind_lower}" if multigroup else kind_lower,
+        "crd_file": f"bases/{qualified_group}_{plural}.yaml",
+    }
+
+
+@dataclass
+class _Planner:
+    plan: FilePlan
+    force: bool
+    clashes: list[str]
+
+    def new(self, relpath: str, content: str) -> None:
+        """A file this API owns: an existing different file is a clash unless --force."""
+        current = self.plan.read_current(relpath)
+        if current is not None and current != content and not self.force:
+            self.clashes.append(relpath)
+        self.plan.write(relpath, content)
+
+    def ensure(self, relpath: str, content: str) -> None:
+        """A shared file created once (package __init__, kustomization): never overwritten."""
+        if self.plan.read_current(relpath) is None:
+            self.plan.write(relpath, content)
+
+    def edit(self, relpath: str, change: Any) -> None:
+        current = self.plan.read_current(relpath)
+        if current is None:
+            raise ProjectError(f"cannot edit {relpath}: the file is missing (was it made by `pyop init`?)")
+        self.plan.write(relpath, change(current))
+
+
+def _package_inits(planner: _Planner, ctx: dict[str, Any], module: str, docstrings: dict[str, str]) -> None:
+    """`__init__.py` for every package from `<pkg>.<x>` down to (not including) `module`."""
+    parts = module.split(".")
+    for depth in range(2, len(parts)):
+        dotted = ".".join(parts[:depth])
+        docstring = docstrings.get(parts[depth - 1], f"The {parts[depth - 1]} package.")
+        content = render("api/package_init.py.jinja", {"header": ctx["header"], "docstring": docstring})
+        planner.ensure("src/" + dotted.replace(".", "/") + "/__init__.py", content)
+
+
+def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePlan, Project]:
+    plural = validate_inputs(options, project.domain)
+    existing = project.find(options.group, options.version, options.kind)
+    if existing is not None and not options.force:
+        if options.resource and existing.api is not None:
+            raise ProjectError(
+                f"API {options.group}/{options.version}, Kind={options.kind} already exists in "
+                f"{PROJECT_FILE}; "
+                "pass --force to overwrite its files"
+            )
+        if options.controller and existing.controller and not options.resource:
+            raise ProjectError(
+                f"the controller for {options.group}/{options.version}, Kind={options.kind} already exists; "
+                "pass --force to overwrite it"
+            )
+    ctx = build_context(options, project, plural, project_header(root))
+    planner = _Planner(FilePlan(root), options.force, [])
+    api_dir = ctx["api_dir"]
+    types_path = f"{api_dir}/{ctx['kind_lower']}_types.py"
+    if not options.resource and not (root / types_path).is_file():
+        raise ProjectError(
+            f"no API types for {options.group}/{options.version}, Kind={options.kind} "
+            f"({types_path} is missing): "
+            "pass --resource to create them"
+        )
+    docstrings = {"api": f"The API types of {project.project_name}, one package per version.",
+                  "controllers": f"The controllers of {project.project_name}."}  # fmt: skip
+    if options.resource:
+        _plan_resource(planner, ctx, types_path, docstrings)
+    if options.controller:
+        _plan_controller(planner, ctx, docstrings)
+    if planner.clashes:
+        more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
+        raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
+    updated = _updated_project(project, options, plural, ctx)
+    planner.plan.write(PROJECT_FILE, updated.dump())
+    return planner.plan, updated
+
+
+def _plan_resource(
+    planner: _Planner, ctx: dict[str, Any], types_path: str, docstrings: dict[str, str]
+) -> None:
+    api_dir = ctx["api_dir"]
+    _package_inits(planner, ctx, ctx["api_module"], docstrings)
+    planner.ensure(f"{api_dir}/groupversion_info.py", render("api/groupversion_info.py.jinja", ctx))
+    planner.ensure(f"{api_dir}/__init__.py", render("api/version_init.py.jinja", ctx))
+    planner.new(types_path, render("api/types.py.jinja", ctx))
+    planner.edit(
+        f"{api_dir}/__init__.py",
+        lambda text: _register_kind(text, ctx, f"{api_dir}/__init__.py"),
+    )
+    planner.new(f"config/samples/{ctx['sample_name']}", render("api/sample.yaml.jinja", ctx))
+    planner.ensure("config/samples/kustomization.yaml", render("api/samples_kustomization.yaml.jinja", ctx))
+    planner.edit(
+        "config/samples/kustomization.yaml",
+        lambda text: edits.add_list_entry(
+            text, ctx["sample_name"], where="config/samples/kustomization.yaml", marker_name="samples"
+        ),
+    )
+    for role, verbs in ROLE_VERBS.items():
+        filename = f"{ctx['role_file_prefix']}_{role}_role.yaml"
+        planner.new(
+            f"config/rbac/{filename}", render("api/role.yaml.jinja", {**ctx, "role": role, "verbs": verbs})
+        )
+        planner.edit(
+            "config/rbac/kustomization.yaml",
+            lambda text, filename=filename: edits.add_list_entry(
+                text, filename, where="config/rbac/kustomization.yaml", marker_name="rbac-roles"
+            ),
+        )
+    planner.ensure("config/crd/kustomization.yaml", render("api/crd_kustomization.yaml.jinja", ctx))
+    planner.edit(
+        "config/crd/kustomization.yaml",
+        lambda text: edits.add_list_entry(
+            text, ctx["crd_file"], where="config/crd/kustomization.yaml", marker_name="crdkustomizeresource"
+        ),
+    )
+    planner.edit(
+        "config/default/kustomization.yaml",
+        lambda text: edits.enable_list_entry(text, "../crd", where="config/default/kustomization.yaml"),
+    )
+
+
+def _register_kind(text: str, ctx: dict[str, Any], where: str) -> str:
+    kind = ctx["kind"]
+    names_ = f"{kind}, {kind}Spec, {kind}Status"
+    import_line = f"from {ctx['api_module']}.{ctx['kind_lower']}_types import {names_}"
+    text = edits.insert_sorted(text, "imports", import_line, where=where, sort_key=edits.import_sort_key)
+    for name in (kind, f"{kind}Spec", f"{kind}Status"):
+        text = edits.insert_sorted(text, "all", f'"{name}",', where=where, sort_key=edits.dunder_all_sort_key)
+    return text
+
+
+def _plan_controller(planner: _Planner, ctx: dict[str, Any], docstrings: dict[str, str]) -> None:
+    _package_inits(planner, ctx, ctx["controller_module"], docstrings)
+    planner.new(ctx["controller_path"], render("api/controller.py.jinja", ctx))
+    planner.new(ctx["test_path"], render("api/controller_test.py.jinja", ctx))
+    main_path = f"src/{ctx['package']}/__main__.py"
+    kind = ctx["kind"]
+    alias = ctx["reconciler_import"]
+    imported = f"{kind}Reconciler" if alias == f"{kind}Reconciler" else f"{kind}Reconciler as {alias}"
+    import_line = f"from {ctx['controller_module']} import {imported}"
+    registration = [
+        f"{alias}(",
+        "    client=mgr.client,",
+        f'    recorder=mgr.get_event_recorder_for("{ctx["recorder_name"]}"),',
+        ").setup_with_manager(mgr)",
+    ]
+
+    def register(text: str) -> str:
+        first_party = f"from {ctx['package']}."
+        text = edits.insert_sorted(
+            text,
+            "imports",
+            import_line,
+            where=main_path,
+            sort_key=edits.import_sort_key,
+            belongs=lambda line: line.startswith(first_party),
+        )
+        return edits.insert_at_marker(text, "controllers", registration, where=main_path)
+
+    planner.edit(main_path, register)
+
+
+def _updated_project(project: Project, options: ApiOptions, plural: str, ctx: dict[str, Any]) -> Project:
+    updated = project.model_copy(deep=True)
+    resource = updated.find(options.group, options.version, options.kind)
+    if resource is None:
+        resource = Resource(
+            group=options.group, version=options.version, kind=options.kind, domain=project.domain
+        )
+        updated.resources.append(resource)
+    resource.domain = project.domain
+    resource.path = ctx["api_module"]
+    if options.resource:
+        resource.api = ResourceAPI(crd_version="v1", namespaced=options.namespaced)
+        # like kubebuilder, the plural is recorded only when it differs from the computed one
+        resource.plural = plural if plural != names.pluralize(options.kind) else None
+    resource.controller = resource.controller or options.controller
+    return updated
+
+
+def create_api(options: ApiOptions, start: Path) -> tuple[Path, list[str]]:
+    """`pyop create api` from `start` (the project folder): returns the project root and the files written."""
+    from pyscaffold_op.scaffold.project import find_project_root
+
+    root = find_project_root(start.resolve())
+    # the flags are checked before the folder, so a bad name is reported even outside a project
+    validate_inputs(options, "")
+    if root is None:
+        raise ProjectError(f"no PROJECT file in {start} or above: run `pyop init` first")
+    project = load_project(root)
+    plan, _ = plan_api(options, root, project)
+    return root, apply(plan)

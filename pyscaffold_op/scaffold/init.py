@@ -1,0 +1,175 @@
+"""`pyop init`: validate the options, render the copier template into a staging folder, move it in place."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyscaffold_op.errors import ProjectError, ValidationError
+from pyscaffold_op.scaffold import names
+from pyscaffold_op.scaffold.boilerplate import LICENSES, boilerplate, header_from_boilerplate
+from pyscaffold_op.scaffold.project import PROJECT_FILE, Project, find_project_root
+from pyscaffold_op.scaffold.templates import INIT_TEMPLATE_TOKEN, templates_dir
+from pyscaffold_op.scaffold.transaction import FilePlan, apply
+
+ANSWERS_FILE = ".copier-answers.yml"
+
+
+@dataclass(frozen=True)
+class InitOptions:
+    domain: str
+    repo: str
+    project_name: str | None = None
+    owner: str | None = None
+    license: str = "apache2"
+    namespaced: bool = False
+    multigroup: bool = False
+
+
+@dataclass(frozen=True)
+class InitContext:
+    """Every name the init template uses, computed once (templates never derive names)."""
+
+    domain: str
+    repo: str
+    project_name: str
+    owner: str
+    license: str
+    namespaced: bool
+    multigroup: bool
+    package: str
+    leader_election_id: str
+    boilerplate: str
+
+    def copier_data(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "repo": self.repo,
+            "project_name": self.project_name,
+            "owner": self.owner,
+            "license": self.license,
+            "namespaced": self.namespaced,
+            "multigroup": self.multigroup,
+            "package": self.package,
+            "leader_election_id": self.leader_election_id,
+            "boilerplate": self.boilerplate,
+            "header": header_from_boilerplate(self.boilerplate),
+        }
+
+    def project(self) -> Project:
+        return Project(
+            domain=self.domain,
+            repo=self.repo,
+            project_name=self.project_name,
+            multigroup=self.multigroup,
+            namespaced=self.namespaced,
+        )
+
+
+def leader_election_id(repo: str, domain: str) -> str:
+    """`<8 hex digits>.<domain>`: stable for the project, like kubebuilder's generated lease name."""
+    digest = hashlib.sha256(f"{repo}|{domain}".encode()).hexdigest()[:8]
+    return f"{digest}.{domain}"
+
+
+def validate(options: InitOptions, root: Path) -> InitContext:
+    """Check every input and the target folder; raise a one-line error before anything is written."""
+    names.validate_dns1123_subdomain(options.domain, "domain")
+    repo = names.validate_repo(options.repo)
+    package = names.validate_package_name(names.package_name_from_repo(repo), repo)
+    if options.project_name is not None:
+        project_name = names.validate_dns1123_label(options.project_name, "project name")
+    else:
+        project_name = names.project_name_from_repo(repo)
+        try:
+            names.validate_dns1123_label(project_name, "project name")
+        except ValidationError as err:
+            raise ValidationError(
+                f"invalid project name {project_name!r} (derived from repo {repo!r}): must be a DNS-1123 "
+                "label; pass --project-name"
+            ) from err
+    # `<project>-system` must itself be a valid namespace name (a DNS-1123 label).
+    if len(f"{project_name}-system") > 63:
+        raise ValidationError(
+            f"invalid project name {project_name!r}: at most 56 characters, so that the namespace "
+            f"'{project_name}-system' is a valid DNS-1123 label"
+        )
+    if options.license not in LICENSES:
+        raise ValidationError(f"invalid license {options.license!r}: must be one of {', '.join(LICENSES)}")
+    owner = options.owner if options.owner is not None else f"The {project_name} Authors"
+    if "\n" in owner or "\r" in owner:
+        raise ValidationError(f"invalid owner {owner!r}: must be a single line")
+    if not root.is_dir():
+        raise ProjectError(f"cannot initialize {root}: not a folder")
+    existing = find_project_root(root)
+    if existing is not None:
+        raise ProjectError(
+            f"cannot initialize {root}: {existing / PROJECT_FILE} already exists (the folder already holds "
+            "a project)"
+        )
+    return InitContext(
+        domain=options.domain,
+        repo=repo,
+        project_name=project_name,
+        owner=owner,
+        license=options.license,
+        namespaced=options.namespaced,
+        multigroup=options.multigroup,
+        package=package,
+        leader_election_id=leader_election_id(repo, options.domain),
+        boilerplate=boilerplate(options.license, owner),
+    )
+
+
+def render(context: InitContext, root: Path) -> FilePlan:
+    """Render the copier template into a temporary folder and read it back as a plan of files."""
+    import copier
+
+    plan = FilePlan(root)
+    staging = Path(tempfile.mkdtemp(prefix="pyop-init-"))
+    try:
+        copier.run_copy(
+            str(templates_dir() / "init"),
+            str(staging),
+            data=context.copier_data(),
+            defaults=True,
+            quiet=True,
+            overwrite=True,
+            unsafe=False,
+        )
+        for path in sorted(staging.rglob("*")):
+            if path.is_file():
+                relpath = path.relative_to(staging).as_posix()
+                plan.write(relpath, path.read_bytes())
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    answers = plan.files.get(ANSWERS_FILE)
+    if answers is not None:
+        plan.write(ANSWERS_FILE, stable_answers(answers.decode("utf-8")))
+    plan.write(PROJECT_FILE, context.project().dump())
+    return plan
+
+
+def stable_answers(text: str) -> str:
+    """The answers file without machine-specific values: `_src_path` becomes a token, no `_commit`."""
+    text = re.sub(r"(?m)^_src_path:.*$", f"_src_path: {INIT_TEMPLATE_TOKEN}", text)
+    return re.sub(r"(?m)^_commit:.*\n", "", text)
+
+
+def init_project(options: InitOptions, root: Path) -> list[str]:
+    """`pyop init` in `root`: validate, render, refuse to overwrite anything, apply atomically."""
+    root = root.resolve()
+    context = validate(options, root)
+    plan = render(context, root)
+    clashes = [relpath for relpath in sorted(plan.files) if (root / relpath).exists()]
+    if clashes:
+        more = f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""
+        raise ProjectError(
+            f"cannot initialize {root}: {clashes[0]} already exists{more}; pyop init never overwrites"
+        )
+    return apply(plan)

@@ -1,0 +1,49 @@
+# Copyright The programming-kubernetes Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Tests of the At controller against pyop's envtest API server (no cluster needed)."""
+
+from __future__ import annotations
+
+from pyscaffold_op.apimachinery import ObjectMeta
+from pyscaffold_op.runtime import Client, Manager, Request, Result
+from pyscaffold_op.testing import eventually
+
+from programming_kubernetes.api.v1alpha1 import At
+from programming_kubernetes.controllers.at_controller import AtReconciler
+
+
+async def test_reconcile_runs_for_a_new_at(envtest, client: Client) -> None:
+    mgr = Manager(envtest.config, metrics_bind_address="0", health_probe_bind_address="0")
+    reconciler = AtReconciler(client=mgr.client, recorder=mgr.get_event_recorder_for("at-controller"))
+    seen: list[Request] = []
+    reconcile = reconciler.reconcile
+
+    async def counting_reconcile(request: Request) -> Result:
+        seen.append(request)
+        return await reconcile(request)
+
+    reconciler.reconcile = counting_reconcile  # type: ignore[method-assign]
+    reconciler.setup_with_manager(mgr)
+
+    async with mgr.running():
+        at = At(metadata=ObjectMeta(name="at-sample", namespace="default"))
+        await client.create(at)
+
+        async def reconciled() -> bool:
+            return any(request.name == "at-sample" for request in seen)
+
+        await eventually(reconciled)
+
+    # TODO(user): create objects as your users would, and check what the controller did with them.
