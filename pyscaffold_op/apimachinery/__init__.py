@@ -3,6 +3,17 @@
 Pure pydantic, no client libraries: importing it is cheap, so `pyop generate` stays fast.
 """
 
+from pyscaffold_op.apimachinery.fields import (
+    EmbeddedResource,
+    FreeForm,
+    IntOrString,
+    ListType,
+    MapType,
+    Nullable,
+    PreserveUnknownFields,
+    Quantity,
+    XValidation,
+)
 from pyscaffold_op.apimachinery.resource import (
     Condition,
     CustomResource,
@@ -18,10 +29,19 @@ from pyscaffold_op.apimachinery.resource import (
 __all__ = [
     "Condition",
     "CustomResource",
+    "EmbeddedResource",
+    "FreeForm",
     "GroupVersionKind",
+    "IntOrString",
     "KubeModel",
+    "ListType",
+    "MapType",
+    "Nullable",
     "ObjectMeta",
     "OwnerReference",
+    "PreserveUnknownFields",
+    "Quantity",
+    "XValidation",
     "find_condition",
     "remove_condition",
     "set_condition",

@@ -1,0 +1,175 @@
+"""Kubernetes-specific field shapes as annotated pydantic types.
+
+Each type validates in Python like the API server validates on the wire, and carries the JSON schema
+keywords (`x-kubernetes-*`) that `pyop generate` turns into the CRD's structural schema:
+
+    ports: Annotated[list[Port], ListType.map("name", "protocol")]
+    target_port: IntOrString
+    memory: Quantity
+    config: FreeForm
+    template: EmbeddedResource
+    spec: Annotated[Spec, XValidation("self.min <= self.max", message="min must not exceed max")]
+
+Pure pydantic: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, GetJsonSchemaHandler, WithJsonSchema
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
+
+__all__ = [
+    "QUANTITY_PATTERN",
+    "EmbeddedResource",
+    "FreeForm",
+    "IntOrString",
+    "ListType",
+    "MapType",
+    "Nullable",
+    "PreserveUnknownFields",
+    "Quantity",
+    "XValidation",
+]
+
+# The pattern controller-gen emits for resource.Quantity (apimachinery's quantity grammar).
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)"
+    r"|(\.[0-9]+))))?$"
+)
+_QUANTITY = re.compile(QUANTITY_PATTERN)
+
+
+def _check_quantity(value: int | str) -> int | str:
+    if isinstance(value, str) and not _QUANTITY.match(value):
+        raise ValueError(f"{value!r} is not a Kubernetes quantity (for example 500m, 1Gi, 2)")
+    return value
+
+
+IntOrString = Annotated[
+    int | str,
+    WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}),
+]
+"""intstr.IntOrString: an integer or a string (ports by number or name, `25%` surges)."""
+
+Quantity = Annotated[
+    int | str,
+    AfterValidator(_check_quantity),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+            "x-kubernetes-int-or-string": True,
+        }
+    ),
+]
+"""resource.Quantity: `500m`, `1Gi`, `2` - an int or a string matching the quantity grammar."""
+
+FreeForm = Annotated[
+    dict[str, Any],
+    WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
+]
+"""Free-form JSON object (apiextensionsv1.JSON / `map[string]interface{}`): kept as is, never pruned."""
+
+EmbeddedResource = Annotated[
+    dict[str, Any],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "x-kubernetes-embedded-resource": True,
+            "x-kubernetes-preserve-unknown-fields": True,
+        }
+    ),
+]
+"""A whole Kubernetes object (runtime.RawExtension with EmbeddedResource): apiVersion, kind, metadata."""
+
+
+class _SchemaPatch:
+    """Annotated metadata that adds keywords to the field's JSON schema (and changes nothing else)."""
+
+    def _patch(self, schema: JsonSchemaValue) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __get_pydantic_json_schema__(
+        self, core: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = dict(handler(core))
+        self._patch(schema)
+        return schema
+
+
+@dataclass(frozen=True)
+class ListType(_SchemaPatch):
+    """`x-kubernetes-list-type` (and `x-kubernetes-list-map-keys` for `map`): how lists merge.
+
+    `ListType("atomic")`, `ListType("set")`, `ListType.map("name")`.
+    """
+
+    type: Literal["atomic", "set", "map"]
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def map(cls, *keys: str) -> ListType:
+        return cls("map", tuple(keys))
+
+    def _patch(self, schema: JsonSchemaValue) -> None:
+        schema["x-kubernetes-list-type"] = self.type
+        if self.keys:
+            schema["x-kubernetes-list-map-keys"] = list(self.keys)
+
+
+@dataclass(frozen=True)
+class MapType(_SchemaPatch):
+    """`x-kubernetes-map-type`: `granular` (default) or `atomic` (replaced as a whole on apply)."""
+
+    type: Literal["granular", "atomic"]
+
+    def _patch(self, schema: JsonSchemaValue) -> None:
+        schema["x-kubernetes-map-type"] = self.type
+
+
+@dataclass(frozen=True)
+class XValidation(_SchemaPatch):
+    """A CEL rule (`x-kubernetes-validations`), checked by the API server on every write."""
+
+    rule: str
+    message: str | None = None
+    message_expression: str | None = None
+    reason: str | None = None
+    field_path: str | None = None
+    optional_old_self: bool | None = None
+
+    def as_rule(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rule": self.rule}
+        for key, value in (
+            ("message", self.message),
+            ("messageExpression", self.message_expression),
+            ("reason", self.reason),
+            ("fieldPath", self.field_path),
+            ("optionalOldSelf", self.optional_old_self),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
+    def _patch(self, schema: JsonSchemaValue) -> None:
+        schema["x-kubernetes-validations"] = [*schema.get("x-kubernetes-validations", []), self.as_rule()]
+
+
+@dataclass(frozen=True)
+class _Flag(_SchemaPatch):
+    key: str
+
+    def _patch(self, schema: JsonSchemaValue) -> None:
+        schema[self.key] = True
+
+
+Nullable = _Flag("nullable")
+"""Opt in to `nullable: true` (like the `+nullable` marker): the API server keeps explicit nulls."""
+
+PreserveUnknownFields = _Flag("x-kubernetes-preserve-unknown-fields")
+"""Keep fields the schema does not name (like `+kubebuilder:pruning:PreserveUnknownFields`)."""

@@ -1,0 +1,87 @@
+"""Our controller-gen: CRDs from pydantic types, RBAC from markers, offline checks, models from CRDs.
+
+In-process API (the CLI, the scaffolder's `create api --make` and its golden regeneration call these):
+
+    generate_manifests(root, check=False) -> list[Path]   # CRDs + role.yaml; changed (or stale) files
+    generate_crds(root, check=False) -> list[Path]
+    generate_rbac(root, check=False) -> list[Path]
+
+Every CRD is checked against the API server's structural-schema rules before it is written (an
+invalid CRD is a GenerateError, nothing is written). With `check=True` nothing is written: the
+returned paths are the files that are out of date, and `config/samples/*.yaml` are validated too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["generate_crds", "generate_manifests", "generate_rbac", "render_crds", "render_rbac"]
+
+CRD_DIR = Path("config/crd/bases")
+ROLE_FILE = Path("config/rbac/role.yaml")
+
+
+def render_crds(root: Path) -> dict[Path, dict[str, Any]]:
+    """The CRDs of the project at `root`, keyed by their path (nothing written)."""
+    from pyscaffold_op.errors import GenerateError
+    from pyscaffold_op.gen.check import check_crd
+    from pyscaffold_op.gen.crd import build_crds, crd_file_name
+    from pyscaffold_op.gen.loader import load_kinds, project_imports
+    from pyscaffold_op.scaffold.project import load_project
+
+    project = load_project(root)
+    with project_imports(root, project.package):
+        crds = build_crds(load_kinds(project))
+    out = {}
+    for crd in crds:
+        problems = check_crd(crd)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise GenerateError(f"CRD {crd['metadata']['name']} would be rejected: {problems[0]}{more}")
+        out[root / CRD_DIR / crd_file_name(crd)] = crd
+    return out
+
+
+def render_rbac(root: Path) -> list[dict[str, Any]]:
+    """The RBAC documents from the markers in `src/<pkg>/controllers/` (nothing written)."""
+    from pyscaffold_op.gen.rbac import build_roles, collect_markers
+    from pyscaffold_op.scaffold.project import load_project
+
+    project = load_project(root)
+    return build_roles(collect_markers(root / "src" / project.package / "controllers"))
+
+
+def _write(files: dict[Path, str], check: bool) -> list[Path]:
+    from pyscaffold_op.gen.yamlio import write_if_changed
+
+    return [path for path, text in sorted(files.items()) if write_if_changed(path, text, check=check)]
+
+
+def generate_crds(root: Path, *, check: bool = False) -> list[Path]:
+    from pyscaffold_op.gen.yamlio import dump_documents
+
+    crds = render_crds(root)
+    if check:
+        _check_samples(root, list(crds.values()))
+    return _write({path: dump_documents([crd]) for path, crd in crds.items()}, check)
+
+
+def generate_rbac(root: Path, *, check: bool = False) -> list[Path]:
+    from pyscaffold_op.gen.yamlio import dump_documents
+
+    return _write({root / ROLE_FILE: dump_documents(render_rbac(root))}, check)
+
+
+def generate_manifests(root: Path, *, check: bool = False) -> list[Path]:
+    """CRDs and role.yaml for the project at `root`; the files changed (or, with check, stale)."""
+    return generate_crds(root, check=check) + generate_rbac(root, check=check)
+
+
+def _check_samples(root: Path, crds: list[dict[str, Any]]) -> None:
+    from pyscaffold_op.errors import GenerateError
+    from pyscaffold_op.gen.check import check_samples
+
+    problems = check_samples(root / "config" / "samples", crds)
+    if problems:
+        raise GenerateError("; ".join(problems))

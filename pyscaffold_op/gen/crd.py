@@ -1,0 +1,189 @@
+"""CustomResourceDefinitions from kinds: one CRD per group and kind, one entry per version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyscaffold_op.apimachinery import CustomResource
+from pyscaffold_op.apimachinery.naming import singularize
+from pyscaffold_op.errors import GenerateError
+from pyscaffold_op.gen.markers import Marker, class_markers
+from pyscaffold_op.gen.schema import SchemaConverter
+
+_COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
+_SCOPES = {"Namespaced": True, "Cluster": False}
+
+
+@dataclass
+class _Version:
+    cls: type[CustomResource]
+    markers: dict[str, list[Marker]] = field(default_factory=dict)
+
+    def one(self, name: str) -> Marker | None:
+        found = self.markers.get(name, [])
+        return found[-1] if found else None
+
+
+def _where(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _resource_names(versions: list[_Version]) -> dict[str, Any]:
+    """names + scope, from class attributes checked against `+kubebuilder:resource` markers."""
+    first = versions[0].cls
+    for v in versions[1:]:
+        if (v.cls.plural, v.cls.namespaced) != (first.plural, first.namespaced):
+            raise GenerateError(
+                f"{_where(v.cls)}: plural/namespaced ({v.cls.plural}, {v.cls.namespaced}) differ from "
+                f"{_where(first)} ({first.plural}, {first.namespaced}); every version must agree"
+            )
+    names: dict[str, Any] = {
+        "kind": first.gvk.kind,
+        "listKind": f"{first.gvk.kind}List",
+        "plural": first.plural,
+        "singular": singularize(first.gvk.kind),
+    }
+    for v in versions:
+        for marker in v.markers.get("kubebuilder:resource", []):
+            path, scope = marker.get("path"), marker.get("scope")
+            if path is not None and path != v.cls.plural:
+                raise GenerateError(
+                    f"{marker.where}: +kubebuilder:resource:path={path} disagrees with "
+                    f"{v.cls.__name__}.plural = {v.cls.plural!r}; set one, or make them equal"
+                )
+            if scope is not None:
+                if scope not in _SCOPES:
+                    raise GenerateError(f"{marker.where}: scope must be Namespaced or Cluster, not {scope!r}")
+                if _SCOPES[scope] != v.cls.namespaced:
+                    raise GenerateError(
+                        f"{marker.where}: +kubebuilder:resource:scope={scope} disagrees with "
+                        f"{v.cls.__name__}.namespaced = {v.cls.namespaced}"
+                    )
+            if marker.get("singular"):
+                names["singular"] = marker.get("singular")
+            if marker.get("shortName"):
+                names["shortNames"] = sorted({*names.get("shortNames", []), *marker.get("shortName")})
+            if marker.get("categories"):
+                names["categories"] = sorted({*names.get("categories", []), *marker.get("categories")})
+    return names
+
+
+def _printer_columns(v: _Version) -> list[dict[str, Any]]:
+    columns = []
+    for marker in v.markers.get("kubebuilder:printcolumn", []):
+        column: dict[str, Any] = {
+            "jsonPath": marker.get("JSONPath"),
+            "name": marker.get("name"),
+            "type": marker.get("type"),
+        }
+        if column["type"] not in _COLUMN_TYPES:
+            raise GenerateError(f"{marker.where}: printcolumn type must be one of {', '.join(_COLUMN_TYPES)}")
+        if not str(column["jsonPath"]).startswith("."):
+            raise GenerateError(f"{marker.where}: printcolumn JSONPath must start with '.'")
+        for key in ("description", "format", "priority"):
+            if marker.get(key) is not None:
+                column[key] = marker.get(key)
+        columns.append(column)
+    return columns
+
+
+def _subresources(v: _Version) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if v.one("kubebuilder:subresource:status"):
+        out["status"] = {}
+    scale = v.one("kubebuilder:subresource:scale")
+    if scale is not None:
+        out["scale"] = {
+            "specReplicasPath": scale.get("specpath"),
+            "statusReplicasPath": scale.get("statuspath"),
+        }
+        if scale.get("selectorpath"):
+            out["scale"]["labelSelectorPath"] = scale.get("selectorpath")
+    return out
+
+
+def build_crd(
+    classes: list[type[CustomResource]], converter: SchemaConverter | None = None
+) -> dict[str, Any]:
+    """The CRD of one group/kind from its versions' classes."""
+    converter = converter or SchemaConverter()
+    versions = []
+    for cls in classes:
+        grouped: dict[str, list[Marker]] = {}
+        for marker in class_markers(cls).kind:
+            grouped.setdefault(marker.name, []).append(marker)
+        if "kubebuilder:skipversion" not in grouped:
+            versions.append(_Version(cls, grouped))
+    if not versions:
+        raise GenerateError(f"{_where(classes[0])}: every version is marked +kubebuilder:skipversion")
+    versions.sort(key=lambda v: v.cls.gvk.version)
+    seen = [v.cls.gvk.version for v in versions]
+    if len(set(seen)) != len(seen):
+        raise GenerateError(f"kind {versions[0].cls.gvk.kind} defines version {seen} more than once")
+    storage = [v for v in versions if v.one("kubebuilder:storageversion")]
+    if len(versions) == 1:
+        storage = versions
+    if len(storage) != 1:
+        listed = ", ".join(v.cls.gvk.version for v in storage) or "none"
+        raise GenerateError(
+            f"kind {versions[0].cls.gvk.kind} has versions {', '.join(seen)}: exactly one must be marked "
+            f"+kubebuilder:storageversion (marked: {listed})"
+        )
+    group = versions[0].cls.gvk.group
+    names = _resource_names(versions)
+    entries = []
+    for v in versions:
+        entry: dict[str, Any] = {
+            "name": v.cls.gvk.version,
+            "schema": {"openAPIV3Schema": converter.kind_schema(v.cls)},
+            "served": v.one("kubebuilder:unservedversion") is None,
+            "storage": v is storage[0],
+        }
+        columns = _printer_columns(v)
+        if columns:
+            entry["additionalPrinterColumns"] = columns
+        subresources = _subresources(v)
+        if subresources:
+            entry["subresources"] = subresources
+        deprecated = v.one("kubebuilder:deprecatedversion")
+        if deprecated is not None:
+            entry["deprecated"] = True
+            if deprecated.get("warning"):
+                entry["deprecationWarning"] = deprecated.get("warning")
+        entries.append(entry)
+    metadata: dict[str, Any] = {"name": f"{names['plural']}.{group}"}
+    for v in versions:
+        meta = v.one("kubebuilder:metadata")
+        for key in ("annotations", "labels"):
+            for item in (meta.get(key) or []) if meta else []:
+                k, _, val = str(item).partition("=")
+                metadata.setdefault(key, {})[k] = val
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": metadata,
+        "spec": {
+            "group": group,
+            "names": names,
+            "scope": "Namespaced" if versions[0].cls.namespaced else "Cluster",
+            "versions": entries,
+        },
+    }
+
+
+def build_crds(kinds: list[type[CustomResource]]) -> list[dict[str, Any]]:
+    """One CRD per (group, kind), sorted by file name."""
+    by_kind: dict[tuple[str, str], list[type[CustomResource]]] = {}
+    for cls in kinds:
+        if not cls.gvk.group:
+            raise GenerateError(f"{_where(cls)}: a custom resource needs a non-empty API group")
+        by_kind.setdefault((cls.gvk.group, cls.gvk.kind), []).append(cls)
+    converter = SchemaConverter()
+    crds = [build_crd(classes, converter) for classes in by_kind.values()]
+    return sorted(crds, key=lambda crd: crd_file_name(crd))
+
+
+def crd_file_name(crd: dict[str, Any]) -> str:
+    """`<group>_<plural>.yaml`, as controller-gen names them."""
+    return f"{crd['spec']['group']}_{crd['spec']['names']['plural']}.yaml"

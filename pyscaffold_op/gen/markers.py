@@ -1,0 +1,384 @@
+"""`# +marker` comments, read with `tokenize` and parsed with controller-gen's names and argument syntax.
+
+Syntax (as controller-gen): `+name` (a flag), `+name=value` (one anonymous value) or
+`+name:key=value,key2=value2` (named arguments). Values are `"double-quoted"` (Go/JSON escapes),
+`` `raw` `` strings, `{a,b}` or `a;b` lists, `{key: value}` maps, JSON literals or bare words.
+
+Kind markers are the comment lines directly above a `class` statement (or its decorators); field
+markers are the comment lines directly above a field. Other comments in the block are ignored.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import tokenize
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pyscaffold_op.errors import GenerateError
+
+# Argument kinds: how a raw value is converted.
+FLAG, STR, INT, NUM, BOOL, LIST, ANY = "flag", "str", "int", "number", "bool", "list", "any"
+
+# name -> (anonymous value kind or None, {argument: (kind, required)})
+_V = "kubebuilder:validation:"
+SPECS: dict[str, tuple[str | None, dict[str, tuple[str, bool]]]] = {
+    # kind (type) markers
+    "kubebuilder:object:root": (BOOL, {}),
+    "kubebuilder:object:generate": (BOOL, {}),
+    "kubebuilder:subresource:status": (FLAG, {}),
+    "kubebuilder:subresource:scale": (
+        None,
+        {"specpath": (STR, True), "statuspath": (STR, True), "selectorpath": (STR, False)},
+    ),
+    "kubebuilder:resource": (
+        None,
+        {
+            "path": (STR, False),
+            "scope": (STR, False),
+            "shortName": (LIST, False),
+            "categories": (LIST, False),
+            "singular": (STR, False),
+        },
+    ),
+    "kubebuilder:printcolumn": (
+        None,
+        {
+            "name": (STR, True),
+            "type": (STR, True),
+            "JSONPath": (STR, True),
+            "description": (STR, False),
+            "format": (STR, False),
+            "priority": (INT, False),
+        },
+    ),
+    "kubebuilder:storageversion": (FLAG, {}),
+    "kubebuilder:unservedversion": (FLAG, {}),
+    "kubebuilder:skipversion": (FLAG, {}),
+    "kubebuilder:deprecatedversion": (None, {"warning": (STR, False)}),
+    "kubebuilder:metadata": (None, {"annotations": (LIST, False), "labels": (LIST, False)}),
+    # field (and type-level) validation markers
+    _V + "Minimum": (NUM, {}),
+    _V + "Maximum": (NUM, {}),
+    _V + "ExclusiveMinimum": (BOOL, {}),
+    _V + "ExclusiveMaximum": (BOOL, {}),
+    _V + "MultipleOf": (NUM, {}),
+    _V + "MinLength": (INT, {}),
+    _V + "MaxLength": (INT, {}),
+    _V + "MinItems": (INT, {}),
+    _V + "MaxItems": (INT, {}),
+    _V + "MinProperties": (INT, {}),
+    _V + "MaxProperties": (INT, {}),
+    _V + "UniqueItems": (BOOL, {}),
+    _V + "Pattern": (STR, {}),
+    _V + "Enum": (LIST, {}),
+    _V + "Format": (STR, {}),
+    _V + "Type": (STR, {}),
+    _V + "Optional": (FLAG, {}),
+    _V + "Required": (FLAG, {}),
+    _V + "Nullable": (FLAG, {}),
+    _V + "EmbeddedResource": (FLAG, {}),
+    _V + "XIntOrString": (FLAG, {}),
+    _V + "Schemaless": (FLAG, {}),
+    _V + "XValidation": (
+        None,
+        {
+            "rule": (STR, True),
+            "message": (STR, False),
+            "messageExpression": (STR, False),
+            "reason": (STR, False),
+            "fieldPath": (STR, False),
+            "optionalOldSelf": (BOOL, False),
+        },
+    ),
+    "kubebuilder:pruning:PreserveUnknownFields": (FLAG, {}),
+    "kubebuilder:default": (ANY, {}),
+    "kubebuilder:example": (ANY, {}),
+    "optional": (FLAG, {}),
+    "required": (FLAG, {}),
+    "nullable": (FLAG, {}),
+    "listType": (STR, {}),
+    "listMapKey": (STR, {}),
+    "mapType": (STR, {}),
+    "structType": (STR, {}),
+    # RBAC (controllers package)
+    "kubebuilder:rbac": (
+        None,
+        {
+            "groups": (LIST, False),
+            "resources": (LIST, False),
+            "resourceNames": (LIST, False),
+            "verbs": (LIST, True),
+            "urls": (LIST, False),
+            "namespace": (STR, False),
+            "roleName": (STR, False),
+        },
+    ),
+}
+# Longest names first, so `kubebuilder:subresource:scale` wins over a shorter prefix.
+_NAMES = sorted(SPECS, key=len, reverse=True)
+# Markers of other tools that may share a file (scaffold insertion points): never errors.
+_FOREIGN = ("kubebuilder:scaffold", "pyop:", "kubebuilder:webhook", "groupName", "k8s:", "genclient")
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One parsed marker: its name, its value (anonymous) or arguments, and where it was written."""
+
+    name: str
+    value: Any = None
+    args: dict[str, Any] = field(default_factory=dict)
+    where: str = ""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.args.get(key, default)
+
+
+@dataclass
+class ClassMarkers:
+    """The markers of one class: above the class (`kind`) and above each field (`fields`)."""
+
+    kind: list[Marker] = field(default_factory=list)
+    fields: dict[str, list[Marker]] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- value syntax
+
+
+def _split_top(text: str, seps: str) -> list[str]:
+    """Split on any of `seps` outside quotes, backticks and braces."""
+    parts, depth, quote, start, i = [], 0, "", 0, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in '"`':
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch in seps and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    if quote or depth:
+        raise ValueError(f"unbalanced quotes or braces in {text!r}")
+    parts.append(text[start:])
+    return parts
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == "`":
+        return text[1:-1]
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text[1:-1]  # a Go escape JSON does not know: keep it verbatim
+    return text
+
+
+def _scalar(text: str) -> Any:
+    """An untyped value: JSON literal, quoted string, or a bare word."""
+    text = text.strip()
+    if text[:1] in '"`':
+        return _unquote(text)
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_any(text: str) -> Any:
+    """controller-gen's untyped value: JSON, `{a,b}` lists, `{k: v}` maps, `a;b` lists, scalars."""
+    text = text.strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    if text.startswith("{") and text.endswith("}"):
+        inner = text[1:-1].strip()
+        if not inner:
+            return {}
+        items = _split_top(inner, ",")
+        if all(len(_split_top(item, ":")) >= 2 for item in items):
+            out = {}
+            for item in items:
+                key, _, value = item.partition(":")
+                out[_unquote(key)] = parse_any(value)
+            return out
+        return [parse_any(item) for item in items]
+    if ";" in text:
+        return [_scalar(item) for item in _split_top(text, ";")]
+    return _scalar(text)
+
+
+def _convert(kind: str, raw: str | None, what: str) -> Any:
+    if kind == FLAG:
+        if raw is not None and raw.strip() not in ("", "true"):
+            raise ValueError(f"{what} takes no value")
+        return True
+    if raw is None:
+        if kind == BOOL:
+            return True
+        raise ValueError(f"{what} needs a value")
+    raw = raw.strip()
+    if kind == STR:
+        return _unquote(raw)
+    if kind == LIST:
+        inner = raw[1:-1] if raw.startswith("{") and raw.endswith("}") else raw
+        seps = "," if raw.startswith("{") else ";"
+        return [_scalar(item) for item in _split_top(inner, seps) if item.strip() != "" or raw == '""'] or (
+            [""] if raw in ('""', "``") else []
+        )
+    if kind == ANY:
+        return parse_any(raw)
+    value = _scalar(raw)
+    if kind == BOOL:
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"{what}: {raw!r} is not true or false")
+    if kind == INT:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ValueError(f"{what}: {raw!r} is not an integer")
+    if isinstance(value, int | float) and not isinstance(value, bool):  # NUM
+        return value
+    raise ValueError(f"{what}: {raw!r} is not a number")
+
+
+def parse_marker(text: str, where: str = "") -> Marker | None:
+    """Parse the text after `+`; None for markers that belong to other tools.
+
+    Raises GenerateError for an unknown `kubebuilder:` marker or malformed arguments, so typos
+    never silently produce a different CRD.
+    """
+    text = text.strip()
+    name = next(
+        (n for n in _NAMES if text == n or text.startswith((n + "=", n + ":"))),
+        None,
+    )
+    if name is None:
+        bare = text.split("=", 1)[0]
+        if bare.startswith("kubebuilder:") and not bare.startswith(_FOREIGN):
+            raise GenerateError(f"{where}: unknown marker +{bare}")
+        return None
+    value_kind, arg_specs = SPECS[name]
+    rest = text[len(name) :]
+    try:
+        if value_kind is not None:
+            if rest.startswith(":"):
+                raise ValueError(f"+{name} takes a value (+{name}=...), not named arguments")
+            raw = rest[1:] if rest.startswith("=") else None
+            return Marker(name, _convert(value_kind, raw, f"+{name}"), {}, where)
+        if rest.startswith("="):
+            raise ValueError(f"+{name} takes named arguments (+{name}:key=value,...)")
+        args: dict[str, Any] = {}
+        body = rest[1:] if rest.startswith(":") else ""
+        for piece in _split_top(body, ",") if body.strip() else []:
+            key, eq, raw_value = piece.partition("=")
+            key = key.strip()
+            if key not in arg_specs:
+                raise ValueError(f"+{name} has no argument {key!r} (known: {', '.join(arg_specs)})")
+            args[key] = _convert(arg_specs[key][0], raw_value if eq else None, f"+{name}:{key}")
+        missing = [k for k, (_, required) in arg_specs.items() if required and k not in args]
+        if missing:
+            raise ValueError(f"+{name} needs {', '.join(missing)}")
+        return Marker(name, None, args, where)
+    except ValueError as err:
+        raise GenerateError(f"{where}: {err}") from None
+
+
+# ---------------------------------------------------------------- comments in source files
+
+
+def _comment_lines(source: str) -> dict[int, str]:
+    """Line number -> comment text, for lines that hold only a comment."""
+    lines: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT and tok.line[: tok.start[1]].strip() == "":
+                lines[tok.start[0]] = tok.string
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return lines
+
+
+def _block_above(comments: dict[int, str], line: int) -> list[tuple[int, str]]:
+    """The contiguous comment-only lines directly above `line`, top to bottom."""
+    block = []
+    line -= 1
+    while line in comments:
+        block.append((line, comments[line]))
+        line -= 1
+    return block[::-1]
+
+
+def _markers_in(block: list[tuple[int, str]], path: str) -> list[Marker]:
+    out = []
+    for line, text in block:
+        body = text.lstrip("#").strip()
+        if body.startswith("+"):
+            marker = parse_marker(body[1:], f"{path}:{line}")
+            if marker is not None:
+                out.append(marker)
+    return out
+
+
+@lru_cache(maxsize=512)
+def _file_markers(path: str, mtime: float) -> dict[str, ClassMarkers]:
+    source = Path(path).read_text(encoding="utf-8")
+    comments = _comment_lines(source)
+    tree = ast.parse(source, filename=path)
+    result: dict[str, ClassMarkers] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            qualname = prefix + node.name
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            info = ClassMarkers(kind=_markers_in(_block_above(comments, first), path))
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    found = _markers_in(_block_above(comments, stmt.lineno), path)
+                    if found:
+                        info.fields[stmt.target.id] = found
+            result[qualname] = info
+            visit(node.body, qualname + ".")
+
+    visit(tree.body, "")
+    return result
+
+
+def class_markers(cls: type) -> ClassMarkers:
+    """Markers written above `cls` and above its own fields (empty when the source is unavailable)."""
+    import sys
+
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if not path or not path.endswith(".py") or not Path(path).is_file():
+        return ClassMarkers()
+    return _file_markers(path, Path(path).stat().st_mtime).get(cls.__qualname__, ClassMarkers())
+
+
+def file_markers(path: Path, names: tuple[str, ...]) -> list[Marker]:
+    """Every marker named in `names` anywhere in a file (RBAC markers may sit anywhere)."""
+    source = path.read_text(encoding="utf-8")
+    out = []
+    for line, text in sorted(_comment_lines(source).items()):
+        body = text.lstrip("#").strip()
+        if body.startswith("+") and body[1:].startswith(names):
+            marker = parse_marker(body[1:], f"{path}:{line}")
+            if marker is not None and marker.name in names:
+                out.append(marker)
+    return out

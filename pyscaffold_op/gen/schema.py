@@ -1,0 +1,487 @@
+"""pydantic model -> structural OpenAPI v3 schema, as the API server defines it.
+
+Steps, per node of `model_json_schema(by_alias=True)`:
+- `$ref`/`$defs` are inlined (a recursive model is an error: structural schemas cannot recurse);
+- `anyOf: [X, {type: null}]` becomes X. Nullable policy: `nullable: true` only with the `+nullable`
+  marker or the `Nullable` annotation. Why: our wire form (`to_dict()`) never sends nulls, and the
+  API server drops nulls of non-nullable fields before validation, so `X | None` means "optional";
+- `int | str` becomes `x-kubernetes-int-or-string`; other unions of scalars, unions of models,
+  tuples and Decimal are errors naming the model and field;
+- `const` -> `enum`; numeric `exclusiveMinimum: n` -> `minimum: n, exclusiveMinimum: true`;
+- `title`, `examples`, `readOnly`, `writeOnly`, `discriminator`, `deprecated` are dropped;
+- `Any` and `dict[str, Any]` -> `x-kubernetes-preserve-unknown-fields: true`;
+- `set[...]` (`uniqueItems`) -> `x-kubernetes-list-type: set` (the API server forbids uniqueItems);
+- field markers (`+kubebuilder:validation:*`, `+optional`, `+kubebuilder:default`, `+nullable`,
+  `+listType`, ...) are applied on top; a marker contradicting a pydantic constraint is an error.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from pydantic.json_schema import GenerateJsonSchema
+
+from pyscaffold_op.errors import GenerateError
+from pyscaffold_op.gen.markers import ClassMarkers, Marker, class_markers
+
+_MODEL_KEY = "x-pyop-model"
+# Formats the API server knows (k8s.io/kube-openapi strfmt); pydantic's others are dropped.
+K8S_FORMATS = {
+    "bsonobjectid",
+    "uri",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "cidr",
+    "mac",
+    "uuid",
+    "uuid3",
+    "uuid4",
+    "uuid5",
+    "isbn",
+    "isbn10",
+    "isbn13",
+    "creditcard",
+    "ssn",
+    "hexcolor",
+    "rgbcolor",
+    "byte",
+    "password",
+    "date",
+    "duration",
+    "datetime",
+    "date-time",
+    "int32",
+    "int64",
+    "float",
+    "double",
+}
+_DROP = {
+    "title",
+    "examples",
+    "readOnly",
+    "writeOnly",
+    "discriminator",
+    "deprecated",
+    "$comment",
+    "contentMediaType",
+    "contentEncoding",
+    "$schema",
+}
+_UNSUPPORTED = {
+    "prefixItems": "tuples are not supported (use a list or a model)",
+    "oneOf": "unions of several shapes are not structural (use one model with optional fields)",
+    "allOf": "allOf is not supported here",
+    "not": "'not' schemas are not supported",
+    "patternProperties": "dict keys with constraints are not supported",
+    "propertyNames": "dict keys with constraints are not supported",
+    "dependentRequired": "dependent fields are not supported",
+    "dependentSchemas": "dependent fields are not supported",
+    "unevaluatedProperties": "unevaluatedProperties is not supported",
+    "if": "conditional schemas are not supported",
+}
+_SHAPE_KEYS = {
+    "type",
+    "enum",
+    "const",
+    "anyOf",
+    "properties",
+    "items",
+    "additionalProperties",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-preserve-unknown-fields",
+    _MODEL_KEY,
+}
+_KEEP = {
+    "description",
+    "type",
+    "format",
+    "default",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "multipleOf",
+    "enum",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "items",
+    "properties",
+    "additionalProperties",
+    "nullable",
+    "anyOf",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-embedded-resource",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+    "x-kubernetes-validations",
+    "example",
+    "externalDocs",
+}
+
+API_VERSION_DESCRIPTION = (
+    "APIVersion defines the versioned schema of this representation of an object.\n"
+    "Servers should convert recognized schemas to the latest internal value, and\n"
+    "may reject unrecognized values.\n"
+    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
+)
+KIND_DESCRIPTION = (
+    "Kind is a string value representing the REST resource this object represents.\n"
+    "Servers may infer this from the endpoint the client submits requests to.\n"
+    "Cannot be updated.\n"
+    "In CamelCase.\n"
+    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+)
+
+# marker name -> schema keyword, for markers that set one keyword to their value
+_KEYWORD_MARKERS = {
+    "kubebuilder:validation:Minimum": "minimum",
+    "kubebuilder:validation:Maximum": "maximum",
+    "kubebuilder:validation:ExclusiveMinimum": "exclusiveMinimum",
+    "kubebuilder:validation:ExclusiveMaximum": "exclusiveMaximum",
+    "kubebuilder:validation:MultipleOf": "multipleOf",
+    "kubebuilder:validation:MinLength": "minLength",
+    "kubebuilder:validation:MaxLength": "maxLength",
+    "kubebuilder:validation:MinItems": "minItems",
+    "kubebuilder:validation:MaxItems": "maxItems",
+    "kubebuilder:validation:MinProperties": "minProperties",
+    "kubebuilder:validation:MaxProperties": "maxProperties",
+    "kubebuilder:validation:Pattern": "pattern",
+    "kubebuilder:validation:Enum": "enum",
+    "kubebuilder:validation:Format": "format",
+    "kubebuilder:validation:Type": "type",
+    "kubebuilder:default": "default",
+    "kubebuilder:example": "example",
+    "listType": "x-kubernetes-list-type",
+    "mapType": "x-kubernetes-map-type",
+}
+_FLAG_MARKERS = {
+    "nullable": ("nullable", True),
+    "kubebuilder:validation:Nullable": ("nullable", True),
+    "kubebuilder:validation:EmbeddedResource": ("x-kubernetes-embedded-resource", True),
+    "kubebuilder:validation:XIntOrString": ("x-kubernetes-int-or-string", True),
+    "kubebuilder:pruning:PreserveUnknownFields": ("x-kubernetes-preserve-unknown-fields", True),
+}
+_STRUCTURAL_MARKERS = {"structType"}
+_REQUIREDNESS = {"optional", "required", "kubebuilder:validation:Optional", "kubebuilder:validation:Required"}
+
+
+class _Generator(GenerateJsonSchema):
+    """pydantic's generator, tagging each model's schema with its class so markers can be found."""
+
+    models: dict[str, type] = {}
+
+    def model_schema(self, schema: Any) -> Any:
+        result = super().model_schema(schema)
+        cls = schema["cls"]
+        key = f"{cls.__module__}:{cls.__qualname__}"
+        _Generator.models[key] = cls
+        result[_MODEL_KEY] = key
+        return result
+
+
+class SchemaConverter:
+    """Converts pydantic models to structural schemas; one instance per generation run."""
+
+    def __init__(self, markers_of: Callable[[type], ClassMarkers] = class_markers) -> None:
+        self._markers_of = markers_of
+
+    # ---------------------------------------------------------- entry points
+
+    def model_schema(self, cls: type) -> dict[str, Any]:
+        """The structural schema of any pydantic model (no Kubernetes root rules)."""
+        raw = cls.model_json_schema(by_alias=True, schema_generator=_Generator)  # type: ignore[attr-defined]
+        defs = raw.pop("$defs", {})
+        return _Run(self, defs, cls.__name__).convert(raw, (), f"{cls.__name__}")
+
+    def kind_schema(self, cls: type) -> dict[str, Any]:
+        """The openAPIV3Schema of a CustomResource: apiVersion/kind strings, metadata `type: object`."""
+        schema = self.model_schema(cls)
+        props = schema.setdefault("properties", {})
+        props["apiVersion"] = {"description": API_VERSION_DESCRIPTION, "type": "string"}
+        props["kind"] = {"description": KIND_DESCRIPTION, "type": "string"}
+        props["metadata"] = {"type": "object"}
+        required = [r for r in schema.get("required", []) if r not in ("apiVersion", "kind", "metadata")]
+        if required:
+            schema["required"] = required
+        else:
+            schema.pop("required", None)
+        return schema
+
+
+class _Run:
+    def __init__(self, owner: SchemaConverter, defs: dict[str, Any], root: str) -> None:
+        self.owner = owner
+        self.defs = defs
+        self.root = root
+
+    def fail(self, where: str, message: str) -> GenerateError:
+        return GenerateError(f"{where}: {message}")
+
+    # ---------------------------------------------------------- nodes
+
+    def convert(
+        self, node: dict[str, Any], stack: tuple[str, ...], where: str, overlay: bool = False
+    ) -> dict[str, Any]:
+        """Convert one node; `overlay` marks a partial node (keywords beside a $ref or an anyOf)."""
+        node = dict(node)
+        if "allOf" in node and len(node["allOf"]) == 1 and "$ref" in node["allOf"][0]:
+            node.update(node.pop("allOf")[0])  # older pydantic wraps refs with siblings in allOf
+        if "$ref" in node:
+            return self._ref(node, stack, where)
+        for key, why in _UNSUPPORTED.items():
+            if key in node:
+                raise self.fail(where, why)
+        if "anyOf" in node and not node.get("x-kubernetes-int-or-string"):
+            return self._any_of(node, stack, where)
+        if node.get("type") == "null":
+            raise self.fail(where, "a field that can only be None has no schema")
+        if isinstance(node.get("type"), list):
+            raise self.fail(where, f"several types {node['type']} are not structural")
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _DROP or key == _MODEL_KEY or key == "uniqueItems":
+                continue
+            if key == "const":
+                out["enum"] = [value]
+            elif key in ("exclusiveMinimum", "exclusiveMaximum") and not isinstance(value, bool):
+                out["minimum" if key == "exclusiveMinimum" else "maximum"] = value
+                out[key] = True
+            elif key == "items":
+                if isinstance(value, list):
+                    raise self.fail(where, "tuples are not supported (use a list or a model)")
+                out["items"] = self.convert(value, stack, f"{where}[]")
+            elif key == "additionalProperties":
+                self._additional(out, value, stack, where)
+            elif key == "properties":
+                pass  # handled below with the model's markers
+            elif key == "anyOf":  # int-or-string: keep the two bare branches only
+                out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+            elif key == "format":
+                if value in K8S_FORMATS:
+                    out["format"] = value
+            elif key in _KEEP:
+                out[key] = copy.deepcopy(value)
+            else:
+                raise self.fail(where, f"JSON schema keyword {key!r} has no Kubernetes equivalent")
+        if node.get("uniqueItems"):
+            out.setdefault("x-kubernetes-list-type", "set")
+        if "properties" in node or _MODEL_KEY in node:
+            self._model(node, out, stack, where)
+        if "enum" in out and "type" not in out:
+            out["type"] = _enum_type(out["enum"], lambda m: self.fail(where, m))
+        if not overlay and not any(k in node for k in _SHAPE_KEYS):  # Any: no shape at all
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        return out
+
+    def _ref(self, node: dict[str, Any], stack: tuple[str, ...], where: str) -> dict[str, Any]:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        if name in stack:
+            raise self.fail(
+                where,
+                f"recursive model {name} is not supported (structural schemas cannot "
+                "recurse; use FreeForm for the recursive part)",
+            )
+        target = self.convert(self.defs[name], (*stack, name), where)
+        siblings = {k: v for k, v in node.items() if k != "$ref"}
+        if siblings:
+            target.update(self.convert(siblings, stack, where, overlay=True))
+        return target
+
+    def _any_of(self, node: dict[str, Any], stack: tuple[str, ...], where: str) -> dict[str, Any]:
+        branches = [b for b in node["anyOf"] if b.get("type") != "null"]
+        outer = {k: v for k, v in node.items() if k != "anyOf"}
+        if outer.get("default", 0) is None:
+            del outer["default"]
+        if not branches:
+            raise self.fail(where, "a field that can only be None has no schema")
+        if len(branches) == 1:
+            merged = self.convert(branches[0], stack, where)
+            if outer:
+                merged.update(self.convert(outer, stack, where, overlay=True))
+            return merged
+        converted = [self.convert(b, stack, where) for b in branches]
+        types = [c.get("type") for c in converted]
+        if sorted(t or "" for t in types) == ["integer", "string"]:
+            out: dict[str, Any] = {
+                "anyOf": [{"type": "integer"}, {"type": "string"}],
+                "x-kubernetes-int-or-string": True,
+            }
+            for c in converted:
+                out.update({k: v for k, v in c.items() if k != "type"})
+            out.update(self.convert(outer, stack, where, overlay=True) if outer else {})
+            return out
+        if (
+            len(set(types)) == 1
+            and types[0] not in (None, "object", "array")
+            and all("enum" in c for c in converted)
+        ):
+            out = {"type": types[0], "enum": [v for c in converted for v in c["enum"]]}
+            out.update(self.convert(outer, stack, where, overlay=True) if outer else {})
+            return out
+        shown = " | ".join(str(t) for t in types)
+        if all(t == "object" for t in types):
+            raise self.fail(
+                where, f"a union of models ({shown}) is not structural; use one model with optional fields"
+            )
+        raise self.fail(
+            where,
+            f"the union {shown} is not structural (Decimal and unions of different "
+            "scalar types are not supported; use IntOrString or Quantity for int|str)",
+        )
+
+    def _additional(self, out: dict[str, Any], value: Any, stack: tuple[str, ...], where: str) -> None:
+        if value is True:
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        elif value is False:
+            return  # extra="forbid": the API server prunes unknown fields instead
+        else:
+            converted = self.convert(value, stack, f"{where}{{}}")
+            if converted == {"x-kubernetes-preserve-unknown-fields": True}:
+                out["x-kubernetes-preserve-unknown-fields"] = True
+            else:
+                out["additionalProperties"] = converted
+
+    # ---------------------------------------------------------- models and markers
+
+    def _model(self, node: dict[str, Any], out: dict[str, Any], stack: tuple[str, ...], where: str) -> None:
+        cls = _Generator.models.get(node.get(_MODEL_KEY, ""))
+        markers = self.owner._markers_of(cls) if cls is not None else ClassMarkers()
+        model_name = cls.__name__ if cls is not None else where
+        names = _alias_to_field(cls)
+        required = set(node.get("required", []))
+        props: dict[str, Any] = {}
+        for alias, sub in node.get("properties", {}).items():
+            field_name = names.get(alias, alias)
+            here = f"{model_name}.{field_name}"
+            prop = self.convert(sub, stack, here)
+            for marker in markers.fields.get(field_name, []):
+                if marker.name in ("optional", "kubebuilder:validation:Optional"):
+                    required.discard(alias)
+                elif marker.name in ("required", "kubebuilder:validation:Required"):
+                    required.add(alias)
+            prop = apply_markers(prop, markers.fields.get(field_name, []), here)
+            if prop.get("default", 0) is None and not prop.get("nullable"):
+                del prop["default"]
+            props[alias] = prop
+        if props:
+            out["properties"] = props
+        out["type"] = "object"
+        if required:
+            out["required"] = sorted(required)
+        else:
+            out.pop("required", None)
+        # type-level markers above the class (CEL rules, Min/MaxProperties, ...) apply to its schema
+        type_markers = [
+            m
+            for m in markers.kind
+            if m.name in _KEYWORD_MARKERS
+            or m.name in _FLAG_MARKERS
+            or m.name == "kubebuilder:validation:XValidation"
+        ]
+        out.update(apply_markers(dict(out), type_markers, model_name))
+
+
+def _alias_to_field(cls: type | None) -> dict[str, str]:
+    if cls is None:
+        return {}
+    out = {}
+    for name, info in getattr(cls, "model_fields", {}).items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        out[alias or name] = name
+    return out
+
+
+def _enum_type(values: list[Any], fail: Callable[[str], GenerateError]) -> str:
+    kinds = set()
+    for v in values:
+        if isinstance(v, bool):
+            kinds.add("boolean")
+        elif isinstance(v, int):
+            kinds.add("integer")
+        elif isinstance(v, float):
+            kinds.add("number")
+        elif isinstance(v, str):
+            kinds.add("string")
+        else:
+            kinds.add(type(v).__name__)
+    if kinds == {"integer", "number"}:
+        return "number"
+    if len(kinds) != 1:
+        raise fail(f"enum {values!r} mixes types {sorted(kinds)}; a structural enum has one type")
+    return kinds.pop()
+
+
+def _coerce_enum(values: list[Any], type_: str | None) -> list[Any]:
+    if type_ == "string":
+        return [
+            v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v) for v in values
+        ]
+    return values
+
+
+def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> dict[str, Any]:
+    """Apply field markers to a converted field schema; conflicts with pydantic's constraints fail."""
+    out = dict(schema)
+    list_keys: list[str] = []
+    for marker in markers:
+        name = marker.name
+        if name in _REQUIREDNESS or name in _STRUCTURAL_MARKERS:
+            continue
+        if name == "listMapKey":
+            list_keys.append(marker.value)
+            continue
+        if name == "kubebuilder:validation:XValidation":
+            out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), dict(marker.args)]
+            continue
+        if name == "kubebuilder:validation:Schemaless":
+            out = {k: v for k, v in out.items() if k == "description"}
+            continue
+        if name == "kubebuilder:validation:UniqueItems":
+            if marker.value:
+                _set(out, "x-kubernetes-list-type", "set", marker, where)
+            continue
+        if name in _FLAG_MARKERS:
+            key, value = _FLAG_MARKERS[name]
+            out[key] = value
+            if key == "x-kubernetes-int-or-string":
+                out.pop("type", None)
+                out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
+            continue
+        key = _KEYWORD_MARKERS.get(name)
+        if key is None:
+            raise GenerateError(f"{marker.where}: +{name} cannot be used on a field ({where})")
+        value = marker.value
+        if key == "enum":
+            value = _coerce_enum(list(value), out.get("type"))
+        if (
+            key in ("minimum", "maximum", "multipleOf")
+            and out.get("type") == "integer"
+            and isinstance(value, float)
+        ) and value.is_integer():
+            value = int(value)
+        _set(out, key, value, marker, where)
+    if list_keys:
+        _set(out, "x-kubernetes-list-map-keys", list_keys, None, where)
+        out.setdefault("x-kubernetes-list-type", "map")
+    return out
+
+
+def _set(out: dict[str, Any], key: str, value: Any, marker: Marker | None, where: str) -> None:
+    if key in out and out[key] != value:
+        origin = f"+{marker.name}" if marker else "the listMapKey markers"
+        raise GenerateError(
+            f"{where}: {origin} sets {key}={value!r} but the Python type already says {key}={out[key]!r}"
+        )
+    out[key] = value
