@@ -95,6 +95,7 @@ _SHAPE_KEYS = {
     "x-kubernetes-preserve-unknown-fields",
     _MODEL_KEY,
 }
+_NUMERIC = {"minimum", "maximum", "multipleOf"}
 _KEEP = {
     "description",
     "type",
@@ -184,6 +185,8 @@ class _Generator(GenerateJsonSchema):
 
     def model_schema(self, schema: Any) -> Any:
         result = super().model_schema(schema)
+        if schema.get("root_model"):
+            return result  # a RootModel is its root's schema, not an object
         cls = schema["cls"]
         key = f"{cls.__module__}:{cls.__qualname__}"
         _Generator.models[key] = cls
@@ -243,7 +246,7 @@ class _Run:
         for key, why in _UNSUPPORTED.items():
             if key in node:
                 raise self.fail(where, why)
-        if "anyOf" in node and not node.get("x-kubernetes-int-or-string"):
+        if "anyOf" in node:
             return self._any_of(node, stack, where)
         if node.get("type") == "null":
             raise self.fail(where, "a field that can only be None has no schema")
@@ -256,7 +259,8 @@ class _Run:
             if key == "const":
                 out["enum"] = [value]
             elif key in ("exclusiveMinimum", "exclusiveMaximum") and not isinstance(value, bool):
-                out["minimum" if key == "exclusiveMinimum" else "maximum"] = value
+                bound = int(value) if isinstance(value, float) and value.is_integer() else value
+                out["minimum" if key == "exclusiveMinimum" else "maximum"] = bound
                 out[key] = True
             elif key == "items":
                 if isinstance(value, list):
@@ -266,11 +270,11 @@ class _Run:
                 self._additional(out, value, stack, where)
             elif key == "properties":
                 pass  # handled below with the model's markers
-            elif key == "anyOf":  # int-or-string: keep the two bare branches only
-                out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
             elif key == "format":
                 if value in K8S_FORMATS:
                     out["format"] = value
+            elif key in _NUMERIC and isinstance(value, float) and value.is_integer():
+                out[key] = int(value)  # `maximum: 1`, as controller-gen writes it
             elif key in _KEEP:
                 out[key] = copy.deepcopy(value)
             else:
