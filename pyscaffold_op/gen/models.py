@@ -28,7 +28,8 @@ def pick_version(crd: dict[str, Any], version: str | None) -> dict[str, Any]:
         found = next((v for v in versions if v.get("name") == version), None)
     if found is None:
         names = ", ".join(v.get("name", "?") for v in versions) or "none"
-        raise GenerateError(f"CRD {crd.get('metadata', {}).get('name')} has no version {version} (has: {names})")
+        name = crd.get("metadata", {}).get("name")
+        raise GenerateError(f"CRD {name} has no version {version} (has: {names})")
     if not (found.get("schema") or {}).get("openAPIV3Schema"):
         raise GenerateError(f"version {found.get('name')} of the CRD has no openAPIV3Schema")
     return found
@@ -75,7 +76,7 @@ def _generate(schema: dict[str, Any], kind: str) -> str:
     try:
         from datamodel_code_generator import DataModelType, InputFileType, generate
     except ImportError as err:  # pragma: no cover - a declared dependency
-        raise GenerateError("datamodel-code-generator is not installed: pip install datamodel-code-generator") from err
+        raise GenerateError("datamodel-code-generator is not installed") from err
     options: dict[str, Any] = {
         "input_file_type": InputFileType.JsonSchema,
         "output_model_type": DataModelType.PydanticV2BaseModel,
@@ -103,7 +104,9 @@ def _generate(schema: dict[str, Any], kind: str) -> str:
     return code
 
 
-def _as_custom_resource(code: str, kind: str, *, group: str, version: str, plural: str, namespaced: bool) -> str:
+def _as_custom_resource(
+    code: str, kind: str, *, group: str, version: str, plural: str, namespaced: bool
+) -> str:
     """Make the root class a CustomResource with gvk/plural/namespaced, by splicing lines."""
     tree = ast.parse(code)
     root = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == kind), None)
