@@ -1,0 +1,242 @@
+"""`Controller`: watches feed a rate-limited work queue; N workers reconcile the requests (pkg/controller).
+
+Per request (controller-runtime's reconcileHandler):
+* exception            -> logged with the request, counted, `add_rate_limited` (per-item backoff);
+* `TerminalError`      -> logged and counted, not requeued;
+* `Result.requeue_after` -> `forget` + `add_after` (the delay is exact, no backoff);
+* `Result.requeue`     -> `add_rate_limited`;
+* otherwise            -> `forget` (the next failure starts again at the base delay).
+Never two workers on one request; a reconcile never crashes the manager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from pyscaffold_op.runtime.handler import EventHandler
+from pyscaffold_op.runtime.log import reconcile_context
+from pyscaffold_op.runtime.predicate import Predicate, as_predicate
+from pyscaffold_op.runtime.queue import RateLimitingQueue
+from pyscaffold_op.runtime.ratelimiter import RateLimiter
+from pyscaffold_op.runtime.request import Request, Result, TerminalError
+from pyscaffold_op.runtime.source import Kind, Source
+
+log = logging.getLogger("pyscaffold_op.runtime.controller")
+
+
+class Controller:
+    def __init__(
+        self,
+        name: str,
+        reconciler: Any,
+        *,
+        max_concurrent_reconciles: int = 1,
+        rate_limiter: RateLimiter | None = None,
+        metrics: Any = None,
+        cache: Any = None,
+        cache_sync_timeout: float = 120.0,
+        reconcile_timeout: float | None = None,
+        need_leader_election: bool = True,
+    ) -> None:
+        if max_concurrent_reconciles < 1:
+            raise ValueError("max_concurrent_reconciles must be at least 1")
+        self.name = name
+        self._reconcile = _reconcile_callable(reconciler)
+        self.reconciler = reconciler
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self.metrics = metrics
+        self.cache = cache
+        self.cache_sync_timeout = cache_sync_timeout
+        self.reconcile_timeout = reconcile_timeout
+        self.need_leader_election = need_leader_election
+        self.queue = RateLimitingQueue(
+            rate_limiter, name=name, metrics=metrics.queue_metrics(name) if metrics is not None else None
+        )
+        if metrics is not None:
+            metrics.bind_queue(name, self.queue)
+            metrics.max_concurrent.labels(name).set(max_concurrent_reconciles)
+            metrics.active_workers.labels(name).set(0)
+            for result in ("success", "error", "requeue", "requeue_after"):
+                metrics.reconcile_total.labels(name, result)
+            metrics.reconcile_errors.labels(name)
+        self._watches: list[tuple[Source, EventHandler, tuple[Predicate, ...]]] = []
+        self._workers: list[asyncio.Task[None]] = []
+        self._started = False
+        self._stopping = False
+        self._active = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def __repr__(self) -> str:
+        return f"Controller({self.name!r})"
+
+    def watch(self, source: Source | type, handler: EventHandler, *predicates: Predicate) -> None:
+        """Watch `source` (a Source, or a kind class meaning `Kind(cls)`); `handler` maps its events to
+        requests, after every predicate has let them through."""
+        src = source if isinstance(source, Source) else Kind(source)
+        if self.cache is not None:
+            src.inject_cache(self.cache)
+        preds = tuple(as_predicate(p) for p in predicates)
+        self._watches.append((src, handler, preds))
+        if self._started:
+            src.start(handler, self.queue, preds)
+
+    async def start(self) -> None:
+        """Start the sources, wait for their caches, then start the workers. Returns once running."""
+        if self._started:
+            return
+        self._started = True
+        for src, handler, preds in self._watches:
+            src.start(handler, self.queue, preds)
+        for src, _handler, _preds in self._watches:
+            if not await src.wait_for_sync(self.cache_sync_timeout):
+                raise TimeoutError(f"controller {self.name}: timed out waiting for {src!r} to sync")
+        log.info(
+            "starting workers",
+            extra={"controller": self.name, "worker_count": self.max_concurrent_reconciles},
+        )
+        self._workers = [
+            asyncio.create_task(self._worker(), name=f"{self.name} worker {i}")
+            for i in range(self.max_concurrent_reconciles)
+        ]
+
+    async def stop(self, timeout: float = 30.0) -> bool:  # noqa: ASYNC109
+        """Stop taking requests, let in-flight reconciles finish within `timeout` (then cancel them).
+        True when everything finished in time."""
+        self._stopping = True
+        for src, _h, _p in self._watches:
+            await src.stop()
+        self.queue.shut_down()
+        drained = True
+        if self._active:
+            try:
+                await asyncio.wait_for(self._idle.wait(), timeout)
+            except TimeoutError:
+                drained = False
+                log.warning(
+                    "in-flight reconciles did not finish in %.1fs; cancelling",
+                    timeout,
+                    extra={"controller": self.name},
+                )
+        for task in self._workers:
+            task.cancel()
+        for task in self._workers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._workers = []
+        return drained
+
+    async def _worker(self) -> None:
+        while True:
+            item, shutdown = await self.queue.get()
+            if shutdown:
+                return
+            if self._stopping:  # graceful shutdown: what is queued now waits for the next leader/start
+                self.queue.done(item)
+                return
+            self._active += 1
+            self._idle.clear()
+            try:
+                await self._process(item)  # type: ignore[arg-type]
+            finally:
+                self.queue.done(item)
+                self._active -= 1
+                if not self._active:
+                    self._idle.set()
+
+    async def _process(self, req: Request) -> None:
+        m, name = self.metrics, self.name
+        if m is not None:
+            m.active_workers.labels(name).inc()
+        started = time.perf_counter()
+        reconcile_id = uuid.uuid4().hex[:12]
+        try:
+            with reconcile_context(name, req, reconcile_id):
+                coro = self._reconcile(req)
+                if self.reconcile_timeout:
+                    result = await asyncio.wait_for(coro, self.reconcile_timeout)
+                else:
+                    result = await coro
+            outcome = self._after_success(req, result)
+        except asyncio.CancelledError:
+            self.queue.add_rate_limited(req)  # cancelled at shutdown: let the next start retry it
+            raise
+        except TerminalError as err:
+            outcome = "error"
+            self.queue.forget(req)
+            if m is not None:
+                m.reconcile_errors.labels(name).inc()
+                m.terminal_errors.labels(name).inc()
+            log.error(
+                "terminal reconciler error: %s",
+                err,
+                extra={
+                    "controller": name,
+                    "request": str(req),
+                    "namespace": req.namespace,
+                    "name": req.name,
+                    "reconcile_id": reconcile_id,
+                },
+            )
+        except Exception as err:
+            outcome = "error"
+            self.queue.add_rate_limited(req)
+            if m is not None:
+                m.reconcile_errors.labels(name).inc()
+            log.error(
+                "reconciler error: %s",
+                err,
+                exc_info=True,
+                extra={
+                    "controller": name,
+                    "request": str(req),
+                    "namespace": req.namespace,
+                    "name": req.name,
+                    "reconcile_id": reconcile_id,
+                    "requeues": self.queue.num_requeues(req),
+                },
+            )
+        finally:
+            if m is not None:
+                m.active_workers.labels(name).dec()
+                m.reconcile_time.labels(name).observe(time.perf_counter() - started)
+        if m is not None:
+            m.reconcile_total.labels(name, outcome).inc()
+
+    def _after_success(self, req: Request, result: Result | None) -> str:
+        if result is None:
+            result = Result()
+        after = result.requeue_after_seconds
+        if after > 0:
+            self.queue.forget(req)
+            self.queue.add_after(req, after)
+            return "requeue_after"
+        if result.requeue:
+            self.queue.add_rate_limited(req)
+            return "requeue"
+        self.queue.forget(req)
+        return "success"
+
+
+def _reconcile_callable(reconciler: Any) -> Any:
+    """Accept an object with `async def reconcile(request)` or a bare async function."""
+    fn = getattr(reconciler, "reconcile", None)
+    if fn is None and callable(reconciler):
+        fn = reconciler
+    if fn is None:
+        raise TypeError(f"{reconciler!r} has no reconcile(request) method")
+    call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
+    if not inspect.iscoroutinefunction(call):
+        raise TypeError(f"{fn!r} must be `async def reconcile(self, request) -> Result | None`")
+    return fn
+
+
+def watches_of(controller: Controller) -> Sequence[tuple[Source, EventHandler, tuple[Predicate, ...]]]:
+    return tuple(controller._watches)

@@ -1,0 +1,160 @@
+"""Event handlers: turn watch events into reconcile requests on a queue (pkg/handler)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol
+
+from pyscaffold_op.runtime import objmeta
+from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from pyscaffold_op.runtime.kinds import info_for
+from pyscaffold_op.runtime.request import Request
+
+log = logging.getLogger("pyscaffold_op.runtime.handler")
+
+
+class Enqueuer(Protocol):
+    def add(self, item: Any) -> None: ...
+
+
+class EventHandler:
+    """Base: does nothing. Subclasses override the event types they map."""
+
+    def create(self, event: CreateEvent, queue: Enqueuer) -> None: ...
+    def update(self, event: UpdateEvent, queue: Enqueuer) -> None: ...
+    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None: ...
+    def generic(self, event: GenericEvent, queue: Enqueuer) -> None: ...
+
+
+def request_for(obj: Any) -> Request:
+    return Request(objmeta.namespace(obj), objmeta.name(obj))
+
+
+class EnqueueRequestForObject(EventHandler):
+    """Enqueue the object's own namespace/name: the handler for `for_()` kinds."""
+
+    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
+        queue.add(request_for(event.object))
+
+    def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
+        queue.add(request_for(event.object_new if event.object_new is not None else event.object_old))
+
+    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
+        queue.add(request_for(event.object))
+
+    def generic(self, event: GenericEvent, queue: Enqueuer) -> None:
+        queue.add(request_for(event.object))
+
+
+class EnqueueRequestForOwner(EventHandler):
+    """Enqueue the owner(s) of type `owner_type` named in the object's ownerReferences (for `owns()`).
+
+    Owners match by API group and kind (any version), like controller-runtime. With `only_controller`
+    (the default) only the reference marked `controller: true` counts. On update both the old and the
+    new owners are enqueued, so an owner that lost a dependent hears about it too.
+    """
+
+    def __init__(self, owner_type: type, only_controller: bool = True) -> None:
+        info = info_for(owner_type)
+        self.group, self.kind, self.namespaced = info.group, info.kind, info.namespaced
+        self.only_controller = only_controller
+
+    def _requests(self, obj: Any) -> Iterable[Request]:
+        for ref in objmeta.owner_references(obj):
+            if self.only_controller and not ref.controller:
+                continue
+            if ref.kind == self.kind and ref.group == self.group:
+                yield Request(objmeta.namespace(obj) if self.namespaced else "", ref.name)
+
+    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
+        for req in self._requests(event.object):
+            queue.add(req)
+
+    def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
+        for req in {*self._requests(event.object_old), *self._requests(event.object_new)}:
+            queue.add(req)
+
+    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
+        for req in self._requests(event.object):
+            queue.add(req)
+
+    def generic(self, event: GenericEvent, queue: Enqueuer) -> None:
+        for req in self._requests(event.object):
+            queue.add(req)
+
+
+MapFunc = Callable[[Any], Iterable[Request] | Awaitable[Iterable[Request]]]
+
+
+class EnqueueRequestsFromMapFunc(EventHandler):
+    """Enqueue whatever `fn(obj)` returns (a list of Requests); `fn` may be sync or async.
+
+    An async `fn` (for example one that lists from the cache) runs in its own task, so the informer that
+    delivered the event is never blocked by it.
+    """
+
+    def __init__(self, fn: MapFunc) -> None:
+        self.fn = fn
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _map(self, obj: Any, queue: Enqueuer) -> None:
+        result = self.fn(obj)
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(self._await(result, queue))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        for req in result or ():
+            queue.add(req)
+
+    async def _await(self, result: Awaitable[Iterable[Request]], queue: Enqueuer) -> None:
+        try:
+            for req in await result or ():
+                queue.add(req)
+        except Exception:
+            log.exception("map function failed")
+
+    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
+        self._map(event.object, queue)
+
+    def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
+        self._map(event.object_old, queue)
+        self._map(event.object_new, queue)
+
+    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
+        self._map(event.object, queue)
+
+    def generic(self, event: GenericEvent, queue: Enqueuer) -> None:
+        self._map(event.object, queue)
+
+
+class Funcs(EventHandler):
+    """A handler from functions `(event, queue) -> None`; missing ones do nothing (handler.Funcs)."""
+
+    def __init__(
+        self,
+        create: Callable[[CreateEvent, Enqueuer], None] | None = None,
+        update: Callable[[UpdateEvent, Enqueuer], None] | None = None,
+        delete: Callable[[DeleteEvent, Enqueuer], None] | None = None,
+        generic: Callable[[GenericEvent, Enqueuer], None] | None = None,
+    ) -> None:
+        self._fns = {"create": create, "update": update, "delete": delete, "generic": generic}
+
+    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
+        if fn := self._fns["create"]:
+            fn(event, queue)
+
+    def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
+        if fn := self._fns["update"]:
+            fn(event, queue)
+
+    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
+        if fn := self._fns["delete"]:
+            fn(event, queue)
+
+    def generic(self, event: GenericEvent, queue: Enqueuer) -> None:
+        if fn := self._fns["generic"]:
+            fn(event, queue)

@@ -1,0 +1,264 @@
+"""Informer: keeps a local copy of one kind in sync with the API server and tells handlers what changed.
+
+client-go's reflector + shared informer, on asyncio:
+
+* list (in pages) and replace the store, turning differences into add/update/delete events, so a relist
+  after a lost watch neither loses nor duplicates anything;
+* watch from the list's resourceVersion with `allowWatchBookmarks`, moving the resourceVersion forward on
+  every event and bookmark, and re-watching from there when the server ends the stream;
+* on 410 Gone (the version was compacted), relist; on other errors, retry with jittered exponential
+  backoff (0.8 s doubling to 30 s, as the reflector does);
+* every `resync_period`, replay every cached object as an update (old == new) to the handlers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from typing import Any, Protocol
+
+from pyscaffold_op.runtime import objmeta
+from pyscaffold_op.runtime.errors import Gone, error_for
+from pyscaffold_op.runtime.kinds import ResourceInfo, decode_watch_event, raw_resource_version
+from pyscaffold_op.runtime.rest import RestTransport
+from pyscaffold_op.runtime.selector import Selector, render
+from pyscaffold_op.runtime.store import Indexer, IndexFunc
+
+log = logging.getLogger("pyscaffold_op.runtime.informer")
+
+
+class ResourceEventHandler(Protocol):
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None: ...
+    def on_update(self, old: Any, new: Any) -> None: ...
+    def on_delete(self, obj: Any, state_unknown: bool) -> None: ...
+
+
+class Backoff:
+    """Jittered exponential backoff: `next()` doubles from `initial` up to `maximum`; `reset()` restarts."""
+
+    def __init__(self, initial: float = 0.8, maximum: float = 30.0, jitter: float = 1.0) -> None:
+        self.initial, self.maximum, self.jitter = initial, maximum, jitter
+        self._current = 0.0
+
+    def next(self) -> float:
+        self._current = self.initial if not self._current else min(self._current * 2, self.maximum)
+        return self._current * (1 + random.random() * self.jitter)
+
+    def reset(self) -> None:
+        self._current = 0.0
+
+
+class Informer:
+    def __init__(
+        self,
+        transport: RestTransport,
+        info: ResourceInfo,
+        *,
+        namespace: str | None = None,
+        label_selector: Selector = None,
+        field_selector: Selector = None,
+        resync_period: float | None = None,
+        indexers: dict[str, IndexFunc] | None = None,
+        page_size: int = 500,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.transport, self.info = transport, info
+        self.namespace = namespace if info.namespaced else None
+        self.label_selector, self.field_selector = render(label_selector), render(field_selector)
+        self.resync_period = resync_period
+        self.page_size = page_size
+        self.store = Indexer(indexers)
+        self._handlers: list[ResourceEventHandler] = []
+        self._rv: str | None = None
+        self._synced = asyncio.Event()
+        self._backoff = backoff or Backoff()
+        self._task: asyncio.Task[None] | None = None
+        self._resync_task: asyncio.Task[None] | None = None
+        self.stats = {"lists": 0, "watches": 0, "relists_on_gone": 0, "errors": 0, "events": 0}
+
+    def __repr__(self) -> str:
+        return f"Informer({self.info.api_version}/{self.info.kind}, ns={self.namespace or '*'})"
+
+    @property
+    def resource_version(self) -> str | None:
+        """The version the next watch starts from (None: a list comes first)."""
+        return self._rv
+
+    # -- handlers -----------------------------------------------------------------------------------
+    def add_event_handler(self, handler: ResourceEventHandler) -> ResourceEventHandler:
+        """Register `handler`. If the store is already filled, it first gets an add for every object."""
+        self._handlers.append(handler)
+        if self._synced.is_set():
+            for obj in self.store.values():
+                self._call(handler.on_add, obj, True)
+        return handler
+
+    def remove_event_handler(self, handler: ResourceEventHandler) -> None:
+        with contextlib.suppress(ValueError):
+            self._handlers.remove(handler)
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        self.store.add_index(name, fn)
+
+    def _call(self, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:  # one broken handler must not stop the informer
+            log.exception("event handler failed", extra={"kind": self.info.kind})
+
+    def _dispatch_add(self, obj: Any, initial: bool) -> None:
+        for h in self._handlers:
+            self._call(h.on_add, obj, initial)
+
+    def _dispatch_update(self, old: Any, new: Any) -> None:
+        for h in self._handlers:
+            self._call(h.on_update, old, new)
+
+    def _dispatch_delete(self, obj: Any, unknown: bool) -> None:
+        for h in self._handlers:
+            self._call(h.on_delete, obj, unknown)
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        try:
+            await asyncio.wait_for(self._synced.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False
+
+    def start(self) -> asyncio.Task[None]:
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name=f"informer {self.info.kind}")
+            if self.resync_period:
+                self._resync_task = asyncio.create_task(self._resync_loop(), name=f"resync {self.info.kind}")
+        return self._task
+
+    async def stop(self) -> None:
+        for task in (self._task, self._resync_task):
+            if task is not None:
+                task.cancel()
+        for task in (self._task, self._resync_task):
+            if task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._resync_task = None
+
+    async def run(self) -> None:
+        while True:
+            try:
+                if self._rv is None:
+                    await self._list()
+                started, events = time.monotonic(), self.stats["events"]
+                await self._watch()
+                if self.stats["events"] == events and time.monotonic() - started < 1.0:
+                    # A watch that ends at once without events is a broken server; do not spin on it.
+                    await asyncio.sleep(self._backoff.next())
+                else:
+                    self._backoff.reset()
+            except Gone:
+                log.info("watch expired (410); relisting", extra={"kind": self.info.kind})
+                self.stats["relists_on_gone"] += 1
+                self._rv = None
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.stats["errors"] += 1
+                delay = self._backoff.next()
+                log.warning(
+                    "list/watch failed, retrying in %.1fs: %s", delay, err, extra={"kind": self.info.kind}
+                )
+                await asyncio.sleep(delay)
+
+    # -- list ---------------------------------------------------------------------------------------
+    async def _list(self) -> None:
+        path = self.info.path(self.namespace)
+        params: dict[str, Any] = {
+            "labelSelector": self.label_selector,
+            "fieldSelector": self.field_selector,
+            "limit": self.page_size,
+        }
+        items: list[Any] = []
+        rv = ""
+        while True:
+            page, rv, cont = self.info.decode_list(await self.transport.request("GET", path, params=params))
+            items.extend(page)
+            if not cont:
+                break
+            params["continue"] = cont
+        self.stats["lists"] += 1
+        self._replace(items)
+        self._rv = rv or None
+        if self._rv is None:
+            raise RuntimeError(f"list of {self.info.kind} returned no resourceVersion")
+
+    def _replace(self, items: list[Any]) -> None:
+        """Make the store equal `items`, emitting only real differences."""
+        initial = not self._synced.is_set()
+        seen: set[str] = set()
+        for obj in items:
+            key = objmeta.key(obj)
+            seen.add(key)
+            old = self.store.put(key, obj)
+            if old is None:
+                self._dispatch_add(obj, initial)
+            elif objmeta.resource_version(old) != objmeta.resource_version(obj):
+                self._dispatch_update(old, obj)
+        for key in [k for k in self.store.list_keys() if k not in seen]:
+            old = self.store.delete(key)
+            self._dispatch_delete(old, True)  # deleted while we were not watching
+        self._synced.set()
+
+    # -- watch --------------------------------------------------------------------------------------
+    async def _watch(self) -> None:
+        params = {
+            "watch": "true",
+            "resourceVersion": self._rv,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": random.randint(300, 600),  # spread reconnects like the reflector
+            "labelSelector": self.label_selector,
+            "fieldSelector": self.field_selector,
+        }
+        self.stats["watches"] += 1
+        async with self.transport.stream_lines(self.info.path(self.namespace), params) as lines:
+            async for line in lines:
+                self._handle_line(line)
+
+    def _handle_line(self, line: bytes) -> None:
+        kind, raw = decode_watch_event(line)
+        if kind == "BOOKMARK":
+            self._rv = raw_resource_version(raw) or self._rv
+            return
+        if kind == "ERROR":
+            raise error_for(500, bytes(raw))  # the Status' own code (410 -> Gone) wins
+        try:
+            obj = self.info.decode(raw)
+        except Exception:
+            log.exception("cannot decode %s watch event; skipped", self.info.kind)
+            self._rv = raw_resource_version(raw) or self._rv
+            return
+        self.stats["events"] += 1
+        key = objmeta.key(obj)
+        if kind in ("ADDED", "MODIFIED"):
+            old = self.store.put(key, obj)
+            if old is None:
+                self._dispatch_add(obj, False)
+            else:
+                self._dispatch_update(old, obj)
+        elif kind == "DELETED":
+            self.store.delete(key)
+            self._dispatch_delete(obj, False)
+        self._rv = objmeta.resource_version(obj) or self._rv
+
+    async def _resync_loop(self) -> None:
+        assert self.resync_period
+        while True:
+            await asyncio.sleep(self.resync_period)
+            if self._synced.is_set():
+                for obj in self.store.values():
+                    self._dispatch_update(obj, obj)

@@ -1,0 +1,357 @@
+"""`Manager`: owns the shared cache, clients, controllers, servers and leader election (pkg/manager).
+
+Start order (as controller-runtime's runnable groups): health/metrics servers -> caches (wait for sync)
+-> leader election (if enabled) -> controllers and other leader runnables. Stop order is the reverse:
+controllers stop taking work and drain in-flight reconciles within `graceful_shutdown_timeout`, the
+lease is released, pending events are flushed, caches and servers stop, connections close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyscaffold_op.runtime.builder import Builder
+from pyscaffold_op.runtime.cache import InformerCache
+from pyscaffold_op.runtime.client import CachedClient, Client
+from pyscaffold_op.runtime.controller import Controller
+from pyscaffold_op.runtime.health import Checker, HealthChecks
+from pyscaffold_op.runtime.leader import LeaderElector
+from pyscaffold_op.runtime.metrics import RuntimeMetrics
+from pyscaffold_op.runtime.recorder import EventRecorder
+from pyscaffold_op.runtime.rest import RestTransport
+from pyscaffold_op.runtime.server import start_site
+
+if TYPE_CHECKING:
+    from lightkube import KubeConfig
+
+log = logging.getLogger("pyscaffold_op.runtime.manager")
+
+SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+class LeaderElectionLost(RuntimeError):
+    """The manager lost its lease; it stopped. Exit non-zero so the pod restarts as a candidate."""
+
+
+class Manager:
+    def __init__(
+        self,
+        config: KubeConfig,
+        *,
+        metrics_bind_address: str = "0",
+        health_probe_bind_address: str = ":8081",
+        leader_election: bool = False,
+        leader_election_id: str = "",
+        leader_election_namespace: str | None = None,
+        graceful_shutdown_timeout: float = 30.0,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        leader_identity: str | None = None,
+        namespace: str | None = None,
+        sync_period: float | None = 10 * 3600.0,
+        cache_sync_timeout: float = 120.0,
+        field_manager: str | None = None,
+        unsafe_disable_deep_copy: bool = False,
+    ) -> None:
+        if leader_election and not leader_election_id:
+            raise ValueError("leader_election=True needs leader_election_id (the Lease name)")
+        self.config = config
+        self.metrics_bind_address = metrics_bind_address
+        self.health_probe_bind_address = health_probe_bind_address
+        self.leader_election = leader_election
+        self.leader_election_id = leader_election_id
+        self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self.cache_sync_timeout = cache_sync_timeout
+        self.transport = RestTransport(config)
+        self.metrics = RuntimeMetrics()
+        self.registry = self.metrics.registry
+        self.cache = InformerCache(
+            self.transport,
+            namespace=namespace,
+            resync_period=sync_period,
+            unsafe_disable_deep_copy=unsafe_disable_deep_copy,
+        )
+        self.api_reader = Client(self.transport, field_manager=field_manager)
+        self.client = CachedClient(self.transport, self.cache, field_manager=field_manager)
+        self.health = HealthChecks()
+        self.controllers: list[Controller] = []
+        self._runnables: list[tuple[Any, bool]] = []
+        self._recorders: dict[str, EventRecorder] = {}
+        self.elector: LeaderElector | None = None
+        if leader_election:
+            ns = leader_election_namespace or _in_cluster_namespace() or self.transport.default_namespace
+            self.elector = LeaderElector(
+                self.api_reader,
+                leader_election_id,
+                ns,
+                identity=leader_identity,
+                lease_duration=lease_duration,
+                renew_deadline=renew_deadline,
+                retry_period=retry_period,
+                metrics=self.metrics,
+            )
+        self.health_address: tuple[str, int] | None = None
+        self.metrics_address: tuple[str, int] | None = None
+        self._stop: asyncio.Event | None = None
+        self._stop_requested = False
+        self._cache_synced = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._started = False
+        self._signals = 0
+        self._main: asyncio.Task[Any] | None = None
+
+    # -- registration ---------------------------------------------------------------------------------
+    def builder(self) -> Builder:
+        return Builder(self)
+
+    def new_controller(self, name: str, reconciler: Any, **options: Any) -> Controller:
+        """A controller registered with this manager (controller.New); add watches with `watch()`."""
+        if any(c.name == name for c in self.controllers):
+            raise ValueError(f"a controller named {name!r} already exists; use named() to pick another")
+        ctrl = Controller(
+            name,
+            reconciler,
+            metrics=self.metrics,
+            cache=self.cache,
+            cache_sync_timeout=options.pop("cache_sync_timeout", self.cache_sync_timeout),
+            **options,
+        )
+        self.controllers.append(ctrl)
+        if self._ready.is_set():
+            self._spawn(ctrl.start(), f"controller {name}")
+        return ctrl
+
+    def add(self, runnable: Any, *, need_leader_election: bool = True) -> None:
+        """Run `runnable` (an async callable, or an object with `async def start()`) while the manager
+        runs (after election if `need_leader_election`); it is cancelled on stop."""
+        self._runnables.append((runnable, need_leader_election))
+
+    def add_healthz_check(self, name: str, check: Checker) -> None:
+        self.health.healthz[name] = check
+
+    def add_readyz_check(self, name: str, check: Checker) -> None:
+        self.health.readyz[name] = check
+
+    def get_event_recorder_for(self, name: str) -> EventRecorder:
+        """A fire-and-forget recorder writing core/v1 Events with `source.component = name`."""
+        if name not in self._recorders:
+            self._recorders[name] = EventRecorder(self.transport, name)
+        return self._recorders[name]
+
+    def get_field_indexer(self) -> InformerCache:
+        """`mgr.get_field_indexer().index_field(Pod, "spec.nodeName", lambda p: [p.spec.nodeName])`."""
+        return self.cache
+
+    @property
+    def elected(self) -> asyncio.Event:
+        """Set once this manager leads (at once without leader election)."""
+        return self.elector.elected if self.elector is not None else self._ready
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask a running manager to stop (safe to call from signal handlers and other tasks)."""
+        self._stop_requested = True
+        if self._stop is not None:
+            self._stop.set()
+
+    async def start(self, *, install_signal_handlers: bool = True) -> None:
+        """Run until `stop()`, SIGTERM or SIGINT; then shut down gracefully.
+
+        Raises LeaderElectionLost if the lease was lost (after shutting down)."""
+        if self._started:
+            raise RuntimeError("a manager can only be started once")
+        self._started = True
+        self._stop = asyncio.Event()
+        if self._stop_requested:
+            self._stop.set()
+        self._main = asyncio.current_task()
+        self._tasks: list[asyncio.Task[Any]] = []
+        loop = asyncio.get_running_loop()
+        installed = install_signal_handlers and threading.current_thread() is threading.main_thread()
+        if installed:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self._on_signal, sig)
+        lost = False
+        self._runners: list[Any] = []
+        self._elector_task: asyncio.Task[None] | None = None
+        try:
+            await self._start_servers()
+            await self.cache.start()
+            if not await self._until_stop(self.cache.wait_for_cache_sync(self.cache_sync_timeout)):
+                return
+            self._cache_synced.set()
+            # Work that needs no lease starts now, on every replica.
+            for ctrl in self.controllers:
+                if not ctrl.need_leader_election:
+                    await ctrl.start()
+            for runnable, needs_leader in self._runnables:
+                if not needs_leader:
+                    self._spawn(_run(runnable), f"runnable {runnable!r}")
+            if self.elector is not None:
+                self._elector_task = asyncio.create_task(self.elector.run(), name="leader election")
+                if not await self._until_stop(self.elector.elected.wait()):
+                    return
+            for ctrl in self.controllers:
+                if ctrl.need_leader_election:
+                    await ctrl.start()
+            for runnable, needs_leader in self._runnables:
+                if needs_leader:
+                    self._spawn(_run(runnable), f"runnable {runnable!r}")
+            self._ready.set()
+            log.info("manager started", extra={"controllers": [c.name for c in self.controllers]})
+            waits = [asyncio.ensure_future(self._stop.wait())]
+            if self.elector is not None:
+                waits.append(asyncio.ensure_future(self.elector.lost.wait()))
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+            lost = self.elector is not None and self.elector.lost.is_set()
+        finally:
+            await self._shutdown()
+            if installed:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(sig)
+        if lost:
+            raise LeaderElectionLost(f"leader election lost for lease {self.leader_election_id}")
+
+    async def _until_stop(self, aw: Any) -> bool:
+        """Await `aw` unless stop comes first; True when `aw` finished (and returned truthy or None)."""
+        assert self._stop is not None
+        task = asyncio.ensure_future(aw)
+        stopper = asyncio.ensure_future(self._stop.wait())
+        await asyncio.wait([task, stopper], return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return False
+        result = task.result()
+        if result is False:
+            raise TimeoutError("timed out waiting for caches to sync")
+        return True
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        self._signals += 1
+        if self._signals == 1:
+            log.info("received %s, shutting down gracefully", sig.name)
+            self.stop()
+        elif self._main is not None:  # a second signal: stop waiting for the drain
+            log.warning("received %s again, stopping now", sig.name)
+            self._main.cancel()
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.append(task)
+        task.add_done_callback(_log_failure)
+
+    async def _start_servers(self) -> None:
+        site = await start_site(self.health.app(), self.health_probe_bind_address)
+        if site is not None:
+            self._runners.append(site[0])
+            self.health_address = site[1]
+            log.info("serving health probes", extra={"address": f"{site[1][0]}:{site[1][1]}"})
+        site = await start_site(self._metrics_app(), self.metrics_bind_address)
+        if site is not None:
+            self._runners.append(site[0])
+            self.metrics_address = site[1]
+            log.info("serving metrics", extra={"address": f"{site[1][0]}:{site[1][1]}"})
+
+    def _metrics_app(self) -> Any:
+        from aiohttp import web
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        async def handle(_request: web.Request) -> web.Response:
+            resp = web.Response(body=self.metrics.exposition())
+            resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
+            return resp
+
+        app = web.Application()
+        app.router.add_get("/metrics", handle)
+        return app
+
+    async def _shutdown(self) -> None:
+        deadline = asyncio.get_running_loop().time() + self.graceful_shutdown_timeout
+        self._ready.clear()
+        results = await asyncio.gather(
+            *(c.stop(timeout=self.graceful_shutdown_timeout) for c in self.controllers),
+            return_exceptions=True,
+        )
+        if not all(r is True for r in results):
+            log.warning("graceful shutdown timed out; some reconciles were cancelled")
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._elector_task is not None:  # cancelling releases the lease
+            self._elector_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._elector_task
+        remaining = max(0.1, deadline - asyncio.get_running_loop().time())
+        for recorder in self._recorders.values():
+            await recorder.flush(timeout=min(remaining, 5.0))
+        await self.cache.stop()
+        for runner in self._runners:
+            with contextlib.suppress(Exception):
+                await runner.cleanup()
+        await self.transport.close()
+        log.info("manager stopped")
+
+    @contextlib.asynccontextmanager
+    async def running(
+        self,
+        *,
+        wait_for_leadership: bool = True,
+        timeout: float = 30.0,  # noqa: ASYNC109
+    ) -> AsyncIterator[Manager]:
+        """Start in the background; enter once caches are synced and (if `wait_for_leadership`)
+        controllers run; stop and drain on exit."""
+        task = asyncio.create_task(self.start(install_signal_handlers=False), name="manager")
+        target = self._ready if wait_for_leadership or self.elector is None else self._cache_synced
+        waiter = asyncio.ensure_future(target.wait())
+        done, _ = await asyncio.wait([task, waiter], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if waiter not in done:
+            waiter.cancel()
+            self.stop()
+            if task in done:
+                task.result()  # raises what start() raised
+            with contextlib.suppress(Exception):
+                await task
+            raise TimeoutError(f"manager not ready after {timeout}s")
+        try:
+            yield self
+        finally:
+            self.stop()
+            with contextlib.suppress(LeaderElectionLost):
+                await task
+
+
+async def _run(runnable: Any) -> None:
+    fn: Callable[[], Any] = getattr(runnable, "start", runnable)
+    result = fn()
+    if inspect.isawaitable(result):
+        await result
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("%s failed", task.get_name(), exc_info=task.exception())
+
+
+def _in_cluster_namespace() -> str | None:
+    try:
+        return SA_NAMESPACE.read_text().strip() or None
+    except OSError:
+        return None
