@@ -103,6 +103,7 @@ def build_context(options: ApiOptions, project: Project, plural: str, header: st
         "api_version": f"{qualified_group}/{options.version}",
         "kind": options.kind,
         "kind_lower": kind_lower,
+        "a_kind": f"an {options.kind}" if options.kind[0] in "AEIOU" else f"a {options.kind}",
         "var": _snake(options.kind),
         "plural": plural,
         "namespaced": options.namespaced,

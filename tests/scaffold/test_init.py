@@ -1,0 +1,260 @@
+"""`pyop init`: every flag, the files it writes, and every error case (folder left byte-identical)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from .conftest import AT_INIT, PACKAGE, RunPyop, assert_one_line_error, snapshot
+
+EXPECTED_FILES = {
+    ".copier-answers.yml",
+    ".dockerignore",
+    ".github/workflows/lint.yml",
+    ".github/workflows/test.yml",
+    ".gitignore",
+    "Dockerfile",
+    "Makefile",
+    "PROJECT",
+    "README.md",
+    "config/default/kustomization.yaml",
+    "config/default/manager_metrics_patch.yaml",
+    "config/default/metrics_service.yaml",
+    "config/manager/kustomization.yaml",
+    "config/manager/manager.yaml",
+    "config/network-policy/allow-metrics-traffic.yaml",
+    "config/network-policy/kustomization.yaml",
+    "config/prometheus/kustomization.yaml",
+    "config/prometheus/monitor.yaml",
+    "config/rbac/kustomization.yaml",
+    "config/rbac/leader_election_role.yaml",
+    "config/rbac/leader_election_role_binding.yaml",
+    "config/rbac/metrics_auth_role.yaml",
+    "config/rbac/metrics_auth_role_binding.yaml",
+    "config/rbac/metrics_reader_role.yaml",
+    "config/rbac/role.yaml",
+    "config/rbac/role_binding.yaml",
+    "config/rbac/service_account.yaml",
+    "hack/boilerplate.py.txt",
+    "pyproject.toml",
+    f"src/{PACKAGE}/__init__.py",
+    f"src/{PACKAGE}/__main__.py",
+    "tests/conftest.py",
+}
+
+
+def files(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def load(path: Path) -> list[object]:
+    return list(YAML(typ="safe").load_all(path.read_text()))
+
+
+def test_init_writes_the_whole_project(pyop: RunPyop, tmp_path: Path) -> None:
+    run = pyop(*AT_INIT, cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert files(tmp_path) == EXPECTED_FILES
+    assert "wrote Makefile" in run.out
+
+    project = (tmp_path / "PROJECT").read_text()
+    assert "layout:\n- python.pyop.io/v1\n" in project
+    assert "projectName: programming-kubernetes\n" in project
+    assert "repo: github.com/AbyssViper/programming-kubernetes\n" in project
+    assert "domain: viper.run\n" in project
+
+    default = (tmp_path / "config/default/kustomization.yaml").read_text()
+    assert "namespace: programming-kubernetes-system\n" in default
+    assert "namePrefix: programming-kubernetes-\n" in default
+    assert "#- ../crd\n" in default
+
+    main_py = (tmp_path / f"src/{PACKAGE}/__main__.py").read_text()
+    for flag in ("--metrics-bind-address", "--health-probe-bind-address", "--leader-elect", "--kubeconfig",
+                 "--log-level", "--log-format"):  # fmt: skip
+        assert f'"{flag}"' in main_py
+    assert 'default="0"' in main_py and 'default=":8081"' in main_py
+    assert "# +pyop:scaffold:imports\n" in main_py and "    # +pyop:scaffold:controllers\n" in main_py
+    assert re.search(r'LEADER_ELECTION_ID = "[0-9a-f]{8}\.viper\.run"', main_py)
+
+    pyproject = (tmp_path / "pyproject.toml").read_text()
+    assert '"pyscaffold-op>=0.1"' in pyproject and '"pytest-asyncio>=0.24"' in pyproject
+    assert 'asyncio_mode = "auto"' in pyproject and 'pythonpath = ["src"]' in pyproject
+    assert 'license = "Apache-2.0"' in pyproject
+    assert (
+        'pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]'
+        in (tmp_path / "tests/conftest.py").read_text()
+    )
+
+
+def test_manager_deployment_is_hardened(pyop: RunPyop, tmp_path: Path) -> None:
+    assert pyop(*AT_INIT, cwd=tmp_path).code == 0
+    namespace, deployment = load(tmp_path / "config/manager/manager.yaml")
+    assert namespace["kind"] == "Namespace"
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    container = pod["containers"][0]
+    assert container["command"] == ["python", "-m", PACKAGE]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 8081}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 8081}
+    assert set(container["resources"]) == {"limits", "requests"}
+    dockerfile = (tmp_path / "Dockerfile").read_text()
+    assert dockerfile.count("FROM python:3.12-slim") == 2 and "USER 65532:65532" in dockerfile
+
+
+def test_makefile_targets(pyop: RunPyop, tmp_path: Path) -> None:
+    assert pyop(*AT_INIT, cwd=tmp_path).code == 0
+    makefile = (tmp_path / "Makefile").read_text()
+    targets = set(re.findall(r"(?m)^([a-z-]+):", makefile))
+    assert {"help", "manifests", "fmt", "lint", "test", "envtest", "run", "docker-build", "docker-push",
+            "build-installer", "install", "uninstall", "deploy", "undeploy"} <= targets  # fmt: skip
+    assert "$(PYOP) generate manifests" in makefile
+    assert f"$(PYTHON) -m {PACKAGE}" in makefile
+    assert "$(PYOP) envtest serve --crds config/crd/bases" in makefile
+    assert "kustomize config/crd | $(KUBECTL) apply -f -" in makefile
+    assert re.search(r"(?m)^\t", makefile), "recipes must be indented with tabs"
+
+
+def test_answers_file_is_machine_independent(pyop: RunPyop, tmp_path: Path) -> None:
+    assert pyop(*AT_INIT, cwd=tmp_path).code == 0
+    answers = YAML(typ="safe").load((tmp_path / ".copier-answers.yml").read_text())
+    assert answers["_src_path"] == "pyscaffold-op:templates/init"
+    assert "_commit" not in answers
+    assert answers["domain"] == "viper.run" and answers["license"] == "apache2"
+    assert str(tmp_path) not in (tmp_path / ".copier-answers.yml").read_text()
+
+
+def test_project_name_and_owner(pyop: RunPyop, tmp_path: Path) -> None:
+    run = pyop(*AT_INIT, "--project-name", "cnat", "--owner", "Abyss Viper", cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert "namespace: cnat-system\n" in (tmp_path / "config/default/kustomization.yaml").read_text()
+    assert "namePrefix: cnat-\n" in (tmp_path / "config/default/kustomization.yaml").read_text()
+    assert "projectName: cnat\n" in (tmp_path / "PROJECT").read_text()
+    assert (tmp_path / f"src/{PACKAGE}/__init__.py").read_text().startswith("# Copyright Abyss Viper.\n")
+    assert (tmp_path / "hack/boilerplate.py.txt").read_text().startswith("# Copyright Abyss Viper.\n")
+
+
+def test_default_project_name_comes_from_the_repo(pyop: RunPyop, tmp_path: Path) -> None:
+    assert (
+        pyop("init", "--domain", "example.com", "--repo", "example.com/me/My_Operator", cwd=tmp_path).code
+        == 0
+    )
+    assert "projectName: my-operator\n" in (tmp_path / "PROJECT").read_text()
+    assert (tmp_path / "src/my_operator/__main__.py").is_file()
+
+
+def test_license_none(pyop: RunPyop, tmp_path: Path) -> None:
+    assert pyop(*AT_INIT, "--license", "none", cwd=tmp_path).code == 0
+    assert not (tmp_path / "hack").exists()
+    assert "license" not in (tmp_path / "pyproject.toml").read_text()
+    assert (tmp_path / f"src/{PACKAGE}/__main__.py").read_text().startswith('"""')
+
+
+def test_namespaced(pyop: RunPyop, tmp_path: Path) -> None:
+    assert pyop(*AT_INIT, "--namespaced", cwd=tmp_path).code == 0
+    assert "namespaced: true\n" in (tmp_path / "PROJECT").read_text()
+    (role,) = load(tmp_path / "config/rbac/role.yaml")
+    (binding,) = load(tmp_path / "config/rbac/role_binding.yaml")
+    assert role["kind"] == "Role" and role["metadata"]["namespace"] == "system"
+    assert binding["kind"] == "RoleBinding" and binding["roleRef"]["kind"] == "Role"
+    _, deployment = load(tmp_path / "config/manager/manager.yaml")
+    env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env == [
+        {"name": "WATCH_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
+    ]
+
+
+def test_cluster_wide_by_default(pyop: RunPyop, tmp_path: Path) -> None:
+    assert pyop(*AT_INIT, cwd=tmp_path).code == 0
+    (role,) = load(tmp_path / "config/rbac/role.yaml")
+    assert role["kind"] == "ClusterRole" and "namespace" not in role["metadata"]
+    assert "namespaced" not in (tmp_path / "PROJECT").read_text()
+
+
+def test_multigroup(pyop: RunPyop, tmp_path: Path) -> None:
+    assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
+    assert "multigroup: true\n" in (tmp_path / "PROJECT").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (
+            ["--domain", "Viper.Run", "--repo", "github.com/a/b"],
+            ["invalid domain 'Viper.Run'", "DNS-1123 subdomain"],
+        ),
+        (["--domain", "-x.io", "--repo", "github.com/a/b"], ["invalid domain '-x.io'"]),
+        (["--domain", "", "--repo", "github.com/a/b"], ["invalid domain ''"]),
+        (["--domain", "x.io", "--repo", "github.com/a/b c"], ["invalid repo", "no spaces"]),
+        (["--domain", "x.io", "--repo", "https://github.com/a/b"], ["invalid repo", "no scheme"]),
+        (["--domain", "x.io", "--repo", "github.com/a/class"], ["Python package 'class'", "identifier"]),
+        (["--domain", "x.io", "--repo", "github.com/a/json"], ["Python package 'json'", "standard-library"]),
+        (["--domain", "x.io", "--repo", "github.com/a/9lives"], ["invalid repo", "identifier"]),
+        (
+            ["--domain", "x.io", "--repo", "github.com/a/b", "--project-name", "Bad_Name"],
+            ["invalid project name 'Bad_Name'", "DNS-1123 label"],
+        ),
+        (
+            ["--domain", "x.io", "--repo", "github.com/a/b", "--project-name", "a" * 60],
+            ["invalid project name", "at most 56"],
+        ),
+        (
+            ["--domain", "x.io", "--repo", "github.com/a/b", "--license", "mit"],
+            ["invalid license 'mit'", "apache2"],
+        ),
+        (
+            ["--domain", "x.io", "--repo", "github.com/a/b", "--owner", "a\nb"],
+            ["invalid owner", "single line"],
+        ),
+    ],
+)
+def test_bad_input_exits_2_and_writes_nothing(
+    pyop: RunPyop, tmp_path: Path, args: list[str], fragments: list[str]
+) -> None:
+    (tmp_path / "keep.txt").write_text("untouched\n")
+    before = snapshot(tmp_path)
+    assert_one_line_error(pyop("init", *args, cwd=tmp_path), *fragments)
+    assert snapshot(tmp_path) == before
+
+
+def test_init_twice_is_refused(pyop: RunPyop, initialized: Path) -> None:
+    before = snapshot(initialized)
+    assert_one_line_error(pyop(*AT_INIT, cwd=initialized), "PROJECT already exists")
+    assert snapshot(initialized) == before
+
+
+def test_init_inside_a_project_is_refused(pyop: RunPyop, initialized: Path) -> None:
+    inner = initialized / "config"
+    before = snapshot(initialized)
+    assert_one_line_error(pyop(*AT_INIT, cwd=inner), "already holds a project")
+    assert snapshot(initialized) == before
+
+
+def test_init_never_overwrites_existing_files(pyop: RunPyop, tmp_path: Path) -> None:
+    (tmp_path / "Makefile").write_text("all:\n\techo mine\n")
+    (tmp_path / "README.md").write_text("# mine\n")
+    before = snapshot(tmp_path)
+    assert_one_line_error(
+        pyop(*AT_INIT, cwd=tmp_path), "Makefile already exists (and 1 more)", "never overwrites"
+    )
+    assert snapshot(tmp_path) == before
+
+
+def test_missing_required_flag_is_a_usage_error(pyop: RunPyop, tmp_path: Path) -> None:
+    run = pyop("init", "--repo", "github.com/a/b", cwd=tmp_path)
+    assert run.code == 2 and "--domain" in run.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unrelated_files_are_kept(pyop: RunPyop, tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / "LICENSE").write_text("license text\n")
+    assert pyop(*AT_INIT, cwd=tmp_path).code == 0
+    assert (tmp_path / "LICENSE").read_text() == "license text\n"
+    assert (tmp_path / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
