@@ -181,7 +181,6 @@ class Controller:
                     "controller": name,
                     "request": str(req),
                     "namespace": req.namespace,
-                    "name": req.name,
                     "reconcile_id": reconcile_id,
                 },
             )
@@ -198,7 +197,6 @@ class Controller:
                     "controller": name,
                     "request": str(req),
                     "namespace": req.namespace,
-                    "name": req.name,
                     "reconcile_id": reconcile_id,
                     "requeues": self.queue.num_requeues(req),
                 },

@@ -30,8 +30,8 @@ def reconcile_context(controller: str, request: Any, reconcile_id: str) -> Itera
     token = _context.set(
         {
             "controller": controller,
+            "request": str(request),  # not "name": a LogRecord's `name` is its logger's
             "namespace": request.namespace,
-            "name": request.name,
             "reconcile_id": reconcile_id,
         }
     )
@@ -42,7 +42,7 @@ def reconcile_context(controller: str, request: Any, reconcile_id: str) -> Itera
 
 
 def current_reconcile() -> dict[str, str] | None:
-    """controller/namespace/name/reconcile_id of the reconcile running in this task, if any."""
+    """controller/request/namespace/reconcile_id of the reconcile running in this task, if any."""
     return _context.get()
 
 
