@@ -177,6 +177,8 @@ def _split_top(text: str, seps: str) -> list[str]:
 
 def _unquote(text: str) -> str:
     text = text.strip()
+    if text[:1] in ('"', "`") and (len(text) < 2 or text[-1] != text[0]):
+        raise ValueError(f"unbalanced quotes in {text!r}")
     if len(text) >= 2 and text[0] == text[-1] == "`":
         return text[1:-1]
     if len(text) >= 2 and text[0] == text[-1] == '"':

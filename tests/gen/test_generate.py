@@ -1,0 +1,264 @@
+"""End to end: PROJECT + API types + controllers -> config/crd/bases and config/rbac/role.yaml."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pyscaffold_op.cli import main
+from pyscaffold_op.errors import GenerateError
+from pyscaffold_op.gen import generate_manifests
+from pyscaffold_op.gen.check import check_crd
+
+from .conftest import AT_TYPES
+
+CRD = Path("config/crd/bases/programming-kubernetes.viper.run_ats.yaml")
+ROLE = Path("config/rbac/role.yaml")
+
+
+def test_at_project_crd_and_role(at_project) -> None:
+    root = at_project.root
+    changed = generate_manifests(root)
+    assert changed == [root / CRD, root / ROLE]
+    text = (root / CRD).read_text()
+    assert text.startswith("---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n")
+    crd = yaml.safe_load(text)
+    assert crd["metadata"]["name"] == "ats.programming-kubernetes.viper.run"
+    assert crd["spec"]["names"] == {"kind": "At", "listKind": "AtList", "plural": "ats", "singular": "at"}
+    assert crd["spec"]["scope"] == "Namespaced"
+    (version,) = crd["spec"]["versions"]
+    assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
+    assert version["subresources"] == {"status": {}}
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == ["Schedule", "Command", "Phase", "Age"]
+    assert version["additionalPrinterColumns"][3] == {
+        "jsonPath": ".metadata.creationTimestamp",
+        "name": "Age",
+        "type": "date",
+    }
+    schema = version["schema"]["openAPIV3Schema"]
+    assert schema["properties"]["metadata"] == {"type": "object"}
+    assert schema["properties"]["apiVersion"]["type"] == "string"
+    assert "APIVersion defines the versioned schema" in schema["properties"]["apiVersion"]["description"]
+    spec = schema["properties"]["spec"]
+    assert spec["required"] == ["command", "schedule"]
+    assert spec["properties"]["schedule"] == {
+        "description": "When to run the command, an RFC 3339 date-time.",
+        "format": "date-time",
+        "type": "string",
+    }
+    assert spec["properties"]["command"]["minLength"] == 1
+    status = schema["properties"]["status"]
+    assert status["properties"]["phase"]["enum"] == ["PENDING", "RUNNING", "DONE"]
+    assert "nullable" not in status["properties"]["phase"]
+    conditions = status["properties"]["conditions"]
+    assert conditions["x-kubernetes-list-type"] == "map"
+    assert conditions["items"]["required"] == ["status", "type"]
+    assert check_crd(crd) == []
+
+    role = list(yaml.safe_load_all((root / ROLE).read_text()))
+    assert role[0]["kind"] == "ClusterRole" and role[0]["metadata"] == {"name": "manager-role"}
+    assert role[0]["rules"][0] == {
+        "apiGroups": [""],
+        "resources": ["pods"],
+        "verbs": ["create", "delete", "get", "list", "watch"],
+    }
+    assert '- ""\n' in (root / ROLE).read_text()
+
+
+def test_idempotent_and_files_untouched(at_project) -> None:
+    root = at_project.root
+    generate_manifests(root)
+    before = {p: p.stat().st_mtime_ns for p in (root / CRD, root / ROLE)}
+    assert generate_manifests(root) == []
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+
+
+def test_check_mode_reports_stale_files_and_writes_nothing(at_project) -> None:
+    root = at_project.root
+    assert generate_manifests(root, check=True) == [root / CRD, root / ROLE]
+    assert not (root / CRD).exists()
+    generate_manifests(root)
+    assert generate_manifests(root, check=True) == []
+    (root / CRD).write_text("---\n")
+    assert generate_manifests(root, check=True) == [root / CRD]
+
+
+def test_check_mode_validates_samples(at_project) -> None:
+    root = at_project.root
+    at_project.sample(
+        "programming-kubernetes_v1alpha1_at.yaml",
+        """\
+        apiVersion: programming-kubernetes.viper.run/v1alpha1
+        kind: At
+        metadata:
+          name: at-sample
+        spec:
+          schedule: "2026-12-02T15:00:00Z"
+          command: echo hello
+        """,
+    )
+    at_project.sample("kustomization.yaml", "resources:\n- programming-kubernetes_v1alpha1_at.yaml\n")
+    generate_manifests(root)
+    assert generate_manifests(root, check=True) == []
+    at_project.sample(
+        "bad.yaml",
+        """\
+        apiVersion: programming-kubernetes.viper.run/v1alpha1
+        kind: At
+        metadata:
+          name: bad
+        spec:
+          schedule: "2026-12-02T15:00:00Z"
+          comand: typo
+        """,
+    )
+    with pytest.raises(GenerateError) as err:
+        generate_manifests(root, check=True)
+    assert "unknown field 'spec.comand' would be silently dropped" in str(err.value)
+    assert "spec.command: Required value" in str(err.value)
+
+
+def test_cli_generate_and_check(at_project, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(at_project.root)
+    with pytest.raises(SystemExit) as done:
+        main(["generate", "manifests"])
+    assert done.value.code == 0
+    assert "wrote config/crd/bases/programming-kubernetes.viper.run_ats.yaml" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        main(["generate", "crd", "--check"])
+    assert done.value.code == 0
+    (at_project.root / ROLE).unlink()
+    with pytest.raises(SystemExit) as done:
+        main(["generate", "rbac", "--check"])
+    assert done.value.code == 2
+    assert "out of date" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        main(["generate", "rbac"])
+    assert done.value.code == 0
+    assert (at_project.root / ROLE).exists()
+
+
+def test_cli_error_is_one_line_exit_2(project, monkeypatch, capsys) -> None:
+    builder = project()
+    builder.api("demo", "v1", "Loop", "loop_types", """\
+        from __future__ import annotations
+        from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
+
+        class Node(KubeModel):
+            children: list[Node] = []
+
+        class Loop(CustomResource):
+            gvk = GroupVersionKind("demo.example.com", "v1", "Loop")
+            spec: Node
+        """)
+    monkeypatch.chdir(builder.root)
+    with pytest.raises(SystemExit) as done:
+        main(["generate", "crd"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "Node.children" in err and "recursive model Node" in err
+
+
+def test_no_project_file(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["generate", "manifests"])
+    assert done.value.code == 2
+    assert "no PROJECT file" in capsys.readouterr().err
+
+
+def test_same_package_name_in_two_projects(project, tmp_path) -> None:
+    """Modules of one project must not leak into the next one with the same package name."""
+    first = project("demo")
+    first.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "size: int = 1"))
+    other_root = tmp_path / "other"
+    other_root.mkdir()
+    from .conftest import ProjectBuilder
+
+    second = ProjectBuilder(other_root, "demo")
+    second.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "color: str = 'red'"))
+    generate_manifests(first.root)
+    generate_manifests(second.root)
+    one = yaml.safe_load((first.root / "config/crd/bases/demo.example.com_widgets.yaml").read_text())
+    two = yaml.safe_load((second.root / "config/crd/bases/demo.example.com_widgets.yaml").read_text())
+    spec = "spec"
+    assert "size" in one[spec]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    assert "color" in two[spec]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    assert not any(name == "demo" or name.startswith("demo.") for name in sys.modules)
+
+
+def _kind(kind: str, field: str, version: str = "v1", extra_markers: str = "") -> str:
+    return f'''\
+from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
+
+
+class {kind}Spec(KubeModel):
+    {field}
+
+
+{extra_markers}class {kind}(CustomResource):
+    gvk = GroupVersionKind("demo.example.com", "{version}", "{kind}")
+    spec: {kind}Spec = {kind}Spec()
+'''
+
+
+def test_multi_version_kind_one_crd(project) -> None:
+    builder = project()
+    builder.api("demo", "v1alpha1", "Widget", "widget_types", _kind("Widget", "size: int = 1", "v1alpha1"))
+    builder.api(
+        "demo", "v1", "Widget", "widget_types",
+        _kind("Widget", "size: int = 2", "v1", "# +kubebuilder:storageversion\n"),
+    )  # fmt: skip
+    generate_manifests(builder.root)
+    crd = yaml.safe_load((builder.root / "config/crd/bases/demo.example.com_widgets.yaml").read_text())
+    versions = {v["name"]: v for v in crd["spec"]["versions"]}
+    assert list(versions) == ["v1", "v1alpha1"]
+    assert versions["v1"]["storage"] and not versions["v1alpha1"]["storage"]
+    assert versions["v1"]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"]["default"] == 2
+    assert check_crd(crd) == []
+
+
+def test_multi_version_needs_exactly_one_storage_version(project) -> None:
+    builder = project()
+    builder.api("demo", "v1alpha1", "Widget", "widget_types", _kind("Widget", "size: int = 1", "v1alpha1"))
+    builder.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "size: int = 2", "v1"))
+    with pytest.raises(GenerateError, match=r"exactly one must be marked \+kubebuilder:storageversion"):
+        generate_manifests(builder.root)
+    marker = "# +kubebuilder:storageversion\n"
+    builder.api("demo", "v1alpha1", "Widget", "widget_types", _kind("Widget", "a: int = 1", "v1alpha1", marker))
+    builder.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "a: int = 1", "v1", marker))
+    with pytest.raises(GenerateError, match=r"marked: v1, v1alpha1"):
+        generate_manifests(builder.root)
+
+
+def test_import_error_names_module(project) -> None:
+    builder = project()
+    builder.api("demo", "v1", "Widget", "widget_types", "import not_a_module_anywhere\n")
+    with pytest.raises(GenerateError, match=r"cannot import demo\.api\.v1\.widget_types: ModuleNotFoundError"):
+        generate_manifests(builder.root)
+
+
+def test_kind_in_project_but_not_in_code(project) -> None:
+    builder = project()
+    builder.api("demo", "v1", "Widget", "widget_types", "X = 1\n")
+    with pytest.raises(GenerateError, match=r"PROJECT lists Widget"):
+        generate_manifests(builder.root)
+
+
+def test_help_does_not_import_heavy_dependencies() -> None:
+    code = (
+        "import sys; from pyscaffold_op.cli import app; "
+        "heavy = [m for m in ('datamodel_code_generator', 'openapi_schema_validator', 'pyscaffold_op.gen.schema', "
+        "'jsonschema') if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_at_types_source_is_valid_python() -> None:
+    compile(AT_TYPES, "at_types.py", "exec")
