@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - marker comments and expected schemas read best on one line
 """Small pyop projects written by hand in tmp folders (no scaffolder involved)."""
 
 from __future__ import annotations

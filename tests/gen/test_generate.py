@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - marker comments and expected schemas read best on one line
 """End to end: PROJECT + API types + controllers -> config/crd/bases and config/rbac/role.yaml."""
 
 from __future__ import annotations

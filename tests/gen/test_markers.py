@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - marker comments and expected schemas read best on one line
 """Markers: controller-gen's syntax, each field and kind marker, and the errors."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - marker comments and expected schemas read best on one line
 """pydantic -> structural OpenAPI: each transformation with a model that needs it, and each error."""
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def props(cls: type) -> dict[str, Any]:
     return schema_of(cls)["properties"]
 
 
-class Color(str, enum.Enum):
+class Color(enum.StrEnum):
     """A color."""
 
     RED = "red"
