@@ -1,7 +1,50 @@
-"""`pyop envtest serve` (owned by the API server emulator)."""
+"""`pyop envtest serve` (owned by the API server emulator).
+
+aiohttp and the emulator are imported inside the command so `pyop --help` stays fast.
+"""
 
 from __future__ import annotations
+
+import contextlib
+from pathlib import Path
 
 import typer
 
 app = typer.Typer(help="Run the in-process Kubernetes API server emulator.", no_args_is_help=True)
+
+
+@app.command()
+def serve(
+    crds: list[Path] = typer.Option([], "--crds", help="CRD file or folder to install (repeatable)."),
+    port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: any free port)."),
+    kubeconfig_out: Path | None = typer.Option(
+        None, "--kubeconfig-out", help="Write the kubeconfig here (default: a temp file)."
+    ),
+    kubelet: bool = typer.Option(True, "--kubelet/--no-kubelet", help="Simulate a kubelet that runs Pods."),
+) -> None:
+    """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
+    import asyncio
+
+    from pyscaffold_op.envtest import Environment, KubeletSimulator
+    from pyscaffold_op.errors import ValidationError
+
+    for p in crds:
+        if not p.exists():
+            raise ValidationError(f"--crds {p}: no such file or folder")
+
+    async def main() -> None:
+        env = Environment(
+            crd_paths=crds,
+            kubelet=KubeletSimulator() if kubelet else None,
+            port=port,
+            kubeconfig_path=kubeconfig_out,
+        )
+        async with env:
+            typer.echo(str(env.kubeconfig_path))
+            typer.echo(
+                f"# serving {env.url}; try: kubectl --kubeconfig {env.kubeconfig_path} get ns", err=True
+            )
+            await asyncio.Event().wait()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main())

@@ -1,0 +1,15 @@
+"""pyop's envtest: an in-memory Kubernetes API server emulator over real HTTP.
+
+    from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome
+    async with Environment(crd_paths=["config/crd/bases"], kubelet=KubeletSimulator()) as env:
+        client = lightkube.AsyncClient(env.config)          # or env.lightkube_client() in-process
+
+See docs/envtest.md for what is emulated and what is not.
+"""
+
+from __future__ import annotations
+
+from pyscaffold_op.envtest.environment import Environment
+from pyscaffold_op.envtest.kubelet import KubeletSimulator, PodOutcome, default_rule
+
+__all__ = ["Environment", "KubeletSimulator", "PodOutcome", "default_rule"]

@@ -1,0 +1,153 @@
+"""CustomResourceDefinitions: validation of the CRD itself, its status, and the resources it serves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pyscaffold_op.envtest.errors import cause
+from pyscaffold_op.envtest.resources import ResourceInfo
+
+CRD_GROUP = "apiextensions.k8s.io"
+
+
+def crd_causes(crd: dict[str, Any]) -> list[dict[str, str]]:
+    """The checks of apiextensions validation that catch real mistakes in generated CRDs."""
+    out = []
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    group, plural = spec.get("group", ""), names.get("plural", "")
+    name = (crd.get("metadata") or {}).get("name", "")
+    if not group:
+        out.append(cause("FieldValueRequired", "spec.group", "Required value"))
+    elif "." not in group:
+        out.append(
+            cause(
+                "FieldValueInvalid",
+                "spec.group",
+                f'Invalid value: "{group}": should be a domain with at least one dot',
+            )
+        )
+    if not plural:
+        out.append(cause("FieldValueRequired", "spec.names.plural", "Required value"))
+    if not names.get("kind"):
+        out.append(cause("FieldValueRequired", "spec.names.kind", "Required value"))
+    if group and plural and name != f"{plural}.{group}":
+        out.append(
+            cause(
+                "FieldValueInvalid",
+                "metadata.name",
+                f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
+            )
+        )
+    if spec.get("scope") not in ("Namespaced", "Cluster"):
+        out.append(
+            cause(
+                "FieldValueNotSupported",
+                "spec.scope",
+                f'Unsupported value: "{spec.get("scope", "")}": supported values: "Cluster", "Namespaced"',
+            )
+        )
+    versions = spec.get("versions") or []
+    if not versions:
+        out.append(
+            cause(
+                "FieldValueInvalid",
+                "spec.versions",
+                "Invalid value: null: must have exactly one version marked as storage version",
+            )
+        )
+    elif sum(1 for v in versions if v.get("storage")) != 1:
+        out.append(
+            cause(
+                "FieldValueInvalid",
+                "spec.versions",
+                "Invalid value: must have exactly one version marked as storage version",
+            )
+        )
+    for i, v in enumerate(versions):
+        if not ((v.get("schema") or {}).get("openAPIV3Schema")):
+            out.append(
+                cause(
+                    "FieldValueRequired",
+                    f"spec.versions[{i}].schema.openAPIV3Schema",
+                    "Required value: schemas are required",
+                )
+            )
+    return out
+
+
+def with_status(crd: dict[str, Any]) -> dict[str, Any]:
+    """Conditions Established/NamesAccepted true at once: no controllers run, names are accepted."""
+    spec = crd.get("spec") or {}
+    names = dict(spec.get("names") or {})
+    names.setdefault("singular", names.get("kind", "").lower())
+    names.setdefault("listKind", names.get("kind", "") + "List")
+    ts = (crd.get("metadata") or {}).get("creationTimestamp")
+    cond = {"status": "True", "lastTransitionTime": ts}
+    crd["status"] = {
+        "acceptedNames": names,
+        "conditions": [
+            {"type": "NamesAccepted", **cond, "reason": "NoConflicts", "message": "no conflicts found"},
+            {
+                "type": "Established",
+                **cond,
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+            },
+        ],
+        "storedVersions": [v["name"] for v in spec.get("versions") or [] if v.get("storage")],
+    }
+    return crd
+
+
+def resource_infos(crd: dict[str, Any]) -> list[ResourceInfo]:
+    spec = crd["spec"]
+    names = spec["names"]
+    out = []
+    for v in spec.get("versions") or []:
+        if not v.get("served", True):
+            continue
+        sub = v.get("subresources") or {}
+        scale = sub.get("scale")
+        out.append(
+            ResourceInfo(
+                group=spec["group"],
+                version=v["name"],
+                kind=names["kind"],
+                plural=names["plural"],
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                singular=names.get("singular") or names["kind"].lower(),
+                short_names=list(names.get("shortNames") or []),
+                categories=list(names.get("categories") or []),
+                status="status" in sub,
+                scale=scale,
+                generation=True,
+                custom=True,
+                schema=(v.get("schema") or {}).get("openAPIV3Schema"),
+                printer_columns=v.get("additionalPrinterColumns"),
+                field_selectors=tuple(f["jsonPath"].lstrip(".") for f in v.get("selectableFields") or []),
+                storage=bool(v.get("storage")),
+                list_kind=names.get("listKind") or names["kind"] + "List",
+            )
+        )
+    return out
+
+
+def load_crd_files(paths: list[str | Path]) -> list[dict[str, Any]]:
+    """Every CustomResourceDefinition document in the given files or folders (*.yaml, *.yml, *.json)."""
+    docs: list[dict[str, Any]] = []
+    for p in paths:
+        path = Path(p)
+        files = (
+            sorted(f for ext in ("*.yaml", "*.yml", "*.json") for f in path.rglob(ext))
+            if path.is_dir()
+            else [path]
+        )
+        for f in files:
+            for doc in yaml.safe_load_all(f.read_text()):
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                    docs.append(doc)
+    return docs

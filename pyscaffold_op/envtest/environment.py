@@ -1,0 +1,265 @@
+"""`Environment`: a running emulator (store + HTTP server + kubeconfig), in an async context or a thread."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import shutil
+import tempfile
+import threading
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from pyscaffold_op.envtest import crds
+from pyscaffold_op.envtest.handlers import Api
+from pyscaffold_op.envtest.kubelet import KubeletSimulator
+from pyscaffold_op.envtest.store import Store
+
+T = TypeVar("T")
+TOKEN = "envtest-token"  # any bearer token is accepted; kubeconfigs need a user for clients to start
+
+
+class Environment:
+    """An API server emulator on 127.0.0.1.
+
+    `async with Environment(crd_paths=[...]) as env:` runs it on the current loop;
+    `env.start_in_thread()` / `env.stop()` runs it on its own loop in a daemon thread.
+    """
+
+    def __init__(
+        self,
+        crd_paths: Sequence[str | Path] | None = None,
+        kubelet: KubeletSimulator | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        history: int = 10_000,
+        bookmark_interval: float = 1.0,
+        kubeconfig_path: str | Path | None = None,
+    ) -> None:
+        self.crd_paths = [Path(p) for p in crd_paths or []]
+        self.kubelet = kubelet
+        self.host = host
+        self.port = port
+        self.store = Store(history=history)
+        self.api = Api(self.store, bookmark_interval=bookmark_interval)
+        self._kubeconfig_out = Path(kubeconfig_path) if kubeconfig_path else None
+        self._tmpdir: Path | None = None
+        self._runner: Any = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._stopped: asyncio.Event | None = None
+        self.kubeconfig_path: Path = Path()
+        self.url = ""
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> Environment:
+        from pyscaffold_op.envtest.server import serve
+
+        self.loop = asyncio.get_running_loop()
+        if self.crd_paths:
+            self._install(crds.load_crd_files(list(self.crd_paths)))
+        self._runner, self.port = await serve(self.api, self.host, self.port)
+        self.url = f"http://{self.host}:{self.port}"
+        self.api.server_address = f"{self.host}:{self.port}"
+        self._write_kubeconfig()
+        if self.kubelet is not None:
+            self.kubelet.attach(self.store)
+        return self
+
+    async def astop(self) -> None:
+        if self.kubelet is not None:
+            await self.kubelet.detach()
+        self.store.drop_watches()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+    async def __aenter__(self) -> Environment:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.astop()
+
+    def start_in_thread(self, timeout: float = 10.0) -> Environment:
+        """Serve from a daemon thread with its own event loop (for kubectl, sync clients, benchmarks)."""
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+
+            async def main() -> None:
+                self._stopped = asyncio.Event()
+                try:
+                    await self.start()
+                except BaseException as err:
+                    ready.set_exception(err)
+                    return
+                ready.set_result(None)
+                await self._stopped.wait()
+                await self.astop()
+
+            try:
+                loop.run_until_complete(main())
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="pyop-envtest", daemon=True)
+        self._thread.start()
+        ready.result(timeout)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop a server started with `start_in_thread` (use `await env.astop()` otherwise)."""
+        if self._thread is None:
+            raise RuntimeError("Environment.stop() is for start_in_thread(); use `await env.astop()`")
+        if self.loop is not None and self._stopped is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._stopped.set)
+        self._thread.join(timeout)
+        self._thread = None
+
+    # -- kubeconfig --------------------------------------------------------------------------------
+
+    def kubeconfig_dict(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "envtest", "cluster": {"server": self.url}}],
+            "users": [{"name": "envtest", "user": {"token": TOKEN}}],
+            "contexts": [
+                {
+                    "name": "envtest",
+                    "context": {"cluster": "envtest", "user": "envtest", "namespace": "default"},
+                }
+            ],
+            "current-context": "envtest",
+            "preferences": {},
+        }
+
+    def _write_kubeconfig(self) -> None:
+        if self._kubeconfig_out is not None:
+            path = self._kubeconfig_out
+            path.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            self._tmpdir = Path(tempfile.mkdtemp(prefix="pyop-envtest-"))
+            path = self._tmpdir / "kubeconfig"
+        path.write_text(yaml.safe_dump(self.kubeconfig_dict(), sort_keys=False))
+        path.chmod(0o600)
+        self.kubeconfig_path = path
+
+    @property
+    def config(self) -> Any:
+        """A `lightkube.KubeConfig` for this server (server URL plus a dummy token user)."""
+        from lightkube import KubeConfig
+        from lightkube.config.models import Cluster, User
+
+        return KubeConfig.from_one(
+            cluster=Cluster(server=self.url),
+            user=User(token=TOKEN),
+            context_name="envtest",
+            namespace="default",
+            fname=self.kubeconfig_path,
+        )
+
+    # -- in-process clients ------------------------------------------------------------------------
+
+    def transport(self) -> Any:
+        """An httpx2 async transport that calls the emulator directly (no sockets)."""
+        from pyscaffold_op.envtest.transport import AsyncTransport
+
+        assert self.loop is not None, "start the environment first"
+        return AsyncTransport(self.api, self.loop)
+
+    def sync_transport(self) -> Any:
+        """An httpx2 sync transport; needs the server on another thread (`start_in_thread`)."""
+        from pyscaffold_op.envtest.transport import SyncTransport
+
+        assert self.loop is not None, "start the environment first"
+        return SyncTransport(self.api, self.loop)
+
+    def lightkube_client(self, *, in_process: bool = True, **kwargs: Any) -> Any:
+        """A `lightkube.AsyncClient` for this server, in-process by default."""
+        from lightkube import AsyncClient
+
+        if in_process:
+            kwargs.setdefault("transport", self.transport())
+        return AsyncClient(self.config, **kwargs)
+
+    # -- CRDs and fault injection ------------------------------------------------------------------
+
+    async def install_crds(self, paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+        """Install (create or replace) every CRD found in the files/folders; returns the stored CRDs."""
+        docs = crds.load_crd_files(list(paths))
+        return await self._on_loop(self._install_async(docs))
+
+    async def _install_async(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self._install(docs)
+
+    def _install(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        info = self.store.info(crds.CRD_GROUP, "v1", "customresourcedefinitions")
+        out = []
+        for doc in docs:
+            name = (doc.get("metadata") or {}).get("name", "")
+            current = self.store.find(info.group_resource, "", name)
+            if current is None:
+                out.append(self.store.create(info, "", copy.deepcopy(doc), manager="envtest"))
+            else:
+                new = {
+                    **copy.deepcopy(doc),
+                    "metadata": {
+                        **doc.get("metadata", {}),
+                        "resourceVersion": current["metadata"]["resourceVersion"],
+                    },
+                }
+                out.append(self.store.update(info, "", name, new, manager="envtest"))
+        return out
+
+    def drop_watches(self) -> None:
+        """Fault injection: end every open watch stream now (clients must re-watch)."""
+        self._call_soon(self.store.drop_watches)
+
+    def compact(self) -> None:
+        """Fault injection: forget the event history; watches from older resourceVersions get 410 Gone."""
+        self._call_soon(self.store.compact)
+
+    def _call_soon(self, fn: Any) -> None:
+        loop = self.loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or running is loop or loop.is_closed():
+            fn()
+        else:
+            concurrent.futures.wait([_threadsafe(loop, fn)])
+
+    async def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        loop = self.loop
+        if loop is None or asyncio.get_running_loop() is loop:
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+
+def _threadsafe(loop: asyncio.AbstractEventLoop, fn: Any) -> concurrent.futures.Future[Any]:
+    fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            fut.set_result(fn())
+        except Exception as err:
+            fut.set_exception(err)
+
+    loop.call_soon_threadsafe(run)
+    return fut
+
+
+__all__ = ["Environment"]

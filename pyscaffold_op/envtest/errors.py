@@ -1,0 +1,144 @@
+"""`Status` error bodies, shaped as kube-apiserver writes them (k8s.io/apimachinery/pkg/api/errors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    """An API failure: HTTP code plus the `Status` object sent as the body."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+    def status(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+        }
+        if self.details is not None:
+            body["details"] = self.details
+        body["code"] = self.code
+        return body
+
+
+def _details(name: str, group: str, kind: str, **extra: Any) -> dict[str, Any]:
+    # Field order and omission of empty values follow the Go struct's `omitempty` tags.
+    d: dict[str, Any] = {}
+    if name:
+        d["name"] = name
+    if group:
+        d["group"] = group
+    d["kind"] = kind
+    d.update({k: v for k, v in extra.items() if v})
+    return d
+
+
+def qualified(resource: str, group: str) -> str:
+    """`pods`, `deployments.apps`: how messages name a group-resource."""
+    return f"{resource}.{group}" if group else resource
+
+
+def not_found(group: str, resource: str, name: str) -> ApiError:
+    return ApiError(
+        404, "NotFound", f'{qualified(resource, group)} "{name}" not found', _details(name, group, resource)
+    )
+
+
+def not_found_path() -> ApiError:
+    return ApiError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def already_exists(group: str, resource: str, name: str) -> ApiError:
+    return ApiError(
+        409,
+        "AlreadyExists",
+        f'{qualified(resource, group)} "{name}" already exists',
+        _details(name, group, resource),
+    )
+
+
+def conflict(group: str, resource: str, name: str, why: str) -> ApiError:
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified(resource, group)} "{name}": {why}',
+        _details(name, group, resource),
+    )
+
+
+STALE = "the object has been modified; please apply your changes to the latest version and try again"
+
+
+def invalid(group: str, kind: str, name: str, causes: list[dict[str, str]]) -> ApiError:
+    """422 Invalid. `causes` items: {"reason", "message", "field"}; message joins `field: message`."""
+    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
+    joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    return ApiError(
+        422,
+        "Invalid",
+        f'{qualified(kind, group)} "{name}" is invalid: {joined}',
+        _details(name, group, kind, causes=causes),
+    )
+
+
+def cause(reason: str, field: str, message: str) -> dict[str, str]:
+    return {"reason": reason, "message": message, "field": field}
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "BadRequest", message)
+
+
+def gone(message: str) -> ApiError:
+    return ApiError(410, "Expired", message)
+
+
+def method_not_allowed(method: str) -> ApiError:
+    return ApiError(
+        405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}
+    )
+
+
+def too_large(limit: int) -> ApiError:
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+
+
+def unsupported_media(message: str) -> ApiError:
+    return ApiError(415, "UnsupportedMediaType", message)
+
+
+def forbidden(group: str, resource: str, name: str, why: str) -> ApiError:
+    q = qualified(resource, group)
+    head = f'{q} "{name}" is forbidden' if name else f"{q} is forbidden"
+    return ApiError(403, "Forbidden", f"{head}: {why}", _details(name, group, resource))
+
+
+def internal(message: str) -> ApiError:
+    return ApiError(
+        500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]}
+    )
+
+
+def success(name: str, group: str, resource: str, uid: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": _details(name, group, resource, uid=uid),
+    }

@@ -1,0 +1,374 @@
+"""Server-side apply and managedFields: field ownership per manager, conflicts, and the apply merge.
+
+Ownership is a set of field paths per (manager, operation, subresource). A path is a tuple of
+fieldsV1 elements (`f:spec`, `k:{"name":"app"}`, `v:"x"`); lists are associative (merge key), sets
+(primitive), or atomic (a single leaf) as the structured-merge-diff library decides from the schema.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pyscaffold_op.envtest.errors import ApiError
+from pyscaffold_op.envtest.patch import MERGE_KEYS
+
+Path = tuple[str, ...]
+# (field name, schema node of the list or None) -> ("map", keys) | ("set",) | ("atomic",)
+ListKind = Callable[[str, dict[str, Any] | None], tuple[Any, ...]]
+
+_META_OWNED = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
+def builtin_list_kind(field: str, schema: dict[str, Any] | None, items: list[Any] | None = None) -> tuple:
+    if field not in MERGE_KEYS:
+        return ("atomic",)
+    key = MERGE_KEYS[field]
+    if key is None:
+        return ("set",)
+    if field == "ports" and items and any(isinstance(i, dict) and "containerPort" in i for i in items):
+        return ("map", ["containerPort", "protocol"])
+    if field == "ports":
+        return ("map", ["port", "protocol"])
+    return ("map", [key])
+
+
+def schema_list_kind(field: str, schema: dict[str, Any] | None, items: list[Any] | None = None) -> tuple:
+    if field in ("finalizers",):
+        return ("set",)
+    if field == "ownerReferences":
+        return ("map", ["uid"])
+    if not schema:
+        return ("atomic",)
+    lt = schema.get("x-kubernetes-list-type")
+    if lt == "map":
+        return ("map", schema.get("x-kubernetes-list-map-keys") or [])
+    if lt == "set":
+        return ("set",)
+    return ("atomic",)
+
+
+def _key_elem(item: dict[str, Any], keys: list[str]) -> str:
+    present = {k: item[k] for k in sorted(keys) if k in item}
+    if not present and keys:
+        present = {keys[0]: None}
+    return "k:" + json.dumps(present, separators=(",", ":"), sort_keys=True)
+
+
+def _child_schema(schema: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
+    if not schema:
+        return None
+    props = schema.get("properties")
+    if props and key in props:
+        return props[key]
+    ap = schema.get("additionalProperties")
+    return ap if isinstance(ap, dict) else None
+
+
+def field_paths(
+    obj: dict[str, Any],
+    schema: dict[str, Any] | None,
+    custom: bool,
+    status_only: bool = False,
+) -> dict[Path, Any]:
+    """Owned paths of an object -> value at that path (leaves) or a marker (entries)."""
+    out: dict[Path, Any] = {}
+    lk = schema_list_kind if custom else builtin_list_kind
+    for top, value in obj.items():
+        if top in ("apiVersion", "kind"):
+            continue
+        if top == "metadata":
+            for mk in _META_OWNED:
+                if mk in value:
+                    _walk(("f:metadata", f"f:{mk}"), mk, value[mk], None, lk, out)
+            continue
+        if status_only != (top == "status"):
+            continue
+        _walk((f"f:{top}",), top, value, _child_schema(schema, top), lk, out)
+    return out
+
+
+_ENTRY = object()
+
+
+def _walk(
+    prefix: Path, name: str, value: Any, schema: dict[str, Any] | None, lk: Any, out: dict[Path, Any]
+) -> None:
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _walk((*prefix, f"f:{k}"), k, v, _child_schema(schema, k), lk, out)
+    elif isinstance(value, list) and value:
+        kind = lk(name, schema, value)
+        item_schema = schema.get("items") if schema else None
+        if kind[0] == "map" and all(isinstance(i, dict) for i in value):
+            for item in value:
+                entry = (*prefix, _key_elem(item, kind[1]))
+                out[entry] = _ENTRY
+                for k, v in item.items():
+                    _walk((*entry, f"f:{k}"), k, v, _child_schema(item_schema, k), lk, out)
+        elif kind[0] == "set":
+            for item in value:
+                out[(*prefix, "v:" + json.dumps(item, separators=(",", ":")))] = _ENTRY
+        else:
+            out[prefix] = value
+    else:
+        out[prefix] = value
+
+
+def to_fields_v1(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
+    root: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = root
+        for elem in path:
+            node = node.setdefault(elem, {})
+
+    # entries that gained children need the "." marker; leaves stay {}
+    def mark(node: dict[str, Any], path: Path) -> None:
+        for k, child in node.items():
+            if k == ".":
+                continue
+            p = (*path, k)
+            if k[:2] in ("k:", "v:") and child and p in paths:
+                child.setdefault(".", {})
+            mark(child, p)
+
+    mark(root, ())
+    return root
+
+
+def from_fields_v1(fields: dict[str, Any], prefix: Path = ()) -> set[Path]:
+    out: set[Path] = set()
+    if not fields and prefix:
+        out.add(prefix)
+        return out
+    for k, child in fields.items():
+        if k == ".":
+            out.add(prefix)
+        else:
+            out |= from_fields_v1(child if isinstance(child, dict) else {}, (*prefix, k))
+    return out
+
+
+def _entries(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(obj.get("metadata", {}).get("managedFields") or [])
+
+
+def _entry_key(e: dict[str, Any]) -> tuple[str, str, str]:
+    return (e.get("manager", ""), e.get("operation", ""), e.get("subresource", ""))
+
+
+def record_update(
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    manager: str,
+    now: str,
+    schema: dict[str, Any] | None,
+    custom: bool,
+    api_version: str,
+    subresource: str = "",
+) -> None:
+    """Give `manager` (operation Update) the fields this write changed; drop removed fields from all."""
+    status_only = subresource == "status"
+    new_paths = field_paths(new, schema, custom, status_only)
+    old_paths = field_paths(old, schema, custom, status_only) if old else {}
+    changed = {p for p, v in new_paths.items() if p not in old_paths or old_paths[p] != v}
+    removed = set(old_paths) - set(new_paths)
+    entries = _entries(old) if old else []
+    _set_ownership(
+        new, entries, (manager, "Update", subresource), changed, removed, now, api_version, replace=False
+    )
+
+
+def _set_ownership(
+    obj: dict[str, Any],
+    entries: list[dict[str, Any]],
+    me: tuple[str, str, str],
+    mine: set[Path],
+    removed: set[Path],
+    now: str,
+    api_version: str,
+    replace: bool,
+) -> None:
+    result: list[dict[str, Any]] = []
+    found = False
+    for e in entries:
+        paths = from_fields_v1(e.get("fieldsV1") or {})
+        if _entry_key(e) == me:
+            found = True
+            paths = set(mine) if replace else (paths | mine)
+            paths -= removed
+            e = {**e, "time": now, "apiVersion": api_version}
+        else:
+            paths = paths - mine - removed if me[1] == "Update" or not replace else paths - removed
+        if paths:
+            result.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
+    if not found and mine:
+        entry: dict[str, Any] = {
+            "manager": me[0],
+            "operation": me[1],
+            "apiVersion": api_version,
+            "time": now,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": to_fields_v1(mine),
+        }
+        if me[2]:
+            entry["subresource"] = me[2]
+        result.append(entry)
+    obj.setdefault("metadata", {})["managedFields"] = result
+
+
+def apply(
+    current: dict[str, Any] | None,
+    applied: dict[str, Any],
+    manager: str,
+    force: bool,
+    now: str,
+    schema: dict[str, Any] | None,
+    custom: bool,
+    api_version: str,
+    group: str,
+    resource: str,
+    name: str,
+    subresource: str = "",
+) -> dict[str, Any]:
+    """The server-side apply of `applied` over `current`; raises 409 Conflict listing contested fields."""
+    status_only = subresource == "status"
+    lk = schema_list_kind if custom else builtin_list_kind
+    applied_paths = field_paths(applied, schema, custom, status_only)
+    mine = set(applied_paths)
+    me = (manager, "Apply", subresource)
+    if current is None:
+        result = copy.deepcopy(applied)
+        _set_ownership(result, [], me, mine, set(), now, api_version, replace=True)
+        return result
+    cur_paths = field_paths(current, schema, custom, status_only)
+    entries = _entries(current)
+    conflicts: list[tuple[str, str, Path]] = []
+    for e in entries:
+        if _entry_key(e) == me or e.get("subresource", "") != subresource:
+            continue
+        for p in from_fields_v1(e.get("fieldsV1") or {}) & mine:
+            if applied_paths[p] is not _ENTRY and cur_paths.get(p, _ENTRY) != applied_paths[p]:
+                conflicts.append((e.get("manager", ""), e.get("apiVersion", api_version), p))
+    if conflicts and not force:
+        raise _conflict_error(conflicts, group, resource, name)
+    result = _merge(copy.deepcopy(current), applied, schema if custom else None, lk)
+    previous: set[Path] = set()
+    others: set[Path] = set()
+    for e in entries:
+        paths = from_fields_v1(e.get("fieldsV1") or {})
+        if _entry_key(e) == me:
+            previous = paths
+        else:
+            others |= paths
+    for p in sorted(previous - mine - (others - (mine if force else set())), key=len, reverse=True):
+        if p not in others:
+            _remove_path(result, p)
+    if force:
+        forced = {c[2] for c in conflicts}
+        # forced fields move to this manager: strip them from everyone else
+        entries = [
+            {**e, "fieldsV1": to_fields_v1(from_fields_v1(e.get("fieldsV1") or {}) - forced)}
+            if _entry_key(e) != me
+            else e
+            for e in entries
+        ]
+    _set_ownership(result, entries, me, mine, set(), now, api_version, replace=True)
+    return result
+
+
+def _conflict_error(conflicts: list[tuple[str, str, Path]], group: str, resource: str, name: str) -> ApiError:
+    causes = []
+    lines = []
+    for mgr, av, path in conflicts:
+        dotted = _dotted(path)
+        causes.append(
+            {
+                "reason": "FieldManagerConflict",
+                "message": f'conflict with "{mgr}" using {av}',
+                "field": dotted,
+            }
+        )
+        lines.append(f'conflict with "{mgr}" using {av}: {dotted}')
+    n = len(conflicts)
+    msg = f"Apply failed with {n} conflict{'s' if n > 1 else ''}: " + "\n".join(lines)
+    details: dict[str, Any] = {"name": name}
+    if group:
+        details["group"] = group
+    details.update({"kind": resource, "causes": causes})
+    return ApiError(409, "Conflict", msg, details)
+
+
+def _dotted(path: Path) -> str:
+    out = ""
+    for elem in path:
+        if elem.startswith("f:"):
+            out += "." + elem[2:]
+        else:
+            out += "[" + elem[2:].replace('"', "").replace("{", "").replace("}", "").replace(":", "=") + "]"
+    return out
+
+
+def _merge(current: Any, applied: Any, schema: dict[str, Any] | None, lk: Any, name: str = "") -> Any:
+    if isinstance(current, dict) and isinstance(applied, dict):
+        for k, v in applied.items():
+            if k == "metadata" and name == "" and isinstance(v, dict):
+                meta = current.setdefault("metadata", {})
+                for mk in _META_OWNED:
+                    if mk in v:
+                        meta[mk] = _merge(meta.get(mk), v[mk], None, schema_list_kind, mk)
+                continue
+            current[k] = _merge(current.get(k), v, _child_schema(schema, k), lk, k)
+        return current
+    if isinstance(current, list) and isinstance(applied, list):
+        kind = lk(name, schema, applied + current)
+        if kind[0] == "set":
+            return current + [x for x in applied if x not in current]
+        if kind[0] == "map" and all(isinstance(i, dict) for i in applied + current):
+            keys = kind[1]
+            idx = {_key_elem(i, keys): n for n, i in enumerate(current)}
+            item_schema = schema.get("items") if schema else None
+            for item in applied:
+                k = _key_elem(item, keys)
+                if k in idx:
+                    current[idx[k]] = _merge(current[idx[k]], item, item_schema, lk, "")
+                else:
+                    idx[k] = len(current)
+                    current.append(copy.deepcopy(item))
+            return current
+    return copy.deepcopy(applied)
+
+
+def _remove_path(obj: Any, path: Path) -> None:
+    node = obj
+    for elem in path[:-1]:
+        node = _step(node, elem)
+        if node is None:
+            return
+    last = path[-1]
+    if last.startswith("f:") and isinstance(node, dict):
+        node.pop(last[2:], None)
+    elif isinstance(node, list):
+        target = _step(node, last)
+        if target is not None:
+            node.remove(target)
+
+
+def _step(node: Any, elem: str) -> Any:
+    if elem.startswith("f:"):
+        return node.get(elem[2:]) if isinstance(node, dict) else None
+    if not isinstance(node, list):
+        return None
+    if elem.startswith("k:"):
+        want = json.loads(elem[2:])
+        for item in node:
+            if isinstance(item, dict) and all(item.get(k) == v for k, v in want.items()):
+                return item
+    elif elem.startswith("v:"):
+        want = json.loads(elem[2:])
+        for item in node:
+            if item == want:
+                return item
+    return None

@@ -1,0 +1,359 @@
+"""What the server serves: one `ResourceInfo` per group/version/resource, built-ins plus installed CRDs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+@dataclass
+class ResourceInfo:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+    singular: str = ""
+    short_names: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    status: bool = False  # has a /status subresource
+    scale: dict[str, str] | None = None  # {specReplicasPath, statusReplicasPath, labelSelectorPath}
+    generation: bool = False  # metadata.generation tracks spec changes
+    custom: bool = False  # served from a CRD: schema validation, pruning, CR semantics
+    schema: dict[str, Any] | None = None  # openAPIV3Schema for custom resources
+    printer_columns: list[dict[str, Any]] | None = None
+    field_selectors: tuple[str, ...] = ()  # extra selectable fields beyond metadata.name/namespace
+    storage: bool = True  # the storage version: objects are stored under it
+    list_kind: str = ""
+
+    def __post_init__(self) -> None:
+        self.singular = self.singular or self.kind.lower()
+        self.list_kind = self.list_kind or self.kind + "List"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> tuple[str, str]:
+        return (self.group, self.plural)
+
+    def discovery(self) -> list[dict[str, Any]]:
+        """Entries of this resource (and its subresources) in an APIResourceList."""
+        main = {
+            "name": self.plural,
+            "singularName": self.singular,
+            "namespaced": self.namespaced,
+            "kind": self.kind,
+            "verbs": VERBS,
+        }
+        if self.short_names:
+            main["shortNames"] = self.short_names
+        if self.categories:
+            main["categories"] = self.categories
+        out = [main]
+        if self.status:
+            out.append(
+                {
+                    "name": f"{self.plural}/status",
+                    "singularName": "",
+                    "namespaced": self.namespaced,
+                    "kind": self.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+        if self.scale:
+            out.append(
+                {
+                    "name": f"{self.plural}/scale",
+                    "singularName": "",
+                    "namespaced": self.namespaced,
+                    "group": "autoscaling",
+                    "version": "v1",
+                    "kind": "Scale",
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+        return out
+
+
+def _r(gv: str, kind: str, plural: str, **kw: Any) -> ResourceInfo:
+    group, _, version = gv.rpartition("/")
+    return ResourceInfo(group=group, version=version, kind=kind, plural=plural, **kw)
+
+
+_SCALE = {
+    "specReplicasPath": ".spec.replicas",
+    "statusReplicasPath": ".status.replicas",
+    "labelSelectorPath": ".spec.selector",
+}
+_POD_FIELDS = (
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+)
+_EVENT_FIELDS = (
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+)
+
+
+def builtin_resources() -> list[ResourceInfo]:
+    """The built-in kinds operators commonly touch (a subset of a real cluster's)."""
+    return [
+        _r(
+            "v1",
+            "Pod",
+            "pods",
+            short_names=["po"],
+            categories=["all"],
+            status=True,
+            field_selectors=_POD_FIELDS,
+        ),
+        _r("v1", "Service", "services", short_names=["svc"], categories=["all"], status=True),
+        _r("v1", "ConfigMap", "configmaps", short_names=["cm"]),
+        _r("v1", "Secret", "secrets", field_selectors=("type",)),
+        _r("v1", "Event", "events", short_names=["ev"], field_selectors=_EVENT_FIELDS),
+        _r(
+            "v1",
+            "Namespace",
+            "namespaces",
+            namespaced=False,
+            short_names=["ns"],
+            status=True,
+            field_selectors=("status.phase",),
+        ),
+        _r("v1", "ServiceAccount", "serviceaccounts", short_names=["sa"]),
+        _r("v1", "Endpoints", "endpoints", short_names=["ep"], singular="endpoints"),
+        _r("v1", "PersistentVolumeClaim", "persistentvolumeclaims", short_names=["pvc"], status=True),
+        _r("v1", "PersistentVolume", "persistentvolumes", namespaced=False, short_names=["pv"], status=True),
+        _r(
+            "v1",
+            "Node",
+            "nodes",
+            namespaced=False,
+            short_names=["no"],
+            status=True,
+            field_selectors=("spec.unschedulable",),
+        ),
+        _r("v1", "ResourceQuota", "resourcequotas", short_names=["quota"], status=True),
+        _r("v1", "LimitRange", "limitranges", short_names=["limits"]),
+        _r(
+            "apps/v1",
+            "Deployment",
+            "deployments",
+            short_names=["deploy"],
+            categories=["all"],
+            status=True,
+            scale=_SCALE,
+            generation=True,
+        ),
+        _r(
+            "apps/v1",
+            "StatefulSet",
+            "statefulsets",
+            short_names=["sts"],
+            categories=["all"],
+            status=True,
+            scale=_SCALE,
+            generation=True,
+        ),
+        _r(
+            "apps/v1",
+            "ReplicaSet",
+            "replicasets",
+            short_names=["rs"],
+            categories=["all"],
+            status=True,
+            scale=_SCALE,
+            generation=True,
+        ),
+        _r(
+            "apps/v1",
+            "DaemonSet",
+            "daemonsets",
+            short_names=["ds"],
+            categories=["all"],
+            status=True,
+            generation=True,
+        ),
+        _r("apps/v1", "ControllerRevision", "controllerrevisions"),
+        _r(
+            "batch/v1",
+            "Job",
+            "jobs",
+            categories=["all"],
+            status=True,
+            generation=True,
+            field_selectors=("status.successful",),
+        ),
+        _r(
+            "batch/v1",
+            "CronJob",
+            "cronjobs",
+            short_names=["cj"],
+            categories=["all"],
+            status=True,
+            generation=True,
+        ),
+        _r("coordination.k8s.io/v1", "Lease", "leases"),
+        _r(
+            "events.k8s.io/v1",
+            "Event",
+            "events",
+            short_names=["ev"],
+            field_selectors=("regarding.kind", "regarding.name", "regarding.namespace", "reason", "type"),
+        ),
+        _r(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            namespaced=False,
+            short_names=["crd", "crds"],
+            categories=["api-extensions"],
+            status=True,
+            generation=True,
+        ),
+        _r("rbac.authorization.k8s.io/v1", "Role", "roles"),
+        _r("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings"),
+        _r("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", namespaced=False),
+        _r("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
+        _r("networking.k8s.io/v1", "Ingress", "ingresses", short_names=["ing"], status=True, generation=True),
+        _r(
+            "networking.k8s.io/v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            short_names=["netpol"],
+            generation=True,
+        ),
+        _r(
+            "policy/v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            short_names=["pdb"],
+            status=True,
+            generation=True,
+        ),
+        _r(
+            "autoscaling/v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            short_names=["hpa"],
+            categories=["all"],
+            status=True,
+        ),
+        _r("discovery.k8s.io/v1", "EndpointSlice", "endpointslices"),
+        _r("storage.k8s.io/v1", "StorageClass", "storageclasses", namespaced=False, short_names=["sc"]),
+        _r(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            namespaced=False,
+            categories=["api-extensions"],
+            generation=True,
+        ),
+        _r(
+            "admissionregistration.k8s.io/v1",
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+            namespaced=False,
+            categories=["api-extensions"],
+            generation=True,
+        ),
+        _r("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", namespaced=False, short_names=["pc"]),
+    ]
+
+
+# Names of built-in kinds whose names must be DNS-1123 *labels* (not subdomains).
+LABEL_NAMED = {("", "namespaces"), ("", "services")}
+
+# Preferred group versions for discovery, in the order kubectl expects core groups.
+GROUP_ORDER = [
+    "",
+    "apps",
+    "events.k8s.io",
+    "autoscaling",
+    "batch",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "networking.k8s.io",
+    "discovery.k8s.io",
+]
+
+
+class Registry:
+    """Lookup of resources by group/version/plural, kind, and served group versions."""
+
+    def __init__(self) -> None:
+        self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
+        for info in builtin_resources():
+            self.add(info)
+
+    def add(self, info: ResourceInfo) -> None:
+        self._by_gvr[(info.group, info.version, info.plural)] = info
+
+    def remove_group_resource(self, group: str, plural: str) -> None:
+        for key in [k for k in self._by_gvr if k[0] == group and k[2] == plural]:
+            del self._by_gvr[key]
+
+    def get(self, group: str, version: str, plural: str) -> ResourceInfo | None:
+        return self._by_gvr.get((group, version, plural))
+
+    def all(self) -> list[ResourceInfo]:
+        return list(self._by_gvr.values())
+
+    def storage_for(self, group: str, plural: str) -> ResourceInfo | None:
+        """The storage version's info for a group-resource (any version when none is marked)."""
+        found = None
+        for (g, _v, p), info in self._by_gvr.items():
+            if g == group and p == plural:
+                if info.storage:
+                    return info
+                found = found or info
+        return found
+
+    def group_versions(self) -> dict[str, list[str]]:
+        """group -> served versions, preferred first (stable before beta before alpha, then higher)."""
+        out: dict[str, list[str]] = {}
+        for g, v, _p in self._by_gvr:
+            if v not in out.setdefault(g, []):
+                out[g].append(v)
+        for versions in out.values():
+            versions.sort(key=version_priority, reverse=True)
+        order = {g: i for i, g in enumerate(GROUP_ORDER)}
+        return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+    def resources_in(self, group: str, version: str) -> list[ResourceInfo]:
+        return [i for (g, v, _p), i in self._by_gvr.items() if g == group and v == version]
+
+
+def version_priority(version: str) -> tuple[int, int, int]:
+    """Kubernetes version ordering: v2 > v1 > v1beta2 > v1beta1 > v1alpha1; non-matching sort last."""
+    import re
+
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if not m:
+        return (-1, 0, 0)
+    major, stage, minor = int(m[1]), m[2], int(m[3] or 0)
+    return ({"alpha": 0, "beta": 1, None: 2}[stage], major, minor)

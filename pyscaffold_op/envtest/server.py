@@ -1,0 +1,67 @@
+"""The aiohttp front: one catch-all route handing every request to `Api.handle`, with chunked watches."""
+
+from __future__ import annotations
+
+import contextlib
+
+from aiohttp import web
+
+from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest.handlers import MAX_BODY, Api, Request, error_response
+
+# Bodies are read up to this size so that anything over MAX_BODY gets the API server's 413 Status.
+_READ_LIMIT = MAX_BODY * 4
+
+
+def make_app(api: Api) -> web.Application:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.read() if request.can_read_body else b""
+        except web.HTTPRequestEntityTooLarge:
+            resp = error_response(E.too_large(MAX_BODY))
+            return web.Response(status=resp.status, body=resp.body, content_type="application/json")
+        req = Request.build(request.method, request.path, request.query_string, dict(request.headers), body)
+        resp = await api.handle(req)
+        if resp.stream is None:
+            return web.Response(
+                status=resp.status,
+                body=resp.body,
+                headers={
+                    "Content-Type": resp.content_type,
+                    "Cache-Control": "no-cache, private",
+                    **resp.headers,
+                },
+            )
+        out = web.StreamResponse(
+            status=resp.status,
+            headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"},
+        )
+        out.enable_chunked_encoding()
+        stream = resp.stream
+        try:
+            await out.prepare(request)
+            async for chunk in stream:
+                await out.write(chunk)
+            await out.write_eof()
+        except ConnectionResetError:
+            pass  # the client went away: the stream's finally unregisters the watcher
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.aclose()  # type: ignore[attr-defined]
+        return out
+
+    app = web.Application(client_max_size=_READ_LIMIT)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app
+
+
+async def serve(api: Api, host: str = "127.0.0.1", port: int = 0) -> tuple[web.AppRunner, int]:
+    """Start serving; returns the runner (for cleanup) and the bound port."""
+    runner = web.AppRunner(make_app(api), handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    await site.start()
+    server = site._server  # the bound socket tells the free port we got
+    sockets = getattr(server, "sockets", None) or []
+    bound = sockets[0].getsockname()[1] if sockets else port
+    return runner, bound

@@ -1,0 +1,709 @@
+"""The in-memory object store: resourceVersions, uids, generations, optimistic concurrency, finalizers,
+owner-reference garbage collection, namespaces, and the event history that watches read.
+
+Everything here is synchronous and runs on the server's event loop, so each call is atomic (the real
+server's etcd transactions). Objects are never mutated after they are stored: every write stores a new
+dict, so readers may serialise what they get without copying.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import copy
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pyscaffold_op.envtest import crds, schema, strategies
+from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest.jsonutil import dumps, loads
+from pyscaffold_op.envtest.managed import record_update
+from pyscaffold_op.envtest.names import generate_name, label_causes, name_causes
+from pyscaffold_op.envtest.resources import LABEL_NAMED, Registry, ResourceInfo
+from pyscaffold_op.envtest.watch import Watcher
+
+Obj = dict[str, Any]
+GR = tuple[str, str]  # (group, plural)
+Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_GC_FINALIZERS = ("orphan", "foregroundDeletion")
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Event:
+    rv: int
+    type: str  # ADDED | MODIFIED | DELETED
+    gr: GR
+    obj: Obj
+    prev: Obj | None = None
+    _lines: dict[str, bytes] = field(default_factory=dict)
+
+    def line(self, api_version: str) -> bytes:
+        """The newline-terminated JSON of this event as served under `api_version` (cached)."""
+        data = self._lines.get(api_version)
+        if data is None:
+            obj = (
+                self.obj
+                if self.obj.get("apiVersion") == api_version
+                else {**self.obj, "apiVersion": api_version}
+            )
+            data = self._lines[api_version] = dumps({"type": self.type, "object": obj}) + b"\n"
+        return data
+
+
+class _Bucket:
+    """Objects of one group-resource, with their keys kept sorted for list order and paging."""
+
+    __slots__ = ("keys", "objs")
+
+    def __init__(self) -> None:
+        self.objs: dict[Key, Obj] = {}
+        self.keys: list[Key] = []
+
+    def put(self, key: Key, obj: Obj) -> None:
+        if key not in self.objs:
+            bisect.insort(self.keys, key)
+        self.objs[key] = obj
+
+    def pop(self, key: Key) -> None:
+        if self.objs.pop(key, None) is not None:
+            i = bisect.bisect_left(self.keys, key)
+            if i < len(self.keys) and self.keys[i] == key:
+                del self.keys[i]
+
+
+class Store:
+    def __init__(self, registry: Registry | None = None, history: int = 10_000) -> None:
+        self.registry = registry or Registry()
+        self.rv = 0
+        self._buckets: dict[GR, _Bucket] = {}
+        self._events: deque[Event] = deque()
+        self._history = history
+        self._horizon = 0  # events with rv > horizon are all still in _events
+        self._watchers: dict[GR, set[Watcher]] = {}
+        self._by_uid: dict[str, tuple[GR, Key]] = {}
+        self._owned_by: dict[str, set[tuple[GR, Key]]] = {}
+        self._gc_queue: deque[str] = deque()
+        self.on_change: list[Callable[[Event], None]] = []  # in-process observers (kubelet, tests)
+        for ns in DEFAULT_NAMESPACES:
+            self.create(self.info("", "v1", "namespaces"), "", {"metadata": {"name": ns}})
+
+    # -- lookup ------------------------------------------------------------------------------------
+
+    def info(self, group: str, version: str, plural: str) -> ResourceInfo:
+        info = self.registry.get(group, version, plural)
+        if info is None:
+            raise E.not_found_path()
+        return info
+
+    def _bucket(self, gr: GR) -> _Bucket:
+        b = self._buckets.get(gr)
+        if b is None:
+            b = self._buckets[gr] = _Bucket()
+        return b
+
+    def get(self, info: ResourceInfo, namespace: str, name: str) -> Obj:
+        obj = self._bucket(info.group_resource).objs.get((namespace if info.namespaced else "", name))
+        if obj is None:
+            raise E.not_found(info.group, info.plural, name)
+        return obj
+
+    def find(self, gr: GR, namespace: str, name: str) -> Obj | None:
+        return self._bucket(gr).objs.get((namespace, name))
+
+    def list(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        pred: Callable[[Obj], bool] | None = None,
+        limit: int = 0,
+        cont: str | None = None,
+    ) -> tuple[list[Obj], int, str | None, int | None]:
+        """Items, list resourceVersion, continue token, remainingItemCount (only when limited)."""
+        bucket = self._bucket(info.group_resource)
+        keys = bucket.keys
+        list_rv = self.rv
+        start = 0
+        if cont:
+            list_rv, start_key = _decode_continue(cont)
+            if list_rv < self._horizon:
+                raise E.gone(
+                    "The provided continue parameter is too old to display a consistent list result. "
+                    "You can start a new list without the continue parameter, or use the continue "
+                    "token in this response to retrieve the remainder of the results. Continuing "
+                    "with the provided token results in an inconsistent list - objects that were "
+                    "created, modified, or deleted between the time the first chunk was returned "
+                    "and now may show up in the list."
+                )
+            start = bisect.bisect_right(keys, start_key)
+        if namespace and info.namespaced:
+            lo = bisect.bisect_left(keys, (namespace, ""), lo=start)
+            start = max(start, lo)
+        items: list[Obj] = []
+        next_token = None
+        remaining = None
+        objs = bucket.objs
+        i = start
+        n = len(keys)
+        while i < n:
+            key = keys[i]
+            if namespace and info.namespaced and key[0] != namespace:
+                break
+            obj = objs[key]
+            i += 1
+            if pred is None or pred(obj):
+                items.append(obj)
+                if limit and len(items) >= limit:
+                    break
+        if limit and len(items) >= limit and i < n:
+            rest = [k for k in keys[i:] if not (namespace and info.namespaced and k[0] != namespace)]
+            rest_matching = [k for k in rest if pred is None or pred(objs[k])]
+            if rest_matching:
+                next_token = _encode_continue(list_rv, keys[i - 1])
+                remaining = len(rest_matching) if pred is None else None
+        return items, list_rv, next_token, remaining
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    def create(
+        self,
+        info: ResourceInfo,
+        namespace: str,
+        obj: Obj,
+        *,
+        manager: str = "",
+        dry_run: bool = False,
+        managed_fields: list[Obj] | None = None,
+    ) -> Obj:
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise E.bad_request("metadata must be an object")
+        obj["apiVersion"], obj["kind"] = info.api_version, info.kind
+        if info.namespaced:
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = generate_name(meta["generateName"])
+        name = meta.get("name") or ""
+        if not name:
+            raise E.invalid(
+                info.group,
+                info.kind,
+                "",
+                [
+                    E.cause(
+                        "FieldValueRequired",
+                        "metadata.name",
+                        "Required value: name or generateName is required",
+                    )
+                ],
+            )
+        for k in (
+            "resourceVersion",
+            "uid",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+            "managedFields",
+        ):
+            meta.pop(k, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        if info.generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        causes = name_causes(name, info.group_resource in LABEL_NAMED) + label_causes(meta.get("labels"))
+        if causes:
+            raise E.invalid(info.group, info.kind, name, causes)
+        if info.namespaced:
+            ns = self.find(("", "namespaces"), "", namespace)
+            if ns is None:
+                raise E.not_found("", "namespaces", namespace)
+            if ns["metadata"].get("deletionTimestamp"):
+                raise E.forbidden(
+                    info.group,
+                    info.plural,
+                    name,
+                    f"unable to create new content in namespace {namespace} because it is being terminated",
+                )
+        key = (namespace if info.namespaced else "", name)
+        bucket = self._bucket(info.group_resource)
+        if key in bucket.objs:
+            raise E.already_exists(info.group, info.plural, name)
+        obj = self._admit(info, obj, None)
+        if managed_fields is not None:
+            obj["metadata"]["managedFields"] = managed_fields
+        elif manager:
+            record_update(
+                None, obj, manager, meta["creationTimestamp"], info.schema, info.custom, info.api_version
+            )
+        if dry_run:
+            return obj
+        self._commit(info.group_resource, key, None, obj)
+        self._run_gc()
+        return obj
+
+    def _admit(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj:
+        """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise."""
+        if info.custom:
+            obj = schema.prune(obj, info.schema)
+            schema.apply_defaults(obj, info.schema)
+            if old is None and info.status:
+                obj.pop("status", None)  # status comes only through /status
+            causes = schema.validate(obj, info.schema)
+        else:
+            if old is None:
+                strategies.prepare_create(info, obj)
+            causes = strategies.validate(info, obj, old)
+            if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
+                causes += crds.crd_causes(obj)
+        if causes:
+            raise E.invalid(info.group, info.kind, obj["metadata"].get("name", ""), causes)
+        if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
+            crds.with_status(obj)
+        return obj
+
+    def update(
+        self,
+        info: ResourceInfo,
+        namespace: str,
+        name: str,
+        obj: Obj,
+        *,
+        subresource: str = "",
+        manager: str = "",
+        dry_run: bool = False,
+        require_rv: bool | None = None,
+        managed_fields: list[Obj] | None = None,
+    ) -> Obj:
+        """PUT semantics: optimistic concurrency on metadata.resourceVersion, spec/status kept apart."""
+        key = (namespace if info.namespaced else "", name)
+        old = self._bucket(info.group_resource).objs.get(key)
+        if old is None:
+            raise E.not_found(info.group, info.plural, name)
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = obj["metadata"] = {}
+        if meta.get("name", name) != name:
+            raise E.bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+            )
+        rv = meta.get("resourceVersion")
+        if rv:
+            if rv != old["metadata"]["resourceVersion"]:
+                raise E.conflict(info.group, info.plural, name, E.STALE)
+        elif require_rv if require_rv is not None else info.custom:
+            raise E.invalid(
+                info.group,
+                info.kind,
+                name,
+                [
+                    E.cause(
+                        "FieldValueInvalid",
+                        "metadata.resourceVersion",
+                        "Invalid value: 0x0: must be specified for an update",
+                    )
+                ],
+            )
+        if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:
+            raise E.conflict(
+                info.group,
+                info.plural,
+                name,
+                "Precondition failed: UID in precondition: "
+                f"{meta['uid']}, UID in object meta: {old['metadata']['uid']}",
+            )
+        new = self._merge_update(info, old, obj, subresource)
+        if managed_fields is not None:
+            new["metadata"]["managedFields"] = managed_fields
+        if _same(new, old):
+            return old  # a no-op write is not a write: no new resourceVersion, no event
+        if manager and managed_fields is None:
+            record_update(
+                old, new, manager, now_rfc3339(), info.schema, info.custom, info.api_version, subresource
+            )
+        if dry_run:
+            return new
+        return self._write(info, key, old, new)
+
+    def _merge_update(self, info: ResourceInfo, old: Obj, obj: Obj, subresource: str) -> Obj:
+        if subresource == "status":
+            new = {**copy.deepcopy(old)}
+            if "status" in obj:
+                new["status"] = copy.deepcopy(obj["status"])
+            else:
+                new.pop("status", None)
+            if info.custom:
+                new = schema.prune(new, info.schema)
+                schema.apply_defaults(new, info.schema)
+                causes = schema.validate(new, info.schema)
+                if causes:
+                    raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
+            return new
+        new = copy.deepcopy(obj)
+        new["apiVersion"], new["kind"] = info.api_version, info.kind
+        meta = new["metadata"]
+        ometa = old["metadata"]
+        for k in (
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "resourceVersion",
+            "generation",
+            "managedFields",
+        ):
+            if k in ometa:
+                meta[k] = ometa[k]
+            else:
+                meta.pop(k, None)
+        meta.pop("selfLink", None)
+        if info.status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        if ometa.get("deletionTimestamp"):
+            added = set(meta.get("finalizers") or []) - set(ometa.get("finalizers") or [])
+            if added:
+                raise E.forbidden(
+                    info.group,
+                    info.plural,
+                    ometa["name"],
+                    "no new finalizers can be added if "
+                    "the object is being deleted, found new finalizers " + repr(sorted(added)),
+                )
+        causes = label_causes(meta.get("labels"))
+        if causes:
+            raise E.invalid(info.group, info.kind, ometa["name"], causes)
+        new = self._admit(info, new, old)
+        if info.generation and _spec_of(new) != _spec_of(old):
+            new["metadata"]["generation"] = ometa.get("generation", 1) + 1
+        return new
+
+    def _write(self, info: ResourceInfo, key: Key, old: Obj, new: Obj) -> Obj:
+        meta = new["metadata"]
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            self._remove(info.group_resource, key, new)
+            self._run_gc()
+            return new
+        self._commit(info.group_resource, key, old, new)
+        if meta.get("deletionTimestamp"):
+            self._gc_queue.append(meta["uid"])
+        self._run_gc()
+        return self.find(info.group_resource, *key) or new
+
+    def delete(
+        self,
+        info: ResourceInfo,
+        namespace: str,
+        name: str,
+        *,
+        propagation: str | None = None,
+        preconditions: dict[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> tuple[Obj, bool]:
+        """Returns (object, gone): gone is False while finalizers hold the object."""
+        key = (namespace if info.namespaced else "", name)
+        obj = self._bucket(info.group_resource).objs.get(key)
+        if obj is None:
+            raise E.not_found(info.group, info.plural, name)
+        meta = obj["metadata"]
+        pre = preconditions or {}
+        if pre.get("uid") and pre["uid"] != meta["uid"]:
+            raise E.conflict(
+                info.group,
+                info.plural,
+                name,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {meta['uid']}",
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
+            raise E.conflict(
+                info.group,
+                info.plural,
+                name,
+                "Precondition failed: ResourceVersion in "
+                f"precondition: {pre['resourceVersion']}, ResourceVersion in object meta: "
+                f"{meta['resourceVersion']}",
+            )
+        finalizers = list(meta.get("finalizers") or [])
+        if info.group_resource == ("", "namespaces"):
+            finalizers.append("kubernetes")  # the namespace controller's; emptied below by _gc
+        if propagation == "Orphan" and "orphan" not in finalizers:
+            finalizers.append("orphan")
+        elif propagation == "Foreground" and "foregroundDeletion" not in finalizers:
+            finalizers.append("foregroundDeletion")
+        if not finalizers:
+            if not dry_run:
+                self._remove(info.group_resource, key, obj)
+                self._run_gc()
+            return obj, True
+        if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or []):
+            return obj, False
+        new = {**obj, "metadata": {**meta, "finalizers": [f for f in finalizers if f != "kubernetes"]}}
+        if not new["metadata"]["finalizers"]:
+            del new["metadata"]["finalizers"]
+        new["metadata"].setdefault("deletionTimestamp", now_rfc3339())
+        new["metadata"].setdefault("deletionGracePeriodSeconds", 0)
+        if info.group_resource == ("", "namespaces"):
+            new["status"] = {**new.get("status", {}), "phase": "Terminating"}
+        if dry_run:
+            return new, False
+        self._commit(info.group_resource, key, obj, new)
+        self._gc_queue.append(meta["uid"])
+        self._run_gc()
+        current = self.find(info.group_resource, *key)
+        return (current, False) if current is not None else (new, True)
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    def _commit(self, gr: GR, key: Key, old: Obj | None, new: Obj) -> None:
+        self.rv += 1
+        new["metadata"]["resourceVersion"] = str(self.rv)
+        self._bucket(gr).put(key, new)
+        uid = new["metadata"]["uid"]
+        self._by_uid[uid] = (gr, key)
+        self._index_owners(gr, key, old, new)
+        self._emit(Event(self.rv, "ADDED" if old is None else "MODIFIED", gr, new, old))
+        if gr == (crds.CRD_GROUP, "customresourcedefinitions"):
+            self._register_crd(old, new)
+
+    def _remove(self, gr: GR, key: Key, obj: Obj) -> None:
+        self.rv += 1
+        final = {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(self.rv)}}
+        self._bucket(gr).pop(key)
+        uid = obj["metadata"]["uid"]
+        self._by_uid.pop(uid, None)
+        self._index_owners(gr, key, obj, None)
+        self._emit(Event(self.rv, "DELETED", gr, final, obj))
+        self._gc_queue.append(uid)
+        if gr == (crds.CRD_GROUP, "customresourcedefinitions"):
+            self._unregister_crd(obj)
+        if gr != ("", "namespaces") and key[0]:
+            ns = self.find(("", "namespaces"), "", key[0])
+            if ns is not None and ns["metadata"].get("deletionTimestamp"):
+                self._gc_queue.append(ns["metadata"]["uid"])
+
+    def _emit(self, event: Event) -> None:
+        self._events.append(event)
+        if len(self._events) > self._history:
+            self._horizon = self._events.popleft().rv
+        for w in tuple(self._watchers.get(event.gr, ())):
+            w.offer(event)
+        for cb in self.on_change:
+            cb(event)
+
+    def _index_owners(self, gr: GR, key: Key, old: Obj | None, new: Obj | None) -> None:
+        for o, add in ((old, False), (new, True)):
+            if o is None:
+                continue
+            for ref in o["metadata"].get("ownerReferences") or []:
+                uid = ref.get("uid") if isinstance(ref, dict) else None
+                if not uid:
+                    continue
+                deps = self._owned_by.setdefault(uid, set())
+                if add:
+                    deps.add((gr, key))
+                else:
+                    deps.discard((gr, key))
+                    if not deps:
+                        del self._owned_by[uid]
+
+    def _info_for(self, gr: GR) -> ResourceInfo | None:
+        return self.registry.storage_for(*gr)
+
+    def _run_gc(self) -> None:
+        """The garbage collector and namespace controller, run to a fixed point after each write."""
+        while self._gc_queue:
+            uid = self._gc_queue.popleft()
+            where = self._by_uid.get(uid)
+            if where is None:  # gone: delete dependents whose owners are all gone
+                for gr, key in list(self._owned_by.get(uid, ())):
+                    dep = self.find(gr, *key)
+                    if dep is None:
+                        continue
+                    refs = dep["metadata"].get("ownerReferences") or []
+                    alive = [r for r in refs if r.get("uid") in self._by_uid]
+                    info = self._info_for(gr)
+                    if info is None:
+                        continue
+                    if alive:
+                        self._force_update(gr, key, dep, {"ownerReferences": alive})
+                    elif not dep["metadata"].get("deletionTimestamp"):
+                        self.delete(info, key[0], key[1])
+                continue
+            gr, key = where
+            obj = self.find(gr, *key)
+            if obj is None or not obj["metadata"].get("deletionTimestamp"):
+                continue
+            fins = list(obj["metadata"].get("finalizers") or [])
+            deps = [(g, k) for g, k in self._owned_by.get(uid, ()) if self.find(g, *k) is not None]
+            if "orphan" in fins:
+                for g, k in deps:
+                    dep = self.find(g, *k)
+                    refs = [r for r in dep["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+                    self._force_update(g, k, dep, {"ownerReferences": refs or None})
+                self._drop_finalizer(gr, key, "orphan")
+            elif "foregroundDeletion" in fins:
+                blocking = False
+                for g, k in deps:
+                    dep = self.find(g, *k)
+                    info = self._info_for(g)
+                    if dep is None or info is None:
+                        continue
+                    blocking = True
+                    if not dep["metadata"].get("deletionTimestamp"):
+                        self.delete(info, k[0], k[1], propagation="Foreground")
+                if not blocking or not any(self.find(g, *k) for g, k in deps):
+                    self._drop_finalizer(gr, key, "foregroundDeletion")
+            elif gr == ("", "namespaces"):
+                self._finalize_namespace(obj)
+
+    def _finalize_namespace(self, ns: Obj) -> None:
+        name = ns["metadata"]["name"]
+        for gr, bucket in list(self._buckets.items()):
+            info = self._info_for(gr)
+            if info is None or not info.namespaced:
+                continue
+            for key in [k for k in bucket.keys if k[0] == name]:
+                obj = bucket.objs.get(key)
+                if obj is not None and not obj["metadata"].get("deletionTimestamp"):
+                    self.delete(info, key[0], key[1])
+        still = any(
+            k[0] == name
+            for b in self._buckets.values()
+            for k in b.keys
+            if b is not self._buckets.get(("", "namespaces"))
+        )
+        if not still and not ns["metadata"].get("finalizers"):
+            current = self.find(("", "namespaces"), "", name)
+            if current is not None:
+                self._remove(("", "namespaces"), ("", name), current)
+
+    def _drop_finalizer(self, gr: GR, key: Key, finalizer: str) -> None:
+        obj = self.find(gr, *key)
+        if obj is None:
+            return
+        fins = [f for f in obj["metadata"].get("finalizers") or [] if f != finalizer]
+        self._force_update(gr, key, obj, {"finalizers": fins or None})
+
+    def _force_update(self, gr: GR, key: Key, obj: Obj, meta_changes: dict[str, Any]) -> None:
+        """A controller's write of metadata (GC removing refs or finalizers)."""
+        meta = {**obj["metadata"]}
+        for k, v in meta_changes.items():
+            if v is None:
+                meta.pop(k, None)
+            else:
+                meta[k] = v
+        new = {**obj, "metadata": meta}
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            self._remove(gr, key, new)
+        else:
+            self._commit(gr, key, obj, new)
+            if meta.get("deletionTimestamp"):
+                self._gc_queue.append(meta["uid"])
+
+    def _register_crd(self, old: Obj | None, new: Obj) -> None:
+        if old is not None:
+            self._unregister_crd(old, keep_objects=True)
+        for info in crds.resource_infos(new):
+            self.registry.add(info)
+
+    def _unregister_crd(self, crd: Obj, keep_objects: bool = False) -> None:
+        spec = crd.get("spec") or {}
+        gr = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+        self.registry.remove_group_resource(*gr)
+        if not keep_objects:
+            bucket = self._buckets.pop(gr, None)
+            for w in self._watchers.pop(gr, set()):
+                w.close()
+            if bucket:
+                for obj in bucket.objs.values():
+                    self._by_uid.pop(obj["metadata"]["uid"], None)
+
+    # -- watch -------------------------------------------------------------------------------------
+
+    def watch(self, watcher: Watcher, gr: GR, since: int | None) -> list[Event] | None:
+        """Register `watcher`; return the events after `since` to replay, or None if compacted (410)."""
+        replay: list[Event] = []
+        if since is not None:
+            if since < self._horizon:
+                return None
+            for ev in reversed(self._events):
+                if ev.rv <= since:
+                    break
+                if ev.gr == gr:
+                    replay.append(ev)
+            replay.reverse()
+        self._watchers.setdefault(gr, set()).add(watcher)
+        return replay
+
+    def unwatch(self, watcher: Watcher, gr: GR) -> None:
+        ws = self._watchers.get(gr)
+        if ws is not None:
+            ws.discard(watcher)
+
+    def drop_watches(self) -> None:
+        for ws in self._watchers.values():
+            for w in tuple(ws):
+                w.close()
+            ws.clear()
+
+    def compact(self) -> None:
+        """Forget all event history: watches from any resourceVersion before now get 410 Gone."""
+        self._events.clear()
+        self._horizon = self.rv
+
+    @property
+    def horizon(self) -> int:
+        return self._horizon
+
+
+def _same(new: Obj, old: Obj) -> bool:
+    """Equal apart from managedFields timestamps (which a no-op apply would otherwise bump)."""
+    if new == old:
+        return True
+
+    def strip(o: Obj) -> Obj:
+        return {**o, "metadata": {k: v for k, v in o["metadata"].items() if k != "managedFields"}}
+
+    def clean(o: Obj) -> list[Obj]:
+        return [{k: v for k, v in e.items() if k != "time"} for e in o["metadata"].get("managedFields") or []]
+
+    return strip(new) == strip(old) and clean(new) == clean(old)
+
+
+def _spec_of(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _encode_continue(rv: int, key: Key) -> str:
+    raw = dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{key[0]}/{key[1]}"})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, Key]:
+    try:
+        data = loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        ns, _, name = data["start"].partition("/")
+        return int(data["rv"]), (ns, name)
+    except (ValueError, KeyError, TypeError):
+        raise E.bad_request(f'continue key is not valid: "{token}"') from None
+
+
+def monotonic() -> float:
+    return time.monotonic()
