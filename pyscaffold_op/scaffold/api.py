@@ -22,6 +22,9 @@ RESERVED_KINDS = frozenset(
     }
 )  # fmt: skip
 
+# The line length of the generated project's ruff configuration (templates/init/.../pyproject.toml).
+GENERATED_LINE_LENGTH = 120
+
 ROLE_VERBS = {
     "admin": ["'*'"],
     "editor": ["create", "delete", "get", "list", "patch", "update", "watch"],
@@ -91,7 +94,15 @@ def build_context(options: ApiOptions, project: Project, plural: str, header: st
         controllers_module = f"{controllers_module}.{group_module}"
     controller_module = f"{controllers_module}.{kind_lower}_controller"
     multigroup = project.multigroup
+    var = _snake(options.kind)
+    get_args = f"{options.kind}, request.name" + (
+        ", namespace=request.namespace" if options.namespaced else ""
+    )
     return {
+        # the line `<var> = await self.client.get(<args>)` as `ruff format` would lay it out (120 columns)
+        "get_args": get_args,
+        "get_call_fits": len(f"            {var} = await self.client.get({get_args})")
+        <= GENERATED_LINE_LENGTH,
         "header": header,
         "package": project.package,
         "project_name": project.project_name,
@@ -104,7 +115,7 @@ def build_context(options: ApiOptions, project: Project, plural: str, header: st
         "kind": options.kind,
         "kind_lower": kind_lower,
         "a_kind": f"an {options.kind}" if options.kind[0] in "AEIOU" else f"a {options.kind}",
-        "var": _snake(options.kind),
+        "var": var,
         "plural": plural,
         "namespaced": options.namespaced,
         "multigroup": multigroup,
@@ -252,8 +263,10 @@ def _plan_resource(
 
 def _register_kind(text: str, ctx: dict[str, Any], where: str) -> str:
     kind = ctx["kind"]
-    names_ = f"{kind}, {kind}Spec, {kind}Status"
-    import_line = f"from {ctx['api_module']}.{ctx['kind_lower']}_types import {names_}"
+    module = f"{ctx['api_module']}.{ctx['kind_lower']}_types"
+    import_line = edits.format_import(
+        module, [kind, f"{kind}Spec", f"{kind}Status"], line_length=GENERATED_LINE_LENGTH
+    )
     text = edits.insert_sorted(text, "imports", import_line, where=where, sort_key=edits.import_sort_key)
     for name in (kind, f"{kind}Spec", f"{kind}Status"):
         text = edits.insert_sorted(text, "all", f'"{name}",', where=where, sort_key=edits.dunder_all_sort_key)
@@ -268,7 +281,7 @@ def _plan_controller(planner: _Planner, ctx: dict[str, Any], docstrings: dict[st
     kind = ctx["kind"]
     alias = ctx["reconciler_import"]
     imported = f"{kind}Reconciler" if alias == f"{kind}Reconciler" else f"{kind}Reconciler as {alias}"
-    import_line = f"from {ctx['controller_module']} import {imported}"
+    import_line = edits.format_import(ctx["controller_module"], [imported], line_length=GENERATED_LINE_LENGTH)
     registration = [
         f"{alias}(",
         "    client=mgr.client,",

@@ -53,20 +53,22 @@ def insert_at_marker(text: str, name: str, new_lines: Iterable[str], *, where: s
 def insert_sorted(
     text: str,
     name: str,
-    new_line: str,
+    statement: str,
     *,
     where: str,
     sort_key: Callable[[str], Any],
     belongs: Callable[[str], bool] = lambda line: True,
 ) -> str:
-    """Insert one line into the sorted block that ends just above the marker (one blank line may part them).
+    """Insert a statement into the sorted block that ends just above the marker (a blank line may part them).
 
-    When that block holds lines of another kind (`belongs` is false, e.g. third-party imports above
-    first-party ones), the line starts a new block of its own, parted from both by blank lines.
+    A statement may span lines (a parenthesized import); the block is sorted by `sort_key` of each
+    statement's first line. When the block holds statements of another kind (`belongs` is false, e.g.
+    third-party imports above first-party ones) the statement starts a new block, parted by blank lines.
     """
     lines = text.splitlines(keepends=True)
     at = _find_marker(lines, name, where)
-    if new_line.strip() in {line.strip() for line in lines}:
+    new_lines = statement.strip("\n").splitlines()
+    if new_lines[0].strip() in {line.strip() for line in lines}:
         return text
     indent = _indent(lines[at])
     end = at - 1 if at > 0 and not lines[at - 1].strip() else at
@@ -75,17 +77,31 @@ def insert_sorted(
         start > 0
         and lines[start - 1].strip()
         and not lines[start - 1].lstrip().startswith("#")
-        and _indent(lines[start - 1]) == indent
+        and len(_indent(lines[start - 1])) >= len(indent)
     ):
         start -= 1
-    block = [line.strip() for line in lines[start:end]]
-    if block and all(belongs(line) for line in block):
-        merged = sorted([*block, new_line.strip()], key=sort_key)
-        return "".join(lines[:start] + [f"{indent}{line}\n" for line in merged] + lines[end:])
-    addition = [f"{indent}{new_line.strip()}\n"]
-    if end != at:  # a blank line parts the block above from the marker: keep one below the new line too
+    statements: list[list[str]] = []
+    for line in lines[start:end]:
+        continues = _indent(line) != indent or line.strip() in {")", "]"}
+        if statements and continues:
+            statements[-1].append(line)
+        else:
+            statements.append([line])
+    addition = [f"{indent}{line}\n" if line.strip() else "\n" for line in new_lines]
+    if statements and all(belongs(block[0].strip()) for block in statements):
+        merged = sorted([*statements, addition], key=lambda block: sort_key(block[0].strip()))
+        return "".join(lines[:start] + [line for block in merged for line in block] + lines[end:])
+    if end != at:  # a blank line parts the block above from the marker: keep one below the new block too
         addition.append("\n")
     return "".join(lines[:at] + addition + lines[at:])
+
+
+def format_import(module: str, names: list[str], *, line_length: int) -> str:
+    """`from module import a, b` on one line, or parenthesized one name a line, as ruff's isort does."""
+    line = f"from {module} import {', '.join(names)}"
+    if len(line) <= line_length:
+        return line
+    return "\n".join([f"from {module} import (", *(f"    {name}," for name in names), ")"])
 
 
 def import_sort_key(line: str) -> tuple[str, ...]:

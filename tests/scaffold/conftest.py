@@ -96,6 +96,6 @@ def initialized(tmp_path: Path, _initialized_template: Path) -> Path:
 @pytest.fixture
 def with_api(tmp_path: Path, _api_template: Path) -> Path:
     """A fresh copy of the at example after `pyop create api ... --kind At --no-make`."""
-    root = tmp_path / "project"
+    root = tmp_path / "project-with-api"
     shutil.copytree(_api_template, root)
     return root

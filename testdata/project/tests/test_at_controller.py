@@ -26,7 +26,10 @@ from programming_kubernetes.controllers.at_controller import AtReconciler
 
 async def test_reconcile_runs_for_a_new_at(envtest, client: Client) -> None:
     mgr = Manager(envtest.config, metrics_bind_address="0", health_probe_bind_address="0")
-    reconciler = AtReconciler(client=mgr.client, recorder=mgr.get_event_recorder_for("at-controller"))
+    reconciler = AtReconciler(
+        client=mgr.client,
+        recorder=mgr.get_event_recorder_for("at-controller"),
+    )
     seen: list[Request] = []
     reconcile = reconciler.reconcile
 
@@ -38,7 +41,9 @@ async def test_reconcile_runs_for_a_new_at(envtest, client: Client) -> None:
     reconciler.setup_with_manager(mgr)
 
     async with mgr.running():
-        at = At(metadata=ObjectMeta(name="at-sample", namespace="default"))
+        at = At(
+            metadata=ObjectMeta(name="at-sample", namespace="default"),
+        )
         await client.create(at)
 
         async def reconciled() -> bool:

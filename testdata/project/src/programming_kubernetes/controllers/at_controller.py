@@ -37,9 +37,9 @@ class AtReconciler:
     recorder: EventRecorder | None = None
 
     async def reconcile(self, request: Request) -> Result:
-        """Compare the state a At object asks for with the cluster, and act to make them match.
+        """Compare the state an At object asks for with the cluster, and act to make them match.
 
-        Called whenever a At (or an object the controller watches for it) changes. Return
+        Called whenever an At (or an object the controller watches for it) changes. Return
         `Result(requeue_after=...)` to be called again later; raise to retry with backoff.
         """
         try:

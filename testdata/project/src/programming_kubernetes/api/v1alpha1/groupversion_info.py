@@ -12,11 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""API group and version of the v1alpha1 API of programming-kubernetes.viper.run (kubebuilder's groupversion_info).
-
-+kubebuilder:object:generate=true
-+groupName=programming-kubernetes.viper.run
-"""
+"""The API group and version of this package (kubebuilder's groupversion_info)."""
 
 GROUP = "programming-kubernetes.viper.run"
 """The API group: every kind of this package is served under programming-kubernetes.viper.run/v1alpha1."""

@@ -1,0 +1,231 @@
+"""The generated project: Python compiles and is ruff-clean, YAML loads and round-trips, kustomize builds."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from .conftest import AT_INIT, PACKAGE, RunPyop
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = REPO_ROOT / "testdata" / "project"
+KUBECTL = shutil.which("kubectl")
+HAS_RUFF = importlib.util.find_spec("ruff") is not None
+
+STUB_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.{group}
+spec:
+  group: {group}
+  names:
+    kind: {kind}
+    listKind: {kind}List
+    plural: {plural}
+    singular: {singular}
+  scope: Namespaced
+  versions:
+  - name: {version}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+    served: true
+    storage: true
+"""
+
+
+def python_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def yaml_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix in {".yaml", ".yml"} and p.is_file())
+
+
+def stub_manifests(root: Path) -> None:
+    """What `make manifests` adds, in its simplest valid form, so kustomize builds without the generator."""
+    project = YAML(typ="safe").load((root / "PROJECT").read_text())
+    for resource in project["resources"]:
+        if not resource.get("api"):
+            continue
+        from pyscaffold_op.apimachinery.naming import pluralize
+
+        group = f"{resource['group']}.{resource['domain']}"
+        plural = resource.get("plural") or pluralize(resource["kind"])
+        path = root / "config/crd/bases" / f"{group}_{plural}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            STUB_CRD.format(
+                group=group,
+                plural=plural,
+                kind=resource["kind"],
+                singular=resource["kind"].lower(),
+                version=resource["version"],
+            )
+        )
+
+
+@pytest.fixture
+def variant(pyop: RunPyop, tmp_path: Path) -> Path:
+    """A namespaced multigroup project with two groups and a cluster-scoped kind."""
+    root = tmp_path / "variant"
+    root.mkdir()
+    args = [
+        "init",
+        "--domain",
+        "example.com",
+        "--repo",
+        "example.com/x/fleet",
+        "--namespaced",
+        "--multigroup",
+    ]
+    assert pyop(*args, "--license", "none", cwd=root).code == 0
+    for group, version, kind, extra in (
+        ("crew", "v1", "Captain", []),
+        ("crew", "v1", "FirstMate", ["--cluster-scoped"]),
+        ("sea", "v2beta1", "Whale", ["--plural", "whalez"]),
+        ("sea", "v2beta1", "CertificateSigningRequestPolicy", []),
+    ):
+        run = pyop(
+            "create",
+            "api",
+            "--group",
+            group,
+            "--version",
+            version,
+            "--kind",
+            kind,
+            "--no-make",
+            *extra,
+            cwd=root,
+        )
+        assert run.code == 0, run.err
+    return root
+
+
+def trees(request: pytest.FixtureRequest) -> list[Path]:
+    return [request.getfixturevalue(name) for name in ("initialized", "with_api", "variant")]
+
+
+def test_python_compiles(request: pytest.FixtureRequest) -> None:
+    for root in trees(request):
+        for path in python_files(root):
+            compile(path.read_text(), str(path), "exec")
+
+
+@pytest.mark.skipif(not HAS_RUFF, reason="ruff is not installed")
+def test_python_is_ruff_clean_with_the_projects_own_config(request: pytest.FixtureRequest) -> None:
+    for root in trees(request):
+        for args in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."]):
+            result = subprocess.run(
+                [sys.executable, "-m", "ruff", *args], cwd=root, capture_output=True, text=True
+            )
+            assert result.returncode == 0, f"ruff {args[0]} in {root.name}:\n{result.stdout}{result.stderr}"
+
+
+def test_every_yaml_document_loads_and_round_trips(request: pytest.FixtureRequest) -> None:
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=2, offset=0)
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    for root in trees(request):
+        files = [*yaml_files(root), root / "PROJECT"]
+        assert len(files) > 15
+        for path in files:
+            text = path.read_text()
+            documents = list(YAML(typ="safe").load_all(text))
+            assert documents and all(doc is not None for doc in documents), path
+            if text.lstrip().startswith(("---", "#")) and "\n---" in text:
+                continue  # ruamel normalizes a leading comment before '---'; loading is what matters there
+            buffer = io.StringIO()
+            yaml.dump_all(list(yaml.load_all(text)), buffer)
+            assert buffer.getvalue() == text, (
+                f"{path.relative_to(root)} does not round-trip through ruamel.yaml"
+            )
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kustomize_builds(request: pytest.FixtureRequest) -> None:
+    for root in trees(request):
+        stub_manifests(root)
+        overlays = ["default", "rbac", "manager", "prometheus", "network-policy"]
+        if (root / "config/crd/kustomization.yaml").is_file():
+            overlays += ["crd", "samples"]
+        for overlay in overlays:
+            result = subprocess.run(
+                [KUBECTL, "kustomize", f"config/{overlay}"], cwd=root, capture_output=True, text=True
+            )
+            assert result.returncode == 0, (
+                f"kubectl kustomize config/{overlay} in {root.name}: {result.stderr}"
+            )
+            if overlay == "default":
+                documents = list(YAML(typ="safe").load_all(result.stdout))
+        kinds = {doc["kind"] for doc in documents}
+        assert {"Namespace", "Deployment", "ServiceAccount", "Service", "Role", "RoleBinding"} <= kinds
+        assert ("CustomResourceDefinition" in kinds) == ("crd" in overlays)
+        for doc in documents:
+            if doc["kind"] != "Namespace" and doc["metadata"].get("namespace"):
+                assert doc["metadata"]["namespace"].endswith("-system")
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.skipif(
+    not (GOLDEN / "config/crd/bases").is_dir(), reason="golden tree has no generated manifests"
+)
+def test_golden_tree_kustomize_builds_with_generated_manifests() -> None:
+    result = subprocess.run(
+        [KUBECTL, "kustomize", "config/default"], cwd=GOLDEN, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    documents = list(YAML(typ="safe").load_all(result.stdout))
+    crds = [doc for doc in documents if doc["kind"] == "CustomResourceDefinition"]
+    assert [crd["metadata"]["name"] for crd in crds] == ["ats.programming-kubernetes.viper.run"]
+    deployment = next(doc for doc in documents if doc["kind"] == "Deployment")
+    assert deployment["metadata"]["namespace"] == "programming-kubernetes-system"
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[0] == "--metrics-bind-address=:8443"
+
+
+def test_deploy_image_substitution_without_kustomize_binary(pyop: RunPyop, tmp_path: Path) -> None:
+    """`make deploy IMG=...` swaps the image with sed on kubectl's kustomize output (no kustomize binary)."""
+    assert pyop(*AT_INIT, cwd=tmp_path).code == 0
+    makefile = (tmp_path / "Makefile").read_text()
+    assert "SET_IMAGE = sed -e 's|image: controller:latest|image: $(IMG)|'" in makefile
+    assert "$(KUBECTL) kustomize config/default | $(SET_IMAGE) | $(KUBECTL) apply -f -" in makefile
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    result = subprocess.run(
+        ["make", "-n", "deploy", "IMG=example.com/at:v1", "PYOP=true", "KUBECTL=kubectl"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "image: example.com/at:v1" in result.stdout
+
+
+def test_package_imports_without_the_runtime(with_api: Path) -> None:
+    """The API package needs only pyscaffold_op.apimachinery (what `pyop generate` imports)."""
+    code = (
+        f"import sys; sys.path.insert(0, 'src'); from {PACKAGE}.api.v1alpha1 import At, GROUP, VERSION; "
+        "a = At(metadata={'name': 'x'}); print(GROUP, VERSION, a.to_dict()['apiVersion'], At.plural)"
+    )
+    result = subprocess.run([sys.executable, "-B", "-c", code], cwd=with_api, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "programming-kubernetes.viper.run",
+        "v1alpha1",
+        "programming-kubernetes.viper.run/v1alpha1",
+        "ats",
+    ]
