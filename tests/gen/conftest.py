@@ -59,7 +59,9 @@ class ProjectBuilder:
         return self
 
     def controller(self, module: str, source: str) -> ProjectBuilder:
-        (self.root / "src" / self.package / "controllers" / f"{module}.py").write_text(textwrap.dedent(source))
+        (self.root / "src" / self.package / "controllers" / f"{module}.py").write_text(
+            textwrap.dedent(source)
+        )
         return self
 
     def sample(self, name: str, text: str) -> ProjectBuilder:
@@ -70,11 +72,13 @@ class ProjectBuilder:
 
     def write_project(self) -> None:
         resources = "".join(
-            RESOURCE_TEMPLATE.format(domain=self.domain, group=g, version=v, kind=k) for g, v, k in self.resources
+            RESOURCE_TEMPLATE.format(domain=self.domain, group=g, version=v, kind=k)
+            for g, v, k in self.resources
         )
-        (self.root / "PROJECT").write_text(
-            PROJECT_TEMPLATE.format(domain=self.domain, name=self.name, resources=resources)
-        )
+        text = PROJECT_TEMPLATE.format(domain=self.domain, name=self.name, resources=resources)
+        if not resources:
+            text = text.replace("resources:\n", "resources: []\n")
+        (self.root / "PROJECT").write_text(text)
 
 
 @pytest.fixture

@@ -145,7 +145,12 @@ def test_cli_generate_and_check(at_project, monkeypatch, capsys) -> None:
 
 def test_cli_error_is_one_line_exit_2(project, monkeypatch, capsys) -> None:
     builder = project()
-    builder.api("demo", "v1", "Loop", "loop_types", """\
+    builder.api(
+        "demo",
+        "v1",
+        "Loop",
+        "loop_types",
+        """\
         from __future__ import annotations
         from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
 
@@ -155,7 +160,8 @@ def test_cli_error_is_one_line_exit_2(project, monkeypatch, capsys) -> None:
         class Loop(CustomResource):
             gvk = GroupVersionKind("demo.example.com", "v1", "Loop")
             spec: Node
-        """)
+        """,
+    )
     monkeypatch.chdir(builder.root)
     with pytest.raises(SystemExit) as done:
         main(["generate", "crd"])
@@ -189,7 +195,9 @@ def test_same_package_name_in_two_projects(project, tmp_path) -> None:
     two = yaml.safe_load((second.root / "config/crd/bases/demo.example.com_widgets.yaml").read_text())
     spec = "spec"
     assert "size" in one[spec]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
-    assert "color" in two[spec]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    assert (
+        "color" in two[spec]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    )
     assert not any(name == "demo" or name.startswith("demo.") for name in sys.modules)
 
 
@@ -220,7 +228,10 @@ def test_multi_version_kind_one_crd(project) -> None:
     versions = {v["name"]: v for v in crd["spec"]["versions"]}
     assert list(versions) == ["v1", "v1alpha1"]
     assert versions["v1"]["storage"] and not versions["v1alpha1"]["storage"]
-    assert versions["v1"]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"]["default"] == 2
+    assert (
+        versions["v1"]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"]["default"]
+        == 2
+    )
     assert check_crd(crd) == []
 
 
@@ -231,7 +242,9 @@ def test_multi_version_needs_exactly_one_storage_version(project) -> None:
     with pytest.raises(GenerateError, match=r"exactly one must be marked \+kubebuilder:storageversion"):
         generate_manifests(builder.root)
     marker = "# +kubebuilder:storageversion\n"
-    builder.api("demo", "v1alpha1", "Widget", "widget_types", _kind("Widget", "a: int = 1", "v1alpha1", marker))
+    builder.api(
+        "demo", "v1alpha1", "Widget", "widget_types", _kind("Widget", "a: int = 1", "v1alpha1", marker)
+    )
     builder.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "a: int = 1", "v1", marker))
     with pytest.raises(GenerateError, match=r"marked: v1, v1alpha1"):
         generate_manifests(builder.root)
@@ -240,7 +253,9 @@ def test_multi_version_needs_exactly_one_storage_version(project) -> None:
 def test_import_error_names_module(project) -> None:
     builder = project()
     builder.api("demo", "v1", "Widget", "widget_types", "import not_a_module_anywhere\n")
-    with pytest.raises(GenerateError, match=r"cannot import demo\.api\.v1\.widget_types: ModuleNotFoundError"):
+    with pytest.raises(
+        GenerateError, match=r"cannot import demo\.api\.v1\.widget_types: ModuleNotFoundError"
+    ):
         generate_manifests(builder.root)
 
 

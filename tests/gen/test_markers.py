@@ -175,7 +175,13 @@ def test_field_markers() -> None:
         "multipleOf": 2,
         "type": "integer",
     }
-    assert p["text"] == {"format": "hostname", "maxLength": 63, "minLength": 1, "pattern": "^[a-z]+$", "type": "string"}
+    assert p["text"] == {
+        "format": "hostname",
+        "maxLength": 63,
+        "minLength": 1,
+        "pattern": "^[a-z]+$",
+        "type": "string",
+    }
     assert p["tags"] == {
         "items": {"type": "string"},
         "maxItems": 3,
@@ -198,7 +204,10 @@ def test_field_markers() -> None:
     ]
     assert p["embedded"]["x-kubernetes-embedded-resource"] is True
     assert p["intOrString"]["x-kubernetes-int-or-string"] is True
-    assert p["schemaless"] == {"description": "Anything at all.", "x-kubernetes-preserve-unknown-fields": True}
+    assert p["schemaless"] == {
+        "description": "Anything at all.",
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
     assert p["typed"]["format"] == "date-time"
     assert p["maybe"] == {"nullable": True, "type": "integer"}
     assert check_schema(s) == []
@@ -233,7 +242,9 @@ class KindMarkerOnField(KubeModel):
 
 
 def test_marker_conflicting_with_constraint_is_an_error() -> None:
-    with pytest.raises(GenerateError, match=r"Conflict\.name: \+kubebuilder:validation:MinLength sets minLength=2"):
+    with pytest.raises(
+        GenerateError, match=r"Conflict\.name: \+kubebuilder:validation:MinLength sets minLength=2"
+    ):
         SchemaConverter().model_schema(Conflict)
     assert SchemaConverter().model_schema(Agreement)["properties"]["name"]["minLength"] == 1
     with pytest.raises(GenerateError, match=r"BadDefault\.size: \+kubebuilder:default sets default=7"):
@@ -298,7 +309,13 @@ def test_kind_markers() -> None:
         "status": {},
     }
     assert version["additionalPrinterColumns"] == [
-        {"description": "Wanted", "jsonPath": ".spec.replicas", "name": "Replicas", "priority": 1, "type": "integer"},
+        {
+            "description": "Wanted",
+            "jsonPath": ".spec.replicas",
+            "name": "Replicas",
+            "priority": 1,
+            "type": "integer",
+        },
         {"format": "date-time", "jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
     ]
     assert version["deprecated"] is True and version["deprecationWarning"] == "use v2"

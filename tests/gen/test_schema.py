@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - marker comments and expected schemas read best on one line
 """pydantic -> structural OpenAPI: each transformation with a model that needs it, and each error."""
 
 from __future__ import annotations
@@ -138,7 +137,12 @@ def test_const_enum_and_exclusive_bounds() -> None:
     p = props(Shapes)
     assert p["fixed"] == {"default": "only", "enum": ["only"], "type": "string"}
     assert p["mode"]["enum"] == ["A", "B"]
-    assert p["color"] == {"default": "red", "description": "A color.", "enum": ["red", "blue"], "type": "string"}
+    assert p["color"] == {
+        "default": "red",
+        "description": "A color.",
+        "enum": ["red", "blue"],
+        "type": "string",
+    }
     assert p["level"]["enum"] == [1, 2] and p["level"]["type"] == "integer"
     assert p["ratio"] == {
         "default": 0.5,
