@@ -1,8 +1,9 @@
 """Custom resources against their CRD's structural schema: prune, default, validate.
 
-Order and messages follow apiextensions-apiserver: prune unknown fields (and nulls of non-nullable
-fields), apply defaults, then validate with kube-openapi's messages (`spec.x in body must be of type
-integer: "a"`). CEL rules (`x-kubernetes-validations`) are not evaluated.
+Order follows apiextensions-apiserver: prune unknown fields, apply defaults (dropping nulls of
+non-nullable fields), then validate. Pruning and defaulting are the generator's (`gen.structural`);
+validation is our own because its messages must be kube-openapi's, as clients see them from a real
+server (`spec.x in body must be of type integer: "string"`). CEL rules are not evaluated.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from pyscaffold_op.envtest.errors import cause
+from pyscaffold_op.gen import structural
 
 Schema = dict[str, Any]
 
@@ -38,84 +40,31 @@ OBJECT_META_FIELDS = {
 }
 
 
-# -- pruning ---------------------------------------------------------------------------------------
+# -- pruning and defaulting: the generator's implementation (pyscaffold_op.gen.structural), so the
+# offline checks of `make manifests` and the emulator agree on what the server keeps ----------------
 
 
 def prune(obj: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
-    """Drop fields the schema does not declare (root keeps apiVersion/kind/metadata)."""
-    out = {k: v for k, v in obj.items() if k in ("apiVersion", "kind")}
+    """Drop fields the schema does not declare; metadata keeps only ObjectMeta fields. In place."""
     if isinstance(obj.get("metadata"), dict):
-        out["metadata"] = {k: v for k, v in obj["metadata"].items() if k in OBJECT_META_FIELDS}
-    rest = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+        obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k in OBJECT_META_FIELDS}
+    if schema is not None:
+        structural.prune(obj, schema)
+    return obj
+
+
+def apply_defaults(obj: Any, schema: Schema | None) -> Any:
+    """Fill `default`s of missing fields (and drop nulls of non-nullable fields). In place."""
+    if schema is not None:
+        structural.apply_defaults(obj, schema)
+    return obj
+
+
+def unknown_fields(obj: dict[str, Any], schema: Schema | None) -> list[str]:
+    """Paths pruning would drop (for `fieldValidation=Strict/Warn`)."""
     if schema is None:
-        out.update(rest)
-        return out
-    pruned = _prune(
-        rest,
-        {
-            **schema,
-            "properties": {
-                k: v
-                for k, v in (schema.get("properties") or {}).items()
-                if k not in ("apiVersion", "kind", "metadata")
-            },
-        },
-    )
-    if isinstance(pruned, dict):
-        out.update(pruned)
-    return out
-
-
-def _prune(value: Any, schema: Schema | None) -> Any:
-    if schema is None:
-        return value
-    if isinstance(value, dict):
-        if schema.get("x-kubernetes-embedded-resource"):
-            embedded = prune(
-                value, {k: v for k, v in schema.items() if k != "x-kubernetes-embedded-resource"}
-            )
-            return embedded
-        props = schema.get("properties")
-        addl = schema.get("additionalProperties")
-        preserve = schema.get("x-kubernetes-preserve-unknown-fields")
-        out = {}
-        for k, v in value.items():
-            sub = props.get(k) if props else None
-            if sub is None and isinstance(addl, dict):
-                sub = addl
-            if sub is None and not (preserve or addl is True):
-                continue
-            if v is None and sub is not None and not sub.get("nullable"):
-                continue
-            out[k] = _prune(v, sub)
-        return out
-    if isinstance(value, list):
-        items = schema.get("items")
-        return [_prune(v, items if isinstance(items, dict) else None) for v in value]
-    return value
-
-
-# -- defaulting ------------------------------------------------------------------------------------
-
-
-def apply_defaults(value: Any, schema: Schema | None) -> Any:
-    """Fill `default`s of missing properties, recursively (into defaulted values too)."""
-    if schema is None:
-        return value
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        for k, sub in props.items():
-            if k not in value and "default" in sub:
-                value[k] = copy.deepcopy(sub["default"])
-        for k, v in value.items():
-            sub = props.get(k)
-            if sub is None and isinstance(schema.get("additionalProperties"), dict):
-                sub = schema["additionalProperties"]
-            if sub is not None:
-                value[k] = apply_defaults(v, sub)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [apply_defaults(v, schema["items"]) for v in value]
-    return value
+        return []
+    return structural.prune(copy.deepcopy(obj), schema)
 
 
 # -- validation ------------------------------------------------------------------------------------
@@ -278,6 +227,22 @@ def _validate(value: Any, s: Schema, path: str, errs: list[dict[str, str]]) -> N
                 if v in seen:
                     errs.append(cause("FieldValueDuplicate", f"{field}[{i}]", f"Duplicate value: {_fmt(v)}"))
                 seen.append(v)
+        if s.get("x-kubernetes-list-type") == "map":
+            keys = s.get("x-kubernetes-list-map-keys") or []
+            seen_keys: list[tuple[Any, ...]] = []
+            for i, v in enumerate(value):
+                if isinstance(v, dict):
+                    k = tuple(v.get(key) for key in keys)
+                    if k in seen_keys:
+                        shown = ", ".join(f"{key}:{_fmt(val)}" for key, val in zip(keys, k, strict=True))
+                        errs.append(
+                            cause(
+                                "FieldValueDuplicate",
+                                f"{path}[{i}]",
+                                f"Duplicate value: map[string]interface {{}}{{{shown}}}",
+                            )
+                        )
+                    seen_keys.append(k)
         items = s.get("items")
         if isinstance(items, dict):
             for i, v in enumerate(value):
@@ -357,49 +322,3 @@ def _numeric(value: float, s: Schema, field: str, errs: list[dict[str, str]]) ->
             bad(f"should be less than or equal to {s['maximum']}")
     if "multipleOf" in s and s["multipleOf"] and value % s["multipleOf"]:
         bad(f"should be a multiple of {s['multipleOf']}")
-
-
-def unknown_fields(obj: dict[str, Any], schema: Schema | None) -> list[str]:
-    """Dotted paths pruning would drop (for fieldValidation=Strict/Warn)."""
-    out: list[str] = []
-    if schema is None:
-        return out
-    props = {
-        k: v
-        for k, v in (schema.get("properties") or {}).items()
-        if k not in ("apiVersion", "kind", "metadata")
-    }
-    for k, v in obj.items():
-        if k in ("apiVersion", "kind", "metadata"):
-            continue
-        _unknown(
-            v,
-            props.get(k),
-            k,
-            out,
-            known=k in props or bool(schema.get("x-kubernetes-preserve-unknown-fields")),
-        )
-    return out
-
-
-def _unknown(value: Any, schema: Schema | None, path: str, out: list[str], known: bool = True) -> None:
-    if not known:
-        out.append(path)
-        return
-    if schema is None:
-        return
-    if (
-        isinstance(value, dict)
-        and not schema.get("x-kubernetes-preserve-unknown-fields")
-        and not schema.get("x-kubernetes-embedded-resource")
-    ):
-        props = schema.get("properties")
-        addl = schema.get("additionalProperties")
-        for k, v in value.items():
-            sub = props.get(k) if props else None
-            if sub is None and isinstance(addl, dict):
-                sub = addl
-            _unknown(v, sub, f"{path}.{k}", out, known=sub is not None or addl is True)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, v in enumerate(value):
-            _unknown(v, schema["items"], f"{path}[{i}]", out)
