@@ -19,7 +19,7 @@ async def events(
     http: httpx2.AsyncClient,
     path: str,
     n: int | None = None,
-    timeout: float = 5,
+    wait: float = 5,
     **params: Any,
 ) -> list[dict[str, Any]]:
     """Read watch events until `n` arrived or the server ends the stream."""
@@ -35,7 +35,7 @@ async def events(
                     if n is not None and len(out) >= n:
                         return
 
-    await asyncio.wait_for(read(), timeout)
+    await asyncio.wait_for(read(), wait)
     return out
 
 
