@@ -17,6 +17,7 @@ from typing import Any
 from pyscaffold_op.errors import GenerateError
 
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata")
+_NULLABLE = "x-pyop-nullable"
 
 
 def pick_version(crd: dict[str, Any], version: str | None) -> dict[str, Any]:
@@ -47,9 +48,10 @@ def models_from_crd(crd: dict[str, Any], *, version: str | None = None) -> str:
         schema.get("properties", {}).pop(name, None)
     if "required" in schema:
         schema["required"] = [r for r in schema["required"] if r not in _ROOT_FIELDS]
-    code = _generate(schema, kind)
+    code = _generate(_mark_nullable(schema), kind).replace(f"'{_NULLABLE}': True", "'nullable': True")
     return _as_custom_resource(
         code,
+        _kind_markers(crd, entry),
         kind,
         group=spec["group"],
         version=entry["name"],
@@ -104,8 +106,63 @@ def _generate(schema: dict[str, Any], kind: str) -> str:
     return code
 
 
+def _mark_nullable(node: Any) -> Any:
+    """`nullable: true` -> a private extension key, so the generator keeps it in json_schema_extra
+    (it would otherwise fold it into `X | None`, which our CRD generator reads as "optional")."""
+    if isinstance(node, dict):
+        return {
+            (_NULLABLE if k == "nullable" and v is True else k): _mark_nullable(v) for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_mark_nullable(v) for v in node]
+    return node
+
+
+def _quote(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def _kind_markers(crd: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+    """The kind markers that give back this CRD's names, subresources and columns."""
+    names = crd["spec"]["names"]
+    lines = ["# +kubebuilder:object:root=true"]
+    resource = []
+    if names.get("shortNames"):
+        resource.append("shortName=" + ";".join(names["shortNames"]))
+    if names.get("categories"):
+        resource.append("categories=" + ";".join(names["categories"]))
+    if names.get("singular") and names["singular"] != names["kind"].lower():
+        resource.append(f"singular={names['singular']}")
+    if resource:
+        lines.append("# +kubebuilder:resource:" + ",".join(resource))
+    subresources = entry.get("subresources") or {}
+    if "status" in subresources:
+        lines.append("# +kubebuilder:subresource:status")
+    scale = subresources.get("scale")
+    if scale:
+        args = f"specpath={scale['specReplicasPath']},statuspath={scale['statusReplicasPath']}"
+        if scale.get("labelSelectorPath"):
+            args += f",selectorpath={scale['labelSelectorPath']}"
+        lines.append(f"# +kubebuilder:subresource:scale:{args}")
+    for column in entry.get("additionalPrinterColumns") or []:
+        args = [f"name={_quote(column['name'])}", f"type={_quote(column['type'])}",
+                f"JSONPath={_quote(column['jsonPath'])}"]  # fmt: skip
+        args += [
+            f"{key}={_quote(column[key])}" for key in ("description", "format", "priority") if key in column
+        ]
+        lines.append("# +kubebuilder:printcolumn:" + ",".join(args))
+    if len(crd["spec"].get("versions") or []) > 1 and entry.get("storage"):
+        lines.append("# +kubebuilder:storageversion")
+    if entry.get("served") is False:
+        lines.append("# +kubebuilder:unservedversion")
+    if entry.get("deprecated"):
+        warning = entry.get("deprecationWarning")
+        lines.append("# +kubebuilder:deprecatedversion" + (f":warning={_quote(warning)}" if warning else ""))
+    return lines
+
+
 def _as_custom_resource(
-    code: str, kind: str, *, group: str, version: str, plural: str, namespaced: bool
+    code: str, markers: list[str], kind: str, *, group: str, version: str, plural: str, namespaced: bool
 ) -> str:
     """Make the root class a CustomResource with gvk/plural/namespaced, by splicing lines."""
     tree = ast.parse(code)
@@ -123,11 +180,11 @@ def _as_custom_resource(
         f"    gvk = GroupVersionKind({group!r}, {version!r}, {kind!r})",
         f"    plural = {plural!r}",
         f"    namespaced = {namespaced}",
-        "",
     ]
     if not has_doc:
-        attrs = attrs[1:]
+        attrs = [*attrs[1:], ""]
     lines[insert_at:insert_at] = attrs
+    lines[header:header] = markers
     text = "\n".join(lines) + "\n"
     old_import = "from pyscaffold_op.apimachinery import KubeModel"
     new_import = "from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel"
