@@ -33,6 +33,7 @@ class EventRecorder:
         self.transport, self.component = transport, component
         self.host = host or socket.gethostname()
         self._pending: set[asyncio.Task[None]] = set()
+        self._lock: asyncio.Lock | None = None  # writes in order, so repeats find the event to bump
         self._seen: dict[tuple[str, ...], tuple[str, str, int, float]] = {}  # key -> (ns, name, count, t)
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
@@ -71,6 +72,12 @@ class EventRecorder:
         return {k: v for k, v in ref.items() if v}
 
     async def _write(self, obj: Any, type_: str, reason: str, message: str) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await self._write_locked(obj, type_, reason, message)
+
+    async def _write_locked(self, obj: Any, type_: str, reason: str, message: str) -> None:
         try:
             involved = self._involved(obj)
             ns = objmeta.namespace(obj) or "default"

@@ -1,0 +1,57 @@
+"""SIGTERM drains: a manager in a subprocess finishes its in-flight reconcile, releases its lease, exits 0."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from lightkube.resources.coordination_v1 import Lease
+
+from pyscaffold_op.envtest import Environment
+from pyscaffold_op.runtime import Client
+from pyscaffold_op.testing import eventually
+
+from .widgets import widget
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+async def test_sigterm_drains_in_flight_reconcile_and_releases_lease(
+    env: Environment, api: Client, tmp_path: Path
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.runtime.sigterm_app",
+        str(env.kubeconfig_path),
+        str(tmp_path),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        await api.create(widget("slow"))
+
+        async def started() -> bool:
+            assert proc.returncode is None, "manager process died"
+            return (tmp_path / "started").exists()
+
+        await eventually(started, timeout=20)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = await asyncio.wait_for(proc.communicate(), 15)
+        assert proc.returncode == 0, err.decode()[-2000:]
+        assert (tmp_path / "finished").exists(), "in-flight reconcile was not allowed to finish"
+        assert (tmp_path / "exited").exists()
+        lease = await api.get(Lease, "sigterm-test", namespace="default")
+        assert lease.spec.holderIdentity is None
+        assert b"shutting down gracefully" in err and b"released leader lease" in err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
