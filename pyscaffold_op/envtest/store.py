@@ -491,6 +491,8 @@ class Store:
         self._index_owners(gr, key, obj, None)
         self._emit(Event(self.rv, "DELETED", gr, final, obj))
         self._gc_queue.append(uid)
+        # owners waiting in foreground deletion may now be free to go
+        self._gc_queue.extend(r["uid"] for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid"))
         if gr == (crds.CRD_GROUP, "customresourcedefinitions"):
             self._unregister_crd(obj)
         if gr != ("", "namespaces") and key[0]:

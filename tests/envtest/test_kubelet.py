@@ -1,0 +1,88 @@
+"""The kubelet simulator: scheduling, phases, exit codes by rule, restarts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightkube.models.core_v1 import Container, PodSpec
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Node, Pod
+
+from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome, default_rule
+from pyscaffold_op.testing import eventually
+
+
+def pod(name: str, *command: str, restart: str = "Never") -> Pod:
+    return Pod(
+        metadata=ObjectMeta(name=name),
+        spec=PodSpec(
+            restartPolicy=restart,
+            containers=[Container(name="main", image="busybox", command=list(command) or None)],
+        ),
+    )
+
+
+def test_default_rule() -> None:
+    def spec(cmd: list[str], args: list[str] | None = None) -> dict[str, Any]:
+        return {"spec": {"containers": [{"name": "c", "command": cmd, "args": args or []}]}}
+
+    assert default_rule(spec(["sh", "-c", "exit 3"])).exit_code == 3
+    assert default_rule(spec(["/bin/sh", "-c"], ["echo hi; exit 7"])).exit_code == 7
+    assert default_rule(spec(["false"])).exit_code == 1
+    assert default_rule(spec(["sh", "-c", "false"])).exit_code == 1
+    assert default_rule(spec(["echo", "hello"])).exit_code == 0
+    assert default_rule({"spec": {"containers": [{"name": "c"}]}}).exit_code == 0
+
+
+async def test_pod_phases() -> None:
+    async with Environment(kubelet=KubeletSimulator()) as env:
+        client = env.lightkube_client()
+        assert (await client.get(Node, "envtest-node")).status.conditions[0].type == "Ready"
+        await client.create(pod("ok", "sh", "-c", "echo hi"))
+        await client.create(pod("bad", "sh", "-c", "exit 4"))
+
+        async def finished(name: str, phase: str) -> Pod:
+            p = await client.get(Pod, name)
+            assert p.status.phase == phase, p.status.phase
+            return p
+
+        ok = await eventually(lambda: finished("ok", "Succeeded"))
+        assert ok.spec.nodeName == "envtest-node" and ok.status.podIP and ok.status.startTime
+        assert ok.status.containerStatuses[0].state.terminated.reason == "Completed"
+        bad = await eventually(lambda: finished("bad", "Failed"))
+        term = bad.status.containerStatuses[0].state.terminated
+        assert term.exitCode == 4 and term.reason == "Error"
+        await client.close()
+
+
+async def test_running_then_rule_and_restarts() -> None:
+    seen: list[str] = []
+
+    def rule(p: dict[str, Any]) -> PodOutcome:
+        seen.append(p["metadata"]["name"])
+        return PodOutcome(exit_code=2, run_seconds=0.05, message="boom")
+
+    async with Environment(kubelet=KubeletSimulator(rule, pending_seconds=0.01, restart_backoff=0.01)) as env:
+        client = env.lightkube_client()
+        await client.create(pod("crashy", restart="OnFailure"))
+
+        async def restarted() -> Pod:
+            p = await client.get(Pod, "crashy")
+            cs = p.status.containerStatuses
+            assert cs and cs[0].restartCount >= 2, cs
+            assert p.status.phase == "Running"
+            return p
+
+        p = await eventually(restarted)
+        assert p.status.containerStatuses[0].lastState.terminated.exitCode == 2
+        assert "crashy" in seen
+        await client.delete(Pod, "crashy")
+        await client.close()
+
+
+async def test_no_kubelet_pods_stay_pending() -> None:
+    async with Environment() as env:
+        client = env.lightkube_client()
+        created = await client.create(pod("idle"))
+        assert created.status.phase == "Pending" and created.spec.nodeName is None
+        await client.close()

@@ -1,0 +1,78 @@
+"""Label and field selectors, limit/continue paging."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from pyscaffold_op.envtest.selectors import parse_field_selector, parse_label_selector
+
+from .conftest import cm
+
+CMS = "/api/v1/namespaces/default/configmaps"
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("app=web", ["a", "b"]),
+        ("app==web,tier=front", ["a"]),
+        ("app!=web", ["c", "d"]),
+        ("app in (web,db)", ["a", "b", "c"]),
+        ("app notin (web)", ["c", "d"]),
+        ("tier", ["a", "c"]),
+        ("!tier", ["b", "d"]),
+        ("app in (web, db),!tier", ["b"]),
+        ("", ["a", "b", "c", "d"]),
+    ],
+)
+def test_label_selector(selector: str, expected: list[str]) -> None:
+    objs = {
+        "a": {"app": "web", "tier": "front"},
+        "b": {"app": "web"},
+        "c": {"app": "db", "tier": "back"},
+        "d": {},
+    }
+    pred = parse_label_selector(selector)
+    got = [n for n, labels in objs.items() if pred is None or pred({"metadata": {"labels": labels}})]
+    assert got == expected
+
+
+def test_field_selector() -> None:
+    pod = {"metadata": {"name": "p", "namespace": "ns"}, "status": {"phase": "Running"}, "spec": {}}
+    allowed = ("status.phase", "spec.nodeName")
+    assert parse_field_selector("status.phase=Running,metadata.namespace=ns", allowed)(pod)  # type: ignore[misc]
+    assert not parse_field_selector("status.phase!=Running", allowed)(pod)  # type: ignore[misc]
+    assert parse_field_selector("spec.nodeName=", allowed)(pod)  # type: ignore[misc]
+
+
+async def test_selectors_over_http(http: httpx2.AsyncClient) -> None:
+    await http.post(CMS, json=cm("a", labels={"app": "web"}))
+    await http.post(CMS, json=cm("b", labels={"app": "db"}))
+    r = await http.get(CMS, params={"labelSelector": "app in (web)"})
+    assert [i["metadata"]["name"] for i in r.json()["items"]] == ["a"]
+    r = await http.get(CMS, params={"fieldSelector": "metadata.name!=a"})
+    assert [i["metadata"]["name"] for i in r.json()["items"]] == ["b"]
+    r = await http.get("/api/v1/configmaps", params={"fieldSelector": "metadata.namespace=default"})
+    assert len(r.json()["items"]) == 2
+    r = await http.get("/api/v1/namespaces/default/pods", params={"fieldSelector": "status.phase=Running"})
+    assert r.status_code == 200
+
+
+async def test_limit_and_continue(http: httpx2.AsyncClient) -> None:
+    for i in range(7):
+        await http.post(CMS, json=cm(f"p{i}"))
+    names: list[str] = []
+    cont = None
+    pages = 0
+    while True:
+        params = {"limit": "3", **({"continue": cont} if cont else {})}
+        body = (await http.get(CMS, params=params)).json()
+        pages += 1
+        names += [i["metadata"]["name"] for i in body["items"]]
+        cont = body["metadata"].get("continue")
+        if not cont:
+            assert "remainingItemCount" not in body["metadata"]
+            break
+        assert body["metadata"]["remainingItemCount"] == 7 - len(names)
+    assert names == [f"p{i}" for i in range(7)] and pages == 3
