@@ -133,20 +133,27 @@ def _yaml() -> Any:
 
 
 def _load(text: str, where: str) -> Any:
-    from ruamel.yaml import YAMLError
+    """Parse a kustomization for reading (PyYAML's C loader: ruamel's round trip is kept for writing)."""
+    import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = _yaml().load(text)
-    except YAMLError as err:
+        data = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ProjectError(f"cannot edit {where}: it is not valid YAML ({first})") from err
     if data is None:
-        from ruamel.yaml.comments import CommentedMap
-
-        data = CommentedMap()
-    if not hasattr(data, "get"):
+        data = {}
+    if not isinstance(data, dict):
         raise ProjectError(f"cannot edit {where}: it is not a YAML mapping")
     return data
+
+
+def _load_round_trip(text: str) -> Any:
+    from ruamel.yaml.comments import CommentedMap
+
+    data = _yaml().load(text)
+    return CommentedMap() if data is None else data
 
 
 def _entries(data: Any, key: str, where: str) -> list[Any]:
@@ -177,7 +184,7 @@ def add_list_entry(
         new_text = "".join([*lines[:at], f"{indent}- {entry}\n", *lines[at:]])
         if entry in _entries(_load(new_text, where), key, where):
             return new_text
-    return _append_round_trip(data, key, entry)
+    return _append_round_trip(_load_round_trip(text), key, entry)
 
 
 def _append_round_trip(data: Any, key: str, entry: str) -> str:
@@ -189,9 +196,19 @@ def _append_round_trip(data: Any, key: str, entry: str) -> str:
         data[key] = seq
     last = len(seq) - 1
     seq.append(entry)
-    if last >= 0 and last in seq.ca.items:
-        # a comment after the old last item (a trailing marker) stays after the new last item
-        seq.ca.items[last + 1] = seq.ca.items.pop(last)
+    token = seq.ca.items.get(last, [None])[0] if last >= 0 else None
+    if token is not None:
+        # The old last item's comment token holds its end-of-line comment and the comment lines after
+        # it: the end-of-line part stays, the lines after it (e.g. a marker) move below the new item.
+        eol, newline, after = token.value.partition("\n")
+        if after:
+            from ruamel.yaml.tokens import CommentToken
+
+            if eol.strip():
+                token.value = eol + newline
+            else:
+                del seq.ca.items[last]
+            seq.ca.items[last + 1] = [CommentToken("\n" + after, token.start_mark, None), None, None, None]
     buffer = io.StringIO()
     _yaml().dump(data, buffer)
     return buffer.getvalue()
@@ -211,6 +228,7 @@ def enable_list_entry(text: str, entry: str, *, where: str, key: str = "resource
         return new_text
     from ruamel.yaml.comments import CommentedSeq
 
+    data = _load_round_trip(text)
     seq = data.get(key)
     if seq is None:
         seq = CommentedSeq()

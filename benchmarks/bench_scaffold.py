@@ -1,0 +1,100 @@
+"""Time the scaffolder as a user runs it: `pyop --help`, and `pyop init` + `pyop create api --no-make`.
+
+    python benchmarks/bench_scaffold.py [--runs 15]      (or `make bench`)
+
+Each run is a fresh process (the console script next to this interpreter, as `pip install` made it),
+so import costs count. Prints a table of median / min / max wall time against the goals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+GOALS = {"pyop --help": 0.2, "init + create api --no-make": 0.8}
+AT_INIT = ["init", "--domain", "viper.run", "--repo", "github.com/AbyssViper/programming-kubernetes"]
+AT_API = [
+    "create",
+    "api",
+    "--group",
+    "programming-kubernetes",
+    "--version",
+    "v1alpha1",
+    "--kind",
+    "At",
+    "--no-make",
+]
+
+
+def pyop_command() -> list[str]:
+    script = Path(sys.executable).parent / "pyop"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "pyscaffold_op"]
+
+
+def run(args: list[str], cwd: Path) -> None:
+    subprocess.run(args, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def timed(action: Callable[[], None], runs: int) -> list[float]:
+    action()  # warm the page cache and any .pyc files first
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args(argv)
+    pyop = pyop_command()
+    work = Path(tempfile.mkdtemp(prefix="pyop-bench-"))
+
+    def help_() -> None:
+        run([*pyop, "--help"], work)
+
+    def scaffold() -> None:
+        target = Path(tempfile.mkdtemp(dir=work))
+        run([*pyop, *AT_INIT], target)
+        run([*pyop, *AT_API], target)
+        shutil.rmtree(target)
+
+    try:
+        results = {
+            "pyop --help": timed(help_, args.runs),
+            "init + create api --no-make": timed(scaffold, args.runs),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}"
+    )
+    print(f"command: {' '.join(pyop)}  runs: {args.runs}\n")
+    print(f"| {'what':<28} | median (s) | min (s) | max (s) | goal (s) | met |")
+    print(f"| {'-' * 28} | ---------- | ------- | ------- | -------- | --- |")
+    failed = False
+    for name, samples in results.items():
+        median = statistics.median(samples)
+        met = median < GOALS[name]
+        failed |= not met
+        print(
+            f"| {name:<28} | {median:10.3f} | {min(samples):7.3f} | {max(samples):7.3f} | "
+            f"{GOALS[name]:8.1f} | {'yes' if met else 'no':<3} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
