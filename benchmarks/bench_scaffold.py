@@ -78,17 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}"
-    )
+    python = platform.python_version()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {python}, {platform.system()}")
     print(f"command: {' '.join(pyop)}  runs: {args.runs}\n")
     print(f"| {'what':<28} | median (s) | min (s) | max (s) | goal (s) | met |")
     print(f"| {'-' * 28} | ---------- | ------- | ------- | -------- | --- |")
-    failed = False
     for name, samples in results.items():
         median = statistics.median(samples)
         met = median < GOALS[name]
-        failed |= not met
         print(
             f"| {name:<28} | {median:10.3f} | {min(samples):7.3f} | {max(samples):7.3f} | "
             f"{GOALS[name]:8.1f} | {'yes' if met else 'no':<3} |"

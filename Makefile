@@ -1,0 +1,23 @@
+# Developer tasks of the pyop repository. `make help` lists them.
+PYTHON ?= python3
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-10s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+.PHONY: testdata
+testdata: ## Regenerate the golden scaffold testdata/project/ (commit it with template changes).
+	$(PYTHON) -m pyscaffold_op.dev.regen
+
+.PHONY: test
+test: ## Run the whole test suite.
+	$(PYTHON) -m pytest
+
+.PHONY: lint
+lint: ## Lint and check formatting with ruff.
+	$(PYTHON) -m ruff check pyscaffold_op tests benchmarks
+	$(PYTHON) -m ruff format --check pyscaffold_op tests benchmarks
+
+.PHONY: bench
+bench: ## Time the CLI: pyop --help and init + create api (see docs/benchmarks.md).
+	$(PYTHON) benchmarks/bench_scaffold.py
