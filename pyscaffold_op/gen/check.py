@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pyscaffold_op.gen.structural import prune, validate
+from pyscaffold_op.gen.structural import prune, quick_validate, validate
 
 _FORBIDDEN_KEYWORDS = {
     "$ref": "$ref is not supported",
@@ -417,8 +417,9 @@ class _Checker:
                         f"{path}.default",
                         f"Invalid value: must not have unknown fields ({', '.join(dropped)})",
                     )
-                for field_path, message in validate(value, node):
-                    where = f"{path}.default" + (f".{field_path}" if field_path else "")
+                for field_path, message in quick_validate(value, node):
+                    inner = "" if field_path in ("", "<root>") else f".{field_path}"
+                    where = f"{path}.default{inner}"
                     self.err(where, f"Invalid value: {message}")
         for key in ("items", "additionalProperties", "not"):
             if isinstance(node.get(key), dict):

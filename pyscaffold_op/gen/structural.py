@@ -12,9 +12,10 @@ validator is imported on first use.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
-__all__ = ["apply_defaults", "prune", "validate"]
+__all__ = ["apply_defaults", "prune", "quick_validate", "validate"]
 
 _RESOURCE_ROOT = ("apiVersion", "kind", "metadata")
 
@@ -187,3 +188,114 @@ def _extensions(value: Any, schema: dict[str, Any] | None, path: str, errors: li
                 seen_keys.append(item_key)
         for index, item in enumerate(value):
             _extensions(item, schema.get("items"), f"{path}[{index}]", errors)
+
+
+# ---------------------------------------------------------------- quick validation (no imports)
+
+_JSON_TYPES = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "integer": int,
+    "number": (int, float),
+}
+_DATE_TIME = re.compile(r"^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$")
+_DATE = re.compile(r"^\d{4}-\d\d-\d\d$")
+
+
+def quick_validate(value: Any, schema: dict[str, Any], path: str = "") -> list[tuple[str, str]]:
+    """The OpenAPI v3.0 keywords a structural schema uses, checked without third-party imports.
+
+    Why a second validator: openapi-schema-validator costs ~0.2 s to import, too much for checking the
+    defaults of every `make manifests`. `validate()` (the reference) is used for samples and tests.
+    """
+    errors: list[tuple[str, str]] = []
+    _quick(value, schema, path, errors)
+    return errors
+
+
+def _type_ok(value: Any, type_: str) -> bool:
+    if isinstance(value, bool) and type_ in ("integer", "number"):
+        return False
+    if type_ == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _JSON_TYPES.get(type_, object))
+
+
+def _quick(value: Any, s: dict[str, Any], path: str, errors: list[tuple[str, str]]) -> None:
+    where = path or "<root>"
+    if value is None:
+        if not s.get("nullable") and (s.get("type") or s.get("x-kubernetes-int-or-string")):
+            errors.append((where, "must not be null"))
+        return
+    type_ = s.get("type")
+    if type_ and not _type_ok(value, type_):
+        errors.append((where, f"must be of type {type_}"))
+        return
+    if s.get("x-kubernetes-int-or-string") and not (_type_ok(value, "integer") or isinstance(value, str)):
+        errors.append((where, "must be an integer or a string"))
+        return
+    if "enum" in s and value not in s["enum"]:
+        errors.append((where, f"Unsupported value: {value!r}"))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        _quick_number(value, s, where, errors)
+    if isinstance(value, str):
+        if "minLength" in s and len(value) < s["minLength"]:
+            errors.append((where, f"should be at least {s['minLength']} chars long"))
+        if "maxLength" in s and len(value) > s["maxLength"]:
+            errors.append((where, f"may not be longer than {s['maxLength']}"))
+        if "pattern" in s and not re.search(s["pattern"], value):
+            errors.append((where, f"should match '{s['pattern']}'"))
+        fmt = s.get("format")
+        if (fmt in ("date-time", "datetime") and not _DATE_TIME.match(value)) or (
+            fmt == "date" and not _DATE.match(value)
+        ):
+            errors.append((where, f"must be of format {fmt}"))
+    if isinstance(value, list):
+        if "minItems" in s and len(value) < s["minItems"]:
+            errors.append((where, f"should have at least {s['minItems']} items"))
+        if "maxItems" in s and len(value) > s["maxItems"]:
+            errors.append((where, f"should have at most {s['maxItems']} items"))
+        if isinstance(s.get("items"), dict):
+            for index, item in enumerate(value):
+                _quick(item, s["items"], f"{path}[{index}]", errors)
+    if isinstance(value, dict):
+        if "minProperties" in s and len(value) < s["minProperties"]:
+            errors.append((where, f"should have at least {s['minProperties']} properties"))
+        if "maxProperties" in s and len(value) > s["maxProperties"]:
+            errors.append((where, f"should have at most {s['maxProperties']} properties"))
+        for key in s.get("required") or []:
+            if key not in value:
+                errors.append((_join(path, key), "Required value"))
+        props = s.get("properties") or {}
+        additional = s.get("additionalProperties")
+        for key, item in value.items():
+            child = props.get(key, additional if isinstance(additional, dict) else None)
+            if child is not None:
+                _quick(item, child, _join(path, key), errors)
+    for sub in s.get("allOf") or []:
+        _quick(value, sub, path, errors)
+    if s.get("anyOf") and not any(not quick_validate(value, sub, path) for sub in s["anyOf"]):
+        errors.append((where, "must match at least one schema in anyOf"))
+    if s.get("oneOf") and sum(1 for sub in s["oneOf"] if not quick_validate(value, sub, path)) != 1:
+        errors.append((where, "must match exactly one schema in oneOf"))
+    if isinstance(s.get("not"), dict) and not quick_validate(value, s["not"], path):
+        errors.append((where, "must not match the schema in not"))
+
+
+def _quick_number(value: float, s: dict[str, Any], where: str, errors: list[tuple[str, str]]) -> None:
+    if "minimum" in s:
+        low = s["minimum"]
+        if value < low or (s.get("exclusiveMinimum") is True and value == low):
+            errors.append(
+                (where, f"should be greater than {'' if s.get('exclusiveMinimum') else 'or equal to '}{low}")
+            )
+    if "maximum" in s:
+        high = s["maximum"]
+        if value > high or (s.get("exclusiveMaximum") is True and value == high):
+            errors.append(
+                (where, f"should be less than {'' if s.get('exclusiveMaximum') else 'or equal to '}{high}")
+            )
+    if s.get("multipleOf") and (value / s["multipleOf"]) % 1 != 0:
+        errors.append((where, f"should be a multiple of {s['multipleOf']}"))

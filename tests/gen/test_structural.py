@@ -5,7 +5,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pyscaffold_op.gen.structural import apply_defaults, prune, validate
+import pytest
+
+from pyscaffold_op.gen.structural import apply_defaults, prune, quick_validate, validate
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -117,3 +119,30 @@ def test_module_is_cheap_to_import() -> None:
     import pyscaffold_op.gen.structural  # noqa: F401
 
     assert "openapi_schema_validator" not in sys.modules
+
+
+AGREEMENT_CASES = [
+    (5, {"type": "integer", "minimum": 5}),
+    (5, {"type": "integer", "minimum": 5, "exclusiveMinimum": True}),
+    (5.5, {"type": "integer"}),
+    (True, {"type": "integer"}),
+    ("a", {"type": "string", "enum": ["a", "b"]}),
+    ("c", {"type": "string", "enum": ["a", "b"]}),
+    ("", {"type": "string", "minLength": 1}),
+    ("abc", {"type": "string", "pattern": "^[a-z]+$"}),
+    ("ABC", {"type": "string", "pattern": "^[a-z]+$"}),
+    ("2024-01-01T00:00:00Z", {"type": "string", "format": "date-time"}),
+    ([1, 2, 3], {"type": "array", "items": {"type": "integer"}, "maxItems": 2}),
+    ({"a": 1}, {"type": "object", "required": ["b"], "properties": {"a": {"type": "integer"}}}),
+    ({"a": "x"}, {"type": "object", "additionalProperties": {"type": "integer"}}),
+    (None, {"type": "string"}),
+    (None, {"type": "string", "nullable": True}),
+    ("http", {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}),
+    (1.5, {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}),
+    (7, {"type": "integer", "multipleOf": 2}),
+]
+
+
+@pytest.mark.parametrize(("value", "schema"), AGREEMENT_CASES)
+def test_quick_validate_agrees_with_the_reference_validator(value: Any, schema: dict[str, Any]) -> None:
+    assert bool(quick_validate(value, schema)) == bool(validate(value, schema))
