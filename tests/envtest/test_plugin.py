@@ -1,0 +1,43 @@
+"""The pytest plugin generated projects use: fixtures envtest, kubeconfig, client, CRDs from config/."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .conftest import CRDS
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.mark.slow
+def test_plugin_fixtures(pytester: pytest.Pytester) -> None:
+    bases = pytester.path / "config" / "crd" / "bases"
+    bases.mkdir(parents=True)
+    shutil.copy(next(Path(CRDS).glob("*.yaml")), bases)
+    pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeconftest('pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]\n')
+    pytester.makepyfile(
+        """
+        import httpx2
+        from pathlib import Path
+
+        async def test_env(envtest, kubeconfig):
+            assert Path(kubeconfig).read_text().count(envtest.url) == 1
+            async with httpx2.AsyncClient(base_url=envtest.url) as http:
+                r = await http.get("/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/default/ats")
+                assert r.status_code == 200
+
+        async def test_kubelet_default(envtest):
+            assert envtest.kubelet is not None
+
+        async def test_client(client, envtest):
+            assert client is not None
+        """
+    )
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 3, result.stdout.str()
+    assert outcomes.get("passed", 0) >= 2
