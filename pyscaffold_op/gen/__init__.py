@@ -22,15 +22,20 @@ CRD_DIR = Path("config/crd/bases")
 ROLE_FILE = Path("config/rbac/role.yaml")
 
 
-def render_crds(root: Path) -> dict[Path, dict[str, Any]]:
+def _project(root: Path, project: Any) -> Any:
+    from pyscaffold_op.scaffold.project import load_project
+
+    return project if project is not None else load_project(root)
+
+
+def render_crds(root: Path, project: Any = None) -> dict[Path, dict[str, Any]]:
     """The CRDs of the project at `root`, keyed by their path (nothing written)."""
     from pyscaffold_op.errors import GenerateError
     from pyscaffold_op.gen.check import check_crd
     from pyscaffold_op.gen.crd import build_crds, crd_file_name
     from pyscaffold_op.gen.loader import load_kinds, project_imports
-    from pyscaffold_op.scaffold.project import load_project
 
-    project = load_project(root)
+    project = _project(root, project)
     with project_imports(root, project.package):
         crds = build_crds(load_kinds(project))
     out = {}
@@ -43,12 +48,11 @@ def render_crds(root: Path) -> dict[Path, dict[str, Any]]:
     return out
 
 
-def render_rbac(root: Path) -> list[dict[str, Any]]:
+def render_rbac(root: Path, project: Any = None) -> list[dict[str, Any]]:
     """The RBAC documents from the markers in `src/<pkg>/controllers/` (nothing written)."""
     from pyscaffold_op.gen.rbac import build_roles, collect_markers
-    from pyscaffold_op.scaffold.project import load_project
 
-    project = load_project(root)
+    project = _project(root, project)
     return build_roles(collect_markers(root / "src" / project.package / "controllers"))
 
 
@@ -58,24 +62,28 @@ def _write(files: dict[Path, str], check: bool) -> list[Path]:
     return [path for path, text in sorted(files.items()) if write_if_changed(path, text, check=check)]
 
 
-def generate_crds(root: Path, *, check: bool = False) -> list[Path]:
+def generate_crds(root: Path, *, check: bool = False, project: Any = None) -> list[Path]:
+    """Write `config/crd/bases/<group>_<plural>.yaml`; the files changed (or, with check, stale)."""
     from pyscaffold_op.gen.yamlio import dump_documents
 
-    crds = render_crds(root)
+    crds = render_crds(root, project)
     if check:
         _check_samples(root, list(crds.values()))
     return _write({path: dump_documents([crd]) for path, crd in crds.items()}, check)
 
 
-def generate_rbac(root: Path, *, check: bool = False) -> list[Path]:
+def generate_rbac(root: Path, *, check: bool = False, project: Any = None) -> list[Path]:
+    """Write `config/rbac/role.yaml`; `[path]` when it changed (or, with check, is stale)."""
     from pyscaffold_op.gen.yamlio import dump_documents
 
-    return _write({root / ROLE_FILE: dump_documents(render_rbac(root))}, check)
+    return _write({root / ROLE_FILE: dump_documents(render_rbac(root, project))}, check)
 
 
 def generate_manifests(root: Path, *, check: bool = False) -> list[Path]:
     """CRDs and role.yaml for the project at `root`; the files changed (or, with check, stale)."""
-    return generate_crds(root, check=check) + generate_rbac(root, check=check)
+    project = _project(root, None)
+    crds = generate_crds(root, check=check, project=project)
+    return crds + generate_rbac(root, check=check, project=project)
 
 
 def _check_samples(root: Path, crds: list[dict[str, Any]]) -> None:
