@@ -408,7 +408,7 @@ class Api:
         self._check_namespace(obj, t)
         unknown = self._unknown_fields(req, t.info, obj)
         created = self.store.create(
-            t.info, t.namespace or "", obj, manager=self._manager(req), dry_run=self._dry_run(req)
+            t.info, t.namespace or "", obj, manager=self._manager(req), dry_run=self._dry_run(req), fresh=True
         )
         resp = _json(201, self._out(t.info, created))
         if unknown:
@@ -472,7 +472,8 @@ class Api:
             raise E.bad_request(f"error decoding patch: {err}") from None
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
-        base = _scale(info, current) if t.subresource == "scale" else copy.deepcopy(current)
+        # the patch functions never mutate their target, so the stored object serves as the base
+        base = _scale(info, current) if t.subresource == "scale" else current
         if ctype == "application/json-patch+json":
             patched = patch.json_patch(base, body)
         elif ctype == "application/merge-patch+json":
@@ -540,7 +541,12 @@ class Api:
                 name,
             )
             created = self.store.create(
-                info, ns, obj, dry_run=self._dry_run(req), managed_fields=obj["metadata"].get("managedFields")
+                info,
+                ns,
+                obj,
+                dry_run=self._dry_run(req),
+                managed_fields=obj["metadata"].get("managedFields"),
+                fresh=True,
             )
             return _json(201, self._out(info, created))
         new = managed.apply(

@@ -164,12 +164,12 @@ class Store:
                 items.append(obj)
                 if limit and len(items) >= limit:
                     break
-        if limit and len(items) >= limit and i < n:
-            rest = [k for k in keys[i:] if not (namespace and info.namespaced and k[0] != namespace)]
-            rest_matching = [k for k in rest if pred is None or pred(objs[k])]
-            if rest_matching:
+        if limit and len(items) >= limit:
+            # the end of this namespace's key range (or of all keys), found by bisection: O(log n)
+            end = bisect.bisect_right(keys, (namespace, "\U0010ffff")) if namespace and info.namespaced else n
+            if i < end:  # like etcd: more keys in range means a continue token, even if none match
                 next_token = _encode_continue(list_rv, keys[i - 1])
-                remaining = len(rest_matching) if pred is None else None
+                remaining = end - i if pred is None else None
         return items, list_rv, next_token, remaining
 
     # -- writes ------------------------------------------------------------------------------------
@@ -183,8 +183,10 @@ class Store:
         manager: str = "",
         dry_run: bool = False,
         managed_fields: list[Obj] | None = None,
+        fresh: bool = False,
     ) -> Obj:
-        obj = copy.deepcopy(obj)
+        if not fresh:  # callers that built `obj` just for this call (decoded bodies) skip the copy
+            obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise E.bad_request("metadata must be an object")
