@@ -15,13 +15,18 @@ Pure pydantic: importing this module stays cheap.
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, GetJsonSchemaHandler, WithJsonSchema
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import core_schema
+from pydantic import AfterValidator
+
+if TYPE_CHECKING:  # pydantic.json_schema is slow to import; only the generator needs it at run time
+    from pydantic import GetJsonSchemaHandler
+    from pydantic_core import core_schema
+
+JsonSchemaValue = dict[str, Any]
 
 __all__ = [
     "QUANTITY_PATTERN",
@@ -50,16 +55,29 @@ def _check_quantity(value: int | str) -> int | str:
     return value
 
 
+class _Schema:
+    """Annotated metadata replacing the JSON schema of a type (like pydantic's WithJsonSchema,
+    which lives in the slow-to-import pydantic.json_schema)."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+
+    def __get_pydantic_json_schema__(
+        self, core: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return copy.deepcopy(self.schema)
+
+
 IntOrString = Annotated[
     int | str,
-    WithJsonSchema({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}),
+    _Schema({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}),
 ]
 """intstr.IntOrString: an integer or a string (ports by number or name, `25%` surges)."""
 
 Quantity = Annotated[
     int | str,
     AfterValidator(_check_quantity),
-    WithJsonSchema(
+    _Schema(
         {
             "anyOf": [{"type": "integer"}, {"type": "string"}],
             "pattern": QUANTITY_PATTERN,
@@ -71,13 +89,13 @@ Quantity = Annotated[
 
 FreeForm = Annotated[
     dict[str, Any],
-    WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
+    _Schema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
 ]
 """Free-form JSON object (apiextensionsv1.JSON / `map[string]interface{}`): kept as is, never pruned."""
 
 EmbeddedResource = Annotated[
     dict[str, Any],
-    WithJsonSchema(
+    _Schema(
         {
             "type": "object",
             "x-kubernetes-embedded-resource": True,
