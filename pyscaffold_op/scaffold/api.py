@@ -106,6 +106,8 @@ def build_context(options: ApiOptions, project: Project, plural: str, header: st
         "header": header,
         "package": project.package,
         "project_name": project.project_name,
+        # a namespaced project (init --namespaced) gets a Role in its own namespace, like kubebuilder
+        "rbac_scope": f",namespace={project.project_name}-system" if project.namespaced else "",
         "domain": project.domain,
         "group": options.group,
         "group_module": group_module,

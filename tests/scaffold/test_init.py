@@ -167,6 +167,10 @@ def test_namespaced(pyop: RunPyop, tmp_path: Path) -> None:
     assert env == [
         {"name": "WATCH_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
     ]
+    run = pyop("create", "api", "--group", "g", "--version", "v1", "--kind", "At", "--no-make", cwd=tmp_path)
+    assert run.code == 0, run.err
+    controller = (tmp_path / f"src/{PACKAGE}/controllers/at_controller.py").read_text()
+    assert controller.count(",namespace=programming-kubernetes-system\n") == 3
 
 
 def test_cluster_wide_by_default(pyop: RunPyop, tmp_path: Path) -> None:
