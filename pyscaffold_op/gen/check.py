@@ -480,6 +480,7 @@ def check_samples(samples_dir: Path, crds: list[dict[str, Any]]) -> list[str]:
         for version in spec["versions"]:
             api_version = f"{spec['group']}/{version['name']}"
             by_gvk[(api_version, spec["names"]["kind"])] = version["schema"]["openAPIV3Schema"]
+    groups = {crd["spec"]["group"] for crd in crds}
     problems: list[str] = []
     for path in sorted(samples_dir.glob("*.yaml")) if samples_dir.is_dir() else []:
         try:
@@ -490,6 +491,11 @@ def check_samples(samples_dir: Path, crds: list[dict[str, Any]]) -> list[str]:
         for doc in docs:
             schema = by_gvk.get((doc.get("apiVersion"), doc.get("kind")))
             if schema is None:
+                group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+                if group in groups:
+                    problems.append(
+                        f"{path.name}: no CRD serves {doc.get('kind')} in {doc.get('apiVersion')}"
+                    )
                 continue  # kustomization.yaml, or a kind of another API
             name = (doc.get("metadata") or {}).get("name", "?")
             obj = copy.deepcopy(doc)

@@ -34,8 +34,11 @@ RESOURCE_TEMPLATE = """\
 class ProjectBuilder:
     """Writes PROJECT, `src/<pkg>/api/<version>/*.py` and `src/<pkg>/controllers/*.py`."""
 
-    def __init__(self, root: Path, name: str = "demo", domain: str = "example.com") -> None:
+    def __init__(
+        self, root: Path, name: str = "demo", domain: str = "example.com", multigroup: bool = False
+    ) -> None:
         self.root = root
+        self.multigroup = multigroup
         self.name = name
         self.package = name.replace("-", "_")
         self.domain = domain
@@ -50,6 +53,10 @@ class ProjectBuilder:
         """Add a resource to PROJECT and write `api/<version>/<module>.py`."""
         self.resources.append((group, version, kind))
         folder = self.root / "src" / self.package / "api" / version
+        if self.multigroup:
+            (self.root / "src" / self.package / "api" / group).mkdir(parents=True, exist_ok=True)
+            (self.root / "src" / self.package / "api" / group / "__init__.py").write_text("")
+            folder = self.root / "src" / self.package / "api" / group / version
         folder.mkdir(parents=True, exist_ok=True)
         init = folder / "__init__.py"
         if not init.exists():
@@ -78,15 +85,17 @@ class ProjectBuilder:
         text = PROJECT_TEMPLATE.format(domain=self.domain, name=self.name, resources=resources)
         if not resources:
             text = text.replace("resources:\n", "resources: []\n")
+        if self.multigroup:
+            text = "multigroup: true\n" + text
         (self.root / "PROJECT").write_text(text)
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Callable[..., ProjectBuilder]:
-    def make(name: str = "demo", domain: str = "example.com") -> ProjectBuilder:
+    def make(name: str = "demo", domain: str = "example.com", multigroup: bool = False) -> ProjectBuilder:
         root = tmp_path / name
         root.mkdir()
-        return ProjectBuilder(root, name, domain)
+        return ProjectBuilder(root, name, domain, multigroup)
 
     return make
 

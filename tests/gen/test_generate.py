@@ -278,3 +278,52 @@ def test_help_does_not_import_heavy_dependencies() -> None:
 
 def test_at_types_source_is_valid_python() -> None:
     compile(AT_TYPES, "at_types.py", "exec")
+
+
+def test_multigroup_project(project) -> None:
+    builder = project(multigroup=True)
+    builder.api(
+        "ships",
+        "v1",
+        "Frigate",
+        "frigate_types",
+        _kind("Frigate", "size: int = 1").replace("demo.example.com", "ships.example.com"),
+    )
+    builder.api(
+        "sea",
+        "v1beta1",
+        "Wave",
+        "wave_types",
+        _kind("Wave", "height: int = 1", "v1beta1").replace("demo.example.com", "sea.example.com"),
+    )
+    changed = generate_manifests(builder.root)
+    names = sorted(p.name for p in changed)
+    assert names == ["role.yaml", "sea.example.com_waves.yaml", "ships.example.com_frigates.yaml"]
+
+
+def test_invalid_default_fails_before_writing(project) -> None:
+    builder = project()
+    builder.api(
+        "demo",
+        "v1",
+        "Widget",
+        "widget_types",
+        _kind("Widget", "size: int = Field(default=-1, ge=0)").replace(
+            "from pyscaffold_op", "from pydantic import Field\nfrom pyscaffold_op", 1
+        ),
+    )
+    with pytest.raises(
+        GenerateError, match=r"would be rejected: .*default.*: Invalid value: should be greater than or equal to 0"
+    ):
+        generate_manifests(builder.root)
+    assert not (builder.root / "config").exists()
+
+
+def test_sample_of_an_unknown_version(at_project) -> None:
+    at_project.sample(
+        "old.yaml", "apiVersion: programming-kubernetes.viper.run/v1\nkind: At\nmetadata:\n  name: a\n"
+    )
+    with pytest.raises(
+        GenerateError, match=r"old\.yaml: no CRD serves At in programming-kubernetes\.viper\.run/v1"
+    ):
+        generate_manifests(at_project.root, check=True)
