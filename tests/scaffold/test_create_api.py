@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -243,6 +244,10 @@ def test_multigroup_layout(pyop: RunPyop, tmp_path: Path) -> None:
     assert paths == ["ship.api.crew.v1", "ship.api.sea_creatures.v1beta1"]
 
 
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+@needs_make
 def test_make_runs_make_manifests(pyop: RunPyop, initialized: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The Makefile's `manifests` recipe is `$(PYOP) generate manifests`; PYOP comes from the environment.
     monkeypatch.setenv("PYOP", "touch made-by-make; true")
@@ -251,12 +256,14 @@ def test_make_runs_make_manifests(pyop: RunPyop, initialized: Path, monkeypatch:
     assert (initialized / "made-by-make").is_file()
 
 
+@needs_make
 def test_make_is_the_default(pyop: RunPyop, initialized: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYOP", "touch made-by-make; true")
     assert pyop(*AT_API[:-1], cwd=initialized).code == 0
     assert (initialized / "made-by-make").is_file()
 
 
+@needs_make
 def test_failing_make_keeps_the_files_and_exits_1(
     pyop: RunPyop, initialized: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
