@@ -9,6 +9,7 @@ generated in one process (tests, the scaffolder's golden regeneration).
 from __future__ import annotations
 
 import importlib
+import linecache
 import pkgutil
 import sys
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ def project_imports(root: Path, package: str) -> Iterator[None]:
     purge_package(package)
     sys.path.insert(0, src)
     importlib.invalidate_caches()
+    linecache.clearcache()  # pydantic reads attribute docstrings through linecache: no stale sources
     try:
         yield
     finally:

@@ -337,8 +337,8 @@ def _markers_in(block: list[tuple[int, str]], path: str) -> list[Marker]:
 
 
 @lru_cache(maxsize=512)
-def _file_markers(path: str, mtime: float) -> dict[str, ClassMarkers]:
-    source = Path(path).read_text(encoding="utf-8")
+def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
+    """Keyed by the text itself: a file rewritten within the mtime granularity is never stale."""
     comments = _comment_lines(source)
     tree = ast.parse(source, filename=path)
     result: dict[str, ClassMarkers] = {}
@@ -370,7 +370,8 @@ def class_markers(cls: type) -> ClassMarkers:
     path = getattr(module, "__file__", None)
     if not path or not path.endswith(".py") or not Path(path).is_file():
         return ClassMarkers()
-    return _file_markers(path, Path(path).stat().st_mtime).get(cls.__qualname__, ClassMarkers())
+    source = Path(path).read_text(encoding="utf-8")
+    return _file_markers(path, source).get(cls.__qualname__, ClassMarkers())
 
 
 def file_markers(path: Path, names: tuple[str, ...]) -> list[Marker]:
