@@ -182,6 +182,12 @@ def _package_inits(planner: _Planner, ctx: dict[str, Any], module: str, docstrin
 
 def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePlan, Project]:
     plural = validate_inputs(options, project.domain)
+    other_groups = sorted({r.group for r in project.resources if r.group != options.group})
+    if other_groups and not project.multigroup:
+        raise ProjectError(
+            f"cannot add group {options.group!r}: this single-group project already holds group "
+            f"{other_groups[0]!r}; multiple groups need a project made with `pyop init --multigroup`"
+        )
     existing = project.find(options.group, options.version, options.kind)
     if existing is not None and not options.force:
         if options.resource and existing.api is not None:

@@ -274,6 +274,17 @@ def test_failing_make_keeps_the_files_and_exits_1(
     assert (initialized / f"{API}/at_types.py").is_file()
 
 
+def test_make_missing_keeps_the_files_and_exits_1(
+    pyop: RunPyop, initialized: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyscaffold_op.scaffold.make as make_module
+
+    monkeypatch.setattr(make_module.shutil, "which", lambda name: None)
+    run = pyop(*AT_API[:-1], cwd=initialized)
+    assert run.code == 1 and "no make on PATH (use --no-make)" in run.err
+    assert (initialized / f"{API}/at_types.py").is_file()
+
+
 @pytest.mark.parametrize(
     ("extra", "fragments"),
     [
@@ -313,6 +324,13 @@ def test_bad_input_exits_2_and_changes_nothing(
     before = snapshot(initialized)
     assert_one_line_error(pyop(*args, *extra, cwd=initialized), *fragments)
     assert snapshot(initialized) == before
+
+
+def test_a_second_group_needs_multigroup(pyop: RunPyop, with_api: Path) -> None:
+    before = snapshot(with_api)
+    run = pyop(*api_args(group="batch", kind="Job"), cwd=with_api)
+    assert_one_line_error(run, "cannot add group 'batch'", "'programming-kubernetes'", "--multigroup")
+    assert snapshot(with_api) == before
 
 
 def test_outside_a_project(pyop: RunPyop, tmp_path: Path) -> None:
