@@ -48,7 +48,6 @@ _NESTED_FORBIDDEN = {
 _INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
 _REASONS = {"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"}
 _ROOT, _ITEM, _FIELD = "root", "item", "field"
-_OUTSIDE = "Required value: must be specified in the structural schema outside value validations"
 
 
 def _key(path: str, key: str) -> str:
@@ -268,8 +267,6 @@ class _Checker:
             bool(all_of) and isinstance(all_of[0], dict) and all_of[0].get("anyOf") == _INT_OR_STRING
         )
         self.value_validation(s, skip_any_of, skip_first_all_of, path)
-        if int_or_string and typ:
-            self.err(f"{path}.type", "must be empty if x-kubernetes-int-or-string is true")
         check_meta = level == _ROOT or embedded
         if embedded and typ != "object":
             self.err(f"{path}.type", "must be object if x-kubernetes-embedded-resource is true")
@@ -350,45 +347,45 @@ class _Checker:
             )
 
     def completeness(self, s: dict[str, Any], path: str) -> None:
-        """Every property or items named inside a junctor must also be specified outside it."""
+        """Every property or items named inside a junctor must also be specified outside it
+        (validateStructuralCompleteness): reported at the structural path that is missing."""
 
-        def walk(structural: dict[str, Any] | None, nested: dict[str, Any], here: str) -> None:
+        def walk(
+            structural: dict[str, Any] | None, struct_path: str, nested: dict[str, Any], nested_path: str
+        ) -> None:
+            if not isinstance(nested, dict):
+                return
             structural = structural or {}
-            if "items" in nested and not isinstance(structural.get("items"), dict):
-                self.err(
-                    f"{here}.items",
-                    "Required value: must be specified in the structural schema outside value validations",
-                )
-            elif isinstance(nested.get("items"), dict):
-                walk(structural["items"], nested["items"], f"{here}.items")
-            for name, prop in (nested.get("properties") or {}).items():
-                known = (structural.get("properties") or {}).get(name)
-                if known is None and not isinstance(structural.get("additionalProperties"), dict):
+            if isinstance(nested.get("items"), dict):
+                if not isinstance(structural.get("items"), dict):
                     self.err(
-                        _key(f"{here}.properties", name),
-                        _OUTSIDE,
+                        f"{struct_path}.items",
+                        f"Required value: because it is defined in {nested_path}.items",
                     )
                 else:
-                    walk(
-                        known or structural.get("additionalProperties"),
-                        prop,
-                        _key(f"{here}.properties", name),
-                    )
+                    walk(structural["items"], f"{struct_path}.items", nested["items"], f"{nested_path}.items")
+            for name, prop in (nested.get("properties") or {}).items():
+                known = (structural.get("properties") or {}).get(name)
+                here = _key(f"{struct_path}.properties", name)
+                there = _key(f"{nested_path}.properties", name)
+                if known is None:
+                    self.err(here, f"Required value: because it is defined in {there}")
+                else:
+                    walk(known, here, prop, there)
             for junctor in ("allOf", "anyOf", "oneOf"):
                 for index, sub in enumerate(nested.get(junctor) or []):
-                    walk(structural, sub, f"{here}.{junctor}[{index}]")
+                    walk(structural, struct_path, sub, f"{nested_path}.{junctor}[{index}]")
             if isinstance(nested.get("not"), dict):
-                walk(structural, nested["not"], f"{here}.not")
+                walk(structural, struct_path, nested["not"], f"{nested_path}.not")
 
         def visit(node: dict[str, Any], here: str) -> None:
             if not isinstance(node, dict):
                 return
             for junctor in ("allOf", "anyOf", "oneOf"):
                 for index, sub in enumerate(node.get(junctor) or []):
-                    if isinstance(sub, dict):
-                        walk(node, sub, f"{here}.{junctor}[{index}]")
+                    walk(node, here, sub, f"{here}.{junctor}[{index}]")
             if isinstance(node.get("not"), dict):
-                walk(node, node["not"], f"{here}.not")
+                walk(node, here, node["not"], f"{here}.not")
             if isinstance(node.get("items"), dict):
                 visit(node["items"], f"{here}.items")
             for name, prop in (node.get("properties") or {}).items():

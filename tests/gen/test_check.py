@@ -218,12 +218,12 @@ REJECTED = [
     (
         "property only in a junctor",
         root(type="object", anyOf=[{"properties": {"ghost": {"minLength": 1}}}]),
-        "anyOf[0].properties[ghost]: Required value: must be specified in the structural schema outside value validations",
+        "properties[spec].properties[ghost]: Required value: because it is defined in openAPIV3Schema.properties[spec].anyOf[0].properties[ghost]",
     ),
     (
         "items only in a junctor",
         root(type="object", allOf=[{"items": {"minLength": 1}}]),
-        "allOf[0].items: Required value: must be specified in the structural schema outside value validations",
+        "properties[spec].items: Required value: because it is defined in openAPIV3Schema.properties[spec].allOf[0].items",
     ),
     # --- ValidateCustomResourceDefinitionOpenAPISchema
     (

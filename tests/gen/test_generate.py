@@ -313,7 +313,8 @@ def test_invalid_default_fails_before_writing(project) -> None:
         ),
     )
     with pytest.raises(
-        GenerateError, match=r"would be rejected: .*default.*: Invalid value: should be greater than or equal to 0"
+        GenerateError,
+        match=r"would be rejected: .*default.*: Invalid value: should be greater than or equal to 0",
     ):
         generate_manifests(builder.root)
     assert not (builder.root / "config").exists()
