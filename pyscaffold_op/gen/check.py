@@ -10,11 +10,12 @@ the way the API server does (`spec.versions[0].schema.openAPIV3Schema.properties
 from __future__ import annotations
 
 import copy
+import json
 import re
 from pathlib import Path
 from typing import Any
 
-from pyscaffold_op.gen.structural import prune, quick_validate, validate
+from pyscaffold_op.gen.structural import apply_defaults, prune, quick_validate, validate
 
 _FORBIDDEN_KEYWORDS = {
     "$ref": "$ref is not supported",
@@ -325,10 +326,13 @@ class _Checker:
         if isinstance(s.get("not"), dict):
             self.nested(s["not"], False, f"{path}.not")
         if "pattern" in s:
-            try:
-                re.compile(s["pattern"])
-            except re.error as err:
-                self.err(f"{path}.pattern", f"must be a valid regular expression, but isn't: {err}")
+            problem = _re2_problem(s["pattern"])
+            if problem:
+                shown = json.dumps(s["pattern"])
+                self.err(
+                    f"{path}.pattern",
+                    f"Invalid value: {shown}: must be a valid regular expression, but isn't: {problem}",
+                )
 
     def nested(self, v: dict[str, Any], skip_any_of: bool, path: str) -> None:
         if not isinstance(v, dict):
@@ -425,6 +429,21 @@ class _Checker:
             self.defaults(prop, _key(f"{path}.properties", name), root_schema)
 
 
+_RE2_UNSUPPORTED = re.compile(r"\(\?(?:=|!|<=|<!)|\\[1-9]|\(\?P=|\\[gk]<")
+
+
+def _re2_problem(pattern: str) -> str:
+    """Why Go's RE2 (what the API server compiles patterns with) rejects `pattern`, or ""."""
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        return str(err)
+    found = _RE2_UNSUPPORTED.search(pattern)
+    if found:
+        return f"RE2 has no lookaround or backreferences ({found.group(0)!r})"
+    return ""
+
+
 def check_schema(schema: dict[str, Any], path: str = "openAPIV3Schema") -> list[str]:
     """Every rule the API server applies to a version's openAPIV3Schema; [] when it would accept it."""
     checker = _Checker()
@@ -496,7 +515,9 @@ def check_samples(samples_dir: Path, crds: list[dict[str, Any]]) -> list[str]:
                 continue  # kustomization.yaml, or a kind of another API
             name = (doc.get("metadata") or {}).get("name", "?")
             obj = copy.deepcopy(doc)
-            for field_path in prune(obj, schema):
+            pruned = prune(obj, schema)
+            apply_defaults(obj, schema)  # the server's order: prune, default, validate
+            for field_path in pruned:
                 problems.append(
                     f"{path.name} ({doc['kind']} {name}): unknown field {field_path!r} would be "
                     "silently dropped by the API server"

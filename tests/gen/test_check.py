@@ -212,7 +212,17 @@ REJECTED = [
     (
         "invalid pattern",
         root(type="string", pattern="(unclosed"),
-        "properties[spec].pattern: must be a valid regular expression",
+        'properties[spec].pattern: Invalid value: "(unclosed": must be a valid regular expression',
+    ),
+    (
+        "lookahead pattern (RE2)",
+        root(type="string", pattern="^(?!x).*$"),
+        "RE2 has no lookaround or backreferences",
+    ),
+    (
+        "backreference pattern (RE2)",
+        root(type="string", pattern=r"^(a)\1$"),
+        "RE2 has no lookaround or backreferences",
     ),
     # --- validateStructuralCompleteness
     (
