@@ -53,7 +53,10 @@ def render_rbac(root: Path, project: Any = None) -> list[dict[str, Any]]:
     from pyscaffold_op.gen.rbac import build_roles, collect_markers
 
     project = _project(root, project)
-    return build_roles(collect_markers(root / "src" / project.package / "controllers"))
+    markers = collect_markers(root / "src" / project.package / "controllers")
+    # a namespace-scoped project (PROJECT `namespaced: true`) gets an empty Role in kustomize's
+    # `system` namespace when there are no markers yet, like its scaffolded role.yaml
+    return build_roles(markers, empty_namespace="system" if project.namespaced else None)
 
 
 def _write(files: dict[Path, str], check: bool) -> list[Path]:

@@ -100,10 +100,13 @@ def collect_markers(controllers_dir: Path) -> list[Marker]:
     return markers
 
 
-def build_roles(markers: list[Marker], role_name: str = ROLE_NAME) -> list[dict[str, Any]]:
+def build_roles(
+    markers: list[Marker], role_name: str = ROLE_NAME, empty_namespace: str | None = None
+) -> list[dict[str, Any]]:
     """ClusterRole first, then one Role per namespace (sorted), like controller-gen.
 
-    With no markers at all, an empty ClusterRole is still written so kustomize finds role.yaml.
+    With no markers at all, an empty role is still written so kustomize finds role.yaml: a ClusterRole,
+    or a Role in `empty_namespace` for namespace-scoped projects.
     """
     by_target: dict[tuple[str, str], list[Rule]] = {}
     for marker in markers:
@@ -123,25 +126,16 @@ def build_roles(markers: list[Marker], role_name: str = ROLE_NAME) -> list[dict[
     docs = []
     for namespace, name in sorted(by_target):
         rules = normalize_rules(by_target[(namespace, name)])
-        if not rules:
-            continue
-        metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
-        docs.append(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "Role" if namespace else "ClusterRole",
-                "metadata": metadata,
-                "rules": rules,
-            }
-        )
-    if not any(d["kind"] == "ClusterRole" and d["metadata"]["name"] == role_name for d in docs):
-        docs.insert(
-            0,
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRole",
-                "metadata": {"name": role_name},
-                "rules": [],
-            },
-        )
-    return docs
+        if rules:
+            docs.append(_role(name, namespace, rules))
+    return docs or [_role(role_name, empty_namespace or "", [])]
+
+
+def _role(name: str, namespace: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+    metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role" if namespace else "ClusterRole",
+        "metadata": metadata,
+        "rules": rules,
+    }

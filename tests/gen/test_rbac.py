@@ -88,3 +88,11 @@ def test_markers_anywhere_in_the_controllers_package(project) -> None:
                                  "verbs": ["create", "get", "list", "watch"]}]  # fmt: skip
     assert docs[1]["kind"] == "Role" and docs[1]["metadata"]["namespace"] == "team"
     assert text.count("---\n") == 2
+
+
+def test_only_namespaced_markers_give_only_roles() -> None:
+    docs = roles("groups=apps,resources=deployments,verbs=get,namespace=system")
+    assert [(d["kind"], d["metadata"]) for d in docs] == [
+        ("Role", {"name": "manager-role", "namespace": "system"})
+    ]
+    assert build_roles([], empty_namespace="system")[0]["kind"] == "Role"
