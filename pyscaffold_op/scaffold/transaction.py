@@ -54,13 +54,11 @@ def apply(plan: FilePlan) -> list[str]:
     root = plan.root
     for relpath in changes:
         target = root / relpath
-        for parent in (target, *target.parents):
-            if parent == root:
-                break
-            if parent.exists() and not parent.is_dir() and parent != target:
-                raise ProjectError(f"cannot write {relpath}: {parent.relative_to(root)} is not a folder")
-            if target.is_dir():
-                raise ProjectError(f"cannot write {relpath}: a folder of that name exists")
+        if target.is_dir():
+            raise ProjectError(f"cannot write {relpath}: a folder of that name exists")
+        for parent in target.relative_to(root).parents:
+            if (root / parent).exists() and not (root / parent).is_dir():
+                raise ProjectError(f"cannot write {relpath}: {parent.as_posix()} is not a folder")
     staging = Path(tempfile.mkdtemp(prefix=".pyop-staging-", dir=root))
     created_files: list[Path] = []
     created_dirs: list[Path] = []

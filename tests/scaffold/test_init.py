@@ -249,6 +249,20 @@ def test_init_never_overwrites_existing_files(pyop: RunPyop, tmp_path: Path) -> 
     assert snapshot(tmp_path) == before
 
 
+def test_a_file_where_a_folder_must_go(pyop: RunPyop, tmp_path: Path) -> None:
+    (tmp_path / "config").write_text("not a folder\n")
+    before = snapshot(tmp_path)
+    assert_one_line_error(pyop(*AT_INIT, cwd=tmp_path), "config is not a folder")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_folder_where_a_file_must_go(pyop: RunPyop, tmp_path: Path) -> None:
+    (tmp_path / "Makefile").mkdir()
+    before = snapshot(tmp_path)
+    assert_one_line_error(pyop(*AT_INIT, cwd=tmp_path), "Makefile already exists")
+    assert snapshot(tmp_path) == before
+
+
 def test_missing_required_flag_is_a_usage_error(pyop: RunPyop, tmp_path: Path) -> None:
     run = pyop("init", "--repo", "github.com/a/b", cwd=tmp_path)
     assert run.code == 2 and "--domain" in run.err
