@@ -146,6 +146,11 @@ def build_crd(
         subresources = _subresources(v)
         if subresources:
             entry["subresources"] = subresources
+        selectable = [
+            {"jsonPath": m.get("JSONPath")} for m in v.markers.get("kubebuilder:selectablefield", [])
+        ]
+        if selectable:
+            entry["selectableFields"] = selectable
         deprecated = v.one("kubebuilder:deprecatedversion")
         if deprecated is not None:
             entry["deprecated"] = True

@@ -119,6 +119,31 @@ SPECS: dict[str, tuple[str | None, dict[str, tuple[str, bool]]]] = {
         },
     ),
 }
+# `+kubebuilder:validation:items:<Marker>` applies <Marker> to the items of a list (controller-gen).
+_ITEM_MARKERS = (
+    "Minimum",
+    "Maximum",
+    "ExclusiveMinimum",
+    "ExclusiveMaximum",
+    "MultipleOf",
+    "MinLength",
+    "MaxLength",
+    "MinItems",
+    "MaxItems",
+    "MinProperties",
+    "MaxProperties",
+    "Pattern",
+    "Enum",
+    "Format",
+    "Type",
+    "XValidation",
+    "UniqueItems",
+    "EmbeddedResource",
+    "XIntOrString",
+)
+for _name in _ITEM_MARKERS:
+    SPECS[_V + "items:" + _name] = SPECS[_V + _name]
+SPECS["kubebuilder:selectablefield"] = (None, {"JSONPath": (STR, True)})
 # Longest names first, so `kubebuilder:subresource:scale` wins over a shorter prefix.
 _NAMES = sorted(SPECS, key=len, reverse=True)
 # Markers of other tools that may share a file (scaffold insertion points): never errors.

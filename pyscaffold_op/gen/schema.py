@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema
@@ -175,6 +176,8 @@ _FLAG_MARKERS = {
     "kubebuilder:pruning:PreserveUnknownFields": ("x-kubernetes-preserve-unknown-fields", True),
 }
 _STRUCTURAL_MARKERS = {"structType"}
+_VALIDATION = "kubebuilder:validation:"
+_ITEMS_PREFIX = "kubebuilder:validation:items:"
 _REQUIREDNESS = {"optional", "required", "kubebuilder:validation:Optional", "kubebuilder:validation:Required"}
 
 
@@ -438,6 +441,15 @@ def _coerce_enum(values: list[Any], type_: str | None) -> list[Any]:
 def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> dict[str, Any]:
     """Apply field markers to a converted field schema; conflicts with pydantic's constraints fail."""
     out = dict(schema)
+    item_markers = [m for m in markers if m.name.startswith(_ITEMS_PREFIX)]
+    if item_markers:
+        if not isinstance(out.get("items"), dict):
+            raise GenerateError(
+                f"{item_markers[0].where}: +{item_markers[0].name} needs a list field ({where})"
+            )
+        unprefixed = [replace(m, name=_VALIDATION + m.name[len(_ITEMS_PREFIX) :]) for m in item_markers]
+        out["items"] = apply_markers(out["items"], unprefixed, f"{where}[]")
+        markers = [m for m in markers if not m.name.startswith(_ITEMS_PREFIX)]
     list_keys: list[str] = []
     for marker in markers:
         name = marker.name

@@ -365,3 +365,44 @@ def test_version_markers() -> None:
     crd = build_crd([OldVersion, NewVersion, Skipped])
     versions = {v["name"]: (v["served"], v["storage"]) for v in crd["spec"]["versions"]}
     assert versions == {"v1": (True, True), "v1beta1": (False, False)}
+
+
+class ItemMarked(KubeModel):
+    # +kubebuilder:validation:items:MinLength=1
+    # +kubebuilder:validation:items:Pattern=`^[a-z]+$`
+    # +kubebuilder:validation:MaxItems=4
+    names: list[str] = Field(default_factory=list)
+    # +kubebuilder:validation:items:Minimum=1
+    single: int = 1
+
+
+def test_item_markers_apply_to_list_items() -> None:
+    with pytest.raises(GenerateError, match=r"items:Minimum needs a list field \(ItemMarked\.single\)"):
+        SchemaConverter().model_schema(ItemMarked)
+
+
+class ItemsOnly(KubeModel):
+    # +kubebuilder:validation:items:MinLength=1
+    # +kubebuilder:validation:items:Pattern=`^[a-z]+$`
+    # +kubebuilder:validation:MaxItems=4
+    names: list[str] = Field(default_factory=list)
+
+
+def test_item_markers() -> None:
+    p = SchemaConverter().model_schema(ItemsOnly)["properties"]["names"]
+    assert p == {
+        "items": {"minLength": 1, "pattern": "^[a-z]+$", "type": "string"},
+        "maxItems": 4,
+        "type": "array",
+    }
+
+
+# +kubebuilder:selectablefield:JSONPath=`.spec.replicas`
+class Selectable(CustomResource):
+    gvk = GroupVersionKind("demo.example.com", "v1", "Selectable")
+
+
+def test_selectable_field() -> None:
+    assert build_crd([Selectable])["spec"]["versions"][0]["selectableFields"] == [
+        {"jsonPath": ".spec.replicas"}
+    ]
