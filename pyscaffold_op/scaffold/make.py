@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from pyscaffold_op.errors import PyopError
@@ -21,7 +24,11 @@ def run_make(root: Path, target: str) -> None:
         raise MakeError(
             f"the files were written, but `make {target}` cannot run: no make on PATH (use --no-make)"
         )
-    result = subprocess.run([make, target], cwd=root, check=False)
+    command = [make, target]
+    if "PYOP" not in os.environ:
+        # the Makefile's $(PYOP): this very installation, even when its scripts are not on PATH
+        command.append(f"PYOP={shlex.quote(sys.executable)} -m pyscaffold_op")
+    result = subprocess.run(command, cwd=root, check=False)
     if result.returncode != 0:
         raise MakeError(
             f"the files were written, but `make {target}` failed with exit status {result.returncode}; "

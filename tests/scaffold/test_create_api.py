@@ -257,6 +257,19 @@ def test_make_runs_make_manifests(pyop: RunPyop, initialized: Path, monkeypatch:
 
 
 @needs_make
+def test_make_uses_this_installation_of_pyop(
+    pyop: RunPyop, initialized: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without PYOP set and without `pyop` on PATH, `make manifests` still runs this pyop's generator."""
+    pytest.importorskip("pyscaffold_op.gen")
+    monkeypatch.delenv("PYOP", raising=False)
+    monkeypatch.setenv("PATH", str(Path(shutil.which("make") or "/usr/bin/make").parent))
+    run = pyop(*AT_API[:-1], cwd=initialized)
+    assert run.code == 0, run.err
+    assert (initialized / "config/crd/bases/programming-kubernetes.viper.run_ats.yaml").is_file()
+
+
+@needs_make
 def test_make_is_the_default(pyop: RunPyop, initialized: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYOP", "touch made-by-make; true")
     assert pyop(*AT_API[:-1], cwd=initialized).code == 0
