@@ -1,0 +1,131 @@
+# Copyright The programming-kubernetes Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The programming-kubernetes manager: runs every controller of the project.
+
+Start it with `python -m programming_kubernetes` (`make run`); the container image runs the same command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+
+from pyscaffold_op.runtime import Manager, load_config
+
+from programming_kubernetes.controllers.at_controller import AtReconciler
+
+# +pyop:scaffold:imports
+
+# The name of the Lease used for leader election; stable for the project, unique within its namespace.
+LEADER_ELECTION_ID = "6f5b1bd9.viper.run"
+
+log = logging.getLogger("programming_kubernetes")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="programming_kubernetes",
+        description="The programming-kubernetes controller manager.",
+    )
+    parser.add_argument(
+        "--metrics-bind-address",
+        default="0",
+        help='The address the metrics endpoint binds to, e.g. ":8443". "0" (the default) disables it.',
+    )
+    parser.add_argument(
+        "--health-probe-bind-address",
+        default=":8081",
+        help="The address the /healthz and /readyz probe endpoint binds to.",
+    )
+    parser.add_argument(
+        "--leader-elect",
+        action="store_true",
+        help="Enable leader election for the controller manager, so only one replica is active at a time.",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="Path to a kubeconfig. Default: $KUBECONFIG, ~/.kube/config, or the in-cluster configuration.",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="The lowest level of log messages to print.",
+    )
+    parser.add_argument(
+        "--log-format",
+        default="text",
+        choices=["json", "text"],
+        help="Print logs as human-readable text or as one JSON object per line.",
+    )
+    return parser.parse_args(argv)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line, for log collectors."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "ts": self.formatTime(record),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["error"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+def setup_logging(level: str, fmt: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
+
+
+def build_manager(args: argparse.Namespace) -> Manager:
+    """Create the manager and register every controller with it."""
+    mgr = Manager(
+        load_config(kubeconfig=args.kubeconfig),
+        metrics_bind_address=args.metrics_bind_address,
+        health_probe_bind_address=args.health_probe_bind_address,
+        leader_election=args.leader_elect,
+        leader_election_id=LEADER_ELECTION_ID,
+    )
+    AtReconciler(
+        client=mgr.client,
+        recorder=mgr.get_event_recorder_for("at-controller"),
+    ).setup_with_manager(mgr)
+    # +pyop:scaffold:controllers
+    return mgr
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    setup_logging(args.log_level, args.log_format)
+    mgr = build_manager(args)
+    log.info("starting manager")
+    asyncio.run(mgr.start())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
