@@ -476,13 +476,83 @@ def check_crd(crd: dict[str, Any]) -> list[str]:
         )
     if "." not in group:
         errors.append(f"spec.group: Invalid value: {group!r}: should be a domain with at least one dot")
+    errors += _check_names(spec.get("names") or {})
     for index, version in enumerate(versions):
+        errors += _check_version(version, f"spec.versions[{index}]")
         schema = (version.get("schema") or {}).get("openAPIV3Schema")
         path = f"spec.versions[{index}].schema.openAPIV3Schema"
         if schema is None:
             errors.append(f"{path}: Required value: schemas are required")
             continue
         errors += check_schema(schema, path)
+    return errors
+
+
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_COLUMN_TYPES = {"integer", "number", "string", "boolean", "date"}
+_COLUMN_FORMATS = {"int32", "int64", "float", "double", "byte", "date", "date-time", "password"}
+
+
+def _check_names(names: dict[str, Any]) -> list[str]:
+    """spec.names as ValidateCustomResourceDefinitionNames checks them."""
+    errors = []
+    label = "a lowercase RFC 1035 label must consist of lower case alphanumeric characters or '-'"
+    for key in ("plural", "singular"):
+        value = names.get(key, "")
+        if not value and key == "plural":
+            errors.append("spec.names.plural: Required value")
+        elif value and (not _DNS1035.match(value) or len(value) > 63):
+            errors.append(f"spec.names.{key}: Invalid value: {value!r}: {label}")
+    for index, short in enumerate(names.get("shortNames") or []):
+        if not _DNS1035.match(short):
+            errors.append(f"spec.names.shortNames[{index}]: Invalid value: {short!r}: {label}")
+    for index, category in enumerate(names.get("categories") or []):
+        if not _DNS1035.match(category):
+            errors.append(f"spec.names.categories[{index}]: Invalid value: {category!r}: {label}")
+    kind, list_kind = names.get("kind", ""), names.get("listKind", "")
+    if not kind:
+        errors.append("spec.names.kind: Required value")
+    if kind and kind == list_kind:
+        errors.append(
+            f"spec.names.listKind: Invalid value: {list_kind!r}: kind and listKind may not be the same"
+        )
+    return errors
+
+
+def _check_version(version: dict[str, Any], path: str) -> list[str]:
+    """Printer columns and the scale subresource of one version."""
+    errors = []
+    seen = set()
+    for index, column in enumerate(version.get("additionalPrinterColumns") or []):
+        here = f"{path}.additionalPrinterColumns[{index}]"
+        if column.get("name") in seen:
+            errors.append(f"{here}.name: Duplicate value: {column.get('name')!r}")
+        seen.add(column.get("name"))
+        if column.get("type") not in _COLUMN_TYPES:
+            errors.append(f"{here}.type: Unsupported value: {column.get('type')!r}")
+        if "format" in column and column["format"] not in _COLUMN_FORMATS:
+            errors.append(f"{here}.format: Unsupported value: {column['format']!r}")
+        if column.get("priority", 0) < 0:
+            errors.append(
+                f"{here}.priority: Invalid value: {column['priority']}: must be greater than or equal to 0"
+            )
+        if not str(column.get("jsonPath", "")).startswith("."):
+            errors.append(
+                f"{here}.jsonPath: Invalid value: {column.get('jsonPath')!r}: must be a simple json path"
+            )
+    scale = (version.get("subresources") or {}).get("scale")
+    if scale:
+        here = f"{path}.subresources.scale"
+        if not str(scale.get("specReplicasPath", "")).startswith(".spec."):
+            errors.append(f"{here}.specReplicasPath: Invalid value: should be a json path under .spec")
+        if not str(scale.get("statusReplicasPath", "")).startswith(".status."):
+            errors.append(f"{here}.statusReplicasPath: Invalid value: should be a json path under .status")
+        selector = scale.get("labelSelectorPath")
+        if selector is not None and not str(selector).startswith((".spec.", ".status.")):
+            errors.append(
+                f"{here}.labelSelectorPath: Invalid value: "
+                "should be a json path under either .spec or .status"
+            )
     return errors
 
 

@@ -461,3 +461,29 @@ def test_crd_level_rules() -> None:
     )
     no_schema = _crd([{"name": "v1", "served": True, "storage": True}])
     assert any("schemas are required" in e for e in check_crd(no_schema))
+
+
+def test_names_columns_and_scale_rules() -> None:
+    crd = _crd([_version("v1", True)])
+    crd["spec"]["names"].update(shortNames=["Bad_Name"], categories=["all"], listKind="Widget")
+    version = crd["spec"]["versions"][0]
+    version["additionalPrinterColumns"] = [
+        {"name": "A", "type": "string", "jsonPath": ".spec.a"},
+        {"name": "A", "type": "text", "jsonPath": "spec.a", "format": "fancy", "priority": -1},
+    ]
+    version["subresources"] = {"scale": {"specReplicasPath": ".status.replicas", "statusReplicasPath": ".spec.x",
+                                         "labelSelectorPath": ".metadata.labels"}}  # fmt: skip
+    errors = "\n".join(check_crd(crd))
+    for message in (
+        "spec.names.shortNames[0]: Invalid value: 'Bad_Name'",
+        "spec.names.listKind: Invalid value: 'Widget': kind and listKind may not be the same",
+        "additionalPrinterColumns[1].name: Duplicate value: 'A'",
+        "additionalPrinterColumns[1].type: Unsupported value: 'text'",
+        "additionalPrinterColumns[1].format: Unsupported value: 'fancy'",
+        "additionalPrinterColumns[1].priority: Invalid value: -1",
+        "additionalPrinterColumns[1].jsonPath: Invalid value: 'spec.a'",
+        "scale.specReplicasPath: Invalid value: should be a json path under .spec",
+        "scale.statusReplicasPath: Invalid value: should be a json path under .status",
+        "scale.labelSelectorPath: Invalid value: should be a json path under either .spec or .status",
+    ):
+        assert message in errors, message
