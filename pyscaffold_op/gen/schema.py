@@ -28,7 +28,8 @@ from pyscaffold_op.errors import GenerateError
 from pyscaffold_op.gen.markers import ClassMarkers, Marker, class_markers
 
 _MODEL_KEY = "x-pyop-model"
-# Formats the API server knows (k8s.io/kube-openapi strfmt); pydantic's others are dropped.
+# Formats the API server knows (k8s.io/kube-openapi strfmt) and pydantic's wire form matches; others are
+# dropped. Not `duration`: pydantic writes timedelta as ISO 8601 (PT1H), the server expects Go's (1h).
 K8S_FORMATS = {
     "bsonobjectid",
     "uri",
@@ -52,7 +53,6 @@ K8S_FORMATS = {
     "byte",
     "password",
     "date",
-    "duration",
     "datetime",
     "date-time",
     "int32",

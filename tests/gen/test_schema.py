@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import enum
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import Field
+from pydantic import AnyUrl, Field
 
 from pyscaffold_op.apimachinery import (
     Condition,
@@ -251,3 +251,14 @@ def test_kind_root_rules() -> None:
     assert s["properties"]["kind"]["type"] == "string"
     assert "required" not in s
     assert check_schema(s) == []
+
+
+class Formats(KubeModel):
+    timeout: timedelta = timedelta(seconds=5)
+    url: AnyUrl | None = None
+
+
+def test_formats_whose_wire_form_differs_are_dropped() -> None:
+    p = props(Formats)
+    assert p["timeout"]["type"] == "string" and "format" not in p["timeout"]  # ISO 8601, not Go's 1h
+    assert p["url"]["format"] == "uri" and p["url"]["type"] == "string"
