@@ -47,9 +47,9 @@ def pluralize(kind: str) -> str:
     word = kind.lower()
     if word in _UNCOUNTABLE:
         return word
-    for singular, plural in _IRREGULAR.items():
-        if word.endswith(singular):
-            return word[: -len(singular)] + plural
+    # Irregulars match whole words only: "box" is not "b" + "ox", so it is "boxes", not "boxen".
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
     if word.endswith(("s", "x", "z", "ch", "sh")):
         return word + "es"
     if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
