@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import subprocess
@@ -37,6 +36,15 @@ def cm(name: str) -> dict:
         "metadata": {"name": name, "labels": {"app": "bench"}},
         "data": {"key": "value", "other": "x" * 64},
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User+system CPU time of a process (Linux /proc), to report server cost per request."""
+    try:
+        parts = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_server() -> tuple[subprocess.Popen[bytes], str]:
@@ -85,10 +93,10 @@ async def rate(url: str, n: int, concurrency: int, make: object) -> float:
 
 async def fan_out(url: str, watchers: int, events: int) -> float:
     """Events delivered per second across all watchers."""
-    async with aiohttp.ClientSession(url, timeout=aiohttp.ClientTimeout(total=120)) as session:
-        async with session.get("/api/v1/namespaces/fan/configmaps") as r:
-            if r.status == 404:
-                pass
+    conn = aiohttp.TCPConnector(limit=0)  # every watcher holds a connection; writes need one more
+    async with aiohttp.ClientSession(
+        url, connector=conn, timeout=aiohttp.ClientTimeout(total=120)
+    ) as session:
         await session.post("/api/v1/namespaces", json={"metadata": {"name": "fan"}})
         async with session.get("/api/v1/namespaces/fan/configmaps") as r:
             rv = (await r.json())["metadata"]["resourceVersion"]
@@ -158,53 +166,43 @@ async def main(quick: bool) -> None:
     n = 2_000 if quick else 10_000
     conc = 16
     proc, url = start_server()
-    rows: list[tuple[str, str]] = []
+    rows: list[tuple[str, str, str]] = []
+
+    async def measure(label: str, count: int, make: object) -> None:
+        c0 = cpu_seconds(proc.pid)
+        rps = await rate(url, count, conc, make)
+        per = (cpu_seconds(proc.pid) - c0) / count * 1e6
+        rows.append((label, f"{rps:,.0f}", f"{per:,.0f}"))
+
     try:
-        rows.append(
-            (
-                "create ConfigMap (req/s, 16 conc.)",
-                f"{await rate(url, n, conc, lambda i: ('POST', CMS, cm(f'c{i}'))):,.0f}",
-            )
+        await measure("create ConfigMap (req/s, 16 conc.)", n, lambda i: ("POST", CMS, cm(f"c{i}")))
+        await measure("get ConfigMap (req/s, 16 conc.)", n, lambda i: ("GET", f"{CMS}/c{i % 100}", None))
+        await measure(
+            "list 100 ConfigMaps, limit=100 (req/s)", n // 10, lambda i: ("GET", CMS + "?limit=100", None)
         )
-        rows.append(
-            (
-                "get ConfigMap (req/s, 16 conc.)",
-                f"{await rate(url, n, conc, lambda i: ('GET', f'{CMS}/c{i % 100}', None)):,.0f}",
-            )
-        )
-        rows.append(
-            (
-                "list 100 ConfigMaps, limit=100 (req/s)",
-                f"{await rate(url, n // 10, conc, lambda i: ('GET', CMS + '?limit=100', None)):,.0f}",
-            )
-        )
-        rows.append(
-            (
-                "/version (req/s, 16 conc.)",
-                f"{await rate(url, n, conc, lambda i: ('GET', '/version', None)):,.0f}",
-            )
-        )
+        await measure("/version (req/s, 16 conc.)", n, lambda i: ("GET", "/version", None))
         w, e = (50, 100) if quick else (100, 200)
-        rows.append(
-            (f"watch fan-out, {w} watchers x {e} events (events/s)", f"{await fan_out(url, w, e):,.0f}")
-        )
+        c0 = cpu_seconds(proc.pid)
+        eps = await fan_out(url, w, e)
+        per = (cpu_seconds(proc.pid) - c0) / (w * e) * 1e6
+        rows.append((f"watch fan-out, {w} watchers x {e} events (events/s)", f"{eps:,.0f}", f"{per:,.0f}"))
     finally:
         proc.terminate()
         proc.wait(10)
-    rows.append(("memory per 10,000 ConfigMaps (MiB, tracemalloc)", f"{memory_per_10k():.1f}"))
+    rows.append(("memory per 10,000 ConfigMaps (MiB, tracemalloc)", f"{memory_per_10k():.1f}", ""))
     inproc, loop = await per_call(500 if quick else 2_000)
-    rows.append(("lightkube get, in-process transport (µs/call)", f"{inproc:,.0f}"))
-    rows.append(("lightkube get, loopback HTTP same process (µs/call)", f"{loop:,.0f}"))
+    rows.append(("lightkube get, in-process transport (µs/call)", f"{inproc:,.0f}", ""))
+    rows.append(("lightkube get, loopback HTTP same process (µs/call)", f"{loop:,.0f}", ""))
     width = max(len(r[0]) for r in rows)
     print(
         f"pyop envtest benchmarks — {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+        f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
-    print(f"{'measure'.ljust(width)}  value")
-    print(f"{'-' * width}  -----")
-    for k, v in rows:
-        print(f"{k.ljust(width)}  {v}")
-    print(json.dumps(dict(rows)), file=sys.stderr)
+    print(f"{'measure'.ljust(width)}  {'value':>8}  server CPU µs/op")
+    print(f"{'-' * width}  {'-' * 8}  ---------------")
+    for k, v, c in rows:
+        print(f"{k.ljust(width)}  {v:>8}  {c}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import copy
 import shutil
 import tempfile
@@ -77,8 +78,10 @@ class Environment:
             await self.kubelet.detach()
         self.store.drop_watches()
         if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+            runner, self._runner = self._runner, None
+            # never let a client that keeps a connection open hang the test's teardown
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(runner.cleanup(), 5)
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
