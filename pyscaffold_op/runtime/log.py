@@ -108,4 +108,8 @@ def setup_logging(level: str | int = "info", fmt: str = "json", stream: Any = No
     handler.addFilter(ReconcileContextFilter())
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
+    if root.level > logging.DEBUG:
+        # One INFO line per HTTP request drowns everything else; keep them for debug level.
+        for noisy in ("httpx2", "httpx", "httpcore", "httpcore2"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     return handler
