@@ -1,4 +1,4 @@
-"""Regenerate the golden scaffold `testdata/project/`: `python -m pyscaffold_op.dev.regen` (`make testdata`).
+"""Regenerate the golden trees `testdata/project/` and `testdata/at/`: `python -m pyscaffold_op.dev.regen`.
 
 The tree is exactly what the at example's commands produce (seed 000):
 
@@ -71,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         else "without manifests (no pyscaffold_op.gen.generate_manifests)"
     )
     print(f"regenerated {dest} ({files} files, {note})", file=sys.stderr)
+    if dest == GOLDEN_DIR and generated:
+        from pyscaffold_op.dev.golden_at import AT_DIR, refresh_at
+
+        if AT_DIR.is_dir():
+            refresh_at(AT_DIR)
+            print(f"regenerated {AT_DIR} (scaffold output + its hand-finished files)", file=sys.stderr)
     return 0
 
 

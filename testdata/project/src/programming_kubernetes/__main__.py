@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import sys
 
-from pyscaffold_op.runtime import Manager, load_config
+from pyscaffold_op.errors import PyopError
+from pyscaffold_op.runtime import Manager, load_config, setup_logging
 
 from programming_kubernetes.controllers.at_controller import AtReconciler
 
@@ -77,30 +77,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line, for log collectors."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "ts": self.formatTime(record),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry)
-
-
-def setup_logging(level: str, fmt: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    if fmt == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
-    logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
-
-
 def build_manager(args: argparse.Namespace) -> Manager:
     """Create the manager and register every controller with it."""
     mgr = Manager(
@@ -121,7 +97,11 @@ def build_manager(args: argparse.Namespace) -> Manager:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     setup_logging(args.log_level, args.log_format)
-    mgr = build_manager(args)
+    try:
+        mgr = build_manager(args)
+    except PyopError as err:  # no cluster configuration, for example: one line, not a traceback
+        log.error("%s", err)
+        return 1
     log.info("starting manager")
     asyncio.run(mgr.start())
     return 0
