@@ -365,6 +365,7 @@ def _markers_in(block: list[tuple[int, str]], path: str) -> list[Marker]:
 def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
     """Keyed by the text itself: a file rewritten within the mtime granularity is never stale."""
     comments = _comment_lines(source)
+    lines = source.splitlines()
     tree = ast.parse(source, filename=path)
     result: dict[str, ClassMarkers] = {}
 
@@ -374,7 +375,16 @@ def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
                 continue
             qualname = prefix + node.name
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            info = ClassMarkers(kind=_markers_in(_block_above(comments, first), path))
+            block = _block_above(comments, first)
+            # like controller-gen, a type also takes the marker block just above its doc comment,
+            # across a blank line (two in Python, where formatters put two before a class)
+            above = (block[0][0] if block else first) - 1  # the line just above the block
+            for _ in range(2):
+                if above >= 1 and not lines[above - 1].strip():
+                    above -= 1
+            if above < (block[0][0] if block else first) - 1:
+                block = _block_above(comments, above + 1) + block
+            info = ClassMarkers(kind=_markers_in(block, path))
             for stmt in node.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                     found = _markers_in(_block_above(comments, stmt.lineno), path)

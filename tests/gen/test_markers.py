@@ -406,3 +406,18 @@ def test_selectable_field() -> None:
     assert build_crd([Selectable])["spec"]["versions"][0]["selectableFields"] == [
         {"jsonPath": ".spec.replicas"}
     ]
+
+
+# +kubebuilder:resource:shortName=sep
+# +kubebuilder:subresource:status
+
+
+# Separated is a kind whose markers sit one blank line above its doc comment.
+class Separated(CustomResource):
+    gvk = GroupVersionKind("demo.example.com", "v1", "Separated")
+
+
+def test_kind_markers_one_blank_line_above() -> None:
+    crd = build_crd([Separated])
+    assert crd["spec"]["names"]["shortNames"] == ["sep"]
+    assert crd["spec"]["versions"][0]["subresources"] == {"status": {}}
