@@ -211,12 +211,22 @@ class Api:
 
     def _body(self, req: Request, info: ResourceInfo, *, check_kind: bool = True) -> dict[str, Any]:
         ctype = req.headers.get("content-type", JSON).split(";")[0].strip().lower()
-        if ctype in ("application/vnd.kubernetes.protobuf", "application/cbor"):
-            # Not emulated: decoding needs every kind's .proto/CBOR schema. kubectl's typed commands
-            # (`kubectl create configmap`) send protobuf; `kubectl create -f` and Python clients send JSON.
+        if ctype == "application/vnd.kubernetes.protobuf":
+            from pyscaffold_op.envtest.protobuf import ProtobufError, decode
+
+            try:
+                obj = decode(req.body)
+            except ProtobufError as err:
+                # kubectl's typed generators send protobuf; only simple kinds are described here
+                raise E.unsupported_media(
+                    "the body of the request was in an unknown format - accepted media types include: "
+                    f"application/json, application/yaml ({err})"
+                ) from None
+            return self._checked(obj, req, info, check_kind)
+        if ctype == "application/cbor":
             raise E.unsupported_media(
-                f"the body of the request was in an unknown format - accepted media types include: "
-                f"application/json, application/yaml (the envtest emulator does not decode {ctype})"
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf"
             )
         if not req.body:
             raise E.bad_request("the body of the request was empty")
@@ -229,6 +239,9 @@ class Api:
             raise E.bad_request(
                 f"error decoding body: {str(err).splitlines()[0] if str(err) else err}"
             ) from None
+        return self._checked(obj, req, info, check_kind)
+
+    def _checked(self, obj: Any, req: Request, info: ResourceInfo, check_kind: bool) -> dict[str, Any]:
         if not isinstance(obj, dict):
             raise E.bad_request("the body of the request must be a JSON object")
         if check_kind:

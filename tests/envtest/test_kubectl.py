@@ -105,6 +105,13 @@ def test_kubectl_builtins(thread_env: Environment) -> None:
     kubectl(thread_env, "delete", "pod", "bb")
     names = kubectl(thread_env, "api-resources", "-o", "name").stdout.split()
     assert "ats.cnat.programming-kubernetes.info" in names and "leases.coordination.k8s.io" in names
-    # typed kubectl commands send protobuf, which the emulator answers with 415 (documented gap)
-    proc = kubectl(thread_env, "create", "configmap", "proto", "--from-literal=a=1", check=False)
+    # typed kubectl generators send protobuf: decoded for simple kinds, 415 for the others
+    kubectl(thread_env, "create", "namespace", "team-a")
+    kubectl(thread_env, "create", "configmap", "proto", "-n", "team-a", "--from-literal=a=1")
+    kubectl(thread_env, "create", "secret", "generic", "pw", "-n", "team-a", "--from-literal=pw=hunter2")
+    cm = json.loads(kubectl(thread_env, "get", "cm", "proto", "-n", "team-a", "-o", "json").stdout)
+    assert cm["data"] == {"a": "1"}
+    secret = json.loads(kubectl(thread_env, "get", "secret", "pw", "-n", "team-a", "-o", "json").stdout)
+    assert secret["data"] == {"pw": "aHVudGVyMg=="} and secret["type"] == "Opaque"
+    proc = kubectl(thread_env, "create", "deployment", "web", "--image=nginx", check=False)
     assert proc.returncode != 0 and "unknown format" in proc.stderr
