@@ -125,13 +125,15 @@ def _message(data: bytes, schema: dict[int, tuple[str, str, Any]]) -> dict[str, 
             continue
         name, kind, sub = schema[num]
         if kind == "str":
-            obj[name] = bytes(val).decode()
+            if val:  # Go marshals empty strings; their JSON form omits them (omitempty)
+                obj[name] = bytes(val).decode()
         elif kind == "raw":
             obj[name] = bytes(val)
         elif kind == "bool":
             obj[name] = bool(val)
         elif kind == "int":
-            obj[name] = int(val)
+            if val:
+                obj[name] = int(val)
         elif kind == "msg":
             obj[name] = _message(val, sub)
         elif kind == "rep_str":

@@ -112,6 +112,7 @@ def test_kubectl_builtins(thread_env: Environment) -> None:
     cm = json.loads(kubectl(thread_env, "get", "cm", "proto", "-n", "team-a", "-o", "json").stdout)
     assert cm["data"] == {"a": "1"}
     secret = json.loads(kubectl(thread_env, "get", "secret", "pw", "-n", "team-a", "-o", "json").stdout)
-    assert secret["data"] == {"pw": "aHVudGVyMg=="} and secret["type"] == "Opaque"
+    assert secret["data"] == {"pw": "aHVudGVyMg=="}, secret
+    assert secret["type"] == "Opaque", secret
     proc = kubectl(thread_env, "create", "deployment", "web", "--image=nginx", check=False)
     assert proc.returncode != 0 and "unknown format" in proc.stderr
