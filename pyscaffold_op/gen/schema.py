@@ -207,9 +207,10 @@ class SchemaConverter:
 
     def model_schema(self, cls: type) -> dict[str, Any]:
         """The structural schema of any pydantic model (no Kubernetes root rules)."""
+        _Generator.models.clear()  # only this conversion's classes: no stale ones kept alive
         raw = cls.model_json_schema(by_alias=True, schema_generator=_Generator)  # type: ignore[attr-defined]
         defs = raw.pop("$defs", {})
-        return _Run(self, defs, cls.__name__).convert(raw, (), f"{cls.__name__}")
+        return _Run(self, defs).convert(raw, (), f"{cls.__name__}")
 
     def kind_schema(self, cls: type) -> dict[str, Any]:
         """The openAPIV3Schema of a CustomResource: apiVersion/kind strings, metadata `type: object`."""
@@ -227,10 +228,11 @@ class SchemaConverter:
 
 
 class _Run:
-    def __init__(self, owner: SchemaConverter, defs: dict[str, Any], root: str) -> None:
+    """One model's conversion: its `$defs` and the converter's marker lookup."""
+
+    def __init__(self, owner: SchemaConverter, defs: dict[str, Any]) -> None:
         self.owner = owner
         self.defs = defs
-        self.root = root
 
     def fail(self, where: str, message: str) -> GenerateError:
         return GenerateError(f"{where}: {message}")
