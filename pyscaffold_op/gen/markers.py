@@ -22,7 +22,8 @@ from typing import Any
 from pyscaffold_op.errors import GenerateError
 
 # Argument kinds: how a raw value is converted.
-FLAG, STR, INT, NUM, BOOL, LIST, ANY = "flag", "str", "int", "number", "bool", "list", "any"
+# LIST is a list of strings (names, verbs); VALUES a list of typed values (enum members).
+FLAG, STR, INT, NUM, BOOL, LIST, VALUES, ANY = "flag", "str", "int", "number", "bool", "list", "values", "any"
 
 # name -> (anonymous value kind or None, {argument: (kind, required)})
 _V = "kubebuilder:validation:"
@@ -75,7 +76,7 @@ SPECS: dict[str, tuple[str | None, dict[str, tuple[str, bool]]]] = {
     _V + "MaxProperties": (INT, {}),
     _V + "UniqueItems": (BOOL, {}),
     _V + "Pattern": (STR, {}),
-    _V + "Enum": (LIST, {}),
+    _V + "Enum": (VALUES, {}),
     _V + "Format": (STR, {}),
     _V + "Type": (STR, {}),
     _V + "Optional": (FLAG, {}),
@@ -261,12 +262,12 @@ def _convert(kind: str, raw: str | None, what: str) -> Any:
     raw = raw.strip()
     if kind == STR:
         return _unquote(raw)
-    if kind == LIST:
-        inner = raw[1:-1] if raw.startswith("{") and raw.endswith("}") else raw
-        seps = "," if raw.startswith("{") else ";"
-        return [_scalar(item) for item in _split_top(inner, seps) if item.strip() != "" or raw == '""'] or (
-            [""] if raw in ('""', "``") else []
-        )
+    if kind in (LIST, VALUES):
+        braced = raw.startswith("{") and raw.endswith("}")
+        items = [
+            item for item in _split_top(raw[1:-1] if braced else raw, "," if braced else ";") if item.strip()
+        ]
+        return [(_scalar if kind == VALUES else _unquote)(item) for item in items]
     if kind == ANY:
         return parse_any(raw)
     value = _scalar(raw)
