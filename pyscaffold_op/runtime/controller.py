@@ -150,6 +150,9 @@ class Controller:
                 self._active -= 1
                 if not self._active:
                     self._idle.set()
+            # A reconcile that never awaits would otherwise drain the whole queue in one go and starve
+            # the informers, probes and other controllers: yield to the loop between items.
+            await asyncio.sleep(0)
 
     async def _process(self, req: Request) -> None:
         m, name = self.metrics, self.name
