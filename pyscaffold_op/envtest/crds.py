@@ -15,8 +15,11 @@ CRD_GROUP = "apiextensions.k8s.io"
 
 def crd_causes(crd: dict[str, Any]) -> list[dict[str, str]]:
     """The checks of apiextensions validation that catch real mistakes in generated CRDs."""
-    out = []
+    out: list[dict[str, str]] = []
     spec = crd.get("spec") or {}
+    shape = _shape_causes(spec)
+    if shape:
+        return shape
     names = spec.get("names") or {}
     group, plural = spec.get("group", ""), names.get("plural", "")
     name = (crd.get("metadata") or {}).get("name", "")
@@ -77,6 +80,50 @@ def crd_causes(crd: dict[str, Any]) -> list[dict[str, str]]:
                 )
             )
     return out
+
+
+def _shape_causes(spec: Any) -> list[dict[str, str]]:
+    """Ill-typed CRD specs (the real server fails to decode them; we answer 422 naming the field)."""
+
+    def bad(field: str, want: str) -> list[dict[str, str]]:
+        return [cause("FieldValueInvalid", field, f"Invalid value: must be {want}")]
+
+    if not isinstance(spec, dict):
+        return bad("spec", "an object")
+    for key in ("group", "scope"):
+        if key in spec and not isinstance(spec[key], str):
+            return bad(f"spec.{key}", "a string")
+    names = spec.get("names") or {}
+    if not isinstance(names, dict) or not all(
+        isinstance(v, str) or (k in ("shortNames", "categories") and isinstance(v, list))
+        for k, v in names.items()
+    ):
+        return bad("spec.names", "an object of strings")
+    versions = spec.get("versions") or []
+    if not isinstance(versions, list):
+        return bad("spec.versions", "a list")
+    for i, v in enumerate(versions):
+        if not isinstance(v, dict) or not isinstance(v.get("name", ""), str):
+            return bad(f"spec.versions[{i}]", "an object with a string name")
+        for key in ("schema", "subresources"):
+            if key in v and v[key] is not None and not isinstance(v[key], dict):
+                return bad(f"spec.versions[{i}].{key}", "an object")
+        schema = (v.get("schema") or {}).get("openAPIV3Schema")
+        if schema is not None and not isinstance(schema, dict):
+            return bad(f"spec.versions[{i}].schema.openAPIV3Schema", "an object")
+        cols = v.get("additionalPrinterColumns")
+        if cols is not None and not (
+            isinstance(cols, list)
+            and all(isinstance(c, dict) and isinstance(c.get("jsonPath", ""), str) for c in cols)
+        ):
+            return bad(f"spec.versions[{i}].additionalPrinterColumns", "a list of columns")
+        sel = v.get("selectableFields")
+        if sel is not None and not (
+            isinstance(sel, list)
+            and all(isinstance(c, dict) and isinstance(c.get("jsonPath", ""), str) for c in sel)
+        ):
+            return bad(f"spec.versions[{i}].selectableFields", "a list of fields")
+    return []
 
 
 def with_status(crd: dict[str, Any]) -> dict[str, Any]:

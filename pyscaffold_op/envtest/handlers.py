@@ -119,13 +119,13 @@ class Api:
             if parts in (["healthz"], ["readyz"], ["livez"]):
                 return Response(200, b"ok", "text/plain")
             if parts[:2] == ["openapi", "v3"]:
-                doc = (
-                    openapi.root(reg)
-                    if len(parts) == 2
-                    else openapi.group_version(
-                        reg, *(("", parts[3]) if parts[2] == "api" else (parts[3], parts[4]))
-                    )
-                )
+                doc = None
+                if len(parts) == 2:
+                    doc = openapi.root(reg)
+                elif len(parts) == 4 and parts[2] == "api":
+                    doc = openapi.group_version(reg, "", parts[3])
+                elif len(parts) == 5 and parts[2] == "apis":
+                    doc = openapi.group_version(reg, parts[3], parts[4])
                 if doc is None:
                     raise E.not_found_path()
                 return _json(200, doc)
@@ -261,8 +261,8 @@ class Api:
                     f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
                 )
         meta = obj.get("metadata")
-        if meta is not None and not isinstance(meta, dict):
-            raise E.bad_request("metadata must be an object")
+        if meta is not None:
+            _check_meta_types(meta)
         return obj
 
     def _check_namespace(self, obj: dict[str, Any], t: _Target) -> None:
@@ -595,7 +595,8 @@ class Api:
         info = t.info
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
-        replicas = (scale.get("spec") or {}).get("replicas")
+        spec = scale.get("spec") or {}
+        replicas = spec.get("replicas") if isinstance(spec, dict) else None
         if not isinstance(replicas, int) or replicas < 0:
             raise E.invalid(
                 "autoscaling",
@@ -692,6 +693,62 @@ class Api:
                 "items": deleted,
             },
         )
+
+
+_META_STR = (
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "selfLink",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
+_REF_STR = ("apiVersion", "kind", "name", "uid")
+
+
+def _type_error(field: str, value: Any, want: str) -> E.ApiError:
+    """The decoder's message for an ill-typed metadata field (the real server answers 400)."""
+    got = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}.get(
+        type(value), "null"
+    )
+    return E.bad_request(f"json: cannot unmarshal {got} into Go struct field {field} of type {want}")
+
+
+def _check_meta_types(meta: Any) -> None:
+    if not isinstance(meta, dict):
+        raise _type_error("Object.metadata", meta, "v1.ObjectMeta")
+    for k in _META_STR:
+        if k in meta and meta[k] is not None and not isinstance(meta[k], str):
+            raise _type_error(f"ObjectMeta.metadata.{k}", meta[k], "string")
+    for k in ("generation", "deletionGracePeriodSeconds"):
+        v = meta.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+            raise _type_error(f"ObjectMeta.metadata.{k}", v, "int64")
+    for k in ("labels", "annotations"):
+        v = meta.get(k)
+        if v is None:
+            continue
+        if not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values()):
+            raise _type_error(f"ObjectMeta.metadata.{k}", v, "map[string]string")
+    fins = meta.get("finalizers")
+    if fins is not None and (not isinstance(fins, list) or not all(isinstance(f, str) for f in fins)):
+        raise _type_error("ObjectMeta.metadata.finalizers", fins, "[]string")
+    refs = meta.get("ownerReferences")
+    if refs is not None:
+        if not isinstance(refs, list) or not all(isinstance(r, dict) for r in refs):
+            raise _type_error("ObjectMeta.metadata.ownerReferences", refs, "[]v1.OwnerReference")
+        for r in refs:
+            for k in _REF_STR:
+                if not isinstance(r.get(k, ""), str):
+                    raise _type_error(f"OwnerReference.metadata.ownerReferences.{k}", r[k], "string")
+            for k in ("controller", "blockOwnerDeletion"):
+                if r.get(k) is not None and not isinstance(r[k], bool):
+                    raise _type_error(f"OwnerReference.metadata.ownerReferences.{k}", r[k], "bool")
+    mf = meta.get("managedFields")
+    if mf is not None and (not isinstance(mf, list) or not all(isinstance(e, dict) for e in mf)):
+        raise _type_error("ObjectMeta.metadata.managedFields", mf, "[]v1.ManagedFieldsEntry")
 
 
 def _rv(value: str | None) -> str:

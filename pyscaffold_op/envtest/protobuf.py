@@ -120,10 +120,12 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
 
 def _message(data: bytes, schema: dict[int, tuple[str, str, Any]]) -> dict[str, Any]:
     obj: dict[str, Any] = {}
-    for num, _wt, val in _fields(data):
+    for num, wt, val in _fields(data):
         if num not in schema:
             continue
         name, kind, sub = schema[num]
+        if (wt == 0) != (kind in ("bool", "int")) or wt not in (0, 2):
+            raise ProtobufError(f"field {num} ({name}) has wire type {wt}")
         if kind == "str":
             if val:  # Go marshals empty strings; their JSON form omits them (omitempty)
                 obj[name] = bytes(val).decode()
@@ -141,7 +143,7 @@ def _message(data: bytes, schema: dict[int, tuple[str, str, Any]]) -> dict[str, 
         elif kind == "rep_msg":
             obj.setdefault(name, []).append(_message(val, sub))
         elif kind in ("map_ss", "map_sb"):
-            entry = {n: v for n, _w, v in _fields(val)}
+            entry = {n: v for n, w, v in _fields(val) if w == 2}
             key = bytes(entry.get(1, b"")).decode()
             raw = bytes(entry.get(2, b""))
             obj.setdefault(name, {})[key] = (
@@ -157,11 +159,14 @@ def decode(body: bytes) -> dict[str, Any]:
     """The JSON form of a protobuf-encoded object; ProtobufError for kinds we cannot describe."""
     if not body.startswith(MAGIC):
         raise ProtobufError("missing the k8s protobuf envelope")
-    unknown = _message(body[len(MAGIC) :], _UNKNOWN)
-    tm = unknown.get("typeMeta", {})
-    av, kind = tm.get("apiVersion", ""), tm.get("kind", "")
-    schema = KINDS.get((av, kind))
-    if schema is None:
-        raise ProtobufError(f"protobuf bodies of {av}/{kind} are not supported by the envtest emulator")
-    obj = _message(unknown.get("raw", b""), schema)
+    try:
+        unknown = _message(body[len(MAGIC) :], _UNKNOWN)
+        tm = unknown.get("typeMeta", {})
+        av, kind = tm.get("apiVersion", ""), tm.get("kind", "")
+        schema = KINDS.get((av, kind))
+        if schema is None:
+            raise ProtobufError(f"protobuf bodies of {av}/{kind} are not supported by the envtest emulator")
+        obj = _message(unknown.get("raw", b""), schema)
+    except UnicodeDecodeError as err:
+        raise ProtobufError(f"invalid UTF-8 in a string field: {err}") from None
     return {"apiVersion": av, "kind": kind, **obj}
