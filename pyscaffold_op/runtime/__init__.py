@@ -86,6 +86,8 @@ _EXPORTS: dict[str, str] = {
     "EventRecorder": "recorder",
     "RuntimeMetrics": "metrics",
     "setup_logging": "log",
+    "AlreadyOwnedError": "controllerutil",
+    "OperationResult": "controllerutil",
     "ping": "health",
 }
 _ALIASES = {"HandlerFuncs": "Funcs"}
@@ -93,6 +95,7 @@ _MODULES = {"controllerutil", "objmeta", "predicate", "handler", "source", "even
 
 __all__ = [
     "AlreadyExists",
+    "AlreadyOwnedError",
     "AnnotationChanged",
     "ApiError",
     "BadRequest",
@@ -131,6 +134,7 @@ __all__ = [
     "Manager",
     "MaxOfRateLimiter",
     "NotFound",
+    "OperationResult",
     "Predicate",
     "Queue",
     "RateLimiter",
@@ -192,6 +196,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from pyscaffold_op.runtime.client import CachedClient, Client, StatusClient, new_client
     from pyscaffold_op.runtime.config import load_config
     from pyscaffold_op.runtime.controller import Controller
+    from pyscaffold_op.runtime.controllerutil import AlreadyOwnedError, OperationResult
     from pyscaffold_op.runtime.errors import (
         AlreadyExists,
         ApiError,
