@@ -205,6 +205,8 @@ class Api:
 
     def _out(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
         """The object as served under the requested version (CRD versions share storage, no conversion)."""
+        if info.from_storage is not None:
+            return info.from_storage(obj)
         if obj.get("apiVersion") != info.api_version:
             return {**obj, "apiVersion": info.api_version}
         return obj
@@ -304,10 +306,15 @@ class Api:
         return _json(200, obj)
 
     def _selector(self, req: Request, info: ResourceInfo) -> Any:
-        return combine(
+        pred = combine(
             parse_label_selector(req.q("labelSelector")),
             parse_field_selector(req.q("fieldSelector"), info.field_selectors),
         )
+        conv = info.from_storage
+        if pred is not None and conv is not None:  # select on the served form (regarding.name, ...)
+            inner = pred
+            return lambda o: inner(conv(o))
+        return pred
 
     def _list(self, req: Request, t: _Target) -> Response:
         info = t.info
@@ -352,6 +359,8 @@ class Api:
         if info.custom:
             out_items = [self._out(info, o) for o in items]
         else:  # typed lists omit each item's apiVersion/kind, as the real server's do
+            if info.from_storage is not None:
+                items = [info.from_storage(o) for o in items]
             out_items = [{k: v for k, v in o.items() if k != "apiVersion" and k != "kind"} for o in items]
         return _json(
             200,
@@ -365,7 +374,13 @@ class Api:
         send_initial = req.q("sendInitialEvents")
         bookmarks = req.flag("allowWatchBookmarks")
         table = _wants_table(req)
-        watcher = Watcher(info.api_version, t.namespace if info.namespaced else None, pred)
+        # the watcher converts itself: its selector sees the stored form
+        raw_pred = combine(
+            parse_label_selector(req.q("labelSelector")),
+            parse_field_selector(req.q("fieldSelector"), info.field_selectors),
+        )
+        watcher = Watcher(info.api_version, t.namespace if info.namespaced else None, raw_pred)
+        watcher.convert = info.from_storage
         if table:
             watcher.transform = lambda o: tables.to_table(info, [o], "Metadata", {}, with_columns=False)
         timeout = None
@@ -385,15 +400,13 @@ class Api:
                 first.append(event_line("ADDED", watcher.transform(obj) if table else obj))
             if send_initial and send_initial.lower() == "true" and bookmarks:
                 first.append(self._bookmark(info, initial_end=True))
-        replay = self.store.watch(watcher, info.group_resource, since)
+        replay = self.store.watch(watcher, info.bucket, since)
         if replay is None:
             status = E.gone(f"too old resource version: {rv_param} ({self.store.rv})").status()
-            return Response(
-                200, stream=_once(event_line("ERROR", status)), headers={"Transfer-Encoding": "chunked"}
-            )
+            return Response(200, stream=_once(event_line("ERROR", status)))
         for ev in replay:
             watcher.offer(ev)
-        gr = info.group_resource
+        gr = info.bucket
         return Response(
             200,
             stream=stream(
@@ -420,6 +433,7 @@ class Api:
         obj = self._body(req, t.info)
         self._check_namespace(obj, t)
         unknown = self._unknown_fields(req, t.info, obj)
+        obj = _to_storage(t.info, obj)
         created = self.store.create(
             t.info, t.namespace or "", obj, manager=self._manager(req), dry_run=self._dry_run(req), fresh=True
         )
@@ -452,6 +466,7 @@ class Api:
         obj = self._body(req, t.info)
         self._check_namespace(obj, t)
         self._unknown_fields(req, t.info, obj)
+        obj = _to_storage(t.info, obj)
         updated = self.store.update(
             t.info,
             t.namespace or "",
@@ -486,7 +501,7 @@ class Api:
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
         # the patch functions never mutate their target, so the stored object serves as the base
-        base = _scale(info, current) if t.subresource == "scale" else current
+        base = _scale(info, current) if t.subresource == "scale" else self._out(info, current)
         if ctype == "application/json-patch+json":
             patched = patch.json_patch(base, body)
         elif ctype == "application/merge-patch+json":
@@ -499,9 +514,8 @@ class Api:
             raise E.bad_request("patch result must be an object")
         if t.subresource == "scale":
             return self._update_scale(req, t, patched)
-        patched.setdefault("metadata", {})
-        if not isinstance(patched["metadata"], dict):
-            raise E.bad_request("metadata must be an object")
+        _check_meta_types(patched.setdefault("metadata", {}))
+        patched = _to_storage(info, patched)
         if not patched["metadata"].get("resourceVersion"):
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
         updated = self.store.update(
@@ -533,7 +547,7 @@ class Api:
             )
         self._check_namespace(applied, t)
         ns, name = t.namespace or "", t.name or ""
-        current = self.store.find(info.group_resource, ns if info.namespaced else "", name)
+        current = self.store.find(info.bucket, ns if info.namespaced else "", name)
         force = req.flag("force")
         now = now_rfc3339()
         if current is None:
@@ -556,14 +570,14 @@ class Api:
             created = self.store.create(
                 info,
                 ns,
-                obj,
+                _to_storage(info, obj),
                 dry_run=self._dry_run(req),
                 managed_fields=obj["metadata"].get("managedFields"),
                 fresh=True,
             )
             return _json(201, self._out(info, created))
         new = managed.apply(
-            current,
+            self._out(info, current),
             applied,
             manager,
             force,
@@ -576,6 +590,7 @@ class Api:
             name,
             t.subresource,
         )
+        new = _to_storage(info, new)
         new["metadata"]["resourceVersion"] = (
             meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
         )
@@ -749,6 +764,10 @@ def _check_meta_types(meta: Any) -> None:
     mf = meta.get("managedFields")
     if mf is not None and (not isinstance(mf, list) or not all(isinstance(e, dict) for e in mf)):
         raise _type_error("ObjectMeta.metadata.managedFields", mf, "[]v1.ManagedFieldsEntry")
+
+
+def _to_storage(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
+    return info.to_storage(obj) if info.to_storage is not None else obj
 
 
 def _rv(value: str | None) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from pyscaffold_op.envtest import conversion
 
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
@@ -27,6 +30,11 @@ class ResourceInfo:
     field_selectors: tuple[str, ...] = ()  # extra selectable fields beyond metadata.name/namespace
     storage: bool = True  # the storage version: objects are stored under it
     list_kind: str = ""
+    # Served from another resource's storage (events.k8s.io Events live with core Events):
+    # (group, plural, apiVersion, kind) of the storage, and the converters both ways.
+    stored_as: tuple[str, str, str, str] | None = None
+    to_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.singular = self.singular or self.kind.lower()
@@ -39,6 +47,16 @@ class ResourceInfo:
     @property
     def group_resource(self) -> tuple[str, str]:
         return (self.group, self.plural)
+
+    @property
+    def bucket(self) -> tuple[str, str]:
+        """Where the store keeps these objects (and which watchers see them)."""
+        return self.stored_as[:2] if self.stored_as else (self.group, self.plural)
+
+    @property
+    def storage_type(self) -> tuple[str, str]:
+        """(apiVersion, kind) of the stored form."""
+        return self.stored_as[2:] if self.stored_as else (self.api_version, self.kind)
 
     def discovery(self) -> list[dict[str, Any]]:
         """Entries of this resource (and its subresources) in an APIResourceList."""
@@ -219,6 +237,9 @@ def builtin_resources() -> list[ResourceInfo]:
             "events",
             short_names=["ev"],
             field_selectors=("regarding.kind", "regarding.name", "regarding.namespace", "reason", "type"),
+            stored_as=("", "events", "v1", "Event"),
+            to_storage=conversion.v1_event_to_core,
+            from_storage=conversion.core_event_to_v1,
         ),
         _r(
             "apiextensions.k8s.io/v1",
@@ -327,7 +348,7 @@ class Registry:
         """The storage version's info for a group-resource (any version when none is marked)."""
         found = None
         for (g, _v, p), info in self._by_gvr.items():
-            if g == group and p == plural:
+            if g == group and p == plural and info.stored_as is None:
                 if info.storage:
                     return info
                 found = found or info

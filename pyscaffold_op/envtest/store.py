@@ -112,7 +112,7 @@ class Store:
         return b
 
     def get(self, info: ResourceInfo, namespace: str, name: str) -> Obj:
-        obj = self._bucket(info.group_resource).objs.get((namespace if info.namespaced else "", name))
+        obj = self._bucket(info.bucket).objs.get((namespace if info.namespaced else "", name))
         if obj is None:
             raise E.not_found(info.group, info.plural, name)
         return obj
@@ -129,7 +129,7 @@ class Store:
         cont: str | None = None,
     ) -> tuple[list[Obj], int, str | None, int | None]:
         """Items, list resourceVersion, continue token, remainingItemCount (only when limited)."""
-        bucket = self._bucket(info.group_resource)
+        bucket = self._bucket(info.bucket)
         keys = bucket.keys
         list_rv = self.rv
         start = 0
@@ -190,7 +190,7 @@ class Store:
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise E.bad_request("metadata must be an object")
-        obj["apiVersion"], obj["kind"] = info.api_version, info.kind
+        obj["apiVersion"], obj["kind"] = info.storage_type
         if info.namespaced:
             meta["namespace"] = namespace
         else:
@@ -241,7 +241,7 @@ class Store:
                     f"unable to create new content in namespace {namespace} because it is being terminated",
                 )
         key = (namespace if info.namespaced else "", name)
-        bucket = self._bucket(info.group_resource)
+        bucket = self._bucket(info.bucket)
         if key in bucket.objs:
             raise E.already_exists(info.group, info.plural, name)
         obj = self._admit(info, obj, None)
@@ -253,7 +253,7 @@ class Store:
             )
         if dry_run:
             return obj
-        self._commit(info.group_resource, key, None, obj)
+        self._commit(info.bucket, key, None, obj)
         self._run_gc()
         return obj
 
@@ -292,7 +292,7 @@ class Store:
     ) -> Obj:
         """PUT semantics: optimistic concurrency on metadata.resourceVersion, spec/status kept apart."""
         key = (namespace if info.namespaced else "", name)
-        old = self._bucket(info.group_resource).objs.get(key)
+        old = self._bucket(info.bucket).objs.get(key)
         if old is None:
             raise E.not_found(info.group, info.plural, name)
         meta = obj.get("metadata")
@@ -355,7 +355,7 @@ class Store:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new
         new = copy.deepcopy(obj)
-        new["apiVersion"], new["kind"] = info.api_version, info.kind
+        new["apiVersion"], new["kind"] = info.storage_type
         meta = new["metadata"]
         ometa = old["metadata"]
         for k in (
@@ -400,14 +400,14 @@ class Store:
     def _write(self, info: ResourceInfo, key: Key, old: Obj, new: Obj) -> Obj:
         meta = new["metadata"]
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-            self._remove(info.group_resource, key, new)
+            self._remove(info.bucket, key, new)
             self._run_gc()
             return new
-        self._commit(info.group_resource, key, old, new)
+        self._commit(info.bucket, key, old, new)
         if meta.get("deletionTimestamp"):
             self._gc_queue.append(meta["uid"])
         self._run_gc()
-        return self.find(info.group_resource, *key) or new
+        return self.find(info.bucket, *key) or new
 
     def delete(
         self,
@@ -421,7 +421,7 @@ class Store:
     ) -> tuple[Obj, bool]:
         """Returns (object, gone): gone is False while finalizers hold the object."""
         key = (namespace if info.namespaced else "", name)
-        obj = self._bucket(info.group_resource).objs.get(key)
+        obj = self._bucket(info.bucket).objs.get(key)
         if obj is None:
             raise E.not_found(info.group, info.plural, name)
         meta = obj["metadata"]
@@ -451,7 +451,7 @@ class Store:
             finalizers.append("foregroundDeletion")
         if not finalizers:
             if not dry_run:
-                self._remove(info.group_resource, key, obj)
+                self._remove(info.bucket, key, obj)
                 self._run_gc()
             return obj, True
         if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or []):
@@ -465,10 +465,10 @@ class Store:
             new["status"] = {**new.get("status", {}), "phase": "Terminating"}
         if dry_run:
             return new, False
-        self._commit(info.group_resource, key, obj, new)
+        self._commit(info.bucket, key, obj, new)
         self._gc_queue.append(meta["uid"])
         self._run_gc()
-        current = self.find(info.group_resource, *key)
+        current = self.find(info.bucket, *key)
         return (current, False) if current is not None else (new, True)
 
     # -- internals ---------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ class Watcher:
         self.api_version = api_version
         # e.g. rows of a Table for `kubectl get -w`; None sends the object itself
         self.transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        # stored form -> served form, for kinds served from another resource's storage
+        self.convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.namespace = namespace
         self.pred = pred
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -38,25 +40,30 @@ class Watcher:
         seen as DELETED, moving in as ADDED (as the watch cache does)."""
         if self.closed:
             return
-        if self.namespace is None and self.pred is None and self.transform is None:
+        convert = self.convert
+        if self.namespace is None and self.pred is None and self.transform is None and convert is None:
             self.queue.put_nowait(event.line(self.api_version))  # shared bytes: cheap fan-out
             return
-        now = self._match(event.obj)
+        obj = convert(event.obj) if convert is not None else event.obj
+        now = self._match(obj)
         typ = None
         if event.type == "MODIFIED":
-            before = self._match(event.prev)
+            prev = event.prev
+            if convert is not None and prev is not None:
+                prev = convert(prev)
+            before = self._match(prev)
             typ = "MODIFIED" if now and before else "ADDED" if now else "DELETED" if before else None
         elif now:
             typ = event.type
         if typ is None:
             return
-        if typ == event.type and self.transform is None:
+        if typ == event.type and self.transform is None and convert is None:
             self.queue.put_nowait(event.line(self.api_version))
         else:
-            obj = {**event.obj, "apiVersion": self.api_version}
+            out = {**obj, "apiVersion": self.api_version}
             if self.transform is not None:
-                obj = self.transform(obj)
-            self.queue.put_nowait(dumps({"type": typ, "object": obj}) + b"\n")
+                out = self.transform(out)
+            self.queue.put_nowait(dumps({"type": typ, "object": out}) + b"\n")
 
     def close(self) -> None:
         if not self.closed:
