@@ -643,7 +643,21 @@ class Api:
                 opts = parsed
         if req.q("propagationPolicy"):
             opts["propagationPolicy"] = req.q("propagationPolicy")
-        if opts.get("orphanDependents") is True and "propagationPolicy" not in opts:
+        if opts.get("orphanDependents") is not None and opts.get("propagationPolicy") is not None:
+            raise E.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueInvalid",
+                        "propagationPolicy",
+                        'Invalid value: "' + str(opts["propagationPolicy"]) + '": orphanDependents and '
+                        "deletionPropagation cannot be both set",
+                    )
+                ],
+            )
+        if opts.get("orphanDependents") is True:
             opts["propagationPolicy"] = "Orphan"
         pp = opts.get("propagationPolicy")
         if pp not in (None, "Orphan", "Background", "Foreground"):
@@ -674,7 +688,9 @@ class Api:
             dry_run=self._dry_run(req) or "All" in (opts.get("dryRun") or []),
         )
         if not gone:
-            return _json(202, self._out(info, obj))
+            # like the real handler: 202 only when the client explicitly asked for cascading deletion
+            # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
+            return _json(202 if opts.get("orphanDependents") is False else 200, self._out(info, obj))
         if info.custom or info.group_resource == ("", "pods"):
             return _json(200, self._out(info, obj))
         return _json(200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"]))
