@@ -494,6 +494,17 @@ class Api:
             )
         if ctype == "application/apply-patch+yaml":
             return self._apply(req, t)
+        if req.q("force") is not None:
+            raise E.invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueForbidden", "force", "Forbidden: may not be specified for non-apply patch"
+                    )
+                ],
+            )
         try:
             body = loads(req.body) if req.body else None
         except ValueError as err:
@@ -533,9 +544,16 @@ class Api:
     def _apply(self, req: Request, t: _Target) -> Response:
         info = t.info
         manager = req.q("fieldManager")
-        if not manager:
-            raise E.bad_request(
-                "PATCH requests with content type application/apply-patch+yaml must specify fieldManager"
+        if not manager:  # ValidatePatchOptions: 422 on the PatchOptions "kind"
+            raise E.invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueRequired", "fieldManager", "Required value: is required for apply patch"
+                    )
+                ],
             )
         applied = self._body(req, info)
         if not applied.get("apiVersion") or not applied.get("kind"):

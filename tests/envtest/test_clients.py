@@ -73,3 +73,27 @@ def test_lightkube_sync_client(thread_env: Environment) -> None:
         client.create(Secret(metadata=ObjectMeta(name=name), stringData={"k": "v"}))
         assert client.get(Secret, name).type == "Opaque"
         client.delete(Secret, name)
+
+
+async def test_lightkube_apply_paging_and_status(env: Environment) -> None:
+    from lightkube.generic_resource import create_namespaced_resource
+    from lightkube.models.meta_v1 import ObjectMeta
+    from lightkube.resources.core_v1 import ConfigMap
+    from lightkube.types import PatchType
+
+    client = env.lightkube_client()
+    for i in range(5):
+        await client.create(ConfigMap(metadata=ObjectMeta(name=f"page-{i}", labels={"p": "y"})))
+    names = [c.metadata.name async for c in client.list(ConfigMap, labels={"p": "y"}, chunk_size=2)]
+    assert names == [f"page-{i}" for i in range(5)]
+    applied = await client.apply(
+        ConfigMap(metadata=ObjectMeta(name="page-0"), data={"k": "v"}), field_manager="pyop-test", force=True
+    )
+    assert applied.data == {"k": "v"} and applied.metadata.labels == {"p": "y"}
+    At = create_namespaced_resource("cnat.programming-kubernetes.info", "v1alpha1", "At", "ats")
+    created = await client.create(At(at("lk")))
+    assert created["spec"]["mode"] == "Once"
+    await client.patch(At.Status, "lk", {"status": {"phase": "DONE"}}, patch_type=PatchType.MERGE)
+    got = await client.get(At, "lk")
+    assert got.status == {"phase": "DONE"}
+    await client.close()

@@ -140,7 +140,10 @@ async def test_server_side_apply(http: httpx2.AsyncClient) -> None:
     assert r.status_code == 409 and 'conflict with "editor"' in r.json()["message"]
     # missing fieldManager
     r = await http.patch(f"{CMS}/s", json=alice2, headers=APPLY)
-    assert r.status_code == 400
+    assert r.status_code == 422
+    assert r.json()["message"] == (
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
+    )
 
 
 async def test_apply_custom_resource_lists(http: httpx2.AsyncClient) -> None:
