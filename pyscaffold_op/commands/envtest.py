@@ -24,6 +24,7 @@ def serve(
 ) -> None:
     """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     import asyncio
+    import signal
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator
     from pyscaffold_op.errors import ValidationError
@@ -39,12 +40,17 @@ def serve(
             port=port,
             kubeconfig_path=kubeconfig_out,
         )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):  # clean shutdown: the temp kubeconfig is removed
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
         async with env:
             typer.echo(str(env.kubeconfig_path))
             typer.echo(
                 f"# serving {env.url}; try: kubectl --kubeconfig {env.kubeconfig_path} get ns", err=True
             )
-            await asyncio.Event().wait()
+            await stop.wait()
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
