@@ -19,5 +19,8 @@ lint: ## Lint and check formatting with ruff.
 	$(PYTHON) -m ruff format --check pyscaffold_op tests benchmarks
 
 .PHONY: bench
-bench: ## Time the CLI: pyop --help and init + create api (see docs/benchmarks.md).
+bench: ## Run every benchmark (scaffolder, generator, emulator, runtime); each prints a table.
 	$(PYTHON) benchmarks/bench_scaffold.py
+	$(PYTHON) benchmarks/bench_generate.py
+	$(PYTHON) benchmarks/bench_envtest.py
+	$(PYTHON) benchmarks/bench_runtime.py
