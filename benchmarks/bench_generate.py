@@ -146,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
         make_project(at, ["At"], "programming-kubernetes", "viper.run", "programming-kubernetes")
         many = Path(tmp) / "many"
         make_project(many, [f"Kind{i:02d}" for i in range(50)], "fleet", "example.com", "fleet")
+        help_cmd = [*pyop_command(), "--help"]
+        floor = timed(lambda: subprocess.run(help_cmd, check=True, capture_output=True), at, args.runs)
+        rows.append(("pyop --help (floor)", floor))
         for label, root in (("at", at), ("50 kinds", many)):
             cli = [*pyop_command(), "generate", "manifests"]
             samples = timed(
