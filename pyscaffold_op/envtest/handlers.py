@@ -337,14 +337,22 @@ class Api:
                     )
                 ],
             )
-        if (
-            rv_match == "Exact"
-            and req.q("resourceVersion")
-            and int(_rv(req.q("resourceVersion"))) < self.store.horizon
-        ):
-            raise E.gone(f"too old resource version: {req.q('resourceVersion')} ({self.store.rv})")
+        if rv_match not in (None, "", "Exact", "NotOlderThan"):
+            raise E.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueNotSupported",
+                        "resourceVersionMatch",
+                        f'Unsupported value: "{rv_match}": supported values: "Exact", "NotOlderThan", ""',
+                    )
+                ],
+            )
+        exact = int(_rv(req.q("resourceVersion"))) if rv_match == "Exact" else None
         items, rv, cont, remaining = self.store.list(
-            info, t.namespace, pred, max(limit, 0), req.q("continue")
+            info, t.namespace, pred, max(limit, 0), req.q("continue"), exact_rv=exact
         )
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if cont:

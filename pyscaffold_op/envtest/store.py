@@ -127,12 +127,17 @@ class Store:
         pred: Callable[[Obj], bool] | None = None,
         limit: int = 0,
         cont: str | None = None,
+        exact_rv: int | None = None,
     ) -> tuple[list[Obj], int, str | None, int | None]:
-        """Items, list resourceVersion, continue token, remainingItemCount (only when limited)."""
+        """Items, list resourceVersion, continue token, remainingItemCount (only when limited).
+
+        A continue token (or `exact_rv`) lists the data as of that resourceVersion, rebuilt from the
+        event history like etcd's MVCC read; older than the history is 410 Expired."""
         bucket = self._bucket(info.bucket)
-        keys = bucket.keys
+        keys, objs = bucket.keys, bucket.objs
         list_rv = self.rv
         start = 0
+        start_key: Key | None = None
         if cont:
             list_rv, start_key = _decode_continue(cont)
             if list_rv < self._horizon:
@@ -144,6 +149,14 @@ class Store:
                     "created, modified, or deleted between the time the first chunk was returned "
                     "and now may show up in the list."
                 )
+        elif exact_rv is not None:
+            if exact_rv < self._horizon:
+                raise E.gone(f"too old resource version: {exact_rv} ({self.rv})")
+            list_rv = min(exact_rv, self.rv)
+        if list_rv < self.rv:
+            objs = self._snapshot(info.bucket, list_rv)
+            keys = sorted(objs)
+        if start_key is not None:
             start = bisect.bisect_right(keys, start_key)
         if namespace and info.namespaced:
             lo = bisect.bisect_left(keys, (namespace, ""), lo=start)
@@ -151,7 +164,6 @@ class Store:
         items: list[Obj] = []
         next_token = None
         remaining = None
-        objs = bucket.objs
         i = start
         n = len(keys)
         while i < n:
@@ -171,6 +183,22 @@ class Store:
                 next_token = _encode_continue(list_rv, keys[i - 1])
                 remaining = end - i if pred is None else None
         return items, list_rv, next_token, remaining
+
+    def _snapshot(self, gr: GR, rv: int) -> dict[Key, Obj]:
+        """The objects of `gr` as they were at `rv`: undo the later events, newest first."""
+        objs = dict(self._bucket(gr).objs)
+        for ev in reversed(self._events):
+            if ev.rv <= rv:
+                break
+            if ev.gr != gr:
+                continue
+            meta = ev.obj["metadata"]
+            key = (meta.get("namespace", ""), meta["name"])
+            if ev.type == "ADDED":
+                objs.pop(key, None)
+            elif ev.prev is not None:
+                objs[key] = ev.prev
+        return objs
 
     # -- writes ------------------------------------------------------------------------------------
 

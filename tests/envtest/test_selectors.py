@@ -76,3 +76,31 @@ async def test_limit_and_continue(http: httpx2.AsyncClient) -> None:
             break
         assert body["metadata"]["remainingItemCount"] == 7 - len(names)
     assert names == [f"p{i}" for i in range(7)] and pages == 3
+
+
+async def test_continue_lists_a_consistent_snapshot(http: httpx2.AsyncClient) -> None:
+    for i in range(4):
+        await http.post(CMS, json=cm(f"s{i}", v=str(i)))
+    first = (await http.get(CMS, params={"limit": "2"})).json()
+    # writes between pages: a change, a deletion and an addition behind the cursor
+    await http.patch(
+        f"{CMS}/s2", json={"data": {"v": "changed"}}, headers={"content-type": "application/merge-patch+json"}
+    )
+    await http.delete(f"{CMS}/s3")
+    await http.post(CMS, json=cm("s9"))
+    second = (await http.get(CMS, params={"limit": "2", "continue": first["metadata"]["continue"]})).json()
+    assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    assert [(i["metadata"]["name"], i["data"]["v"]) for i in second["items"]] == [("s2", "2"), ("s3", "3")]
+    assert "continue" not in second["metadata"]
+    # resourceVersionMatch=Exact reads the past too
+    past = (
+        await http.get(
+            CMS,
+            params={"resourceVersion": first["metadata"]["resourceVersion"], "resourceVersionMatch": "Exact"},
+        )
+    ).json()
+    assert [i["metadata"]["name"] for i in past["items"]] == ["s0", "s1", "s2", "s3"]
+    now = (await http.get(CMS)).json()
+    assert [i["metadata"]["name"] for i in now["items"]] == ["s0", "s1", "s2", "s9"]
+    r = await http.get(CMS, params={"resourceVersion": "1", "resourceVersionMatch": "Bogus"})
+    assert r.status_code == 422
