@@ -11,6 +11,7 @@ markers are the comment lines directly above a field. Other comments in the bloc
 from __future__ import annotations
 
 import ast
+import inspect
 import io
 import json
 import tokenize
@@ -170,6 +171,9 @@ class ClassMarkers:
 
     kind: list[Marker] = field(default_factory=list)
     fields: dict[str, list[Marker]] = field(default_factory=dict)
+    docs: dict[str, str] = field(default_factory=dict)
+    """Attribute docstrings (the string under a field), read here too so descriptions never depend on
+    pydantic's `use_attribute_docstrings` (which reads sources at every import of the models)."""
 
 
 # ---------------------------------------------------------------- value syntax
@@ -386,11 +390,18 @@ def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
             if above < (block[0][0] if block else first) - 1:
                 block = _block_above(comments, above + 1) + block
             info = ClassMarkers(kind=_markers_in(block, path))
-            for stmt in node.body:
+            for index, stmt in enumerate(node.body):
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                     found = _markers_in(_block_above(comments, stmt.lineno), path)
                     if found:
                         info.fields[stmt.target.id] = found
+                    after = node.body[index + 1] if index + 1 < len(node.body) else None
+                    if (
+                        isinstance(after, ast.Expr)
+                        and isinstance(after.value, ast.Constant)
+                        and isinstance(after.value.value, str)
+                    ):
+                        info.docs[stmt.target.id] = inspect.cleandoc(after.value.value)
             result[qualname] = info
             visit(node.body, qualname + ".")
 

@@ -364,9 +364,23 @@ class _Run:
 
     # ---------------------------------------------------------- models and markers
 
+    def _inherited_markers(self, cls: type) -> ClassMarkers:
+        """Field markers and docstrings of `cls` and its model bases (a subclass overrides a base);
+        kind and type-level markers only from `cls` itself."""
+        merged = ClassMarkers(kind=self.owner._markers_of(cls).kind)
+        for klass in reversed(cls.__mro__):
+            if getattr(klass, "__pydantic_fields__", None) is None or klass.__module__.startswith(
+                "pydantic."
+            ):
+                continue  # object, BaseModel and its bases, mixins
+            own = self.owner._markers_of(klass)
+            merged.fields.update(own.fields)
+            merged.docs.update(own.docs)
+        return merged
+
     def _model(self, node: dict[str, Any], out: dict[str, Any], stack: tuple[str, ...], where: str) -> None:
         cls = _Generator.models.get(node.get(_MODEL_KEY, ""))
-        markers = self.owner._markers_of(cls) if cls is not None else ClassMarkers()
+        markers = self._inherited_markers(cls) if cls is not None else ClassMarkers()
         model_name = cls.__name__ if cls is not None else where
         names = _alias_to_field(cls)
         required = set(node.get("required", []))
@@ -375,6 +389,8 @@ class _Run:
             field_name = names.get(alias, alias)
             here = f"{model_name}.{field_name}"
             prop = self.convert(sub, stack, here)
+            if "description" not in sub and field_name in markers.docs:
+                prop["description"] = markers.docs[field_name]  # the attribute docstring
             for marker in markers.fields.get(field_name, []):
                 if marker.name in ("optional", "kubebuilder:validation:Optional"):
                     required.discard(alias)

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import AnyUrl, Field
+from pydantic import AnyUrl, BaseModel, Field
 
 from pyscaffold_op.apimachinery import (
     Condition,
@@ -262,3 +262,39 @@ def test_formats_whose_wire_form_differs_are_dropped() -> None:
     p = props(Formats)
     assert p["timeout"]["type"] == "string" and "format" not in p["timeout"]  # ISO 8601, not Go's 1h
     assert p["url"]["format"] == "uri" and p["url"]["type"] == "string"
+
+
+class NoDocstringConfig(BaseModel):
+    """Docstrings under fields without pydantic's use_attribute_docstrings."""
+
+    name: str
+    """Read by the generator itself."""
+    inner: Inner = Field(default_factory=Inner)
+    """Beats the model's docstring."""
+    explicit: str = Field(default="", description="Field(description=...) wins.")
+    """Ignored: an explicit description wins."""
+
+
+def test_attribute_docstrings_are_read_by_the_generator() -> None:
+    assert not NoDocstringConfig.model_config.get("use_attribute_docstrings")
+    p = props(NoDocstringConfig)
+    assert p["name"]["description"] == "Read by the generator itself."
+    assert p["inner"]["description"] == "Beats the model's docstring."
+    assert p["explicit"]["description"] == "Field(description=...) wins."
+
+
+class BaseSpec(KubeModel):
+    # +kubebuilder:validation:Minimum=1
+    replicas: int = 1
+    """How many copies."""
+
+
+class DerivedSpec(BaseSpec):
+    image: str = "busybox"
+    """The image to run."""
+
+
+def test_inherited_fields_keep_markers_and_docstrings() -> None:
+    p = props(DerivedSpec)
+    assert p["replicas"] == {"default": 1, "description": "How many copies.", "minimum": 1, "type": "integer"}
+    assert p["image"]["description"] == "The image to run."
