@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pyscaffold_op.apimachinery import CustomResource
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "runtime.md"
 
 
@@ -19,6 +21,8 @@ def example_module() -> types.ModuleType:
     test = next(b for b in blocks if "async def test_widget_gets_a_configmap" in b)
     module = types.ModuleType("widget_operator_doc")
     sys.modules[module.__name__] = module
+    # The example's Widget (example.com/v1) must not replace other tests' kinds in the global registry.
+    saved = dict(CustomResource.registry)
     try:
         exec(compile(operator, "docs/runtime.md:widget_operator", "exec"), module.__dict__)
         exec(
@@ -30,6 +34,8 @@ def example_module() -> types.ModuleType:
         yield module
     finally:
         sys.modules.pop(module.__name__, None)
+        CustomResource.registry.clear()
+        CustomResource.registry.update(saved)
 
 
 async def test_docs_example(
