@@ -7,6 +7,7 @@ crash the server.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 from collections.abc import AsyncIterator
@@ -154,6 +155,8 @@ class Api:
         if rest and rest[0] == "watch":  # legacy /watch/ paths
             watch, rest = True, rest[1:]
         target = self._target(group, version, rest)
+        if target.subresource == "log" and target.info.group_resource == ("", "pods") and req.method == "GET":
+            return self._pod_log(req, target)
         if target.subresource and target.subresource not in ("status", "scale"):
             raise E.not_found_path()
         if target.subresource == "status" and not target.info.status:
@@ -304,6 +307,26 @@ class Api:
                 ),
             )
         return _json(200, obj)
+
+    def _pod_log(self, req: Request, t: _Target) -> Response:
+        """pods/log from the kubelet simulator (text/plain, like the kubelet's)."""
+        pod = self.store.get(t.info, t.namespace or "", t.name or "")
+        containers = [
+            c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict)
+        ]
+        container = req.q("container") or (containers[0] if containers else "")
+        if container not in containers:
+            raise E.bad_request(f"container {container} is not valid for pod {t.name}")
+        text = self.store.pod_logs(pod) if self.store.pod_logs is not None else None
+        if text is None:
+            raise E.bad_request(
+                f'container "{container}" in pod "{t.name}" is waiting to start: ContainerCreating'
+            )
+        if req.q("tailLines"):
+            with contextlib.suppress(ValueError):
+                n = int(req.q("tailLines") or 0)
+                text = "".join(text.splitlines(keepends=True)[-n:]) if n > 0 else ""
+        return Response(200, text.encode(), "text/plain")
 
     def _selector(self, req: Request, info: ResourceInfo) -> Any:
         pred = combine(

@@ -30,6 +30,34 @@ class PodOutcome:
     exit_code: int
     run_seconds: float | None = None
     message: str = ""
+    logs: str | None = None  # what `kubectl logs` shows; None: the `echo` output of the command
+
+
+def echo_output(pod: dict[str, Any]) -> str:
+    """What the first container's shell `echo`s print: a stand-in for its logs."""
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    c = containers[0] if isinstance(containers[0], dict) else {}
+    argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+    if not argv:
+        return ""
+    if os.path.basename(argv[0]) in _SHELLS and "-c" in argv:
+        script = " ".join(argv[argv.index("-c") + 1 :])
+    else:
+        script = shlex.join(argv)
+    out = []
+    for part in re.split(r"&&|\|\||;|\n", script):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            continue
+        if words and os.path.basename(words[0]) == "echo":
+            args = words[1:]
+            newline = "\n"
+            while args and args[0] in ("-n", "-e", "-E"):
+                if args.pop(0) == "-n":
+                    newline = ""
+            out.append(" ".join(args) + newline)
+    return "".join(out)
 
 
 def default_rule(pod: dict[str, Any]) -> PodOutcome:
@@ -74,12 +102,14 @@ class KubeletSimulator:
         self.restart_backoff = restart_backoff
         self._store: Store | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._logs: dict[str, str] = {}  # pod uid -> log text of its runs
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
     def attach(self, store: Store) -> None:
         """Register the node and start following pods (call on the server's loop)."""
         self._store = store
+        store.pod_logs = self.logs
         nodes = store.info("", "v1", "nodes")
         if store.find(("", "nodes"), "", self.node_name) is None:
             store.create(
@@ -132,6 +162,10 @@ class KubeletSimulator:
         store.on_change.append(self._on_event)
         for pod in list(store._bucket(("", "pods")).objs.values()):
             self._maybe_start(pod)
+
+    def logs(self, pod: dict[str, Any]) -> str | None:
+        """The pod's logs so far; None when its containers have not started."""
+        return self._logs.get(pod["metadata"]["uid"])
 
     async def detach(self) -> None:
         if self._store is not None and self._on_event in self._store.on_change:
@@ -250,6 +284,9 @@ class KubeletSimulator:
             if not self._write_status(ns, name, uid, running):
                 return
             outcome = self.rule(pod)
+            self._logs[uid] = self._logs.get(uid, "") + (
+                outcome.logs if outcome.logs is not None else echo_output(pod)
+            )
             await asyncio.sleep(self.run_seconds if outcome.run_seconds is None else outcome.run_seconds)
             finished = now_rfc3339()
             code = outcome.exit_code

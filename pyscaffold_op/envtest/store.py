@@ -94,6 +94,8 @@ class Store:
         self._owned_by: dict[str, set[tuple[GR, Key]]] = {}
         self._gc_queue: deque[str] = deque()
         self.on_change: list[Callable[[Event], None]] = []  # in-process observers (kubelet, tests)
+        # pods/log: set by the kubelet simulator (pod -> text, None if not started)
+        self.pod_logs: Callable[[Obj], str | None] | None = None
         for ns in DEFAULT_NAMESPACES:
             self.create(self.info("", "v1", "namespaces"), "", {"metadata": {"name": ns}})
 

@@ -225,8 +225,114 @@ def columns_and_rows(
             ]
             for c in items
         ]
+    simple = _SIMPLE.get(key)
+    if simple is not None:
+        defs = [_NAME_COL] + [_col(name, typ) for name, typ, _f in simple] + [_AGE_COL]
+        return defs, [
+            [o["metadata"]["name"]]
+            + [f(o) for _n, _t, f in simple]
+            + [age(o["metadata"].get("creationTimestamp"))]
+            for o in items
+        ]
+    if key == ("", "events") or key == ("events.k8s.io", "events"):
+        defs = [_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Message")]
+        return defs, [_event_row(e) for e in items]
     defs = [_NAME_COL, _AGE_COL]
     return defs, [[o["metadata"]["name"], age(o["metadata"].get("creationTimestamp"))] for o in items]
+
+
+def _g(obj: dict[str, Any], path: str, default: Any = "") -> Any:
+    found = jsonpath(obj, path)
+    return found[0] if found else default
+
+
+def _event_row(e: dict[str, Any]) -> list[Any]:
+    ref = e.get("involvedObject") or e.get("regarding") or {}
+    when = (
+        e.get("lastTimestamp")
+        or e.get("deprecatedLastTimestamp")
+        or e.get("eventTime")
+        or (e["metadata"].get("creationTimestamp"))
+    )
+    return [
+        age(when),
+        e.get("type", ""),
+        e.get("reason", ""),
+        f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}",
+        e.get("message") or e.get("note") or "",
+    ]
+
+
+def _job_status(j: dict[str, Any]) -> str:
+    for c in (j.get("status") or {}).get("conditions") or []:
+        if c.get("status") == "True" and c.get("type") in ("Complete", "Failed", "Suspended"):
+            return c["type"]
+    return "Running"
+
+
+_SIMPLE: dict[tuple[str, str], list[tuple[str, str, Any]]] = {
+    ("", "services"): [
+        ("Type", "string", lambda o: _g(o, ".spec.type")),
+        ("Cluster-IP", "string", lambda o: _g(o, ".spec.clusterIP", "<none>")),
+        ("External-IP", "string", lambda o: "<none>"),
+        (
+            "Port(s)",
+            "string",
+            lambda o: (
+                ",".join(
+                    f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+                    for p in _g(o, ".spec.ports", []) or []
+                    if isinstance(p, dict)
+                )
+                or "<none>"
+            ),
+        ),
+    ],
+    ("", "secrets"): [
+        ("Type", "string", lambda o: o.get("type", "")),
+        ("Data", "integer", lambda o: len(o.get("data") or {})),
+    ],
+    ("", "serviceaccounts"): [("Secrets", "integer", lambda o: len(o.get("secrets") or []))],
+    ("", "nodes"): [
+        (
+            "Status",
+            "string",
+            lambda o: (
+                "Ready"
+                if any(
+                    c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in (o.get("status") or {}).get("conditions") or []
+                )
+                else "NotReady"
+            ),
+        ),
+        ("Roles", "string", lambda o: "<none>"),
+        ("Version", "string", lambda o: _g(o, ".status.nodeInfo.kubeletVersion")),
+    ],
+    ("apps", "statefulsets"): [
+        ("Ready", "string", lambda o: f"{_g(o, '.status.readyReplicas', 0)}/{_g(o, '.spec.replicas', 0)}")
+    ],
+    ("apps", "replicasets"): [
+        ("Desired", "integer", lambda o: _g(o, ".spec.replicas", 0)),
+        ("Current", "integer", lambda o: _g(o, ".status.replicas", 0)),
+        ("Ready", "integer", lambda o: _g(o, ".status.readyReplicas", 0)),
+    ],
+    ("batch", "jobs"): [
+        ("Status", "string", _job_status),
+        (
+            "Completions",
+            "string",
+            lambda o: f"{_g(o, '.status.succeeded', 0)}/{_g(o, '.spec.completions', 1)}",
+        ),
+    ],
+    ("batch", "cronjobs"): [
+        ("Schedule", "string", lambda o: _g(o, ".spec.schedule")),
+        ("Suspend", "boolean", lambda o: _g(o, ".spec.suspend", False)),
+        ("Active", "integer", lambda o: len(_g(o, ".status.active", []) or [])),
+    ],
+    ("coordination.k8s.io", "leases"): [("Holder", "string", lambda o: _g(o, ".spec.holderIdentity"))],
+    ("apiextensions.k8s.io", "customresourcedefinitions"): [],
+}
 
 
 def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:

@@ -116,3 +116,50 @@ def test_kubectl_builtins(thread_env: Environment) -> None:
     assert secret["type"] == "Opaque", secret
     proc = kubectl(thread_env, "create", "deployment", "web", "--image=nginx", check=False)
     assert proc.returncode != 0 and "unknown format" in proc.stderr
+
+
+POD_YAML = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hello
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    command: ["/bin/sh", "-c", "echo hello world"]
+"""
+
+EVENT_YAML = """\
+apiVersion: v1
+kind: Event
+metadata:
+  name: hello.1
+involvedObject: {kind: Pod, name: hello, namespace: default}
+reason: Started
+message: started the container
+type: Normal
+"""
+
+
+def test_kubectl_logs_and_events() -> None:
+    import time
+
+    from pyscaffold_op.envtest import KubeletSimulator
+
+    env = Environment(kubelet=KubeletSimulator(pending_seconds=0.01, run_seconds=0.01)).start_in_thread()
+    try:
+        kubectl(env, "create", "-f", "-", stdin=POD_YAML)
+        deadline = time.monotonic() + 10
+        while "Completed" not in kubectl(env, "get", "pod", "hello").stdout:
+            assert time.monotonic() < deadline, "pod did not complete"
+            time.sleep(0.1)
+        assert kubectl(env, "logs", "hello").stdout == "hello world\n"
+        kubectl(env, "create", "-f", "-", stdin=EVENT_YAML)
+        table = kubectl(env, "get", "events").stdout.splitlines()
+        assert table[0].split()[:3] == ["LAST", "SEEN", "TYPE"]
+        assert "pod/hello" in table[1] and "started the container" in table[1]
+        assert "Started" in kubectl(env, "describe", "pod", "hello").stdout
+    finally:
+        env.stop()

@@ -9,6 +9,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Node, Pod
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome, default_rule
+from pyscaffold_op.envtest.kubelet import echo_output
 from pyscaffold_op.testing import eventually
 
 
@@ -85,4 +86,39 @@ async def test_no_kubelet_pods_stay_pending() -> None:
         client = env.lightkube_client()
         created = await client.create(pod("idle"))
         assert created.status.phase == "Pending" and created.spec.nodeName is None
+        await client.close()
+
+
+def test_echo_output() -> None:
+    def spec(*cmd: str) -> dict[str, Any]:
+        return {"spec": {"containers": [{"name": "c", "command": list(cmd)}]}}
+
+    assert echo_output(spec("/bin/sh", "-c", 'echo "hello world"')) == "hello world\n"
+    assert echo_output(spec("sh", "-c", "echo a && echo -n b; exit 1")) == "a\nb"
+    assert echo_output(spec("echo", "x", "y")) == "x y\n"
+    assert echo_output(spec("sleep", "1")) == ""
+
+
+async def test_pod_logs() -> None:
+    import httpx2
+
+    async with Environment(kubelet=KubeletSimulator(pending_seconds=0.01, run_seconds=0.01)) as env:
+        client = env.lightkube_client()
+        await client.create(pod("talk", "/bin/sh", "-c", 'echo "hello world"'))
+        async with httpx2.AsyncClient(base_url=env.url) as http:
+            path = "/api/v1/namespaces/default/pods/talk/log"
+
+            async def logs() -> str:
+                r = await http.get(path)
+                assert r.status_code == 200, r.text
+                return r.text
+
+            assert await eventually(logs) == "hello world\n"
+            assert (await http.get(path, params={"container": "nope"})).status_code == 400
+        await client.close()
+    async with Environment() as env, httpx2.AsyncClient(base_url=env.url) as http:
+        client = env.lightkube_client()
+        await client.create(pod("idle"))
+        r = await http.get("/api/v1/namespaces/default/pods/idle/log")
+        assert r.status_code == 400 and "waiting to start" in r.json()["message"]
         await client.close()
