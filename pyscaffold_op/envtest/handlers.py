@@ -463,6 +463,9 @@ class Api:
             raise E.method_not_allowed("POST")
         obj = self._body(req, t.info)
         self._check_namespace(obj, t)
+        if (obj.get("metadata") or {}).get("resourceVersion"):
+            # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
+            raise E.ApiError(500, "", "resourceVersion should not be set on objects to be created")
         unknown = self._unknown_fields(req, t.info, obj)
         obj = _to_storage(t.info, obj)
         created = self.store.create(

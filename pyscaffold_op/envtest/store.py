@@ -456,21 +456,22 @@ class Store:
             raise E.not_found(info.group, info.plural, name)
         meta = obj["metadata"]
         pre = preconditions or {}
+        # BeforeDelete's messages: the conflict names the Kind, not the resource
         if pre.get("uid") and pre["uid"] != meta["uid"]:
             raise E.conflict(
                 info.group,
-                info.plural,
+                info.kind,
                 name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {meta['uid']}",
+                f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+                f"({meta['uid']}). The object might have been deleted and then recreated",
             )
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
             raise E.conflict(
                 info.group,
-                info.plural,
+                info.kind,
                 name,
-                "Precondition failed: ResourceVersion in "
-                f"precondition: {pre['resourceVersion']}, ResourceVersion in object meta: "
-                f"{meta['resourceVersion']}",
+                f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not match the "
+                f"ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified",
             )
         finalizers = list(meta.get("finalizers") or [])
         if info.group_resource == ("", "namespaces"):
@@ -489,8 +490,11 @@ class Store:
         new = {**obj, "metadata": {**meta, "finalizers": [f for f in finalizers if f != "kubernetes"]}}
         if not new["metadata"]["finalizers"]:
             del new["metadata"]["finalizers"]
-        new["metadata"].setdefault("deletionTimestamp", now_rfc3339())
-        new["metadata"].setdefault("deletionGracePeriodSeconds", 0)
+        if "deletionTimestamp" not in new["metadata"]:
+            new["metadata"]["deletionTimestamp"] = now_rfc3339()
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            if new["metadata"].get("generation", 0) > 0:  # controllers see deletion as a spec change
+                new["metadata"]["generation"] += 1
         if info.group_resource == ("", "namespaces"):
             new["status"] = {**new.get("status", {}), "phase": "Terminating"}
         if dry_run:

@@ -146,6 +146,29 @@ async def test_namespace_must_exist(http: httpx2.AsyncClient) -> None:
     assert r.json()["message"] == 'namespaces "nope" not found'
 
 
+async def test_resource_version_on_create(http: httpx2.AsyncClient) -> None:
+    body = cm("rv")
+    body["metadata"]["resourceVersion"] = "5"
+    r = await http.post(CMS, json=body)
+    assert r.status_code == 500
+    assert r.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "resourceVersion should not be set on objects to be created",
+        "code": 500,
+    }
+
+
+async def test_deletion_bumps_generation(http: httpx2.AsyncClient) -> None:
+    body = at()
+    body["metadata"]["finalizers"] = ["x/y"]
+    await http.post(ATS, json=body)
+    held = (await http.delete(f"{ATS}/example")).json()
+    assert held["metadata"]["generation"] == 2 and held["metadata"]["deletionGracePeriodSeconds"] == 0
+
+
 async def test_dry_run_does_not_store(http: httpx2.AsyncClient) -> None:
     r = await http.post(CMS, params={"dryRun": "All"}, json=cm("dry"))
     assert r.status_code == 201

@@ -109,6 +109,9 @@ async def test_delete_preconditions(http: httpx2.AsyncClient) -> None:
     await http.post(CMS, json=cm("pre"))
     r = await http.request("DELETE", f"{CMS}/pre", json={"preconditions": {"uid": "nope"}})
     assert r.status_code == 409
+    assert r.json()["message"].startswith(
+        'Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (nope) does not match'
+    )
     r = await http.request("DELETE", f"{CMS}/pre", json={"preconditions": {"resourceVersion": "1"}})
     assert r.status_code == 409
     assert (await http.delete(f"{CMS}/pre")).status_code == 200
