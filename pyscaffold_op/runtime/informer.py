@@ -226,8 +226,13 @@ class Informer:
         }
         self.stats["watches"] += 1
         async with self.transport.stream_lines(self.info.path(self.namespace), params) as lines:
-            async for line in lines:
-                self._handle_line(line)
+            try:
+                async for line in lines:
+                    self._handle_line(line)
+            except _BROKEN_STREAM as err:
+                # The stream broke after it was established (a proxy or the server reset it): like
+                # client-go, treat it as a closed watch and resume from the last resourceVersion.
+                log.debug("watch stream broken, resuming: %r", err, extra={"kind": self.info.kind})
 
     def _handle_line(self, line: bytes) -> None:
         kind, raw = decode_watch_event(line)
@@ -262,3 +267,14 @@ class Informer:
             if self._synced.is_set():
                 for obj in self.store.values():
                     self._dispatch_update(obj, obj)
+
+
+
+def _broken_stream_errors() -> tuple[type[BaseException], ...]:
+    """Errors meaning "the established stream broke" (as opposed to errors the server sent)."""
+    import aiohttp
+
+    return (ConnectionError, aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError)
+
+
+_BROKEN_STREAM = _broken_stream_errors()
