@@ -41,6 +41,8 @@ _EXPORTS: dict[str, str] = {
     "CachedClient": "client",
     "StatusClient": "client",
     "new_client": "client",
+    "Reader": "client",
+    "ClientProtocol": "client",
     # queue / rate limiting
     "Queue": "queue",
     "DelayingQueue": "queue",
@@ -104,6 +106,7 @@ __all__ = [
     "CachedClient",
     "Channel",
     "Client",
+    "ClientProtocol",
     "ConfigError",
     "Conflict",
     "Controller",
@@ -139,6 +142,7 @@ __all__ = [
     "Queue",
     "RateLimiter",
     "RateLimitingQueue",
+    "Reader",
     "Reconciler",
     "Request",
     "ResourceVersionChanged",
@@ -193,7 +197,14 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from pyscaffold_op.runtime import controllerutil, event, handler, objmeta, predicate, source
     from pyscaffold_op.runtime.builder import Builder
     from pyscaffold_op.runtime.cache import InformerCache
-    from pyscaffold_op.runtime.client import CachedClient, Client, StatusClient, new_client
+    from pyscaffold_op.runtime.client import (
+        CachedClient,
+        Client,
+        ClientProtocol,
+        Reader,
+        StatusClient,
+        new_client,
+    )
     from pyscaffold_op.runtime.config import load_config
     from pyscaffold_op.runtime.controller import Controller
     from pyscaffold_op.runtime.controllerutil import AlreadyOwnedError, OperationResult

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.kinds import ResourceInfo, info_for, info_of, replace_contents
@@ -27,6 +27,58 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
     "strategic": "application/strategic-merge-patch+json",
     "apply": "application/apply-patch+yaml",  # JSON is YAML; the server parses it either way
 }
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """What reconcilers read with (controller-runtime's client.Reader); the cache implements it too."""
+
+    async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T: ...
+
+    async def list(
+        self,
+        kind: type[T],
+        namespace: str | None = None,
+        labels: Selector = None,
+        fields: Selector = None,
+        limit: int | None = None,
+    ) -> list[T]: ...
+
+
+@runtime_checkable
+class ClientProtocol(Reader, Protocol):
+    """The whole client interface (client.Client): type against this to pass fakes in unit tests."""
+
+    async def create(self, obj: T, *, field_manager: str | None = None, dry_run: bool = False) -> T: ...
+
+    async def update(self, obj: T, *, field_manager: str | None = None, dry_run: bool = False) -> T: ...
+
+    async def patch(
+        self,
+        kind: Any,
+        name: str | None = None,
+        patch: Any = None,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any: ...
+
+    async def delete(
+        self,
+        obj_or_kind: Any,
+        name: str | None = None,
+        namespace: str | None = None,
+        *,
+        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = "Background",
+        grace_period_seconds: int | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> None: ...
+
+    def status(self) -> StatusClient: ...
 
 
 class Client:

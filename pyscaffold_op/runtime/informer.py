@@ -269,7 +269,6 @@ class Informer:
                     self._dispatch_update(obj, obj)
 
 
-
 def _broken_stream_errors() -> tuple[type[BaseException], ...]:
     """Errors meaning "the established stream broke" (as opposed to errors the server sent)."""
     import aiohttp
