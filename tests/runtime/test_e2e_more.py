@@ -100,3 +100,28 @@ async def test_losing_the_lease_stops_the_manager(env: Environment, api: Client)
         await asyncio.wait_for(task, 5)
     assert mgr.metrics.value("leader_election_master_status", {"name": "lose-me"}) == 0
     assert (await api.get(Lease, "lose-me", namespace="default")).spec.holderIdentity == "thief"
+
+
+async def test_lightkube_generic_resources_work_too(env: Environment, api: Client) -> None:
+    from lightkube.generic_resource import create_namespaced_resource
+
+    GenericWidget = create_namespaced_resource("test.pyop.io", "v1", "Widget", "widgets")
+    obj = GenericWidget({"metadata": {"name": "gen", "namespace": "default"}, "spec": {"size": 3}})
+    await api.create(obj)
+    assert obj["metadata"]["uid"]
+    got = await api.get(GenericWidget, "gen")
+    assert got["spec"]["size"] == 3
+    controllerutil.add_finalizer(got, "x.io/f")
+    await api.update(got)
+    assert (await api.get(Widget, "gen")).metadata.finalizers == ["x.io/f"]
+
+    async def seen(req: Request) -> None:
+        names.append(req.name)
+
+    names: list[str] = []
+    mgr = make_manager(env)
+    mgr.builder().for_(GenericWidget).named("generic").complete(seen)
+    async with mgr.running():
+        await eventually(lambda: _true(names == ["gen"]))
+        cached = await mgr.client.get(GenericWidget, "gen")
+        assert cached["metadata"]["finalizers"] == ["x.io/f"]
