@@ -58,7 +58,15 @@ class RuntimeMetrics:
     def __init__(self, registry: Any = None) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-        self.registry = registry if registry is not None else CollectorRegistry()
+        if registry is None:
+            registry = CollectorRegistry()
+            # process_* and python_* as Go's process and runtime collectors give controller-runtime.
+            from prometheus_client import GCCollector, PlatformCollector, ProcessCollector
+
+            ProcessCollector(registry=registry)
+            PlatformCollector(registry=registry)
+            GCCollector(registry=registry)
+        self.registry = registry
         r = self.registry
         self.reconcile_total = Counter(
             "controller_runtime_reconcile_total",
