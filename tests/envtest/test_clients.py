@@ -97,3 +97,27 @@ async def test_lightkube_apply_paging_and_status(env: Environment) -> None:
     got = await client.get(At, "lk")
     assert got.status == {"phase": "DONE"}
     await client.close()
+
+
+async def test_in_process_transport_across_threads() -> None:
+    import asyncio
+
+    from lightkube.models.meta_v1 import ObjectMeta
+    from lightkube.resources.core_v1 import ConfigMap
+
+    env = Environment().start_in_thread()
+    try:
+        client = env.lightkube_client()  # server loop in another thread: calls hop over
+        await client.create(ConfigMap(metadata=ObjectMeta(name="xthread")))
+
+        async def first() -> str:
+            async for _typ, obj in client.watch(ConfigMap, namespace="default"):
+                return obj.metadata.name
+            return ""
+
+        assert await asyncio.wait_for(first(), 3) == "xthread"
+        env.drop_watches()
+        env.compact()
+        await client.close()
+    finally:
+        await asyncio.to_thread(env.stop)
