@@ -13,7 +13,12 @@ if TYPE_CHECKING:
 
 
 class Watcher:
-    """One open watch: filters the store's events and queues their encoded lines."""
+    """One open watch: filters the store's events and queues their encoded lines.
+
+    A client that stops reading is cut off once `MAX_BACKLOG` events wait for it, as the watch
+    cache terminates unresponsive watchers; it must re-watch from its last resourceVersion."""
+
+    MAX_BACKLOG = 10_000
 
     def __init__(
         self, api_version: str, namespace: str | None, pred: Callable[[dict[str, Any]], bool] | None
@@ -42,7 +47,7 @@ class Watcher:
             return
         convert = self.convert
         if self.namespace is None and self.pred is None and self.transform is None and convert is None:
-            self.queue.put_nowait(event.line(self.api_version))  # shared bytes: cheap fan-out
+            self._put(event.line(self.api_version))  # shared bytes: cheap fan-out
             return
         obj = convert(event.obj) if convert is not None else event.obj
         now = self._match(obj)
@@ -58,12 +63,18 @@ class Watcher:
         if typ is None:
             return
         if typ == event.type and self.transform is None and convert is None:
-            self.queue.put_nowait(event.line(self.api_version))
+            self._put(event.line(self.api_version))
         else:
             out = {**obj, "apiVersion": self.api_version}
             if self.transform is not None:
                 out = self.transform(out)
-            self.queue.put_nowait(dumps({"type": typ, "object": out}) + b"\n")
+            self._put(dumps({"type": typ, "object": out}) + b"\n")
+
+    def _put(self, line: bytes) -> None:
+        if self.queue.qsize() >= self.MAX_BACKLOG:
+            self.close()
+            return
+        self.queue.put_nowait(line)
 
     def close(self) -> None:
         if not self.closed:

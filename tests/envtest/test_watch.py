@@ -185,3 +185,17 @@ async def test_watch_fan_out(env: Environment, http: httpx2.AsyncClient) -> None
         await http.post(CMS, json=cm(f"fan{i}"))
     results = await asyncio.gather(*tasks)
     assert all([e["object"]["metadata"]["name"] for e in r] == [f"fan{i}" for i in range(5)] for r in results)
+
+
+def test_unresponsive_watcher_is_cut_off() -> None:
+    from pyscaffold_op.envtest.store import Store
+    from pyscaffold_op.envtest.watch import Watcher
+
+    store = Store()
+    info = store.info("", "v1", "configmaps")
+    w = Watcher("v1", None, None)
+    w.MAX_BACKLOG = 3
+    store.watch(w, info.bucket, None)
+    for i in range(5):
+        store.create(info, "default", cm(f"slow{i}"))
+    assert w.closed and w.queue.qsize() == 4  # three events, then the end of the stream
