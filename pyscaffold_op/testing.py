@@ -10,7 +10,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-async def eventually(
+async def eventually(  # noqa: ASYNC109 - a deadline for polling, not a cancellation scope
     check: Callable[[], Awaitable[T]], *, timeout: float = 5.0, interval: float = 0.02
 ) -> T:
     """Await `check()` until it returns a truthy value without raising AssertionError.
