@@ -10,8 +10,11 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-async def eventually(  # noqa: ASYNC109 - a deadline for polling, not a cancellation scope
-    check: Callable[[], Awaitable[T]], *, timeout: float = 5.0, interval: float = 0.02
+async def eventually(
+    check: Callable[[], Awaitable[T]],
+    *,
+    timeout: float = 5.0,  # noqa: ASYNC109 - a polling deadline, not a cancellation scope
+    interval: float = 0.02,
 ) -> T:
     """Await `check()` until it returns a truthy value without raising AssertionError.
 
