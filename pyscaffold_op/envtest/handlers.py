@@ -20,7 +20,9 @@ import yaml
 from pyscaffold_op.envtest import discovery, managed, openapi, patch, tables
 from pyscaffold_op.envtest import errors as E
 from pyscaffold_op.envtest.jsonutil import dumps, loads
+from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.scale import set_path, to_scale
 from pyscaffold_op.envtest.selectors import combine, parse_field_selector, parse_label_selector
 from pyscaffold_op.envtest.store import Store, now_rfc3339
 from pyscaffold_op.envtest.watch import Watcher, event_line, stream
@@ -267,7 +269,7 @@ class Api:
                 )
         meta = obj.get("metadata")
         if meta is not None:
-            _check_meta_types(meta)
+            check_meta_types(meta)
         return obj
 
     def _check_namespace(self, obj: dict[str, Any], t: _Target) -> None:
@@ -294,7 +296,7 @@ class Api:
     def _get(self, req: Request, t: _Target) -> Response:
         obj = self.store.get(t.info, t.namespace or "", t.name or "")
         if t.subresource == "scale":
-            return _json(200, _scale(t.info, obj))
+            return _json(200, to_scale(t.info, obj))
         obj = self._out(t.info, obj)
         if _wants_table(req):
             return _json(
@@ -546,7 +548,7 @@ class Api:
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
         # the patch functions never mutate their target, so the stored object serves as the base
-        base = _scale(info, current) if t.subresource == "scale" else self._out(info, current)
+        base = to_scale(info, current) if t.subresource == "scale" else self._out(info, current)
         if ctype == "application/json-patch+json":
             patched = patch.json_patch(base, body)
         elif ctype == "application/merge-patch+json":
@@ -559,7 +561,7 @@ class Api:
             raise E.bad_request("patch result must be an object")
         if t.subresource == "scale":
             return self._update_scale(req, t, patched)
-        _check_meta_types(patched.setdefault("metadata", {}))
+        check_meta_types(patched.setdefault("metadata", {}))
         patched = _to_storage(info, patched)
         if not patched["metadata"].get("resourceVersion"):
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
@@ -678,11 +680,11 @@ class Api:
                 ],
             )
         new = copy.deepcopy(current)
-        _set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
+        set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         new["metadata"]["resourceVersion"] = rv or current["metadata"]["resourceVersion"]
         updated = self.store.update(info, ns, name, new, manager=self._manager(req), require_rv=False)
-        return _json(200, _scale(info, updated))
+        return _json(200, to_scale(info, updated))
 
     def _delete_options(self, req: Request) -> dict[str, Any]:
         opts: dict[str, Any] = {}
@@ -778,62 +780,6 @@ class Api:
         )
 
 
-_META_STR = (
-    "name",
-    "generateName",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "selfLink",
-    "creationTimestamp",
-    "deletionTimestamp",
-)
-_REF_STR = ("apiVersion", "kind", "name", "uid")
-
-
-def _type_error(field: str, value: Any, want: str) -> E.ApiError:
-    """The decoder's message for an ill-typed metadata field (the real server answers 400)."""
-    got = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}.get(
-        type(value), "null"
-    )
-    return E.bad_request(f"json: cannot unmarshal {got} into Go struct field {field} of type {want}")
-
-
-def _check_meta_types(meta: Any) -> None:
-    if not isinstance(meta, dict):
-        raise _type_error("Object.metadata", meta, "v1.ObjectMeta")
-    for k in _META_STR:
-        if k in meta and meta[k] is not None and not isinstance(meta[k], str):
-            raise _type_error(f"ObjectMeta.metadata.{k}", meta[k], "string")
-    for k in ("generation", "deletionGracePeriodSeconds"):
-        v = meta.get(k)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
-            raise _type_error(f"ObjectMeta.metadata.{k}", v, "int64")
-    for k in ("labels", "annotations"):
-        v = meta.get(k)
-        if v is None:
-            continue
-        if not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values()):
-            raise _type_error(f"ObjectMeta.metadata.{k}", v, "map[string]string")
-    fins = meta.get("finalizers")
-    if fins is not None and (not isinstance(fins, list) or not all(isinstance(f, str) for f in fins)):
-        raise _type_error("ObjectMeta.metadata.finalizers", fins, "[]string")
-    refs = meta.get("ownerReferences")
-    if refs is not None:
-        if not isinstance(refs, list) or not all(isinstance(r, dict) for r in refs):
-            raise _type_error("ObjectMeta.metadata.ownerReferences", refs, "[]v1.OwnerReference")
-        for r in refs:
-            for k in _REF_STR:
-                if not isinstance(r.get(k, ""), str):
-                    raise _type_error(f"OwnerReference.metadata.ownerReferences.{k}", r[k], "string")
-            for k in ("controller", "blockOwnerDeletion"):
-                if r.get(k) is not None and not isinstance(r[k], bool):
-                    raise _type_error(f"OwnerReference.metadata.ownerReferences.{k}", r[k], "bool")
-    mf = meta.get("managedFields")
-    if mf is not None and (not isinstance(mf, list) or not all(isinstance(e, dict) for e in mf)):
-        raise _type_error("ObjectMeta.metadata.managedFields", mf, "[]v1.ManagedFieldsEntry")
-
-
 def _to_storage(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
     return info.to_storage(obj) if info.to_storage is not None else obj
 
@@ -855,40 +801,3 @@ def _wants_table(req: Request) -> bool:
 
 async def _once(data: bytes) -> AsyncIterator[bytes]:
     yield data
-
-
-def _get_path(obj: Any, path: str) -> Any:
-    for part in path.lstrip(".").split("."):
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(part)
-    return obj
-
-
-def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
-    parts = path.lstrip(".").split(".")
-    for part in parts[:-1]:
-        obj = obj.setdefault(part, {})
-    obj[parts[-1]] = value
-
-
-def _scale(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
-    sc = info.scale or {}
-    meta = obj["metadata"]
-    selector = _get_path(obj, sc.get("labelSelectorPath", ".status.selector") or ".status.selector")
-    if isinstance(selector, dict):
-        selector = ",".join(f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items())
-    return {
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": {
-            k: meta[k]
-            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-            if k in meta
-        },
-        "spec": {"replicas": _get_path(obj, sc.get("specReplicasPath", ".spec.replicas")) or 0},
-        "status": {
-            "replicas": _get_path(obj, sc.get("statusReplicasPath", ".status.replicas")) or 0,
-            **({"selector": selector} if selector else {}),
-        },
-    }
