@@ -1,0 +1,205 @@
+"""The reading verbs: get, list, watch, and pods/log."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import tables
+from pyscaffold_op.envtest.protocol import (
+    Request,
+    Response,
+    Target,
+    json_response,
+    once,
+    parse_rv,
+    wants_table,
+)
+from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.scale import to_scale
+from pyscaffold_op.envtest.selectors import combine, parse_field_selector, parse_label_selector
+from pyscaffold_op.envtest.watch import Watcher, event_line, stream
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.store import Store
+
+
+class ReadVerbs:
+    store: Store
+    bookmark_interval: float
+
+    if TYPE_CHECKING:  # provided by Api
+
+        def _out(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]: ...
+        def _body(self, req: Request, info: ResourceInfo, *, check_kind: bool = True) -> dict[str, Any]: ...
+        def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
+        @staticmethod
+        def _manager(req: Request) -> str: ...
+        @staticmethod
+        def _dry_run(req: Request) -> bool: ...
+
+    def _get(self, req: Request, t: Target) -> Response:
+        obj = self.store.get(t.info, t.namespace or "", t.name or "")
+        if t.subresource == "scale":
+            return json_response(200, to_scale(t.info, obj))
+        obj = self._out(t.info, obj)
+        if wants_table(req):
+            return json_response(
+                200,
+                tables.to_table(
+                    t.info,
+                    [obj],
+                    req.q("includeObject", "Metadata") or "Metadata",
+                    {"resourceVersion": obj["metadata"]["resourceVersion"]},
+                ),
+            )
+        return json_response(200, obj)
+
+    def _pod_log(self, req: Request, t: Target) -> Response:
+        """pods/log from the kubelet simulator (text/plain, like the kubelet's)."""
+        pod = self.store.get(t.info, t.namespace or "", t.name or "")
+        containers = [
+            c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict)
+        ]
+        container = req.q("container") or (containers[0] if containers else "")
+        if container not in containers:
+            raise E.bad_request(f"container {container} is not valid for pod {t.name}")
+        text = self.store.pod_logs(pod) if self.store.pod_logs is not None else None
+        if text is None:
+            raise E.bad_request(
+                f'container "{container}" in pod "{t.name}" is waiting to start: ContainerCreating'
+            )
+        if req.q("tailLines"):
+            with contextlib.suppress(ValueError):
+                n = int(req.q("tailLines") or 0)
+                text = "".join(text.splitlines(keepends=True)[-n:]) if n > 0 else ""
+        return Response(200, text.encode(), "text/plain")
+
+    def _selector(self, req: Request, info: ResourceInfo) -> Any:
+        pred = combine(
+            parse_label_selector(req.q("labelSelector")),
+            parse_field_selector(req.q("fieldSelector"), info.field_selectors),
+        )
+        conv = info.from_storage
+        if pred is not None and conv is not None:  # select on the served form (regarding.name, ...)
+            inner = pred
+            return lambda o: inner(conv(o))
+        return pred
+
+    def _list(self, req: Request, t: Target) -> Response:
+        info = t.info
+        pred = self._selector(req, info)
+        try:
+            limit = int(req.q("limit") or 0)
+        except ValueError:
+            raise E.bad_request(f"invalid limit: {req.q('limit')}") from None
+        rv_match = req.q("resourceVersionMatch")
+        if rv_match and not req.q("resourceVersion"):
+            raise E.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueForbidden",
+                        "resourceVersionMatch",
+                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    )
+                ],
+            )
+        if rv_match not in (None, "", "Exact", "NotOlderThan"):
+            raise E.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueNotSupported",
+                        "resourceVersionMatch",
+                        f'Unsupported value: "{rv_match}": supported values: "Exact", "NotOlderThan", ""',
+                    )
+                ],
+            )
+        exact = int(parse_rv(req.q("resourceVersion"))) if rv_match == "Exact" else None
+        items, rv, cont, remaining = self.store.list(
+            info, t.namespace, pred, max(limit, 0), req.q("continue"), exact_rv=exact
+        )
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if cont:
+            meta["continue"] = cont
+            if remaining is not None:
+                meta["remainingItemCount"] = remaining
+        if wants_table(req):
+            items = [self._out(info, o) for o in items]
+            return json_response(
+                200, tables.to_table(info, items, req.q("includeObject", "Metadata") or "Metadata", meta)
+            )
+        if info.custom:
+            out_items = [self._out(info, o) for o in items]
+        else:  # typed lists omit each item's apiVersion/kind, as the real server's do
+            if info.from_storage is not None:
+                items = [info.from_storage(o) for o in items]
+            out_items = [{k: v for k, v in o.items() if k != "apiVersion" and k != "kind"} for o in items]
+        return json_response(
+            200,
+            {"apiVersion": info.api_version, "items": out_items, "kind": info.list_kind, "metadata": meta},
+        )
+
+    def _watch(self, req: Request, t: Target) -> Response:
+        info = t.info
+        pred = self._selector(req, info)
+        rv_param = req.q("resourceVersion")
+        send_initial = req.q("sendInitialEvents")
+        bookmarks = req.flag("allowWatchBookmarks")
+        table = wants_table(req)
+        # the watcher converts itself: its selector sees the stored form
+        raw_pred = combine(
+            parse_label_selector(req.q("labelSelector")),
+            parse_field_selector(req.q("fieldSelector"), info.field_selectors),
+        )
+        watcher = Watcher(info.api_version, t.namespace if info.namespaced else None, raw_pred)
+        watcher.convert = info.from_storage
+        if table:
+            watcher.transform = lambda o: tables.to_table(info, [o], "Metadata", {}, with_columns=False)
+        timeout = None
+        if req.q("timeoutSeconds"):
+            try:
+                timeout = float(req.q("timeoutSeconds") or 0)
+            except ValueError:
+                raise E.bad_request(f"invalid timeoutSeconds: {req.q('timeoutSeconds')}") from None
+        first: list[bytes] = []
+        initial = rv_param in (None, "", "0") if send_initial is None else send_initial.lower() == "true"
+        since: int | None
+        since = None if rv_param in (None, "", "0") or initial else int(parse_rv(rv_param))
+        if initial:
+            items, _rv_now, _c, _r = self.store.list(info, t.namespace, pred)
+            for o in items:
+                obj = self._out(info, o)
+                first.append(event_line("ADDED", watcher.transform(obj) if table else obj))
+            if send_initial and send_initial.lower() == "true" and bookmarks:
+                first.append(self._bookmark(info, initial_end=True))
+        replay = self.store.watch(watcher, info.bucket, since)
+        if replay is None:
+            status = E.gone(f"too old resource version: {rv_param} ({self.store.rv})").status()
+            return Response(200, stream=once(event_line("ERROR", status)))
+        for ev in replay:
+            watcher.offer(ev)
+        gr = info.bucket
+        return Response(
+            200,
+            stream=stream(
+                watcher,
+                first,
+                timeout_seconds=timeout,
+                bookmark=(lambda: self._bookmark(info)) if bookmarks else None,
+                bookmark_interval=self.bookmark_interval,
+                on_close=lambda: self.store.unwatch(watcher, gr),
+            ),
+        )
+
+    def _bookmark(self, info: ResourceInfo, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(self.store.rv)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        return event_line("BOOKMARK", {"kind": info.kind, "apiVersion": info.api_version, "metadata": meta})

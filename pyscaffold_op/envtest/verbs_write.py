@@ -1,0 +1,363 @@
+"""The writing verbs: create, update, patch (merge, JSON, strategic, apply), scale, delete."""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import managed, patch
+from pyscaffold_op.envtest.jsonutil import loads
+from pyscaffold_op.envtest.metatypes import check_meta_types
+from pyscaffold_op.envtest.protocol import (
+    PATCH_TYPES,
+    Request,
+    Response,
+    Target,
+    json_response,
+    to_storage,
+)
+from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.scale import set_path, to_scale
+from pyscaffold_op.envtest.store import now_rfc3339
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.store import Store
+
+
+class WriteVerbs:
+    store: Store
+    bookmark_interval: float
+
+    if TYPE_CHECKING:  # provided by Api
+
+        def _out(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]: ...
+        def _body(self, req: Request, info: ResourceInfo, *, check_kind: bool = True) -> dict[str, Any]: ...
+        def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
+        @staticmethod
+        def _manager(req: Request) -> str: ...
+        @staticmethod
+        def _dry_run(req: Request) -> bool: ...
+
+    def _create(self, req: Request, t: Target) -> Response:
+        if t.subresource:
+            raise E.method_not_allowed("POST")
+        if t.info.namespaced and t.namespace is None:
+            raise E.method_not_allowed("POST")
+        obj = self._body(req, t.info)
+        self._check_namespace(obj, t)
+        if (obj.get("metadata") or {}).get("resourceVersion"):
+            # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
+            raise E.ApiError(500, "", "resourceVersion should not be set on objects to be created")
+        unknown = self._unknown_fields(req, t.info, obj)
+        obj = to_storage(t.info, obj)
+        created = self.store.create(
+            t.info, t.namespace or "", obj, manager=self._manager(req), dry_run=self._dry_run(req), fresh=True
+        )
+        resp = json_response(201, self._out(t.info, created))
+        if unknown:
+            resp.headers["Warning"] = unknown
+        return resp
+
+    def _unknown_fields(self, req: Request, info: ResourceInfo, obj: dict[str, Any]) -> str:
+        """fieldValidation=Strict rejects fields the CRD schema would prune; Warn reports them."""
+        mode = req.q("fieldValidation", "") or ""
+        if not info.custom or mode not in ("Strict", "Warn"):
+            return ""
+        from pyscaffold_op.envtest.schema import unknown_fields
+
+        found = unknown_fields(obj, info.schema)
+        if not found:
+            return ""
+        if mode == "Strict":
+            msgs = [f'unknown field "{f}"' for f in found]
+            raise E.bad_request(
+                f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+                "strict decoding error: " + ", ".join(msgs)
+            )
+        return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
+
+    def _update(self, req: Request, t: Target) -> Response:
+        if t.subresource == "scale":
+            return self._update_scale(req, t, self._body(req, t.info, check_kind=False))
+        obj = self._body(req, t.info)
+        self._check_namespace(obj, t)
+        self._unknown_fields(req, t.info, obj)
+        obj = to_storage(t.info, obj)
+        updated = self.store.update(
+            t.info,
+            t.namespace or "",
+            t.name or "",
+            obj,
+            subresource=t.subresource,
+            manager=self._manager(req),
+            dry_run=self._dry_run(req),
+        )
+        return json_response(200, self._out(t.info, updated))
+
+    def _patch(self, req: Request, t: Target) -> Response:
+        ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype not in PATCH_TYPES:
+            raise E.unsupported_media(
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {', '.join(PATCH_TYPES)}"
+            )
+        info = t.info
+        if ctype == "application/strategic-merge-patch+json" and info.custom:
+            raise E.unsupported_media(
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json-patch+json, application/merge-patch+json, "
+                "application/apply-patch+yaml"
+            )
+        if ctype == "application/apply-patch+yaml":
+            return self._apply(req, t)
+        if req.q("force") is not None:
+            raise E.invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueForbidden", "force", "Forbidden: may not be specified for non-apply patch"
+                    )
+                ],
+            )
+        try:
+            body = loads(req.body) if req.body else None
+        except ValueError as err:
+            raise E.bad_request(f"error decoding patch: {err}") from None
+        ns, name = t.namespace or "", t.name or ""
+        current = self.store.get(info, ns, name)
+        # the patch functions never mutate their target, so the stored object serves as the base
+        base = to_scale(info, current) if t.subresource == "scale" else self._out(info, current)
+        if ctype == "application/json-patch+json":
+            patched = patch.json_patch(base, body)
+        elif ctype == "application/merge-patch+json":
+            if not isinstance(body, dict):
+                raise E.bad_request("merge patch must be a JSON object")
+            patched = patch.merge_patch(base, body)
+        else:
+            patched = patch.strategic_merge_patch(base, body)
+        if not isinstance(patched, dict):
+            raise E.bad_request("patch result must be an object")
+        if t.subresource == "scale":
+            return self._update_scale(req, t, patched)
+        check_meta_types(patched.setdefault("metadata", {}))
+        patched = to_storage(info, patched)
+        if not patched["metadata"].get("resourceVersion"):
+            patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        updated = self.store.update(
+            info,
+            ns,
+            name,
+            patched,
+            subresource=t.subresource,
+            manager=self._manager(req),
+            dry_run=self._dry_run(req),
+            require_rv=False,
+        )
+        return json_response(200, self._out(info, updated))
+
+    def _apply(self, req: Request, t: Target) -> Response:
+        info = t.info
+        manager = req.q("fieldManager")
+        if not manager:  # ValidatePatchOptions: 422 on the PatchOptions "kind"
+            raise E.invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueRequired", "fieldManager", "Required value: is required for apply patch"
+                    )
+                ],
+            )
+        applied = self._body(req, info)
+        if not applied.get("apiVersion") or not applied.get("kind"):
+            raise E.bad_request("apiVersion and kind must be set in an apply request")
+        meta = applied.setdefault("metadata", {})
+        if meta.get("name") and meta["name"] != t.name:
+            raise E.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({t.name})"
+            )
+        self._check_namespace(applied, t)
+        ns, name = t.namespace or "", t.name or ""
+        current = self.store.find(info.bucket, ns if info.namespaced else "", name)
+        force = req.flag("force")
+        now = now_rfc3339()
+        if current is None:
+            if t.subresource:
+                raise E.not_found(info.group, info.plural, name)
+            meta["name"] = name
+            obj = managed.apply(
+                None,
+                applied,
+                manager,
+                force,
+                now,
+                info.schema,
+                info.custom,
+                info.api_version,
+                info.group,
+                info.plural,
+                name,
+            )
+            created = self.store.create(
+                info,
+                ns,
+                to_storage(info, obj),
+                dry_run=self._dry_run(req),
+                managed_fields=obj["metadata"].get("managedFields"),
+                fresh=True,
+            )
+            return json_response(201, self._out(info, created))
+        new = managed.apply(
+            self._out(info, current),
+            applied,
+            manager,
+            force,
+            now,
+            info.schema,
+            info.custom,
+            info.api_version,
+            info.group,
+            info.plural,
+            name,
+            t.subresource,
+        )
+        new = to_storage(info, new)
+        new["metadata"]["resourceVersion"] = (
+            meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
+        )
+        updated = self.store.update(
+            info,
+            ns,
+            name,
+            new,
+            subresource=t.subresource,
+            dry_run=self._dry_run(req),
+            require_rv=False,
+            managed_fields=new["metadata"].get("managedFields"),
+        )
+        return json_response(200, self._out(info, updated))
+
+    def _update_scale(self, req: Request, t: Target, scale: dict[str, Any]) -> Response:
+        info = t.info
+        ns, name = t.namespace or "", t.name or ""
+        current = self.store.get(info, ns, name)
+        spec = scale.get("spec") or {}
+        replicas = spec.get("replicas") if isinstance(spec, dict) else None
+        if not isinstance(replicas, int) or replicas < 0:
+            raise E.invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                [
+                    E.cause(
+                        "FieldValueInvalid",
+                        "spec.replicas",
+                        f"Invalid value: {replicas}: must be greater than or equal to 0",
+                    )
+                ],
+            )
+        new = copy.deepcopy(current)
+        set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        new["metadata"]["resourceVersion"] = rv or current["metadata"]["resourceVersion"]
+        updated = self.store.update(info, ns, name, new, manager=self._manager(req), require_rv=False)
+        return json_response(200, to_scale(info, updated))
+
+    def _delete_options(self, req: Request) -> dict[str, Any]:
+        opts: dict[str, Any] = {}
+        if req.body:
+            try:
+                parsed = loads(req.body)
+            except ValueError as err:
+                raise E.bad_request(f"error decoding DeleteOptions: {err}") from None
+            if isinstance(parsed, dict):
+                opts = parsed
+        if req.q("propagationPolicy"):
+            opts["propagationPolicy"] = req.q("propagationPolicy")
+        if opts.get("orphanDependents") is not None and opts.get("propagationPolicy") is not None:
+            raise E.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueInvalid",
+                        "propagationPolicy",
+                        'Invalid value: "' + str(opts["propagationPolicy"]) + '": orphanDependents and '
+                        "deletionPropagation cannot be both set",
+                    )
+                ],
+            )
+        if opts.get("orphanDependents") is True:
+            opts["propagationPolicy"] = "Orphan"
+        pp = opts.get("propagationPolicy")
+        if pp not in (None, "Orphan", "Background", "Foreground"):
+            raise E.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueNotSupported",
+                        "propagationPolicy",
+                        f'Unsupported value: "{pp}": supported values: "Foreground", "Background", '
+                        '"Orphan", "nil"',
+                    )
+                ],
+            )
+        return opts
+
+    def _delete(self, req: Request, t: Target) -> Response:
+        info = t.info
+        opts = self._delete_options(req)
+        obj, gone = self.store.delete(
+            info,
+            t.namespace or "",
+            t.name or "",
+            propagation=opts.get("propagationPolicy"),
+            preconditions=opts.get("preconditions"),
+            dry_run=self._dry_run(req) or "All" in (opts.get("dryRun") or []),
+        )
+        if not gone:
+            # like the real handler: 202 only when the client explicitly asked for cascading deletion
+            # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
+            return json_response(202 if opts.get("orphanDependents") is False else 200, self._out(info, obj))
+        if info.custom or info.group_resource == ("", "pods"):
+            return json_response(200, self._out(info, obj))
+        return json_response(
+            200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
+        )
+
+    def _delete_collection(self, req: Request, t: Target) -> Response:
+        info = t.info
+        opts = self._delete_options(req)
+        pred = self._selector(req, info)
+        items, _rv, _c, _r = self.store.list(info, t.namespace, pred)
+        deleted = []
+        for obj in list(items):
+            meta = obj["metadata"]
+            try:
+                o, _gone = self.store.delete(
+                    info,
+                    meta.get("namespace", ""),
+                    meta["name"],
+                    propagation=opts.get("propagationPolicy"),
+                    dry_run=self._dry_run(req),
+                )
+                deleted.append(self._out(info, o))
+            except E.ApiError as err:
+                if err.code != 404:
+                    raise
+        return json_response(
+            200,
+            {
+                "apiVersion": info.api_version,
+                "kind": info.list_kind,
+                "metadata": {"resourceVersion": str(self.store.rv)},
+                "items": deleted,
+            },
+        )
