@@ -52,5 +52,10 @@ def serve(
             )
             await stop.wait()
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main())
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(main())
+    except OSError as err:  # e.g. the port is taken: one line, exit status 2
+        raise ValidationError(
+            f"--port {port}: cannot serve on 127.0.0.1:{port}: {err.strerror or err}"
+        ) from None

@@ -59,3 +59,19 @@ def test_serve(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_serve_port_in_use() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "pyscaffold_op", "envtest", "serve", "--no-kubelet", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert proc.returncode == 2 and f"--port {port}" in proc.stderr
