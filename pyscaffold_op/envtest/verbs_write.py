@@ -60,8 +60,9 @@ class WriteVerbs:
         return resp
 
     def _unknown_fields(self, req: Request, info: ResourceInfo, obj: dict[str, Any]) -> str:
-        """fieldValidation=Strict rejects fields the CRD schema would prune; Warn reports them."""
-        mode = req.q("fieldValidation", "") or ""
+        """fieldValidation=Strict rejects fields the CRD schema would prune; Warn (the server's default
+        since field validation went GA) reports them in a Warning header; Ignore drops them silently."""
+        mode = req.q("fieldValidation", "") or "Warn"
         if not info.custom or mode not in ("Strict", "Warn"):
             return ""
         from pyscaffold_op.envtest.schema import unknown_fields
@@ -82,7 +83,7 @@ class WriteVerbs:
             return self._update_scale(req, t, self._body(req, t.info, check_kind=False))
         obj = self._body(req, t.info)
         self._check_namespace(obj, t)
-        self._unknown_fields(req, t.info, obj)
+        unknown = self._unknown_fields(req, t.info, obj)
         obj = to_storage(t.info, obj)
         updated = self.store.update(
             t.info,
@@ -93,7 +94,10 @@ class WriteVerbs:
             manager=self._manager(req),
             dry_run=self._dry_run(req),
         )
-        return json_response(200, self._out(t.info, updated))
+        resp = json_response(200, self._out(t.info, updated))
+        if unknown:
+            resp.headers["Warning"] = unknown
+        return resp
 
     def _patch(self, req: Request, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()

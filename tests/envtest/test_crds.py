@@ -119,6 +119,10 @@ async def test_pruning_and_defaulting(http: httpx2.AsyncClient) -> None:
     assert "unknown" not in obj["spec"] and obj["spec"]["extra"] == {"anything": {"goes": 1}}
     assert "topLevel" not in obj and "bogusMeta" not in obj["metadata"]
     assert obj["spec"]["replicas"] == 1 and obj["spec"]["mode"] == "Once"
+    assert (
+        r.headers["warning"]
+        == '299 - "unknown field \\"spec.unknown\\"", 299 - "unknown field \\"topLevel\\""'
+    )
     # strict field validation rejects unknown fields instead (kubectl's default)
     r = await http.post(ATS, params={"fieldValidation": "Strict"}, json=at("strict", unknown="x"))
     assert r.status_code == 400 and 'unknown field "spec.unknown"' in r.json()["message"]
