@@ -16,6 +16,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from pyscaffold_op.envtest import cel
 from pyscaffold_op.envtest.errors import cause
 from pyscaffold_op.gen import structural
 
@@ -322,3 +323,70 @@ def _numeric(value: float, s: Schema, field: str, errs: list[dict[str, str]]) ->
             bad(f"should be less than or equal to {s['maximum']}")
     if "multipleOf" in s and s["multipleOf"] and value % s["multipleOf"]:
         bad(f"should be a multiple of {s['multipleOf']}")
+
+
+# -- CEL rules (x-kubernetes-validations), the subset `cel.py` evaluates -----------------------------
+
+_RULES_CACHE: dict[int, tuple[Schema, bool]] = {}
+
+
+def has_rules(schema: Schema | None) -> bool:
+    if schema is None:
+        return False
+    hit = _RULES_CACHE.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        hit = (schema, "x-kubernetes-validations" in repr(schema))
+        _RULES_CACHE[id(schema)] = hit
+    return hit[1]
+
+
+def validate_rules(
+    value: Any,
+    schema: Schema | None,
+    old: Any = cel.MISSING,
+    path: str = "",
+) -> list[dict[str, str]]:
+    """Causes for failed `x-kubernetes-validations` rules; transition rules (`oldSelf`) run on
+    updates where the old value correlates (same property, same map-list key)."""
+    errs: list[dict[str, str]] = []
+    if has_rules(schema):
+        _rules(value, schema or {}, old, path, errs)
+    return errs
+
+
+def _rules(value: Any, s: Schema, old: Any, path: str, errs: list[dict[str, str]]) -> None:
+    for rule in s.get("x-kubernetes-validations") or []:
+        if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
+            continue
+        if cel.evaluate(rule["rule"], value, old) is False:
+            field = (path or "<root>") + str(rule.get("fieldPath") or "")
+            msg = rule.get("message") or f"failed rule: {rule['rule']}"
+            reason = rule.get("reason") or "FieldValueInvalid"
+            typ = s.get("type") or _TYPE_NAMES.get(type(value), "object")
+            text = {
+                "FieldValueForbidden": f"Forbidden: {msg}",
+                "FieldValueRequired": f"Required value: {msg}",
+                "FieldValueDuplicate": f"Duplicate value: {msg}",
+            }.get(reason, f'Invalid value: "{typ}": {msg}')
+            errs.append(cause(reason, field, text))
+    if isinstance(value, dict):
+        props = s.get("properties") or {}
+        addl = s.get("additionalProperties")
+        for k, v in value.items():
+            sub = props.get(k) or (addl if isinstance(addl, dict) else None)
+            if sub is None or (path == "" and k in ("apiVersion", "kind", "metadata")):
+                continue
+            o = old.get(k, cel.MISSING) if isinstance(old, dict) else cel.MISSING
+            _rules(v, sub, o, f"{path}.{k}" if path else k, errs)
+    elif isinstance(value, list) and isinstance(s.get("items"), dict):
+        keys = s.get("x-kubernetes-list-map-keys") if s.get("x-kubernetes-list-type") == "map" else None
+        olds: dict[Any, Any] = {}
+        if keys and isinstance(old, list):
+            olds = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, dict)}
+        for i, v in enumerate(value):
+            o = (
+                olds.get(tuple(v.get(k) for k in keys), cel.MISSING)
+                if keys and isinstance(v, dict)
+                else cel.MISSING
+            )
+            _rules(v, s["items"], o, f"{path}[{i}]", errs)

@@ -295,6 +295,10 @@ class Store(GarbageCollector):
             if old is None and info.status:
                 obj.pop("status", None)  # status comes only through /status
             causes = schema.validate(obj, info.schema)
+            if not causes:  # like the server: CEL rules run on schema-valid objects only
+                causes = schema.validate_rules(
+                    obj, info.schema, old if old is not None else schema.cel.MISSING
+                )
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
@@ -380,7 +384,7 @@ class Store(GarbageCollector):
             if info.custom:
                 new = schema.prune(new, info.schema)
                 schema.apply_defaults(new, info.schema)
-                causes = schema.validate(new, info.schema)
+                causes = schema.validate(new, info.schema) or schema.validate_rules(new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new

@@ -230,3 +230,85 @@ async def test_pod_table(http: httpx2.AsyncClient) -> None:
     t = (await http.get("/api/v1/namespaces/default/pods", headers=TABLE)).json()
     assert [c["name"] for c in t["columnDefinitions"]][:5] == ["Name", "Ready", "Status", "Restarts", "Age"]
     assert t["rows"][0]["cells"][:4] == ["p", "0/1", "Pending", 0]
+
+
+RULES_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "scalers.test.pyop.io"},
+    "spec": {
+        "group": "test.pyop.io",
+        "scope": "Namespaced",
+        "names": {"kind": "Scaler", "plural": "scalers", "singular": "scaler", "listKind": "ScalerList"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "x-kubernetes-validations": [
+                                    {
+                                        "rule": "self.minReplicas <= self.maxReplicas",
+                                        "message": "min must not exceed max",
+                                    },
+                                    {"rule": "self.unknownFn().x", "message": "never evaluated"},
+                                ],
+                                "properties": {
+                                    "minReplicas": {"type": "integer"},
+                                    "maxReplicas": {"type": "integer"},
+                                    "name": {
+                                        "type": "string",
+                                        "x-kubernetes-validations": [
+                                            {"rule": "self == oldSelf", "message": "name is immutable"}
+                                        ],
+                                    },
+                                },
+                            }
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+async def test_cel_rules(http: httpx2.AsyncClient) -> None:
+    assert (
+        await http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=RULES_CRD)
+    ).status_code == 201
+    base = "/apis/test.pyop.io/v1/namespaces/default/scalers"
+
+    def scaler(lo: int, hi: int, name: str = "a") -> dict:
+        return {
+            "apiVersion": "test.pyop.io/v1",
+            "kind": "Scaler",
+            "metadata": {"name": "s"},
+            "spec": {"minReplicas": lo, "maxReplicas": hi, "name": name},
+        }
+
+    r = await http.post(base, json=scaler(5, 3))
+    assert r.status_code == 422
+    assert r.json()["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "field": "spec",
+            "message": 'Invalid value: "object": min must not exceed max',
+        }
+    ]
+    assert (await http.post(base, json=scaler(1, 3))).status_code == 201
+    r = await http.patch(
+        f"{base}/s", json={"spec": {"name": "b"}}, headers={"content-type": "application/merge-patch+json"}
+    )
+    assert r.status_code == 422 and "name is immutable" in r.json()["message"]
+    r = await http.patch(
+        f"{base}/s",
+        json={"spec": {"maxReplicas": 4}},
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    assert r.status_code == 200
