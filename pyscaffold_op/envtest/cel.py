@@ -256,9 +256,11 @@ def _binop(op: str, left: Node, right: Node) -> Node:
             return a * b
         if b == 0:
             raise CelError("division by zero")
-        if op == "/":
-            return a // b if isinstance(a, int) and isinstance(b, int) else a / b
-        return a % b
+        if isinstance(a, int) and isinstance(b, int):  # CEL truncates toward zero, like Go
+            q = abs(a) // abs(b)
+            q = q if (a >= 0) == (b >= 0) else -q
+            return q if op == "/" else a - q * b
+        return a / b if op == "/" else a - b * int(a / b)
 
     return arith
 
