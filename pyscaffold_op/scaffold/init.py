@@ -114,6 +114,13 @@ def validate(options: InitOptions, root: Path) -> InitContext:
             f"cannot initialize {root}: {existing / PROJECT_FILE} already exists (the folder already holds "
             "a project)"
         )
+    strangers = sorted(entry.name for entry in root.iterdir() if not _may_precede_init(entry))
+    if strangers:
+        more = f" and {len(strangers) - 1} more" if len(strangers) > 1 else ""
+        raise ProjectError(
+            f"cannot initialize {root}: the folder is not empty ({strangers[0]}{more}); only hidden entries, "
+            "*.md files and capitalised files such as LICENSE may be there before `pyop init`"
+        )
     return InitContext(
         domain=options.domain,
         repo=repo,
@@ -126,6 +133,15 @@ def validate(options: InitOptions, root: Path) -> InitContext:
         leader_election_id=leader_election_id(repo, options.domain),
         boilerplate=boilerplate(options.license, owner),
     )
+
+
+def _may_precede_init(entry: Path) -> bool:
+    """kubebuilder's rule for a folder to initialise: hidden entries (.git, .venv), *.md files and
+    capitalised files (LICENSE, NOTICE) may already be there; anything else means the wrong folder."""
+    name = entry.name
+    if name.startswith("."):
+        return True
+    return entry.is_file() and (name.endswith(".md") or name[:1].isupper())
 
 
 def render(context: InitContext, root: Path) -> FilePlan:

@@ -252,14 +252,23 @@ def test_init_never_overwrites_existing_files(pyop: RunPyop, tmp_path: Path) -> 
 def test_a_file_where_a_folder_must_go(pyop: RunPyop, tmp_path: Path) -> None:
     (tmp_path / "config").write_text("not a folder\n")
     before = snapshot(tmp_path)
-    assert_one_line_error(pyop(*AT_INIT, cwd=tmp_path), "config is not a folder")
+    assert_one_line_error(pyop(*AT_INIT, cwd=tmp_path), "not empty (config)")
     assert snapshot(tmp_path) == before
 
 
 def test_a_folder_where_a_file_must_go(pyop: RunPyop, tmp_path: Path) -> None:
     (tmp_path / "Makefile").mkdir()
     before = snapshot(tmp_path)
-    assert_one_line_error(pyop(*AT_INIT, cwd=tmp_path), "Makefile already exists")
+    assert_one_line_error(pyop(*AT_INIT, cwd=tmp_path), "not empty (Makefile)")
+    assert snapshot(tmp_path) == before
+
+
+def test_init_in_a_folder_of_other_things_is_refused(pyop: RunPyop, tmp_path: Path) -> None:
+    # Like kubebuilder: running init in, say, /tmp or a home folder is a mistake, not a project.
+    (tmp_path / "notes.txt").write_text("x\n")
+    (tmp_path / "scratch").mkdir()
+    before = snapshot(tmp_path)
+    assert_one_line_error(pyop(*AT_INIT, cwd=tmp_path), "not empty (notes.txt and 1 more)")
     assert snapshot(tmp_path) == before
 
 
