@@ -166,7 +166,18 @@ class Manager:
     async def start(self, *, install_signal_handlers: bool = True) -> None:
         """Run until `stop()`, SIGTERM or SIGINT; then shut down gracefully.
 
+        A second signal stops at once without waiting for the drain, and start() still returns
+        normally (a forced stop is what the operator asked for, not a crash).
         Raises LeaderElectionLost if the lease was lost (after shutting down)."""
+        try:
+            await self._start(install_signal_handlers=install_signal_handlers)
+        except asyncio.CancelledError:
+            if self._signals < 2 or self._main is None:
+                raise
+            self._main.uncancel()
+            log.warning("stopped without waiting for in-flight reconciles")
+
+    async def _start(self, *, install_signal_handlers: bool) -> None:
         if self._started:
             raise RuntimeError("a manager can only be started once")
         self._started = True

@@ -55,3 +55,40 @@ async def test_sigterm_drains_in_flight_reconcile_and_releases_lease(
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+@pytest.mark.slow
+async def test_second_signal_stops_at_once_without_a_traceback(
+    env: Environment, api: Client, tmp_path: Path
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.runtime.sigterm_app",
+        str(env.kubeconfig_path),
+        str(tmp_path),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        await api.create(widget("slow"))
+
+        async def started() -> bool:
+            assert proc.returncode is None, "manager process died"
+            return (tmp_path / "started").exists()
+
+        await eventually(started, timeout=20)
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.sleep(0.1)
+        proc.send_signal(signal.SIGINT)  # Ctrl-C while draining: stop now
+        _out, err = await asyncio.wait_for(proc.communicate(), 15)
+        assert proc.returncode == 0, err.decode()[-2000:]
+        assert not (tmp_path / "finished").exists(), "the second signal should not wait for the drain"
+        assert (tmp_path / "exited").exists()
+        assert b"again, stopping now" in err and b"Traceback" not in err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
