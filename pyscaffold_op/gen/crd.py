@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pyscaffold_op.apimachinery import CustomResource
@@ -27,6 +29,18 @@ class _Version:
 
 def _where(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _source_file(cls: type) -> str:
+    """The file defining `cls`, relative to the working folder when it is inside it."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if not path:
+        return cls.__module__
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _resource_names(versions: list[_Version]) -> dict[str, Any]:
@@ -125,10 +139,19 @@ def build_crd(
     if len(versions) == 1:
         storage = versions
     if len(storage) != 1:
+        kind = versions[0].cls.gvk.kind
         listed = ", ".join(v.cls.gvk.version for v in storage) or "none"
+        if storage:
+            fix = f"keep the marker on one of {listed} and remove it from the others"
+        else:
+            files = ", ".join(_source_file(v.cls) for v in versions)
+            fix = (
+                f"add the line `# +kubebuilder:storageversion` directly above `class {kind}` "
+                f"in one of {files}"
+            )
         raise GenerateError(
-            f"kind {versions[0].cls.gvk.kind} has versions {', '.join(seen)}: exactly one must be marked "
-            f"+kubebuilder:storageversion (marked: {listed})"
+            f"kind {kind} has versions {', '.join(seen)}: exactly one must be marked "
+            f"+kubebuilder:storageversion (marked: {listed}); {fix}"
         )
     group = versions[0].cls.gvk.group
     names = _resource_names(versions)

@@ -239,14 +239,17 @@ def test_multi_version_needs_exactly_one_storage_version(project) -> None:
     builder = project()
     builder.api("demo", "v1alpha1", "Widget", "widget_types", _kind("Widget", "size: int = 1", "v1alpha1"))
     builder.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "size: int = 2", "v1"))
-    with pytest.raises(GenerateError, match=r"exactly one must be marked \+kubebuilder:storageversion"):
+    with pytest.raises(GenerateError, match=r"exactly one must be marked \+kubebuilder:storageversion") as err:
         generate_manifests(builder.root)
+    # the message tells the user what to do, and where
+    assert "add the line `# +kubebuilder:storageversion` directly above `class Widget`" in str(err.value)
+    assert "api/v1alpha1/widget_types.py" in str(err.value) and "api/v1/widget_types.py" in str(err.value)
     marker = "# +kubebuilder:storageversion\n"
     builder.api(
         "demo", "v1alpha1", "Widget", "widget_types", _kind("Widget", "a: int = 1", "v1alpha1", marker)
     )
     builder.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "a: int = 1", "v1", marker))
-    with pytest.raises(GenerateError, match=r"marked: v1, v1alpha1"):
+    with pytest.raises(GenerateError, match=r"marked: v1, v1alpha1\); keep the marker on one of"):
         generate_manifests(builder.root)
 
 
