@@ -239,7 +239,9 @@ def test_multi_version_needs_exactly_one_storage_version(project) -> None:
     builder = project()
     builder.api("demo", "v1alpha1", "Widget", "widget_types", _kind("Widget", "size: int = 1", "v1alpha1"))
     builder.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "size: int = 2", "v1"))
-    with pytest.raises(GenerateError, match=r"exactly one must be marked \+kubebuilder:storageversion") as err:
+    with pytest.raises(
+        GenerateError, match=r"exactly one must be marked \+kubebuilder:storageversion"
+    ) as err:
         generate_manifests(builder.root)
     # the message tells the user what to do, and where
     assert "add the line `# +kubebuilder:storageversion` directly above `class Widget`" in str(err.value)
