@@ -377,6 +377,21 @@ def test_existing_controller_without_force(pyop: RunPyop, with_api: Path) -> Non
     assert snapshot(with_api) == before
 
 
+def test_a_second_version_of_a_kind_with_a_controller_says_no_controller(
+    pyop: RunPyop, with_api: Path
+) -> None:
+    before = snapshot(with_api)
+    assert_one_line_error(
+        pyop(*api_args(version="v1beta1"), cwd=with_api),
+        "kind At of group programming-kubernetes already has a controller (for version v1alpha1)",
+        "--no-controller",
+        "--force",
+    )
+    assert snapshot(with_api) == before
+    assert pyop(*api_args("--no-controller", version="v1beta1"), cwd=with_api).code == 0
+    assert (with_api / f"src/{PACKAGE}/api/v1beta1/at_types.py").is_file()
+
+
 def test_no_resource_without_types(pyop: RunPyop, initialized: Path) -> None:
     before = snapshot(initialized)
     assert_one_line_error(
