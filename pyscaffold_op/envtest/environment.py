@@ -9,19 +9,22 @@ import copy
 import shutil
 import tempfile
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
 from pyscaffold_op.envtest import crds
+from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Authorizer, Policy
 from pyscaffold_op.envtest.handlers import Api
 from pyscaffold_op.envtest.kubelet import KubeletSimulator
 from pyscaffold_op.envtest.store import Store
 
 T = TypeVar("T")
-TOKEN = "envtest-token"  # any bearer token is accepted; kubeconfigs need a user for clients to start
+# Any bearer token is accepted on requests; kubeconfigs need a user for clients to start. In
+# TokenReviews this token is ADMIN_USER in group system:masters.
+TOKEN = "envtest-token"
 
 
 class Environment:
@@ -48,6 +51,7 @@ class Environment:
         self.port = port
         self.store = Store(history=history)
         self.api = Api(self.store, bookmark_interval=bookmark_interval)
+        self.api.policy.add_token(TOKEN, ADMIN_USER, groups=(MASTERS,))
         self._kubeconfig_out = Path(kubeconfig_path) if kubeconfig_path else None
         self._tmpdir: Path | None = None
         self._runner: Any = None
@@ -196,6 +200,34 @@ class Environment:
         if in_process:
             kwargs.setdefault("transport", self.transport())
         return AsyncClient(self.config, **kwargs)
+
+    # -- authentication and authorization (answers TokenReviews and SubjectAccessReviews) ----------
+
+    @property
+    def policy(self) -> Policy:
+        """The review policy; `env.policy.counts["TokenReview"]` counts the reviews answered."""
+        return self.api.policy
+
+    def add_token(self, token: str, username: str, groups: Iterable[str] = (), uid: str = "") -> None:
+        """TokenReviews of `token` authenticate `username` in `groups` (plus system:authenticated)."""
+        self.api.policy.add_token(token, username, groups, uid)
+
+    def allow(
+        self,
+        subject: str,
+        verbs: str | Iterable[str] = "*",
+        *,
+        paths: str | Iterable[str] = (),
+        resources: str | Iterable[str] = (),
+    ) -> None:
+        """SubjectAccessReviews allow user or group `subject` to do `verbs` on non-resource `paths`
+        (`"/metrics"`, a trailing `*` matches a prefix) or on `resources` (`"pods"`, `"deployments.apps"`,
+        `"pods/log"`, `"*"`); with neither, on everything."""
+        self.api.policy.allow(subject, verbs, paths=paths, resources=resources)
+
+    def add_authorizer(self, fn: Authorizer) -> None:
+        """`fn(attributes) -> True | False | None` is asked before the `allow` rules (False denies)."""
+        self.api.policy.add_authorizer(fn)
 
     # -- CRDs and fault injection ------------------------------------------------------------------
 

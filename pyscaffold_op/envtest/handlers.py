@@ -14,6 +14,7 @@ import yaml
 
 from pyscaffold_op.envtest import discovery, openapi
 from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest.auth import Policy
 from pyscaffold_op.envtest.jsonutil import loads
 from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.protocol import (
@@ -26,6 +27,7 @@ from pyscaffold_op.envtest.protocol import (
     json_response,
 )
 from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.reviews import ReviewVerbs
 from pyscaffold_op.envtest.store import Store
 from pyscaffold_op.envtest.verbs_read import ReadVerbs
 from pyscaffold_op.envtest.verbs_write import WriteVerbs
@@ -35,13 +37,14 @@ log = logging.getLogger("pyscaffold_op.envtest")
 __all__ = ["MAX_BODY", "Api", "Request", "Response", "error_response"]
 
 
-class Api(ReadVerbs, WriteVerbs):
+class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
     def __init__(
         self, store: Store, server_address: str = "127.0.0.1", bookmark_interval: float = 1.0
     ) -> None:
         self.store = store
         self.server_address = server_address
         self.bookmark_interval = bookmark_interval
+        self.policy = Policy()
 
     async def handle(self, req: Request) -> Response:
         try:
@@ -100,6 +103,8 @@ class Api(ReadVerbs, WriteVerbs):
         if rest and rest[0] == "watch":  # legacy /watch/ paths
             watch, rest = True, rest[1:]
         target = self._target(group, version, rest)
+        if target.info.review:
+            return self._review(req, target)
         if target.subresource == "log" and target.info.group_resource == ("", "pods") and req.method == "GET":
             return self._pod_log(req, target)
         if target.subresource and target.subresource not in ("status", "scale"):

@@ -35,6 +35,7 @@ class ResourceInfo:
     stored_as: tuple[str, str, str, str] | None = None
     to_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    review: bool = False  # create-only and never stored (TokenReview, SubjectAccessReview): reviews.py
 
     def __post_init__(self) -> None:
         self.singular = self.singular or self.kind.lower()
@@ -65,7 +66,7 @@ class ResourceInfo:
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
-            "verbs": VERBS,
+            "verbs": ["create"] if self.review else VERBS,
         }
         if self.short_names:
             main["shortNames"] = self.short_names
@@ -298,6 +299,21 @@ def builtin_resources() -> list[ResourceInfo]:
             generation=True,
         ),
         _r("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", namespaced=False, short_names=["pc"]),
+        _r("authentication.k8s.io/v1", "TokenReview", "tokenreviews", namespaced=False, review=True),
+        _r(
+            "authorization.k8s.io/v1",
+            "SubjectAccessReview",
+            "subjectaccessreviews",
+            namespaced=False,
+            review=True,
+        ),
+        _r(
+            "authorization.k8s.io/v1",
+            "SelfSubjectAccessReview",
+            "selfsubjectaccessreviews",
+            namespaced=False,
+            review=True,
+        ),
     ]
 
 
@@ -309,6 +325,8 @@ GROUP_ORDER = [
     "",
     "apps",
     "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
     "autoscaling",
     "batch",
     "policy",

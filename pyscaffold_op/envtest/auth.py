@@ -1,0 +1,150 @@
+"""Who a token is and what it may do: the policy behind the emulator's review APIs.
+
+The emulator itself lets every request through (see docs/envtest.md); this policy only answers
+`TokenReview`s (authentication.k8s.io/v1) and `SubjectAccessReview`s / `SelfSubjectAccessReview`s
+(authorization.k8s.io/v1), which is what a server doing delegated authentication asks — a manager
+serving its metrics with `metrics_secure=True`, kube-rbac-proxy, an aggregated API server.
+
+* The kubeconfig's token is user `envtest-admin` in group `system:masters` (allowed everything, as
+  the real server's privileged-group authorizer does). `add_token()` registers more users; every
+  authenticated user is also in `system:authenticated`. Unknown tokens are not authenticated.
+* `allow()` adds a rule for a user or group name; `add_authorizer()` adds a callable consulted before
+  the rules. Nothing else is allowed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+ADMIN_USER = "envtest-admin"
+MASTERS = "system:masters"
+AUTHENTICATED = "system:authenticated"
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    username: str
+    groups: tuple[str, ...] = ()
+    uid: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"username": self.username}
+        if self.uid:
+            out["uid"] = self.uid
+        if self.groups:
+            out["groups"] = list(self.groups)
+        return out
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """What a SubjectAccessReview asks: `user`/`groups` may `verb` on `path` (non-resource URL) or on
+    `resource` (plural) in `api_group`, optionally `subresource`, `namespace` and `name`."""
+
+    user: str
+    groups: tuple[str, ...]
+    verb: str
+    path: str | None = None
+    api_group: str = ""
+    resource: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+
+    @property
+    def resource_request(self) -> bool:
+        return self.path is None
+
+
+# A callable authorizer: True allows, False denies (no later rule can allow), None has no opinion.
+Authorizer = Callable[[Attributes], bool | None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    subject: str  # a user name or a group name
+    verbs: frozenset[str]
+    paths: tuple[str, ...] = ()  # non-resource URLs; a trailing `*` is a prefix match
+    resources: tuple[str, ...] = ()  # `plural` (core group), `plural.group`, or `*`
+
+    def matches(self, a: Attributes) -> bool:
+        if self.subject != a.user and self.subject not in a.groups:
+            return False
+        if "*" not in self.verbs and a.verb not in self.verbs:
+            return False
+        if not self.paths and not self.resources:
+            return True
+        if a.path is not None:
+            return any(p == a.path or (p.endswith("*") and a.path.startswith(p[:-1])) for p in self.paths)
+        plural = a.resource + (f"/{a.subresource}" if a.subresource else "")
+        qualified = f"{plural}.{a.api_group}" if a.api_group else plural
+        return any(r in ("*", qualified) for r in self.resources)
+
+    def describe(self) -> str:
+        what = ", ".join(self.paths + self.resources) or "everything"
+        return f"{'/'.join(sorted(self.verbs))} on {what} to {self.subject}"
+
+
+@dataclass
+class Policy:
+    tokens: dict[str, UserInfo] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)
+    authorizers: list[Authorizer] = field(default_factory=list)
+    # The reviews answered, newest last (for tests: "was a TokenReview sent?"); bounded.
+    reviews: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=1000))
+    counts: Counter[str] = field(default_factory=Counter)  # kind -> reviews answered (unbounded)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add_token(self, token: str, username: str, groups: Iterable[str] = (), uid: str = "") -> None:
+        if not token:
+            raise ValueError("a token must not be empty")
+        groups = tuple(groups)
+        if AUTHENTICATED not in groups:
+            groups += (AUTHENTICATED,)
+        with self._lock:
+            self.tokens[token] = UserInfo(username, groups, uid)
+
+    def allow(
+        self,
+        subject: str,
+        verbs: str | Iterable[str] = "*",
+        *,
+        paths: str | Iterable[str] = (),
+        resources: str | Iterable[str] = (),
+    ) -> None:
+        vs = frozenset([verbs] if isinstance(verbs, str) else verbs)
+        ps = (paths,) if isinstance(paths, str) else tuple(paths)
+        rs = (resources,) if isinstance(resources, str) else tuple(resources)
+        with self._lock:
+            self.rules.append(Rule(subject, vs, ps, rs))
+
+    def add_authorizer(self, fn: Authorizer) -> None:
+        with self._lock:
+            self.authorizers.append(fn)
+
+    def authenticate(self, token: str) -> UserInfo | None:
+        return self.tokens.get(token) if token else None
+
+    def authorize(self, a: Attributes) -> tuple[bool, bool, str]:
+        """(allowed, denied, reason), as a SubjectAccessReview's status says them."""
+        if MASTERS in a.groups:
+            return True, False, ""
+        for fn in list(self.authorizers):
+            verdict = fn(a)
+            if verdict is True:
+                return True, False, "envtest: allowed by an authorizer"
+            if verdict is False:
+                return False, True, "envtest: denied by an authorizer"
+        for rule in list(self.rules):
+            if rule.matches(a):
+                return True, False, f"envtest: allowed by rule {rule.describe()}"
+        return False, False, ""
+
+    def record(self, review: dict[str, Any]) -> None:
+        with self._lock:
+            self.reviews.append(review)
+            self.counts[review.get("kind", "")] += 1
