@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -171,6 +172,48 @@ def test_namespaced(pyop: RunPyop, tmp_path: Path) -> None:
     assert run.code == 0, run.err
     controller = (tmp_path / f"src/{PACKAGE}/controllers/at_controller.py").read_text()
     assert controller.count(",namespace=programming-kubernetes-system\n") == 3
+
+
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u, namespace: default}}]
+current-context: x
+"""
+
+
+def _manager_namespace(root: Path, monkeypatch: pytest.MonkeyPatch, watch: str | None) -> str | None:
+    """The namespace the generated manager's cache is restricted to, with $WATCH_NAMESPACE = `watch`."""
+    (root / "kubeconfig").write_text(KUBECONFIG)
+    spec = importlib.util.spec_from_file_location(f"main_{watch}", root / f"src/{PACKAGE}/__main__.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if watch is None:
+        monkeypatch.delenv("WATCH_NAMESPACE", raising=False)
+    else:
+        monkeypatch.setenv("WATCH_NAMESPACE", watch)
+    mgr = module.build_manager(module.parse_args(["--kubeconfig", str(root / "kubeconfig")]))
+    return mgr.cache.namespace
+
+
+def test_namespaced_manager_watches_only_watch_namespace(
+    pyop: RunPyop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the Deployment sets WATCH_NAMESPACE; the manager must use it, or its Role forbids every watch
+    assert pyop(*AT_INIT, "--namespaced", cwd=tmp_path).code == 0
+    assert _manager_namespace(tmp_path, monkeypatch, "team-a") == "team-a"
+    assert _manager_namespace(tmp_path, monkeypatch, None) is None  # `make run`: every namespace
+
+
+def test_cluster_wide_manager_ignores_watch_namespace(
+    pyop: RunPyop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert pyop(*AT_INIT, cwd=tmp_path).code == 0
+    assert "WATCH_NAMESPACE" not in (tmp_path / f"src/{PACKAGE}/__main__.py").read_text()
+    assert _manager_namespace(tmp_path, monkeypatch, "team-a") is None
 
 
 def test_cluster_wide_by_default(pyop: RunPyop, tmp_path: Path) -> None:
