@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pyscaffold_op.runtime.authfilter import AuthFilter
 from pyscaffold_op.runtime.builder import Builder
 from pyscaffold_op.runtime.cache import InformerCache
 from pyscaffold_op.runtime.client import CachedClient, Client
@@ -47,6 +48,8 @@ class Manager:
         config: KubeConfig,
         *,
         metrics_bind_address: str = "0",
+        metrics_secure: bool = False,
+        metrics_cert_dir: str | Path | None = None,
         health_probe_bind_address: str = ":8081",
         leader_election: bool = False,
         leader_election_id: str = "",
@@ -66,6 +69,8 @@ class Manager:
             raise ValueError("leader_election=True needs leader_election_id (the Lease name)")
         self.config = config
         self.metrics_bind_address = metrics_bind_address
+        self.metrics_secure = metrics_secure
+        self.metrics_cert_dir = metrics_cert_dir
         self.health_probe_bind_address = health_probe_bind_address
         self.leader_election = leader_election
         self.leader_election_id = leader_election_id
@@ -83,6 +88,8 @@ class Manager:
         self.api_reader = Client(self.transport, field_manager=field_manager)
         self.client = CachedClient(self.transport, self.cache, field_manager=field_manager)
         self.health = HealthChecks()
+        # With metrics_secure: TokenReview + SubjectAccessReview of every scrape (uncached client).
+        self.metrics_filter: AuthFilter | None = AuthFilter(self.transport) if metrics_secure else None
         self.controllers: list[Controller] = []
         self._runnables: list[tuple[Any, bool]] = []
         self._recorders: dict[str, EventRecorder] = {}
@@ -273,11 +280,19 @@ class Manager:
             self._runners.append(site[0])
             self.health_address = site[1]
             log.info("serving health probes", extra={"address": f"{site[1][0]}:{site[1][1]}"})
-        site = await start_site(self._metrics_app(), self.metrics_bind_address)
+        tls = None
+        if self.metrics_secure and self.metrics_bind_address not in ("0", ""):
+            from pyscaffold_op.runtime.certs import server_context
+
+            tls = server_context(self.metrics_cert_dir)
+        site = await start_site(self._metrics_app(), self.metrics_bind_address, tls)
         if site is not None:
             self._runners.append(site[0])
             self.metrics_address = site[1]
-            log.info("serving metrics", extra={"address": f"{site[1][0]}:{site[1][1]}"})
+            log.info(
+                "serving metrics",
+                extra={"address": f"{site[1][0]}:{site[1][1]}", "secure": self.metrics_secure},
+            )
 
     def _metrics_app(self) -> Any:
         from aiohttp import web
@@ -288,7 +303,8 @@ class Manager:
             resp.headers["Content-Type"] = CONTENT_TYPE_LATEST
             return resp
 
-        app = web.Application()
+        middlewares = [self.metrics_filter.middleware()] if self.metrics_filter is not None else []
+        app = web.Application(middlewares=middlewares)
         app.router.add_get("/metrics", handle)
         return app
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ssl
 
 
 def parse_bind_address(address: str) -> tuple[str | None, int] | None:
@@ -17,8 +20,11 @@ def parse_bind_address(address: str) -> tuple[str | None, int] | None:
     return host, int(port)
 
 
-async def start_site(app: Any, address: str) -> tuple[Any, tuple[str, int]] | None:
-    """Serve `app` on `address`; returns (runner, (host, port) actually bound) or None when disabled."""
+async def start_site(
+    app: Any, address: str, ssl_context: ssl.SSLContext | None = None
+) -> tuple[Any, tuple[str, int]] | None:
+    """Serve `app` on `address` (over TLS with `ssl_context`); returns (runner, (host, port) actually
+    bound) or None when disabled."""
     parsed = parse_bind_address(address)
     if parsed is None:
         return None
@@ -26,7 +32,7 @@ async def start_site(app: Any, address: str) -> tuple[Any, tuple[str, int]] | No
 
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, parsed[0], parsed[1], reuse_address=True)
+    site = web.TCPSite(runner, parsed[0], parsed[1], reuse_address=True, ssl_context=ssl_context)
     await site.start()
     bound = runner.addresses[0]
     return runner, (bound[0], bound[1])

@@ -1,0 +1,88 @@
+"""TLS for the secure metrics server: a certificate from a folder (`tls.crt`/`tls.key`, as
+controller-runtime's `CertDir`/`CertName`/`KeyName`), or a self-signed one made in memory at start
+(controller-runtime's fallback: host `localhost`, IP 127.0.0.1, valid for a year)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import ipaddress
+import os
+import ssl
+import tempfile
+from pathlib import Path
+
+CERT_NAME = "tls.crt"
+KEY_NAME = "tls.key"
+
+
+def server_context(cert_dir: str | os.PathLike[str] | None) -> ssl.SSLContext:
+    """A TLS (1.2+) server context with the certificate in `cert_dir`, or a self-signed one when None."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    if cert_dir is not None:
+        cert, key = Path(cert_dir) / CERT_NAME, Path(cert_dir) / KEY_NAME
+        missing = [str(p) for p in (cert, key) if not p.is_file()]
+        if missing:
+            raise FileNotFoundError(f"metrics certificate not found: {', '.join(missing)}")
+        ctx.load_cert_chain(cert, key)
+        return ctx
+    cert_pem, key_pem = self_signed_cert()
+    _load_pem(ctx, cert_pem, key_pem)
+    return ctx
+
+
+def self_signed_cert(host: str = "localhost", ips: tuple[str, ...] = ("127.0.0.1",)) -> tuple[bytes, bytes]:
+    """(certificate PEM, private key PEM): an ECDSA P-256 self-signed certificate for `host` and `ips`."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.UTC)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{int(now.timestamp())}")])
+    sans: list[x509.GeneralName] = [x509.DNSName(host)]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+def _load_pem(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
+    # ssl can only load a chain from files: write them to a private temporary folder, then delete it.
+    with tempfile.TemporaryDirectory(prefix="pyop-metrics-") as tmp:
+        cert, key = Path(tmp) / CERT_NAME, Path(tmp) / KEY_NAME
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with contextlib.closing(os.fdopen(fd, "wb")) as f:
+            f.write(key_pem)
+        cert.write_bytes(cert_pem)
+        ctx.load_cert_chain(cert, key)

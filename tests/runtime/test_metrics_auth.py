@@ -1,0 +1,165 @@
+"""Secure metrics serving (controller-runtime's SecureServing + WithAuthenticationAndAuthorization):
+TLS, TokenReview + SubjectAccessReview per scrape through the emulator, cached decisions."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from pyscaffold_op.envtest import Environment
+from pyscaffold_op.envtest.environment import TOKEN
+from pyscaffold_op.runtime import ServerError
+from pyscaffold_op.runtime.authfilter import AuthFilter
+from pyscaffold_op.runtime.certs import self_signed_cert
+
+from .conftest import make_manager
+
+
+async def scrape(url: str, token: str | None = None, *, ssl_: Any = False) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with aiohttp.ClientSession() as s, s.get(url, headers=headers, ssl=ssl_) as resp:
+        return resp.status, await resp.text()
+
+
+async def test_secure_metrics_authenticate_and_authorize(env: Environment) -> None:
+    env.add_token("scraper-token", "prometheus", groups=["monitoring"])
+    env.add_token("nobody-token", "nobody")
+    env.allow("monitoring", "get", paths="/metrics")
+    mgr = make_manager(env, metrics_bind_address="127.0.0.1:0", metrics_secure=True)
+    async with mgr.running():
+        assert mgr.metrics_address is not None
+        host, port = mgr.metrics_address
+        url = f"https://{host}:{port}/metrics"
+        assert await scrape(url) == (401, "Unauthorized\n")
+        assert await scrape(url, "unknown-token") == (401, "Unauthorized\n")
+        basic = {"Authorization": "Basic eDp5"}
+        async with aiohttp.ClientSession() as s, s.get(url, headers=basic, ssl=False) as resp:
+            assert resp.status == 401
+        assert await scrape(url, "nobody-token") == (403, "Authorization denied for user nobody\n")
+        status, body = await scrape(url, TOKEN)  # envtest-admin, system:masters
+        assert status == 200 and "controller_runtime_reconcile_total" in body
+        status, body = await scrape(url, "scraper-token")  # allowed through env.allow
+        assert status == 200 and "controller_runtime_reconcile_total" in body
+
+        # decisions are cached: a second scrape asks the API server nothing
+        counts = dict(env.policy.counts)
+        assert (await scrape(url, "scraper-token"))[0] == 200
+        assert await scrape(url, "nobody-token") == (403, "Authorization denied for user nobody\n")
+        assert await scrape(url, "unknown-token") == (401, "Unauthorized\n")
+        assert dict(env.policy.counts) == counts
+        reviews = [r for r in env.policy.reviews if r["kind"] == "SubjectAccessReview"]
+        assert reviews[-1]["spec"]["nonResourceAttributes"] == {"path": "/metrics", "verb": "get"}
+        assert reviews[-1]["spec"]["user"] == "prometheus"
+        assert "monitoring" in reviews[-1]["spec"]["groups"]
+
+        # TLS is really on: plain HTTP to the same port fails
+        with pytest.raises(aiohttp.ClientError):
+            await scrape(f"http://{host}:{port}/metrics", TOKEN)
+        # and the self-signed certificate is for localhost / 127.0.0.1, not trusted by default
+        with pytest.raises(aiohttp.ClientConnectorCertificateError):
+            await scrape(url, TOKEN, ssl_=ssl.create_default_context())
+
+
+async def test_metrics_cert_dir_is_served(env: Environment, tmp_path: Path) -> None:
+    cert_pem, key_pem = self_signed_cert("pyop-test", ips=("127.0.0.1",))
+    (tmp_path / "tls.crt").write_bytes(cert_pem)
+    (tmp_path / "tls.key").write_bytes(key_pem)
+    mgr = make_manager(
+        env, metrics_bind_address="127.0.0.1:0", metrics_secure=True, metrics_cert_dir=str(tmp_path)
+    )
+    async with mgr.running():
+        assert mgr.metrics_address is not None
+        host, port = mgr.metrics_address
+        # verification on, trusting only the given certificate: it is the one served
+        trust = ssl.create_default_context(cadata=cert_pem.decode())
+        status, body = await scrape(f"https://{host}:{port}/metrics", TOKEN, ssl_=trust)
+        assert status == 200 and "controller_runtime_reconcile_total" in body
+
+
+async def test_metrics_cert_dir_without_files_fails_to_start(env: Environment, tmp_path: Path) -> None:
+    mgr = make_manager(
+        env, metrics_bind_address="127.0.0.1:0", metrics_secure=True, metrics_cert_dir=str(tmp_path)
+    )
+    with pytest.raises(FileNotFoundError, match=r"tls\.crt"):
+        await mgr.start(install_signal_handlers=False)
+
+
+async def test_insecure_metrics_unchanged(env: Environment) -> None:
+    mgr = make_manager(env, metrics_bind_address="127.0.0.1:0")
+    assert mgr.metrics_filter is None
+    async with mgr.running():
+        assert mgr.metrics_address is not None
+        host, port = mgr.metrics_address
+        status, body = await scrape(f"http://{host}:{port}/metrics")
+        assert status == 200 and "controller_runtime_reconcile_total" in body
+
+
+class FakeTransport:
+    """Answers reviews from canned statuses (or raises), recording what was asked."""
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def request(self, method: str, path: str, *, body: bytes | None = None, **_: Any) -> bytes:
+        assert method == "POST" and body is not None
+        self.calls.append((path.rsplit("/", 1)[-1], json.loads(body)))
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return json.dumps({"status": answer}).encode()
+
+
+ALICE = {
+    "authenticated": True,
+    "user": {"username": "alice", "uid": "1", "groups": ["g"], "extra": {"k": ["v"]}},
+}
+
+
+async def test_filter_api_errors_are_500_and_not_cached() -> None:
+    t = FakeTransport(ServerError("boom", code=503), ALICE, ServerError("boom", code=503), {"allowed": True})
+    f = AuthFilter(t)  # type: ignore[arg-type]
+    assert await f.check("Bearer x", "get", "/metrics") == (500, "Authentication failed")
+    assert await f.check("Bearer x", "get", "/metrics") == (500, "Authorization for user alice failed")
+    assert await f.check("Bearer x", "get", "/metrics") == (200, "")
+    assert [c[0] for c in t.calls] == [
+        "tokenreviews",
+        "tokenreviews",
+        "subjectaccessreviews",
+        "subjectaccessreviews",
+    ]
+    sar = t.calls[-1][1]["spec"]
+    assert sar == {
+        "user": "alice",
+        "groups": ["g"],
+        "uid": "1",
+        "extra": {"k": ["v"]},
+        "nonResourceAttributes": {"path": "/metrics", "verb": "get"},
+    }
+
+
+async def test_filter_cache_expires() -> None:
+    now = [0.0]
+    t = FakeTransport(
+        ALICE, {"allowed": False}, {"allowed": True}, {"authenticated": False}, ALICE, {"allowed": True}
+    )
+    f = AuthFilter(t, authn_ttl=60, allow_ttl=300, deny_ttl=30, clock=lambda: now[0])  # type: ignore[arg-type]
+    assert (await f.check("Bearer x", "get", "/metrics"))[0] == 403
+    now[0] = 29
+    assert (await f.check("Bearer x", "get", "/metrics"))[0] == 403  # denial cached 30 s
+    now[0] = 31
+    assert (await f.check("Bearer x", "get", "/metrics"))[0] == 200  # asked again, now allowed
+    assert len(t.calls) == 3
+    now[0] = 61  # the token's user expired after a minute
+    assert (await f.check("Bearer x", "get", "/metrics"))[0] == 401
+    now[0] = 122
+    assert (await f.check("Bearer x", "get", "/metrics"))[0] == 200
+    assert [c[0] for c in t.calls][3:] == ["tokenreviews", "tokenreviews"]  # decision still cached
+    assert (await f.check(None, "get", "/metrics"))[0] == 401
+    assert (await f.check("Bearer ", "get", "/metrics"))[0] == 401
+    assert len(t.calls) == 5
