@@ -22,6 +22,12 @@ RESERVED_KINDS = frozenset(
     }
 )  # fmt: skip
 
+# Local names of the scaffolded reconcile() and its test: the kind's snake_case variable would shadow them.
+RESERVED_VARIABLES = frozenset(
+    {"any", "client", "envtest", "eventually", "log", "mgr", "reconcile", "reconciled", "reconciler",
+     "request", "seen", "self"}
+)  # fmt: skip
+
 # The line length of the generated project's ruff configuration (templates/init/.../pyproject.toml).
 GENERATED_LINE_LENGTH = 120
 
@@ -53,6 +59,11 @@ def validate_inputs(options: ApiOptions, domain: str) -> str:
         raise ValidationError(
             f"invalid kind {options.kind!r}: it would shadow a name the scaffolded code imports "
             f"({', '.join(sorted(RESERVED_KINDS))})"
+        )
+    if _snake(options.kind) in RESERVED_VARIABLES:
+        raise ValidationError(
+            f"invalid kind {options.kind!r}: its variable {_snake(options.kind)!r} would shadow a name the "
+            f"scaffolded controller or its test uses ({', '.join(sorted(RESERVED_VARIABLES))})"
         )
     plural = (
         names.validate_plural(options.plural) if options.plural is not None else names.pluralize(options.kind)

@@ -73,18 +73,19 @@ def validate_version(version: str) -> str:
 
 
 def validate_kind(kind: str) -> str:
-    """CamelCase, starts upper-case, alphanumeric, not a keyword or a builtin module name."""
+    """CamelCase, starts upper-case, alphanumeric, not a Python keyword.
+
+    A standard-library name is fine (`Site`, `Queue`, `Operator`, `Resource`): the kind's modules are
+    `<kind>_types.py` and `<kind>_controller.py`, which shadow nothing, like kubebuilder's `<kind>_types.go`.
+    """
     if not _KIND.match(kind):
         raise ValidationError(
             f"invalid kind {kind!r}: must be CamelCase, start with an upper-case letter and contain "
             "only letters and digits"
         )
     lower = kind.lower()
-    if keyword.iskeyword(lower) or keyword.iskeyword(kind) or lower in sys.stdlib_module_names:
-        raise ValidationError(
-            f"invalid kind {kind!r}: its module name {lower!r} is a Python keyword or shadows a "
-            "standard-library module"
-        )
+    if keyword.iskeyword(lower) or keyword.iskeyword(kind):
+        raise ValidationError(f"invalid kind {kind!r}: {lower!r} is a Python keyword")
     return kind
 
 

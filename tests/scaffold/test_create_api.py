@@ -313,7 +313,8 @@ def test_make_missing_keeps_the_files_and_exits_1(
         (["--kind", "At-Job"], ["invalid kind 'At-Job'"]),
         (["--kind", "1At"], ["invalid kind '1At'"]),
         (["--kind", "Class"], ["invalid kind 'Class'", "keyword"]),
-        (["--kind", "Json"], ["invalid kind 'Json'", "standard-library"]),
+        (["--kind", "Any"], ["invalid kind 'Any'", "variable 'any' would shadow"]),
+        (["--kind", "Log"], ["invalid kind 'Log'", "variable 'log' would shadow"]),
         (["--kind", "Request"], ["invalid kind 'Request'", "shadow"]),
         (["--plural", "Ats"], ["invalid plural 'Ats'", "DNS-1123 label"]),
         (["--plural", "a.ts"], ["invalid plural 'a.ts'"]),
@@ -337,6 +338,16 @@ def test_bad_input_exits_2_and_changes_nothing(
     before = snapshot(initialized)
     assert_one_line_error(pyop(*args, *extra, cwd=initialized), *fragments)
     assert snapshot(initialized) == before
+
+
+@pytest.mark.parametrize("kind", ["Site", "Queue", "Operator", "Resource", "Json", "Logging"])
+def test_a_kind_named_like_a_standard_library_module_is_fine(
+    pyop: RunPyop, initialized: Path, kind: str
+) -> None:
+    # its modules are <kind>_types.py and <kind>_controller.py: they shadow nothing (kubebuilder allows them)
+    run = pyop(*api_args(kind=kind), cwd=initialized)
+    assert run.code == 0, run.err
+    assert (initialized / f"{API}/{kind.lower()}_types.py").is_file()
 
 
 def test_a_second_group_needs_multigroup(pyop: RunPyop, with_api: Path) -> None:

@@ -256,3 +256,26 @@ def test_the_generated_controller_test_passes(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "1 passed" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _has_runtime_and_envtest(), reason="pyscaffold_op.runtime / envtest not available")
+def test_kinds_named_like_standard_library_modules_pass_their_tests(pyop: RunPyop, tmp_path: Path) -> None:
+    """`Site`, `Queue`, `Logging`: scaffolded, generated and tested like any other kind."""
+    from pyscaffold_op.gen import generate_manifests
+
+    assert pyop(*AT_INIT, "--license", "none", cwd=tmp_path).code == 0
+    for kind in ("Site", "Queue", "Logging"):
+        args = ["create", "api", "--group", "web", "--version", "v1", "--kind", kind, "--no-make"]
+        run = pyop(*args, cwd=tmp_path)
+        assert run.code == 0, run.err
+    generate_manifests(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "3 passed" in result.stdout
