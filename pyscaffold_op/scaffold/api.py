@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +193,12 @@ def _package_inits(planner: _Planner, ctx: dict[str, Any], module: str, docstrin
 
 def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePlan, Project]:
     plural = validate_inputs(options, project.domain)
+    recorded = project.find(options.group, options.version, options.kind)
+    if not options.resource and recorded is not None and recorded.api is not None:
+        # a controller for existing types: their scope and plural are the ones PROJECT records
+        options = replace(options, namespaced=recorded.api.namespaced)
+        if options.plural is None and recorded.plural:
+            plural = recorded.plural
     other_groups = sorted({r.group for r in project.resources if r.group != options.group})
     if other_groups and not project.multigroup:
         raise ProjectError(

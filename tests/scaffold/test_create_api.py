@@ -157,6 +157,24 @@ def test_no_resource_adds_a_controller_to_an_existing_api(pyop: RunPyop, initial
     assert resource["controller"] is True and resource["api"] == {"crdVersion": "v1", "namespaced": True}
 
 
+def test_no_resource_controller_follows_the_recorded_scope_and_plural(
+    pyop: RunPyop, initialized: Path
+) -> None:
+    # the types were made cluster-scoped with a custom plural; the later controller must match them
+    assert (
+        pyop(*api_args("--no-controller", "--cluster-scoped", "--plural", "atjobs"), cwd=initialized).code
+        == 0
+    )
+    run = pyop(*api_args("--no-resource", "--controller"), cwd=initialized)
+    assert run.code == 0, run.err
+    controller = (initialized / f"src/{PACKAGE}/controllers/at_controller.py").read_text()
+    assert "self.client.get(At, request.name)" in controller
+    assert "resources=atjobs," in controller and "resources=ats" not in controller
+    assert 'namespace="default"' not in (initialized / "tests/test_at_controller.py").read_text()
+    (resource,) = safe_load(initialized / "PROJECT")["resources"]
+    assert resource["api"]["namespaced"] is False and resource["plural"] == "atjobs"
+
+
 def test_cluster_scoped(pyop: RunPyop, initialized: Path) -> None:
     assert pyop(*api_args("--cluster-scoped"), cwd=initialized).code == 0
     types = (initialized / f"{API}/at_types.py").read_text()
