@@ -1,16 +1,21 @@
 """TLS for the secure metrics server: a certificate from a folder (`tls.crt`/`tls.key`, as
-controller-runtime's `CertDir`/`CertName`/`KeyName`), or a self-signed one made in memory at start
+controller-runtime's `CertDir`/`CertName`/`KeyName`), reloaded when the files change (its
+`certwatcher`, for cert-manager rotations), or a self-signed one made in memory at start
 (controller-runtime's fallback: host `localhost`, IP 127.0.0.1, valid for a year)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import ipaddress
+import logging
 import os
 import ssl
 import tempfile
 from pathlib import Path
+
+log = logging.getLogger("pyscaffold_op.runtime.certs")
 
 CERT_NAME = "tls.crt"
 KEY_NAME = "tls.key"
@@ -86,3 +91,43 @@ def _load_pem(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
             f.write(key_pem)
         cert.write_bytes(cert_pem)
         ctx.load_cert_chain(cert, key)
+
+
+class CertWatcher:
+    """Reloads `tls.crt`/`tls.key` from `cert_dir` into `ctx` when either file changes (polled every
+    `interval` seconds): new connections get the new certificate, open ones keep theirs. A pair that
+    fails to load (half-written during a rotation) is logged and retried at the next change."""
+
+    def __init__(self, ctx: ssl.SSLContext, cert_dir: str | os.PathLike[str], interval: float = 10.0) -> None:
+        self.ctx = ctx
+        self.cert, self.key = Path(cert_dir) / CERT_NAME, Path(cert_dir) / KEY_NAME
+        self.interval = interval
+        self._stamp = self._read_stamp()
+        self.reloads = 0
+
+    def _read_stamp(self) -> tuple[float, float, int, int] | None:
+        try:
+            c, k = self.cert.stat(), self.key.stat()
+        except OSError:
+            return None
+        return (c.st_mtime, k.st_mtime, c.st_size, k.st_size)
+
+    def check(self) -> bool:
+        """Reload if the files changed; True when a new certificate was loaded."""
+        stamp = self._read_stamp()
+        if stamp is None or stamp == self._stamp:
+            return False
+        try:
+            self.ctx.load_cert_chain(self.cert, self.key)
+        except (OSError, ssl.SSLError) as err:
+            log.warning("could not reload the metrics certificate: %s", err)
+            return False
+        self._stamp = stamp
+        self.reloads += 1
+        log.info("reloaded the metrics certificate", extra={"cert": str(self.cert)})
+        return True
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            self.check()

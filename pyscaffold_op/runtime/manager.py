@@ -90,6 +90,7 @@ class Manager:
         self.health = HealthChecks()
         # With metrics_secure: TokenReview + SubjectAccessReview of every scrape (uncached client).
         self.metrics_filter: AuthFilter | None = AuthFilter(self.transport) if metrics_secure else None
+        self.metrics_cert_watcher: Any = None  # a certs.CertWatcher with metrics_cert_dir, once started
         self.controllers: list[Controller] = []
         self._runnables: list[tuple[Any, bool]] = []
         self._recorders: dict[str, EventRecorder] = {}
@@ -282,9 +283,12 @@ class Manager:
             log.info("serving health probes", extra={"address": f"{site[1][0]}:{site[1][1]}"})
         tls = None
         if self.metrics_secure and self.metrics_bind_address not in ("0", ""):
-            from pyscaffold_op.runtime.certs import server_context
+            from pyscaffold_op.runtime.certs import CertWatcher, server_context
 
             tls = server_context(self.metrics_cert_dir)
+            if self.metrics_cert_dir is not None:
+                self.metrics_cert_watcher = CertWatcher(tls, self.metrics_cert_dir)
+                self._spawn(self.metrics_cert_watcher.run(), "metrics certificate watcher")
         site = await start_site(self._metrics_app(), self.metrics_bind_address, tls)
         if site is not None:
             self._runners.append(site[0])

@@ -4,6 +4,7 @@ TLS, TokenReview + SubjectAccessReview per scrape through the emulator, cached d
 from __future__ import annotations
 
 import json
+import os
 import ssl
 from pathlib import Path
 from typing import Any
@@ -76,9 +77,23 @@ async def test_metrics_cert_dir_is_served(env: Environment, tmp_path: Path) -> N
         assert mgr.metrics_address is not None
         host, port = mgr.metrics_address
         # verification on, trusting only the given certificate: it is the one served
+        url = f"https://{host}:{port}/metrics"
         trust = ssl.create_default_context(cadata=cert_pem.decode())
-        status, body = await scrape(f"https://{host}:{port}/metrics", TOKEN, ssl_=trust)
+        status, body = await scrape(url, TOKEN, ssl_=trust)
         assert status == 200 and "controller_runtime_reconcile_total" in body
+
+        # a rotated certificate is picked up (the watcher polls; check() is one poll)
+        new_cert, new_key = self_signed_cert("pyop-test", ips=("127.0.0.1",))
+        (tmp_path / "tls.key").write_bytes(new_key)
+        (tmp_path / "tls.crt").write_bytes(new_cert)
+        for f in ("tls.crt", "tls.key"):
+            os.utime(tmp_path / f, (1e9, 1e9))
+        assert mgr.metrics_cert_watcher.check() is True
+        assert mgr.metrics_cert_watcher.check() is False  # unchanged since
+        new_trust = ssl.create_default_context(cadata=new_cert.decode())
+        assert (await scrape(url, TOKEN, ssl_=new_trust))[0] == 200
+        with pytest.raises(aiohttp.ClientConnectorCertificateError):
+            await scrape(url, TOKEN, ssl_=trust)
 
 
 async def test_metrics_cert_dir_without_files_fails_to_start(env: Environment, tmp_path: Path) -> None:
