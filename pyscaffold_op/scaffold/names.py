@@ -138,7 +138,36 @@ def validate_package_name(package: str, repo: str) -> str:
             f"invalid repo {repo!r}: its last element gives the Python package {package!r}, which "
             "shadows a standard-library or pyop module"
         )
+    installed = installed_module_path(package)
+    if installed is not None:
+        raise ValidationError(
+            f"invalid repo {repo!r}: its last element gives the Python package {package!r}, which "
+            f"shadows the installed module {package!r} ({installed}) that pyop or its dependencies may "
+            "import; choose another last element for --repo"
+        )
     return package
+
+
+def installed_module_path(name: str) -> str | None:
+    """Where a third-party top-level module `name` is installed (in site-packages), else None.
+
+    `pyop generate` and `make run` put the project's `src/` first on `sys.path`, so a project package with
+    the name of an installed module (`six`, `yaml`, `attr`) hides it from every library importing it.
+    A module found elsewhere (an editable install of an earlier project of that name) does not count.
+    """
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    origin = spec.origin or next(iter(spec.submodule_search_locations or []), None)
+    if not origin:
+        return None
+    parts = set(re.split(r"[\\/]", origin))
+    return origin if parts & {"site-packages", "dist-packages"} else None
 
 
 def validate_plural(plural: str) -> str:

@@ -242,6 +242,8 @@ def test_multigroup(pyop: RunPyop, tmp_path: Path) -> None:
         (["--domain", "x.io", "--repo", "github.com/a/class"], ["Python package 'class'", "identifier"]),
         (["--domain", "x.io", "--repo", "github.com/a/json"], ["Python package 'json'", "standard-library"]),
         (["--domain", "x.io", "--repo", "github.com/a/9lives"], ["invalid repo", "identifier"]),
+        (["--domain", "x.io", "--repo", "github.com/a/yaml"], ["Python package 'yaml'", "installed module"]),
+        (["--domain", "x.io", "--repo", "github.com/a/pydantic"], ["'pydantic'", "installed module"]),
         (
             ["--domain", "x.io", "--repo", "github.com/a/b", "--project-name", "Bad_Name"],
             ["invalid project name 'Bad_Name'", "DNS-1123 label"],
@@ -267,6 +269,21 @@ def test_bad_input_exits_2_and_writes_nothing(
     before = snapshot(tmp_path)
     assert_one_line_error(pyop("init", *args, cwd=tmp_path), *fragments)
     assert snapshot(tmp_path) == before
+
+
+def test_a_package_shadowing_an_installed_library_is_refused_but_not_an_editable_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `src/` goes first on sys.path in `pyop generate` and `make run`: a package named like an installed
+    # library (six, yaml) hides it from pyop's own dependencies (`generate --check` died in jsonschema)
+    from pyscaffold_op.scaffold.names import installed_module_path
+
+    assert installed_module_path("yaml") is not None and "site-packages" in installed_module_path("yaml")
+    assert installed_module_path("no_such_module_anywhere") is None
+    (tmp_path / "src" / "earlier_attempt").mkdir(parents=True)  # an editable install of an earlier project
+    (tmp_path / "src" / "earlier_attempt" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    assert installed_module_path("earlier_attempt") is None
 
 
 def test_init_twice_is_refused(pyop: RunPyop, initialized: Path) -> None:
