@@ -97,6 +97,9 @@ class Policy:
     # The reviews answered, newest last (for tests: "was a TokenReview sent?"); bounded.
     reviews: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=1000))
     counts: Counter[str] = field(default_factory=Counter)  # kind -> reviews answered (unbounded)
+    # Who a SelfSubjectAccessReview without a bearer token is: client-go (kubectl) sends no token
+    # over plain HTTP, so the Environment makes this its kubeconfig's user.
+    tokenless: UserInfo | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add_token(self, token: str, username: str, groups: Iterable[str] = (), uid: str = "") -> None:

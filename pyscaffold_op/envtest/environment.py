@@ -52,6 +52,7 @@ class Environment:
         self.store = Store(history=history)
         self.api = Api(self.store, bookmark_interval=bookmark_interval)
         self.api.policy.add_token(TOKEN, ADMIN_USER, groups=(MASTERS,))
+        self.api.policy.tokenless = self.api.policy.authenticate(TOKEN)
         self._kubeconfig_out = Path(kubeconfig_path) if kubeconfig_path else None
         self._tmpdir: Path | None = None
         self._runner: Any = None

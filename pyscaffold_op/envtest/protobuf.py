@@ -75,6 +75,48 @@ KINDS: dict[tuple[str, str], dict[int, tuple[str, str, Any]]] = {
 }
 
 
+# authentication.k8s.io/v1 and authorization.k8s.io/v1 reviews (kubectl auth can-i sends protobuf)
+_RESOURCE_ATTRIBUTES = {
+    1: ("namespace", "str", None),
+    2: ("verb", "str", None),
+    3: ("group", "str", None),
+    4: ("version", "str", None),
+    5: ("resource", "str", None),
+    6: ("subresource", "str", None),
+    7: ("name", "str", None),
+}
+_NON_RESOURCE_ATTRIBUTES = {1: ("path", "str", None), 2: ("verb", "str", None)}
+_ACCESS_ATTRIBUTES = {
+    1: ("resourceAttributes", "msg", _RESOURCE_ATTRIBUTES),
+    2: ("nonResourceAttributes", "msg", _NON_RESOURCE_ATTRIBUTES),
+}
+KINDS.update(
+    {
+        ("authentication.k8s.io/v1", "TokenReview"): {
+            1: ("metadata", "msg", _OBJECT_META),
+            2: ("spec", "msg", {1: ("token", "str", None), 2: ("audiences", "rep_str", None)}),
+        },
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): {
+            1: ("metadata", "msg", _OBJECT_META),
+            2: ("spec", "msg", _ACCESS_ATTRIBUTES),
+        },
+        ("authorization.k8s.io/v1", "SubjectAccessReview"): {
+            1: ("metadata", "msg", _OBJECT_META),
+            2: (
+                "spec",
+                "msg",
+                {
+                    **_ACCESS_ATTRIBUTES,
+                    3: ("user", "str", None),
+                    4: ("groups", "rep_str", None),
+                    6: ("uid", "str", None),
+                },
+            ),
+        },
+    }
+)
+
+
 class ProtobufError(ValueError):
     pass
 

@@ -93,7 +93,7 @@ class ReviewVerbs:
         if info.kind == "SelfSubjectAccessReview":
             auth = req.headers.get("authorization", "")
             token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-            who = self.policy.authenticate(token)
+            who = self.policy.authenticate(token) if token else self.policy.tokenless
             user, groups = (who.username, who.groups) if who else ANONYMOUS
         else:
             user = spec.get("user") or ""

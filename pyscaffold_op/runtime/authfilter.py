@@ -9,8 +9,9 @@ not allowed is 403, a failing API call is 500 (logged), never a crash. Plain-tex
 
 Decisions are cached like the delegating authenticator/authorizer controller-runtime configures:
 token -> user for `authn_ttl` (1 min), user + verb + path -> allowed for `allow_ttl` (5 min) or denied
-for `deny_ttl` (30 s), so scrapes do not hammer the API server. Errors are not cached. Tokens are kept
-only as SHA-256 digests; each cache holds at most `max_entries` keys.
+for `deny_ttl` (30 s), so scrapes do not hammer the API server. Errors are not cached. Concurrent
+requests with the same uncached token or decision share one review. Tokens are kept only as SHA-256
+digests; each cache holds at most `max_entries` keys.
 
 The scraper needs RBAC `nonResourceURLs: ["/metrics"], verbs: ["get"]`; the manager needs `create` on
 `tokenreviews` and `subjectaccessreviews` (kubebuilder's `metrics_auth_role.yaml`).
@@ -24,7 +25,7 @@ import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -105,14 +106,33 @@ class AuthFilter:
         # token digest -> User, or None for a token the API server did not authenticate
         self._users: _TTLCache[str, User | None] = _TTLCache(max_entries, clock)
         self._decisions: _TTLCache[tuple[User, str, str], bool] = _TTLCache(max_entries, clock)
+        self._inflight: dict[Any, asyncio.Future[Any]] = {}
 
     # -- the checks ----------------------------------------------------------------------------------
+    async def _shared(self, key: Any, make: Callable[[], Awaitable[V]]) -> V:
+        """One `make()` at a time per key; concurrent callers await the same result."""
+        fut = self._inflight.get(key)
+        if fut is None:
+            fut = asyncio.ensure_future(make())
+            self._inflight[key] = fut
+
+            def done(f: asyncio.Future[Any]) -> None:
+                self._inflight.pop(key, None)
+                if not f.cancelled():
+                    f.exception()  # retrieved, even when every caller went away
+
+            fut.add_done_callback(done)
+        return await asyncio.shield(fut)
+
     async def authenticate(self, token: str) -> User | None:
         """The user `token` belongs to, None when not authenticated; raises on API failures."""
         key = hashlib.sha256(token.encode()).hexdigest()
         hit, user = self._users.get(key)
         if hit:
             return user
+        return await self._shared(("authn", key), lambda: self._review_token(key, token))
+
+    async def _review_token(self, key: str, token: str) -> User | None:
         body = {
             "apiVersion": "authentication.k8s.io/v1",
             "kind": "TokenReview",
@@ -141,6 +161,10 @@ class AuthFilter:
         hit, allowed = self._decisions.get(key)
         if hit:
             return bool(allowed)
+        return await self._shared(("authz", key), lambda: self._review_access(user, verb, path))
+
+    async def _review_access(self, user: User, verb: str, path: str) -> bool:
+        key = (user, verb, path)
         spec: dict[str, Any] = {
             "user": user.name,
             "groups": list(user.groups),

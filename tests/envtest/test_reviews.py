@@ -3,9 +3,11 @@ policy, never stored."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import httpx2
+import pytest
 
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.envtest.auth import Attributes
@@ -150,3 +152,16 @@ async def test_self_subject_access_review(env: Environment, http: httpx2.AsyncCl
     assert dave.json()["status"]["allowed"] is True
     anon = await http.post(SSAR, json=body, headers={"Authorization": "Bearer unknown"})
     assert anon.json()["status"]["allowed"] is False
+    # no token at all (client-go sends none over plain HTTP): the kubeconfig's user
+    tokenless = await http.post(SSAR, json=body)
+    assert tokenless.json()["status"]["allowed"] is True
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_auth_can_i(thread_env: Environment) -> None:
+    """kubectl sends SelfSubjectAccessReviews as protobuf (and no token over plain HTTP)."""
+    from .test_kubectl import kubectl
+
+    assert kubectl(thread_env, "auth", "can-i", "delete", "nodes").stdout.strip() == "yes"
+    assert kubectl(thread_env, "auth", "can-i", "get", "/metrics").stdout.strip() == "yes"

@@ -3,6 +3,7 @@ TLS, TokenReview + SubjectAccessReview per scrape through the emulator, cached d
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import ssl
@@ -117,13 +118,15 @@ async def test_insecure_metrics_unchanged(env: Environment) -> None:
 class FakeTransport:
     """Answers reviews from canned statuses (or raises), recording what was asked."""
 
-    def __init__(self, *answers: Any) -> None:
+    def __init__(self, *answers: Any, delay: float = 0.0) -> None:
         self.answers = list(answers)
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.delay = delay
 
     async def request(self, method: str, path: str, *, body: bytes | None = None, **_: Any) -> bytes:
         assert method == "POST" and body is not None
         self.calls.append((path.rsplit("/", 1)[-1], json.loads(body)))
+        await asyncio.sleep(self.delay)
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -178,3 +181,11 @@ async def test_filter_cache_expires() -> None:
     assert (await f.check(None, "get", "/metrics"))[0] == 401
     assert (await f.check("Bearer ", "get", "/metrics"))[0] == 401
     assert len(t.calls) == 5
+
+
+async def test_filter_concurrent_scrapes_share_one_review() -> None:
+    t = FakeTransport(ALICE, {"allowed": True}, delay=0.02)
+    f = AuthFilter(t)  # type: ignore[arg-type]
+    results = await asyncio.gather(*(f.check("Bearer x", "get", "/metrics") for _ in range(10)))
+    assert results == [(200, "")] * 10
+    assert [c[0] for c in t.calls] == ["tokenreviews", "subjectaccessreviews"]
