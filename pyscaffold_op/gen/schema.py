@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import pydantic_core
+from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from pyscaffold_op.errors import GenerateError
@@ -181,10 +183,27 @@ _ITEMS_PREFIX = "kubebuilder:validation:items:"
 _REQUIREDNESS = {"optional", "required", "kubebuilder:validation:Optional", "kubebuilder:validation:Required"}
 
 
+def _holds_model(value: Any) -> bool:
+    if isinstance(value, BaseModel):
+        return True
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds_model(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_model(item) for item in value.values())
+    return False
+
+
 class _Generator(GenerateJsonSchema):
     """pydantic's generator, tagging each model's schema with its class so markers can be found."""
 
     models: dict[str, type] = {}
+
+    def encode_default(self, dft: Any) -> Any:
+        # a model default (`resources: Resources = Resources()`) goes on the wire like `to_dict()`:
+        # its unset (None) fields left out, since the server rejects a default holding a null
+        if _holds_model(dft):
+            return pydantic_core.to_jsonable_python(dft, by_alias=True, exclude_none=True)
+        return super().encode_default(dft)
 
     def model_schema(self, schema: Any) -> Any:
         result = super().model_schema(schema)

@@ -189,6 +189,31 @@ def test_defaults_dumped_by_alias_and_validated() -> None:
     assert check_schema(schema_of(Shapes)) == []
 
 
+class Requests(KubeModel):
+    cpu: Quantity = "100m"
+    memory: Quantity | None = None
+
+
+class PortDefault(KubeModel):
+    name: str
+    node_port: int | None = None
+
+
+class ModelDefaults(KubeModel):
+    resources: Requests = Requests()
+    ports: list[PortDefault] = [PortDefault(name="http")]
+    by_name: dict[str, PortDefault] = {"a": PortDefault(name="a")}
+
+
+def test_model_defaults_leave_out_unset_fields_like_to_dict() -> None:
+    # `resources: Requests = Requests()` wrote `default: {cpu: 100m, memory: null}`: a CRD the server rejects
+    p = props(ModelDefaults)
+    assert p["resources"]["default"] == {"cpu": "100m"}
+    assert p["ports"]["default"] == [{"name": "http"}]
+    assert p["byName"]["default"] == {"a": {"name": "a"}}
+    assert check_schema(schema_of(ModelDefaults)) == []
+
+
 class Node(KubeModel):
     children: list[Node] = Field(default_factory=list)
 
