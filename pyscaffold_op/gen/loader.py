@@ -53,7 +53,30 @@ def _import(name: str) -> object:
         raise
     except Exception as err:  # a user's module may raise anything at import time
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise GenerateError(f"cannot import {name}: {type(err).__name__}: {first}") from err
+        where = _user_frame(err)
+        at = f" (at {where})" if where and not isinstance(err, SyntaxError) else ""
+        raise GenerateError(f"cannot import {name}: {type(err).__name__}: {first}{at}") from err
+
+
+_PREFIXES = {sys.prefix, sys.base_prefix}
+
+
+def _user_frame(err: BaseException) -> str | None:
+    """`file:line` of the innermost traceback frame in the user's code (not a library's, not pyop's)."""
+    import traceback
+
+    pyop_dir = str(Path(__file__).resolve().parents[1])
+    found = None
+    for frame in traceback.extract_tb(err.__traceback__):
+        filename = frame.filename
+        if filename.startswith("<") or filename.startswith(pyop_dir):
+            continue
+        if {"site-packages", "dist-packages"} & set(Path(filename).parts):
+            continue
+        if any(Path(filename).resolve().is_relative_to(Path(p).resolve() / "lib") for p in _PREFIXES):
+            continue  # the standard library (importlib.import_module)
+        found = f"{filename}:{frame.lineno}"
+    return found
 
 
 def load_kinds(project: Project) -> list[type[CustomResource]]:

@@ -255,6 +255,18 @@ def test_multi_version_needs_exactly_one_storage_version(project) -> None:
         generate_manifests(builder.root)
 
 
+def test_import_error_names_the_users_file_and_line(project) -> None:
+    builder = project()
+    source = (
+        "from pyscaffold_op.apimachinery import KubeModel\n\n\nclass Spec(KubeModel):\n    size: Sizes = 1\n"
+    )
+    builder.api("demo", "v1", "Widget", "widget_types", source)
+    with pytest.raises(
+        GenerateError, match=r"NameError: name 'Sizes' is not defined \(at .*widget_types\.py:5\)$"
+    ):
+        generate_manifests(builder.root)
+
+
 def test_import_error_names_module(project) -> None:
     builder = project()
     builder.api("demo", "v1", "Widget", "widget_types", "import not_a_module_anywhere\n")
