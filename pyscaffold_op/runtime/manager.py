@@ -71,6 +71,10 @@ class Manager:
         self.metrics_bind_address = metrics_bind_address
         self.metrics_secure = metrics_secure
         self.metrics_cert_dir = metrics_cert_dir
+        if metrics_cert_dir is not None and not metrics_secure:
+            log.warning(
+                "metrics_cert_dir is ignored: metrics are served over plain HTTP (metrics_secure=False)"
+            )
         self.health_probe_bind_address = health_probe_bind_address
         self.leader_election = leader_election
         self.leader_election_id = leader_election_id

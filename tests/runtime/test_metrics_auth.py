@@ -105,8 +105,11 @@ async def test_metrics_cert_dir_without_files_fails_to_start(env: Environment, t
         await mgr.start(install_signal_handlers=False)
 
 
-async def test_insecure_metrics_unchanged(env: Environment) -> None:
-    mgr = make_manager(env, metrics_bind_address="127.0.0.1:0")
+async def test_insecure_metrics_unchanged(
+    env: Environment, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    mgr = make_manager(env, metrics_bind_address="127.0.0.1:0", metrics_cert_dir=str(tmp_path))
+    assert "metrics_cert_dir is ignored" in caplog.text
     assert mgr.metrics_filter is None
     async with mgr.running():
         assert mgr.metrics_address is not None
