@@ -89,8 +89,9 @@ def create_api(
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""
     from pathlib import Path
 
-    from pyscaffold_op.scaffold.api import ApiOptions
+    from pyscaffold_op.scaffold.api import ApiOptions, api_warnings
     from pyscaffold_op.scaffold.api import create_api as scaffold_api
+    from pyscaffold_op.scaffold.project import load_project
 
     options = ApiOptions(
         group=group,
@@ -104,6 +105,8 @@ def create_api(
     )
     root, written = scaffold_api(options, Path.cwd())
     _report("wrote", written)
+    for warning in api_warnings(options, load_project(root)):
+        typer.echo(warning, err=True)
     if make:
         from pyscaffold_op.scaffold.make import run_make
 

@@ -361,6 +361,21 @@ def _updated_project(project: Project, options: ApiOptions, plural: str, ctx: di
     return updated
 
 
+def api_warnings(options: ApiOptions, project: Project) -> list[str]:
+    """What `create api` did that will not work as is: one line each, printed after the files."""
+    out = []
+    recorded = project.find(options.group, options.version, options.kind)
+    cluster_scoped = recorded is not None and recorded.api is not None and not recorded.api.namespaced
+    if project.namespaced and cluster_scoped and options.controller:
+        out.append(
+            f"warning: {options.kind} is cluster-scoped but this project's manager is namespaced "
+            f"(init --namespaced): its Role in {project.project_name}-system cannot grant access to "
+            f"cluster-scoped objects, so in a cluster the {options.kind} controller will be forbidden; "
+            "give the manager a ClusterRole and ClusterRoleBinding for it in config/rbac/"
+        )
+    return out
+
+
 def create_api(options: ApiOptions, start: Path) -> tuple[Path, list[str]]:
     """`pyop create api` from `start` (the project folder): returns the project root and the files written."""
     from pyscaffold_op.scaffold.project import find_project_root

@@ -175,6 +175,20 @@ def test_no_resource_controller_follows_the_recorded_scope_and_plural(
     assert resource["api"]["namespaced"] is False and resource["plural"] == "atjobs"
 
 
+def test_cluster_scoped_kind_in_a_namespaced_project_warns_about_rbac(pyop: RunPyop, tmp_path: Path) -> None:
+    # the manager of `init --namespaced` has only a Role: a cluster-scoped kind's controller is forbidden
+    from .conftest import AT_INIT
+
+    assert pyop(*AT_INIT, "--namespaced", cwd=tmp_path).code == 0
+    run = pyop(*api_args("--cluster-scoped"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    (warning,) = run.err.strip().splitlines()
+    assert warning.startswith("warning: At is cluster-scoped but this project's manager is namespaced")
+    assert "ClusterRole and ClusterRoleBinding" in warning
+    run = pyop(*api_args(kind="Job"), cwd=tmp_path)  # a namespaced kind: no warning
+    assert run.code == 0 and run.err == ""
+
+
 def test_cluster_scoped(pyop: RunPyop, initialized: Path) -> None:
     assert pyop(*api_args("--cluster-scoped"), cwd=initialized).code == 0
     types = (initialized / f"{API}/at_types.py").read_text()
