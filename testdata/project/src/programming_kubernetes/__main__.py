@@ -48,6 +48,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help='The address the metrics endpoint binds to, e.g. ":8443". "0" (the default) disables it.',
     )
     parser.add_argument(
+        "--metrics-secure",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Serve metrics over HTTPS, only to callers whose token may GET /metrics (TokenReview and "
+        "SubjectAccessReview). --no-metrics-secure serves plain HTTP to anyone.",
+    )
+    parser.add_argument(
+        "--metrics-cert-path",
+        default=None,
+        help="Folder holding tls.crt and tls.key for the metrics server (reloaded when they change). "
+        "Default: a self-signed certificate made at start.",
+    )
+    parser.add_argument(
         "--health-probe-bind-address",
         default=":8081",
         help="The address the /healthz and /readyz probe endpoint binds to.",
@@ -82,6 +95,8 @@ def build_manager(args: argparse.Namespace) -> Manager:
     mgr = Manager(
         load_config(kubeconfig=args.kubeconfig),
         metrics_bind_address=args.metrics_bind_address,
+        metrics_secure=args.metrics_secure,
+        metrics_cert_dir=args.metrics_cert_path,
         health_probe_bind_address=args.health_probe_bind_address,
         leader_election=args.leader_elect,
         leader_election_id=LEADER_ELECTION_ID,
