@@ -193,6 +193,18 @@ def _package_inits(planner: _Planner, ctx: dict[str, Any], module: str, docstrin
 
 def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePlan, Project]:
     plural = validate_inputs(options, project.domain)
+    if project.multigroup:
+        module = names.group_module_name(options.group)
+        clash = sorted(
+            r.group for r in project.resources
+            if r.group != options.group and names.group_module_name(r.group) == module
+        )  # fmt: skip
+        if clash:
+            raise ProjectError(
+                f"cannot add group {options.group!r}: its Python packages api/{module}/ and "
+                f"controllers/{module}/ already hold group {clash[0]!r} (a group's package is named after "
+                "its first label); choose a group whose first label differs"
+            )
     recorded = project.find(options.group, options.version, options.kind)
     if not options.resource and recorded is not None and recorded.api is not None:
         # a controller for existing types: their scope and plural are the ones PROJECT records

@@ -280,6 +280,19 @@ needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 
 @needs_make
+def test_multigroup_groups_sharing_a_first_label_are_refused(pyop: RunPyop, tmp_path: Path) -> None:
+    # net.infra and net.apps both map to api/net/: the second kind silently got the first group's GROUP
+    from .conftest import AT_INIT
+
+    assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
+    assert pyop(*api_args(group="net.infra", kind="Router"), cwd=tmp_path).code == 0
+    before = snapshot(tmp_path)
+    run = pyop(*api_args(group="net.apps", kind="Switch"), cwd=tmp_path)
+    assert_one_line_error(run, "cannot add group 'net.apps'", "api/net/", "'net.infra'", "first label")
+    assert snapshot(tmp_path) == before
+    assert pyop(*api_args(group="net.infra", kind="Switch"), cwd=tmp_path).code == 0  # same group: fine
+
+
 def test_make_runs_make_manifests(pyop: RunPyop, initialized: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The Makefile's `manifests` recipe is `$(PYOP) generate manifests`; PYOP comes from the environment.
     monkeypatch.setenv("PYOP", "touch made-by-make; true")
