@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -195,6 +196,12 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
     plural = validate_inputs(options, project.domain)
     if project.multigroup:
         module = names.group_module_name(options.group)
+        if not module.isidentifier() or keyword.iskeyword(module):
+            raise ValidationError(
+                f"invalid group {options.group!r}: in a multigroup project its first label names the Python "
+                f"packages api/{module}/ and controllers/{module}/, so {module!r} must be a valid identifier "
+                "(not starting with a digit) and not a Python keyword"
+            )
         clash = sorted(
             r.group for r in project.resources
             if r.group != options.group and names.group_module_name(r.group) == module

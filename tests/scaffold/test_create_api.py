@@ -293,6 +293,20 @@ def test_multigroup_groups_sharing_a_first_label_are_refused(pyop: RunPyop, tmp_
     assert pyop(*api_args(group="net.infra", kind="Switch"), cwd=tmp_path).code == 0  # same group: fine
 
 
+@pytest.mark.parametrize(("group", "module"), [("9net", "9net"), ("import", "import"), ("for.x", "for")])
+def test_multigroup_group_must_make_a_python_package(
+    pyop: RunPyop, tmp_path: Path, group: str, module: str
+) -> None:
+    # `--group 9net` wrote api/9net/v1/, which no import statement can name
+    from .conftest import AT_INIT
+
+    assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
+    before = snapshot(tmp_path)
+    run = pyop(*api_args(group=group, kind="Router"), cwd=tmp_path)
+    assert_one_line_error(run, f"invalid group {group!r}", f"api/{module}/", "valid identifier")
+    assert snapshot(tmp_path) == before
+
+
 def test_make_runs_make_manifests(pyop: RunPyop, initialized: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The Makefile's `manifests` recipe is `$(PYOP) generate manifests`; PYOP comes from the environment.
     monkeypatch.setenv("PYOP", "touch made-by-make; true")
