@@ -29,6 +29,9 @@ RESERVED_VARIABLES = frozenset(
      "request", "seen", "self"}
 )  # fmt: skip
 
+# k8s.io/apiserver's RequestInfoFactory: /namespaces/<ns>/<these> are the Namespace's own subresources.
+NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+
 # The line length of the generated project's ruff configuration (templates/init/.../pyproject.toml).
 GENERATED_LINE_LENGTH = 120
 
@@ -69,6 +72,12 @@ def validate_inputs(options: ApiOptions, domain: str) -> str:
     plural = (
         names.validate_plural(options.plural) if options.plural is not None else names.pluralize(options.kind)
     )
+    if options.namespaced and plural in NAMESPACE_SUBRESOURCES:
+        raise ValidationError(
+            f"invalid plural {plural!r} for a namespaced kind: the API server reads "
+            f"/namespaces/<namespace>/{plural} as a subresource of the Namespace, so no request could reach "
+            f"the kind; pass --plural (for example --plural {plural}es)"
+        )
     if not options.resource and not options.controller:
         raise ValidationError("nothing to scaffold: --no-resource and --no-controller were both given")
     if options.group == "" and options.resource:

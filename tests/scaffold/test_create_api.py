@@ -376,6 +376,8 @@ def test_make_missing_keeps_the_files_and_exits_1(
         (["--kind", "Log"], ["invalid kind 'Log'", "variable 'log' would shadow"]),
         (["--kind", "Request"], ["invalid kind 'Request'", "shadow"]),
         (["--plural", "Ats"], ["invalid plural 'Ats'", "DNS-1123 label"]),
+        (["--kind", "Status"], ["invalid plural 'status' for a namespaced kind", "--plural statuses"]),
+        (["--plural", "finalize"], ["invalid plural 'finalize'", "subresource of the Namespace"]),
         (["--plural", "a.ts"], ["invalid plural 'a.ts'"]),
         (["--no-resource", "--no-controller"], ["nothing to scaffold"]),
     ],
@@ -397,6 +399,11 @@ def test_bad_input_exits_2_and_changes_nothing(
     before = snapshot(initialized)
     assert_one_line_error(pyop(*args, *extra, cwd=initialized), *fragments)
     assert snapshot(initialized) == before
+
+
+def test_kind_status_works_with_a_plural_or_cluster_scoped(pyop: RunPyop, initialized: Path) -> None:
+    assert pyop(*api_args("--plural", "statuses", kind="Status"), cwd=initialized).code == 0
+    assert pyop(*api_args("--cluster-scoped", kind="Finalize"), cwd=initialized).code == 0
 
 
 @pytest.mark.parametrize("kind", ["Site", "Queue", "Operator", "Resource", "Json", "Logging"])
