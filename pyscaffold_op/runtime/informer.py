@@ -78,6 +78,7 @@ class Informer:
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
         self.stats = {"lists": 0, "watches": 0, "relists_on_gone": 0, "errors": 0, "events": 0}
+        self.last_error: Exception | None = None  # the latest list/watch failure, for "not ready" reports
 
     def __repr__(self) -> str:
         return f"Informer({self.info.api_version}/{self.info.kind}, ns={self.namespace or '*'})"
@@ -169,6 +170,7 @@ class Informer:
                 raise
             except Exception as err:
                 self.stats["errors"] += 1
+                self.last_error = err
                 delay = self._backoff.next()
                 log.warning(
                     "list/watch failed, retrying in %.1fs: %s", delay, err, extra={"kind": self.info.kind}

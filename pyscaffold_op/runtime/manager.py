@@ -344,6 +344,10 @@ class Manager:
         await self.transport.close()
         log.info("manager stopped")
 
+    def _not_synced_report(self) -> str:
+        reasons = _unsynced_reasons(self.cache.informers())
+        return f": {'; '.join(reasons)}" if reasons else ""
+
     @contextlib.asynccontextmanager
     async def running(
         self,
@@ -364,7 +368,7 @@ class Manager:
                 task.result()  # raises what start() raised
             with contextlib.suppress(Exception):
                 await task
-            raise TimeoutError(f"manager not ready after {timeout}s")
+            raise TimeoutError(f"manager not ready after {timeout}s{self._not_synced_report()}")
         try:
             yield self
         finally:
@@ -383,6 +387,24 @@ async def _run(runnable: Any) -> None:
 def _log_failure(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("%s failed", task.get_name(), exc_info=task.exception())
+
+
+def _unsynced_reasons(informers: list[Any]) -> list[str]:
+    out = []
+    for informer in informers:
+        if informer.has_synced():
+            continue
+        info, err = informer.info, informer.last_error
+        what = f"{info.kind} ({info.api_version})"
+        if err is None:
+            out.append(f"{what} not listed yet")
+        elif getattr(err, "code", None) == 404:
+            out.append(
+                f"{what} is not served (404): is its CRD installed? (`make manifests`, `make install`)"
+            )
+        else:
+            out.append(f"{what}: {err}")
+    return out
 
 
 def _in_cluster_namespace() -> str | None:

@@ -125,3 +125,21 @@ async def test_lightkube_generic_resources_work_too(env: Environment, api: Clien
         await eventually(lambda: _true(names == ["gen"]))
         cached = await mgr.client.get(GenericWidget, "gen")
         assert cached["metadata"]["finalizers"] == ["x.io/f"]
+
+
+async def test_not_ready_names_the_kind_whose_crd_is_missing() -> None:
+    # no CRDs installed: `pytest` before `make manifests` waited 30 s, then said only "manager not ready"
+    from pyscaffold_op.runtime import Result
+
+    class Noop:
+        async def reconcile(self, request: Request) -> Result:
+            return Result()
+
+    async with Environment(kubelet=None) as env:
+        mgr = make_manager(env)
+        mgr.builder().for_(Widget).named("noop").complete(Noop())
+        with pytest.raises(
+            TimeoutError, match=r"Widget \(test\.pyop\.io/v1\) is not served \(404\): is its CRD"
+        ):
+            async with mgr.running(timeout=2.0):
+                pass
