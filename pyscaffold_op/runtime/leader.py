@@ -71,6 +71,11 @@ class LeaderElector:
         """Acquire (sets `elected`), then renew until the lease is lost (sets `lost`, returns) or the task
         is cancelled (releases the lease, re-raises)."""
         try:
+            # like client-go: say once that this replica waits, so a standby does not look stuck
+            log.info(
+                "attempting to acquire leader lease",
+                extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity},
+            )
             while not await self._try():  # noqa: ASYNC110 - polls the API server, nothing to wait on
                 await asyncio.sleep(self._jitter())
             log.info(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
 from typing import Any
 
@@ -291,7 +292,10 @@ async def test_informer_relist_after_missed_events_emits_each_change_once(
 
 
 @pytest.mark.slow
-async def test_two_managers_leader_election_and_takeover(env: Environment, api: Client) -> None:
+async def test_two_managers_leader_election_and_takeover(
+    env: Environment, api: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="pyscaffold_op.runtime.leader")
     fast = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.1}
     m1 = make_manager(
         env, leader_election=True, leader_election_id="widgets.test.pyop.io", leader_identity="m1", **fast
@@ -309,6 +313,9 @@ async def test_two_managers_leader_election_and_takeover(env: Environment, api: 
         await eventually(lambda: _true(r1.count("le1") == 1))
         await asyncio.sleep(0.5)
         assert r2.calls == [] and not m2.elected.is_set()
+        # the standby says it waits (it used to log nothing at all until it became leader)
+        waiting = [r for r in caplog.records if r.getMessage() == "attempting to acquire leader lease"]
+        assert {getattr(r, "identity", None) for r in waiting} == {"m1", "m2"}
         lease = await api.get(Lease, "widgets.test.pyop.io", namespace="default")
         assert lease.spec.holderIdentity == "m1"
         assert m1.metrics.value("leader_election_master_status", {"name": "widgets.test.pyop.io"}) == 1
