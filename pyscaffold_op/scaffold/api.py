@@ -401,6 +401,16 @@ def api_warnings(options: ApiOptions, project: Project) -> list[str]:
             f"cluster-scoped objects, so in a cluster the {options.kind} controller will be forbidden; "
             "give the manager a ClusterRole and ClusterRoleBinding for it in config/rbac/"
         )
+    versions = sorted(
+        r.version for r in project.resources
+        if (r.group, r.kind) == (options.group, options.kind) and r.api is not None
+    )  # fmt: skip
+    if options.resource and len(versions) > 1:
+        out.append(
+            f"note: kind {options.kind} now has versions {', '.join(versions)}: mark exactly one of them "
+            f"as the storage version with the line `# +kubebuilder:storageversion` above `class "
+            f"{options.kind}`, or `make manifests` fails"
+        )
     return out
 
 
