@@ -12,7 +12,7 @@ from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.scaffold import edits, names
 from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
-from pyscaffold_op.scaffold.render import render
+from pyscaffold_op.scaffold.render import recorder_arg, render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
 # Names the scaffolded modules import or define: a kind with one of them would shadow it.
@@ -352,7 +352,8 @@ def _plan_controller(planner: _Planner, ctx: dict[str, Any], docstrings: dict[st
     registration = [
         f"{alias}(",
         "    client=mgr.client,",
-        f'    recorder=mgr.get_event_recorder_for("{ctx["recorder_name"]}"),',
+        # laid out at its final indentation (8: inside build_manager), inserted relative to the marker's 4
+        *(line[4:] for line in recorder_arg(ctx["recorder_name"], " " * 8).splitlines()),
         ").setup_with_manager(mgr)",
     ]
 

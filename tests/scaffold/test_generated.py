@@ -279,3 +279,28 @@ def test_kinds_named_like_standard_library_modules_pass_their_tests(pyop: RunPyo
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "3 passed" in result.stdout
+
+
+@pytest.mark.skipif(not HAS_RUFF, reason="ruff is not installed")
+def test_long_names_keep_imports_ruff_clean(pyop: RunPyop, tmp_path: Path) -> None:
+    """`ruff check` with the project's config (`make lint`): imports wrap like isort past 120 columns."""
+    args = ["init", "--domain", "very-long-domain-name.example.com", "--multigroup", "--license", "none"]
+    assert (
+        pyop(
+            *args, "--repo", "github.com/acme/an-operator-with-a-rather-long-package-name", cwd=tmp_path
+        ).code
+        == 0
+    )
+    for kind in ("CertificateSigningRequestPolicyBinding", "ClusterCertificateSigningRequestPolicyBinding"):
+        create = ["create", "api", "--group", "programming-kubernetes-extensions", "--version", "v1alpha1"]
+        run = pyop(*create, "--kind", kind, "--no-make", cwd=tmp_path)
+        assert run.code == 0, run.err
+    main_py = (tmp_path / "src/an_operator_with_a_rather_long_package_name/__main__.py").read_text()
+    assert 'get_event_recorder_for(\n            "programming-kubernetes-extensions-certificate' in main_py
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
