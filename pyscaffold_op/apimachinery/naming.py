@@ -37,8 +37,20 @@ _IRREGULAR = {
     "policy": "policies",
 }
 _UNCOUNTABLE = {
-    "equipment", "information", "rice", "money", "species", "series", "fish", "sheep", "deer",
-    "news", "metadata", "data", "endpoints", "status",
+    "equipment",
+    "information",
+    "rice",
+    "money",
+    "species",
+    "series",
+    "fish",
+    "sheep",
+    "deer",
+    "news",
+    "metadata",
+    "data",
+    "endpoints",
+    "status",
 }
 
 
