@@ -77,6 +77,10 @@ def validate_kind(kind: str) -> str:
 
     A standard-library name is fine (`Site`, `Queue`, `Operator`, `Resource`): the kind's modules are
     `<kind>_types.py` and `<kind>_controller.py`, which shadow nothing, like kubebuilder's `<kind>_types.go`.
+    A module built into the interpreter (`Sys`, `Time`, `Gc`, ...) is refused: the scaffolded reconciler
+    binds the lower-cased kind as a local variable, and those modules are the ones code reaches for
+    everywhere, so `time = await client.get(Time, ...)` would make `time.monotonic()` in the same
+    function an UnboundLocalError.
     """
     if not _KIND.match(kind):
         raise ValidationError(
@@ -86,6 +90,11 @@ def validate_kind(kind: str) -> str:
     lower = kind.lower()
     if keyword.iskeyword(lower) or keyword.iskeyword(kind):
         raise ValidationError(f"invalid kind {kind!r}: {lower!r} is a Python keyword")
+    if lower in sys.builtin_module_names:
+        raise ValidationError(
+            f"invalid kind {kind!r}: {lower!r} would shadow the built-in module {lower!r} in the "
+            "scaffolded code; choose another name"
+        )
     return kind
 
 

@@ -372,6 +372,8 @@ def test_make_missing_keeps_the_files_and_exits_1(
         (["--kind", "At-Job"], ["invalid kind 'At-Job'"]),
         (["--kind", "1At"], ["invalid kind '1At'"]),
         (["--kind", "Class"], ["invalid kind 'Class'", "keyword"]),
+        (["--kind", "Time"], ["invalid kind 'Time'", "built-in module 'time'"]),
+        (["--kind", "Sys"], ["invalid kind 'Sys'", "built-in module 'sys'"]),
         (["--kind", "Any"], ["invalid kind 'Any'", "variable 'any' would shadow"]),
         (["--kind", "Log"], ["invalid kind 'Log'", "variable 'log' would shadow"]),
         (["--kind", "Request"], ["invalid kind 'Request'", "shadow"]),
