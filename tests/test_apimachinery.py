@@ -87,3 +87,17 @@ def test_set_condition_moves_transition_time_only_on_status_change() -> None:
     ready = find_condition(conditions, "Ready")
     assert ready is not None and ready.last_transition_time == later
     assert remove_condition(conditions, "Ready") and not conditions
+
+
+def test_lazy_exports_cover_all_and_keep_the_cli_import_light() -> None:
+    import subprocess
+    import sys
+
+    import pyscaffold_op.apimachinery as apimachinery
+
+    assert set(apimachinery.__all__) == set(apimachinery._MODULE_OF)
+    for name in apimachinery.__all__:
+        assert getattr(apimachinery, name) is not None
+    probe = "import sys, pyscaffold_op.cli; print('pyscaffold_op.apimachinery.resource' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False", "the CLI start-up builds the pydantic API models"

@@ -1,30 +1,68 @@
 """Kubernetes API machinery as pydantic models: the base class for custom resources and shared types.
 
-Pure pydantic, no client libraries: importing it is cheap, so `pyop generate` stays fast.
+Pure pydantic, no client libraries. Names load on first use (PEP 562), so the CLI can import the
+naming rules in `pyscaffold_op.apimachinery.naming` without building any pydantic model.
 """
 
-from pyscaffold_op.apimachinery.fields import (
-    EmbeddedResource,
-    FreeForm,
-    IntOrString,
-    ListType,
-    MapType,
-    Nullable,
-    PreserveUnknownFields,
-    Quantity,
-    XValidation,
-)
-from pyscaffold_op.apimachinery.resource import (
-    Condition,
-    CustomResource,
-    GroupVersionKind,
-    KubeModel,
-    ObjectMeta,
-    OwnerReference,
-    find_condition,
-    remove_condition,
-    set_condition,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyscaffold_op.apimachinery.fields import (
+        EmbeddedResource,
+        FreeForm,
+        IntOrString,
+        ListType,
+        MapType,
+        Nullable,
+        PreserveUnknownFields,
+        Quantity,
+        XValidation,
+    )
+    from pyscaffold_op.apimachinery.resource import (
+        Condition,
+        CustomResource,
+        GroupVersionKind,
+        KubeModel,
+        ObjectMeta,
+        OwnerReference,
+        find_condition,
+        remove_condition,
+        set_condition,
+    )
+
+_MODULE_OF = {
+    **dict.fromkeys(
+        (
+            "EmbeddedResource",
+            "FreeForm",
+            "IntOrString",
+            "ListType",
+            "MapType",
+            "Nullable",
+            "PreserveUnknownFields",
+            "Quantity",
+            "XValidation",
+        ),
+        "fields",
+    ),
+    **dict.fromkeys(
+        (
+            "Condition",
+            "CustomResource",
+            "GroupVersionKind",
+            "KubeModel",
+            "ObjectMeta",
+            "OwnerReference",
+            "find_condition",
+            "remove_condition",
+            "set_condition",
+        ),
+        "resource",
+    ),
+}
 
 __all__ = [
     "Condition",
@@ -46,3 +84,16 @@ __all__ = [
     "remove_condition",
     "set_condition",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
