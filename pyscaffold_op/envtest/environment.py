@@ -44,12 +44,18 @@ class Environment:
         history: int = 10_000,
         bookmark_interval: float = 1.0,
         kubeconfig_path: str | Path | None = None,
+        namespace_deletion_delay: float = 0.2,
+        namespace_deletion_max_delay: float = 5.0,
     ) -> None:
         self.crd_paths = [Path(p) for p in crd_paths or []]
         self.kubelet = kubelet
         self.host = host
         self.port = port
-        self.store = Store(history=history)
+        self.store = Store(
+            history=history,
+            namespace_deletion_delay=namespace_deletion_delay,
+            namespace_deletion_max_delay=namespace_deletion_max_delay,
+        )
         self.api = Api(self.store, bookmark_interval=bookmark_interval)
         self.api.policy.add_token(TOKEN, ADMIN_USER, groups=(MASTERS,))
         self.api.policy.tokenless = self.api.policy.authenticate(TOKEN)
@@ -81,6 +87,7 @@ class Environment:
     async def astop(self) -> None:
         if self.kubelet is not None:
             await self.kubelet.detach()
+        self.store.stop_controllers()
         self.store.drop_watches()
         if self._runner is not None:
             runner, self._runner = self._runner, None

@@ -129,6 +129,27 @@ def forbidden(group: str, resource: str, name: str, why: str) -> ApiError:
     return ApiError(403, "Forbidden", f"{head}: {why}", _details(name, group, resource))
 
 
+def namespace_terminating(group: str, resource: str, name: str, namespace: str) -> ApiError:
+    """The NamespaceLifecycle admission plugin's refusal of a create in a terminating namespace."""
+    err = forbidden(
+        group,
+        resource,
+        name,
+        f"unable to create new content in namespace {namespace} because it is being terminated",
+    )
+    err.details = {
+        **(err.details or {}),
+        "causes": [
+            {
+                "reason": "NamespaceTerminating",
+                "message": f"namespace {namespace} is being terminated",
+                "field": "metadata.namespace",
+            }
+        ],
+    }
+    return err
+
+
 def internal(message: str) -> ApiError:
     return ApiError(
         500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]}

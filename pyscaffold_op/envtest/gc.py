@@ -2,7 +2,9 @@
 
 Runs to a fixed point after every write that deletes or starts deleting something: dependents whose
 owners are all gone are deleted (dangling references dropped when another owner lives), `orphan`
-and `foregroundDeletion` finalizers are processed, terminating namespaces are emptied and removed.
+and `foregroundDeletion` finalizers are processed, terminating namespaces are emptied and removed
+once the store's namespace timer has handed them over (`_ns_active`): namespace deletion is
+asynchronous, as with the real namespace controller.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class GarbageCollector:
     _owned_by: dict[str, set[tuple[GR, Key]]]
     _gc_queue: deque[str]
     _buckets: dict[GR, Any]
+    _ns_active: set[str]  # terminating namespaces the controller has started emptying
 
     if TYPE_CHECKING:  # provided by Store
 
@@ -97,7 +100,7 @@ class GarbageCollector:
                         self.delete(info, k[0], k[1], propagation="Foreground")
                 if not blocking or not any(self.find(g, *k) for g, k in deps):
                     self._drop_finalizer(gr, key, "foregroundDeletion")
-            elif gr == ("", "namespaces"):
+            elif gr == ("", "namespaces") and key[1] in self._ns_active:
                 self._finalize_namespace(obj)
 
     def _finalize_namespace(self, ns: Obj) -> None:
@@ -119,7 +122,12 @@ class GarbageCollector:
         if not still and not ns["metadata"].get("finalizers"):
             current = self.find(("", "namespaces"), "", name)
             if current is not None:
-                self._remove(("", "namespaces"), ("", name), current)
+                # like the controller: PUT .../finalize without `kubernetes` (MODIFIED), then it is gone
+                spec = {k: v for k, v in (current.get("spec") or {}).items() if k != "finalizers"}
+                final = {**current, "spec": spec}
+                self._commit(("", "namespaces"), ("", name), current, final)
+                self._remove(("", "namespaces"), ("", name), final)
+            self._ns_active.discard(name)
 
     def _drop_finalizer(self, gr: GR, key: Key, finalizer: str) -> None:
         obj = self.find(gr, *key)

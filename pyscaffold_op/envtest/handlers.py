@@ -50,6 +50,8 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         try:
             if len(req.body) > MAX_BODY:
                 raise E.too_large(MAX_BODY)
+            if self.store.namespaces_pending and req.method != "GET":
+                self.store.namespace_activity(req.method, _path_namespace(req.path))
             return self._dispatch(req)
         except E.ApiError as err:
             return error_response(err)
@@ -240,3 +242,14 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         return "All" in req.query.get("dryRun", [])
 
     # -- verbs -------------------------------------------------------------------------------------
+
+
+def _path_namespace(path: str) -> str | None:
+    """The namespace of a request for objects in one (`.../namespaces/<ns>/<resource>...`), if any."""
+    parts = [p for p in path.split("/") if p]
+    start = 2 if parts[:1] == ["api"] else 3
+    if parts[start : start + 1] == ["watch"]:
+        start += 1
+    if len(parts) > start + 2 and parts[start] == "namespaces":
+        return parts[start + 1]
+    return None

@@ -8,6 +8,7 @@ dict, so readers may serialise what they get without copying.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import bisect
 import copy
@@ -31,6 +32,8 @@ Obj = dict[str, Any]
 GR = tuple[str, str]  # (group, plural)
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # NamespaceLifecycle admission's
+NAMESPACES: GR = ("", "namespaces")
 _GC_FINALIZERS = ("orphan", "foregroundDeletion")
 
 
@@ -82,8 +85,23 @@ class _Bucket:
 
 
 class Store(GarbageCollector):
-    def __init__(self, registry: Registry | None = None, history: int = 10_000) -> None:
+    def __init__(
+        self,
+        registry: Registry | None = None,
+        history: int = 10_000,
+        *,
+        namespace_deletion_delay: float = 0.2,
+        namespace_deletion_max_delay: float = 5.0,
+    ) -> None:
         self.registry = registry or Registry()
+        # the namespace controller empties a terminating namespace once no write has touched its
+        # objects (and no DELETE came at all) for `namespace_deletion_delay` seconds, at the latest
+        # `namespace_deletion_max_delay` after its deletion (the real controller's grace period is 5 s)
+        self.namespace_deletion_delay = namespace_deletion_delay
+        self.namespace_deletion_max_delay = namespace_deletion_max_delay
+        self._ns_pending: dict[str, tuple[float, float]] = {}  # name -> (quiet until, deadline)
+        self._ns_active: set[str] = set()  # terminating namespaces the controller is emptying
+        self._ns_timer: asyncio.TimerHandle | None = None
         self.rv = 0
         self._buckets: dict[GR, _Bucket] = {}
         self._events: deque[Event] = deque()
@@ -225,6 +243,7 @@ class Store(GarbageCollector):
             meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
+        admission_name = meta.get("name") or meta.get("generateName") or "Unknown"
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(meta["generateName"])
         name = meta.get("name") or ""
@@ -264,12 +283,7 @@ class Store(GarbageCollector):
             if ns is None:
                 raise E.not_found("", "namespaces", namespace)
             if ns["metadata"].get("deletionTimestamp"):
-                raise E.forbidden(
-                    info.group,
-                    info.plural,
-                    name,
-                    f"unable to create new content in namespace {namespace} because it is being terminated",
-                )
+                raise E.namespace_terminating(info.group, info.plural, admission_name, namespace)
         key = (namespace if info.namespaced else "", name)
         bucket = self._bucket(info.bucket)
         if key in bucket.objs:
@@ -477,9 +491,12 @@ class Store(GarbageCollector):
                 f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not match the "
                 f"ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified",
             )
+        is_ns = info.group_resource == NAMESPACES
+        if is_ns and name in IMMORTAL_NAMESPACES:
+            raise E.forbidden(info.group, info.plural, name, "this namespace may not be deleted")
         finalizers = list(meta.get("finalizers") or [])
-        if info.group_resource == ("", "namespaces"):
-            finalizers.append("kubernetes")  # the namespace controller's; emptied below by _gc
+        if is_ns:
+            finalizers.append("kubernetes")  # spec.finalizers: the namespace controller's, see _run_gc
         if propagation == "Orphan" and "orphan" not in finalizers:
             finalizers.append("orphan")
         elif propagation == "Foreground" and "foregroundDeletion" not in finalizers:
@@ -489,8 +506,9 @@ class Store(GarbageCollector):
                 self._remove(info.bucket, key, obj)
                 self._run_gc()
             return obj, True
-        if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or []):
-            return obj, False
+        wanted = [f for f in finalizers if f != "kubernetes"] if is_ns else finalizers
+        if meta.get("deletionTimestamp") and wanted == list(meta.get("finalizers") or []):
+            return obj, False  # already terminating with these finalizers: nothing changes
         new = {**obj, "metadata": {**meta, "finalizers": [f for f in finalizers if f != "kubernetes"]}}
         if not new["metadata"]["finalizers"]:
             del new["metadata"]["finalizers"]
@@ -499,15 +517,86 @@ class Store(GarbageCollector):
             new["metadata"]["deletionGracePeriodSeconds"] = 0
             if new["metadata"].get("generation", 0) > 0:  # controllers see deletion as a spec change
                 new["metadata"]["generation"] += 1
-        if info.group_resource == ("", "namespaces"):
+        if is_ns:
             new["status"] = {**new.get("status", {}), "phase": "Terminating"}
         if dry_run:
             return new, False
         self._commit(info.bucket, key, obj, new)
+        if is_ns and not meta.get("deletionTimestamp"):
+            self._schedule_namespace_deletion(name)
         self._gc_queue.append(meta["uid"])
         self._run_gc()
         current = self.find(info.bucket, *key)
         return (current, False) if current is not None else (new, True)
+
+    # -- the namespace controller's schedule -------------------------------------------------------
+
+    def _schedule_namespace_deletion(self, name: str) -> None:
+        """A namespace started terminating: empty it later, from the event loop (now if there is none)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a store used synchronously (white-box tests, benchmarks): no controller delay
+            self._ns_active.add(name)
+            return
+        now = loop.time()
+        self._ns_pending[name] = (
+            now + self.namespace_deletion_delay,
+            now + max(self.namespace_deletion_max_delay, self.namespace_deletion_delay),
+        )
+        self._arm_namespace_timer(loop)
+
+    def namespace_activity(self, method: str, namespace: str | None) -> None:
+        """A write arrived: a DELETE anywhere, or any write to objects in a terminating namespace,
+        postpones the namespace controller, so `kubectl delete -f` of a namespace and then its contents
+        finds the contents still there (as the real controller's 5 s grace period makes sure)."""
+        if not self._ns_pending:
+            return
+        try:
+            now = asyncio.get_running_loop().time()
+        except RuntimeError:
+            return
+        for name, (quiet, deadline) in list(self._ns_pending.items()):
+            if method == "DELETE" or name == namespace:
+                self._ns_pending[name] = (max(quiet, now + self.namespace_deletion_delay), deadline)
+
+    def _arm_namespace_timer(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._ns_timer is not None:
+            self._ns_timer.cancel()
+            self._ns_timer = None
+        if self._ns_pending:
+            due = min(min(q, d) for q, d in self._ns_pending.values())
+            self._ns_timer = loop.call_at(due, self._namespace_timer_fired, loop)
+
+    def _namespace_timer_fired(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._ns_timer = None
+        now = loop.time()
+        for name, (quiet, deadline) in list(self._ns_pending.items()):
+            if now >= min(quiet, deadline):
+                del self._ns_pending[name]
+                ns = self.find(NAMESPACES, "", name)
+                if ns is not None and ns["metadata"].get("deletionTimestamp"):
+                    self._ns_active.add(name)
+                    self._gc_queue.append(ns["metadata"]["uid"])
+        self._run_gc()
+        self._arm_namespace_timer(loop)
+
+    def stop_controllers(self) -> None:
+        """Cancel the namespace controller's pending work (the environment is stopping)."""
+        if self._ns_timer is not None:
+            self._ns_timer.cancel()
+            self._ns_timer = None
+
+    @property
+    def namespaces_pending(self) -> bool:
+        """Whether some terminating namespace waits for the namespace controller."""
+        return bool(self._ns_pending)
+
+    @property
+    def terminating_namespaces(self) -> list[str]:
+        """Namespaces whose deletion has started and that still exist."""
+        return sorted(
+            k[1] for k, o in self._bucket(NAMESPACES).objs.items() if o["metadata"].get("deletionTimestamp")
+        )
 
     # -- internals ---------------------------------------------------------------------------------
 

@@ -163,3 +163,59 @@ def test_kubectl_logs_and_events() -> None:
         assert "Started" in kubectl(env, "describe", "pod", "hello").stdout
     finally:
         env.stop()
+
+
+UNDEPLOY_YAML = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: undeploy-me
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: controller-manager
+  namespace: undeploy-me
+spec:
+  selector:
+    matchLabels: {app: manager}
+  template:
+    metadata:
+      labels: {app: manager}
+    spec:
+      containers:
+      - name: manager
+        image: controller:latest
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: controller-manager-metrics-service
+  namespace: undeploy-me
+spec:
+  selector: {app: manager}
+  ports:
+  - name: https
+    port: 8443
+    targetPort: 8443
+"""
+
+
+def test_kubectl_delete_namespace_then_contents(thread_env: Environment, tmp_path: Path) -> None:
+    """`make undeploy`: kustomize lists the Namespace first and kubectl deletes in that order, so the
+    contents must still be there when their DELETEs come (namespace deletion is asynchronous)."""
+    manifest = tmp_path / "undeploy.yaml"
+    manifest.write_text(UNDEPLOY_YAML)
+    out = kubectl(thread_env, "apply", "-f", str(manifest)).stdout
+    assert "namespace/undeploy-me created" in out and "service/controller-manager-metrics-service" in out
+    proc = kubectl(thread_env, "delete", "--ignore-not-found=false", "-f", str(manifest), check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()  # newer kubectl versions add "from <ns> namespace"
+    assert [line.split(" deleted")[0] for line in lines] == [
+        'namespace "undeploy-me"',
+        'deployment.apps "controller-manager"',
+        'service "controller-manager-metrics-service"',
+    ], proc.stdout
+    # kubectl waited for them all to be gone, the Namespace too
+    proc = kubectl(thread_env, "get", "namespace", "undeploy-me", check=False)
+    assert proc.returncode != 0 and "not found" in proc.stderr

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import httpx2
+
+from pyscaffold_op.envtest import Environment
+from pyscaffold_op.envtest.store import Event, Store
+from pyscaffold_op.testing import eventually
 
 from .conftest import ATS, at, cm
 
 CMS = "/api/v1/namespaces/default/configmaps"
+NS_CMS = "/api/v1/namespaces/doomed/configmaps"
 MERGE = {"content-type": "application/merge-patch+json"}
 
 
@@ -117,21 +125,191 @@ async def test_delete_preconditions(http: httpx2.AsyncClient) -> None:
     assert (await http.delete(f"{CMS}/pre")).status_code == 200
 
 
-async def test_namespace_deletion_deletes_contents(http: httpx2.AsyncClient) -> None:
+async def test_namespace_deletion_is_asynchronous(http: httpx2.AsyncClient) -> None:
     await http.post("/api/v1/namespaces", json={"metadata": {"name": "doomed"}})
     await http.post("/api/v1/namespaces/doomed/configmaps", json=cm("x"))
     held = cm("held")
     held["metadata"]["finalizers"] = ["example.com/hold"]
     await http.post("/api/v1/namespaces/doomed/configmaps", json=held)
     r = await http.delete("/api/v1/namespaces/doomed")
-    assert r.status_code == 200 and r.json()["status"]["phase"] == "Terminating"
-    assert (await http.get("/api/v1/namespaces/doomed/configmaps/x")).status_code == 404
-    r = await http.post("/api/v1/namespaces/doomed/configmaps", json=cm("new"))
-    assert r.status_code == 403 and r.json()["reason"] == "Forbidden"
-    await http.patch(
-        "/api/v1/namespaces/doomed/configmaps/held", json={"metadata": {"finalizers": None}}, headers=MERGE
+    assert r.status_code == 200
+    ns = r.json()
+    assert ns["kind"] == "Namespace" and ns["status"]["phase"] == "Terminating"
+    assert ns["metadata"]["deletionTimestamp"] and ns["spec"]["finalizers"] == ["kubernetes"]
+    # the real server answers before the namespace controller runs: the contents are still there
+    x = f"{NS_CMS}/x"
+    assert (await http.get(x)).status_code == 200
+    r = await http.patch(x, json={"data": {"a": "2"}}, headers=MERGE)  # existing objects still change
+    assert r.status_code == 200 and r.json()["data"] == {"a": "2"}
+    again = await http.delete("/api/v1/namespaces/doomed")  # deleting again changes nothing
+    assert again.status_code == 200
+    assert again.json()["metadata"]["resourceVersion"] == ns["metadata"]["resourceVersion"]
+
+    async def x_gone() -> bool:
+        return (await http.get(x)).status_code == 404
+
+    await eventually(x_gone)
+    # a finalizer holds its object, and the object holds the namespace
+    got = (await http.get(f"{NS_CMS}/held")).json()
+    assert got["metadata"]["deletionTimestamp"]
+    assert (await http.get("/api/v1/namespaces/doomed")).json()["status"]["phase"] == "Terminating"
+    r = await http.get("/api/v1/namespaces", params={"fieldSelector": "status.phase=Terminating"})
+    assert [i["metadata"]["name"] for i in r.json()["items"]] == ["doomed"]
+    await http.patch(f"{NS_CMS}/held", json={"metadata": {"finalizers": None}}, headers=MERGE)
+
+    async def ns_gone() -> bool:
+        return (await http.get("/api/v1/namespaces/doomed")).status_code == 404
+
+    await eventually(ns_gone)
+    # a namespace of the same name can be created again, empty
+    assert (await http.post("/api/v1/namespaces", json={"metadata": {"name": "doomed"}})).status_code == 201
+    assert (await http.get(NS_CMS)).json()["items"] == []
+
+
+async def test_create_in_terminating_namespace_is_forbidden(http: httpx2.AsyncClient) -> None:
+    await http.post("/api/v1/namespaces", json={"metadata": {"name": "closing"}})
+    held = cm("held")
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    await http.post("/api/v1/namespaces/closing/configmaps", json=held)
+    await http.delete("/api/v1/namespaces/closing")
+    r = await http.post("/api/v1/namespaces/closing/configmaps", json=cm("new"))
+    assert r.status_code == 403
+    assert r.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'configmaps "new" is forbidden: unable to create new content in namespace closing '
+        "because it is being terminated",
+        "reason": "Forbidden",
+        "details": {
+            "name": "new",
+            "kind": "configmaps",
+            "causes": [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": "namespace closing is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ],
+        },
+        "code": 403,
+    }
+    # admission sees the generateName (the name is generated later), and the group
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"generateName": "web-"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "w"}},
+            "template": {
+                "metadata": {"labels": {"app": "w"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    r = await http.post("/apis/apps/v1/namespaces/closing/deployments", json=dep)
+    assert r.status_code == 403
+    assert r.json()["message"].startswith('deployments.apps "web-" is forbidden: unable to create new')
+    # after the controller has emptied it, the finalizer still holds it: creates stay forbidden
+    await asyncio.sleep(0.5)
+    r = await http.post("/api/v1/namespaces/closing/configmaps", json=cm("late"))
+    assert r.status_code == 403
+    # reading, updating and deleting what is there still work
+    assert (await http.get("/api/v1/namespaces/closing/configmaps/held")).status_code == 200
+    r = await http.patch(
+        "/api/v1/namespaces/closing/configmaps/held", json={"metadata": {"finalizers": None}}, headers=MERGE
     )
-    assert (await http.get("/api/v1/namespaces/doomed")).status_code == 404
+    assert r.status_code == 200
+
+    async def gone() -> bool:
+        return (await http.get("/api/v1/namespaces/closing")).status_code == 404
+
+    await eventually(gone)
+
+
+async def test_namespace_deletion_events(env: Environment, http: httpx2.AsyncClient) -> None:
+    await http.post("/api/v1/namespaces", json={"metadata": {"name": "watched"}})
+    await http.post("/api/v1/namespaces/watched/configmaps", json=cm("c"))
+    seen: list[tuple[str, str, str]] = []
+
+    def record(ev: Event) -> None:
+        meta = ev.obj["metadata"]
+        if meta["name"] == "watched" or meta.get("namespace") == "watched":
+            seen.append((ev.type, ev.gr[1], ev.obj.get("status", {}).get("phase", "")))
+
+    env.store.on_change.append(record)
+    await http.delete("/api/v1/namespaces/watched")
+    assert seen == [("MODIFIED", "namespaces", "Terminating")]
+
+    async def deleted() -> bool:
+        return seen[-1][0] == "DELETED"
+
+    await eventually(deleted)
+    assert seen == [
+        ("MODIFIED", "namespaces", "Terminating"),
+        ("DELETED", "configmaps", ""),
+        ("MODIFIED", "namespaces", "Terminating"),  # spec.finalizers emptied (PUT .../finalize)
+        ("DELETED", "namespaces", "Terminating"),
+    ]
+
+
+async def test_initial_namespaces_may_not_be_deleted(http: httpx2.AsyncClient) -> None:
+    for name in ("default", "kube-system", "kube-public"):
+        r = await http.delete(f"/api/v1/namespaces/{name}")
+        assert r.status_code == 403
+        assert r.json()["message"] == f'namespaces "{name}" is forbidden: this namespace may not be deleted'
+    names = [i["metadata"]["name"] for i in (await http.get("/api/v1/namespaces")).json()["items"]]
+    assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+
+
+async def test_namespace_controller_waits_for_deletes() -> None:
+    """DELETEs keep coming (kubectl delete -f: the Namespace first, then its contents): the controller
+    waits until they stop, at most `namespace_deletion_max_delay`."""
+    async with (
+        Environment(namespace_deletion_delay=1.0, namespace_deletion_max_delay=10.0) as env,
+        httpx2.AsyncClient(base_url=env.url, timeout=10) as http,
+    ):
+        await http.post("/api/v1/namespaces", json={"metadata": {"name": "slow"}})
+        for i in range(12):
+            await http.post("/api/v1/namespaces/slow/configmaps", json=cm(f"c{i}"))
+        t0 = time.monotonic()
+        assert (await http.delete("/api/v1/namespaces/slow")).status_code == 200
+        for i in range(12):  # 1.2 s of deletes, each within the 1 s quiet period of the last
+            await asyncio.sleep(0.1)
+            assert (await http.delete(f"/api/v1/namespaces/slow/configmaps/c{i}")).status_code == 200
+        assert time.monotonic() - t0 > 1.0
+
+        async def gone() -> bool:
+            return (await http.get("/api/v1/namespaces/slow")).status_code == 404
+
+        await eventually(gone)
+        assert env.store.terminating_namespaces == []
+
+    async with (
+        Environment(namespace_deletion_delay=0.3, namespace_deletion_max_delay=0.6) as env,
+        httpx2.AsyncClient(base_url=env.url, timeout=10) as http,
+    ):
+        await http.post("/api/v1/namespaces", json={"metadata": {"name": "busy"}})
+        await http.post("/api/v1/namespaces/busy/configmaps", json=cm("keep"))
+        await http.delete("/api/v1/namespaces/busy")
+        t0 = time.monotonic()
+        while (await http.get("/api/v1/namespaces/busy")).status_code == 200:
+            assert time.monotonic() - t0 < 3, "the deadline did not bound the wait"
+            await http.delete(CMS + "/nothing")  # 404, but a DELETE: postpones
+            await asyncio.sleep(0.05)
+        assert time.monotonic() - t0 >= 0.2
+
+
+def test_store_without_event_loop_empties_namespaces_at_once() -> None:
+    store = Store()
+    ns_info = store.info("", "v1", "namespaces")
+    cm_info = store.info("", "v1", "configmaps")
+    store.create(ns_info, "", {"metadata": {"name": "sync"}})
+    store.create(cm_info, "sync", cm("c"))
+    _obj, gone = store.delete(ns_info, "", "sync")
+    assert gone and store.find(("", "namespaces"), "", "sync") is None
+    assert store.find(("", "configmaps"), "sync", "c") is None
 
 
 async def test_delete_collection(http: httpx2.AsyncClient) -> None:
