@@ -20,29 +20,40 @@ from .widgets import widget
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.slow
-async def test_sigterm_drains_in_flight_reconcile_and_releases_lease(
-    env: Environment, api: Client, tmp_path: Path
-) -> None:
+async def start_app(env: Environment, api: Client, out: Path) -> asyncio.subprocess.Process:
+    """The manager of `sigterm_app` in a subprocess, once its reconcile of a new Widget has started."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "tests.runtime.sigterm_app",
         str(env.kubeconfig_path),
-        str(tmp_path),
+        str(out),
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+    await api.create(widget("slow"))
+
+    async def started() -> bool:
+        assert proc.returncode is None, "manager process died"
+        return (out / "started").exists()
+
     try:
-        await api.create(widget("slow"))
-
-        async def started() -> bool:
-            assert proc.returncode is None, "manager process died"
-            return (tmp_path / "started").exists()
-
         await eventually(started, timeout=20)
+    except BaseException:
+        proc.kill()
+        await proc.wait()
+        raise
+    return proc
+
+
+@pytest.mark.slow
+async def test_sigterm_drains_in_flight_reconcile_and_releases_lease(
+    env: Environment, api: Client, tmp_path: Path
+) -> None:
+    proc = await start_app(env, api, tmp_path)
+    try:
         proc.send_signal(signal.SIGTERM)
         _out, err = await asyncio.wait_for(proc.communicate(), 15)
         assert proc.returncode == 0, err.decode()[-2000:]
@@ -61,25 +72,8 @@ async def test_sigterm_drains_in_flight_reconcile_and_releases_lease(
 async def test_second_signal_stops_at_once_without_a_traceback(
     env: Environment, api: Client, tmp_path: Path
 ) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.runtime.sigterm_app",
-        str(env.kubeconfig_path),
-        str(tmp_path),
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    proc = await start_app(env, api, tmp_path)
     try:
-        await api.create(widget("slow"))
-
-        async def started() -> bool:
-            assert proc.returncode is None, "manager process died"
-            return (tmp_path / "started").exists()
-
-        await eventually(started, timeout=20)
         proc.send_signal(signal.SIGTERM)
         await asyncio.sleep(0.1)
         proc.send_signal(signal.SIGINT)  # Ctrl-C while draining: stop now
