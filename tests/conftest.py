@@ -30,7 +30,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if missing:
         reporter.ensure_newline()
         reporter.write_line(
-            "CI: tests were skipped because a tool is missing; .ci/run must install it: " + "; ".join(missing),
+            "CI: tests skipped for a missing tool; .ci/run must install it: " + "; ".join(missing),
             red=True,
         )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
