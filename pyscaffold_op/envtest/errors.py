@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# re-exported: handlers build 422 causes through this module
+from pyscaffold_op.apimachinery.fielderrors import Cause as Cause
+from pyscaffold_op.apimachinery.fielderrors import cause as cause
+
 
 class ApiError(Exception):
     """An API failure: HTTP code plus the `Status` object sent as the body."""
@@ -95,10 +99,6 @@ def invalid(group: str, kind: str, name: str, causes: list[dict[str, str]]) -> A
         f'{qualified(kind, group)} "{name}" is invalid: {joined}',
         _details(name, group, kind, causes=causes),
     )
-
-
-def cause(reason: str, field: str, message: str) -> dict[str, str]:
-    return {"reason": reason, "message": message, "field": field}
 
 
 def bad_request(message: str) -> ApiError:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pyscaffold_op.envtest import crds, schema, strategies
+from pyscaffold_op import apiextensions
+from pyscaffold_op.envtest import crds, strategies
 from pyscaffold_op.envtest import errors as E
 from pyscaffold_op.envtest.gc import GarbageCollector
 from pyscaffold_op.envtest.jsonutil import dumps, loads
@@ -304,14 +305,14 @@ class Store(GarbageCollector):
     def _admit(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj:
         """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise."""
         if info.custom:
-            obj = schema.prune(obj, info.schema)
-            schema.apply_defaults(obj, info.schema)
+            apiextensions.prune(obj, info.schema)
+            apiextensions.apply_defaults(obj, info.schema)
             if old is None and info.status:
                 obj.pop("status", None)  # status comes only through /status
-            causes = schema.validate(obj, info.schema)
+            causes = apiextensions.validate(obj, info.schema)
             if not causes:  # like the server: CEL rules run on schema-valid objects only
-                causes = schema.validate_rules(
-                    obj, info.schema, old if old is not None else schema.cel.MISSING
+                causes = apiextensions.validate_rules(
+                    obj, info.schema, old if old is not None else apiextensions.MISSING
                 )
         else:
             if old is None:
@@ -396,9 +397,11 @@ class Store(GarbageCollector):
             else:
                 new.pop("status", None)
             if info.custom:
-                new = schema.prune(new, info.schema)
-                schema.apply_defaults(new, info.schema)
-                causes = schema.validate(new, info.schema) or schema.validate_rules(new, info.schema, old)
+                apiextensions.prune(new, info.schema)
+                apiextensions.apply_defaults(new, info.schema)
+                causes = apiextensions.validate(new, info.schema) or apiextensions.validate_rules(
+                    new, info.schema, old
+                )
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new

@@ -65,7 +65,7 @@ class WriteVerbs:
         mode = req.q("fieldValidation", "") or "Warn"
         if not info.custom or mode not in ("Strict", "Warn"):
             return ""
-        from pyscaffold_op.envtest.schema import unknown_fields
+        from pyscaffold_op.apiextensions import unknown_fields
 
         found = unknown_fields(obj, info.schema)
         if not found:

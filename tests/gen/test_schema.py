@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import AnyUrl, BaseModel, Field
 
+from pyscaffold_op.apiextensions.crdvalidation import check_schema
 from pyscaffold_op.apimachinery import (
     Condition,
     CustomResource,
@@ -26,7 +27,6 @@ from pyscaffold_op.apimachinery import (
     XValidation,
 )
 from pyscaffold_op.errors import GenerateError
-from pyscaffold_op.gen.check import check_schema
 from pyscaffold_op.gen.schema import SchemaConverter
 
 
