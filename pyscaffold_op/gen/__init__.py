@@ -23,7 +23,7 @@ ROLE_FILE = Path("config/rbac/role.yaml")
 
 
 def _project(root: Path, project: Any) -> Any:
-    from pyscaffold_op.scaffold.project import load_project
+    from pyscaffold_op.project import load_project
 
     return project if project is not None else load_project(root)
 

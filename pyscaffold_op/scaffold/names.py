@@ -8,6 +8,7 @@ import sys
 
 from pyscaffold_op.apimachinery.naming import pluralize
 from pyscaffold_op.errors import ValidationError
+from pyscaffold_op.project import api_module_path, group_module_name, package_name_from_repo
 
 __all__ = [
     "api_module_path",
@@ -96,27 +97,6 @@ def validate_kind(kind: str) -> str:
             "scaffolded code; choose another name"
         )
     return kind
-
-
-def package_name_from_repo(repo: str) -> str:
-    """The Python package for a repo path: its last element, with '-' and '.' turned into '_'."""
-    last = repo.rstrip("/").rsplit("/", 1)[-1]
-    name = re.sub(r"[^0-9a-zA-Z_]", "_", last).lower()
-    if not name or name[0].isdigit():
-        name = f"_{name}"
-    return name
-
-
-def group_module_name(group: str) -> str:
-    """A Python module name for an API group: `programming-kubernetes` -> `programming_kubernetes`."""
-    return re.sub(r"[^0-9a-z_]", "_", group.split(".")[0]) if group else "core"
-
-
-def api_module_path(package: str, group: str, version: str, *, multigroup: bool) -> str:
-    """Dotted module of an API version package: `<pkg>.api.<version>` or `<pkg>.api.<group>.<version>`."""
-    if multigroup:
-        return f"{package}.api.{group_module_name(group)}.{version}"
-    return f"{package}.api.{version}"
 
 
 def validate_repo(repo: str) -> str:
