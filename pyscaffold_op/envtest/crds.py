@@ -9,7 +9,7 @@ import yaml
 
 from pyscaffold_op import apiextensions
 from pyscaffold_op.apimachinery.fielderrors import Cause, cause
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
 
 CRD_GROUP = "apiextensions.k8s.io"
 
@@ -94,7 +94,7 @@ def with_status(crd: dict[str, Any]) -> dict[str, Any]:
     return crd
 
 
-def resource_infos(crd: dict[str, Any]) -> list[ResourceInfo]:
+def resource_infos(crd: dict[str, Any]) -> list[ServedResource]:
     spec = crd["spec"]
     names = spec["names"]
     out = []
@@ -104,7 +104,7 @@ def resource_infos(crd: dict[str, Any]) -> list[ResourceInfo]:
         sub = v.get("subresources") or {}
         scale = sub.get("scale")
         out.append(
-            ResourceInfo(
+            ServedResource(
                 group=spec["group"],
                 version=v["name"],
                 kind=names["kind"],

@@ -13,7 +13,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.resources import Registry, ResourceInfo
+    from pyscaffold_op.envtest.resources import Registry, ServedResource
 
 Obj = dict[str, Any]
 GR = tuple[str, str]
@@ -33,7 +33,7 @@ class GarbageCollector:
     if TYPE_CHECKING:  # provided by Store
 
         def find(self, gr: GR, namespace: str, name: str) -> Obj | None: ...
-        def delete(self, info: ResourceInfo, namespace: str, name: str, **kw: Any) -> tuple[Obj, bool]: ...
+        def delete(self, info: ServedResource, namespace: str, name: str, **kw: Any) -> tuple[Obj, bool]: ...
         def _commit(self, gr: GR, key: Key, old: Obj | None, new: Obj) -> None: ...
         def _remove(self, gr: GR, key: Key, obj: Obj) -> None: ...
 
@@ -53,7 +53,7 @@ class GarbageCollector:
                     if not deps:
                         del self._owned_by[uid]
 
-    def _info_for(self, gr: GR) -> ResourceInfo | None:
+    def _info_for(self, gr: GR) -> ServedResource | None:
         return self.registry.storage_for(*gr)
 
     def _run_gc(self) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscaffold_op.apimachinery import labels
-from pyscaffold_op.envtest.errors import bad_request
+from pyscaffold_op.envtest.status import bad_request
 
 Predicate = Callable[[dict[str, Any]], bool]
 

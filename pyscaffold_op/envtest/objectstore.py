@@ -21,12 +21,12 @@ from typing import Any
 
 from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import crds, strategies
-from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.gc import GarbageCollector
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.managed import record_update
-from pyscaffold_op.envtest.names import generate_name, label_causes, name_causes
-from pyscaffold_op.envtest.resources import LABEL_NAMED, Registry, ResourceInfo
+from pyscaffold_op.envtest.objectmeta import generate_name, label_causes, name_causes
+from pyscaffold_op.envtest.resources import LABEL_NAMED, Registry, ServedResource
 from pyscaffold_op.envtest.watch import Watcher
 
 Obj = dict[str, Any]
@@ -120,7 +120,7 @@ class Store(GarbageCollector):
 
     # -- lookup ------------------------------------------------------------------------------------
 
-    def info(self, group: str, version: str, plural: str) -> ResourceInfo:
+    def info(self, group: str, version: str, plural: str) -> ServedResource:
         info = self.registry.get(group, version, plural)
         if info is None:
             raise E.not_found_path()
@@ -132,7 +132,7 @@ class Store(GarbageCollector):
             b = self._buckets[gr] = _Bucket()
         return b
 
-    def get(self, info: ResourceInfo, namespace: str, name: str) -> Obj:
+    def get(self, info: ServedResource, namespace: str, name: str) -> Obj:
         obj = self._bucket(info.bucket).objs.get((namespace if info.namespaced else "", name))
         if obj is None:
             raise E.not_found(info.group, info.plural, name)
@@ -143,7 +143,7 @@ class Store(GarbageCollector):
 
     def list(
         self,
-        info: ResourceInfo,
+        info: ServedResource,
         namespace: str | None,
         pred: Callable[[Obj], bool] | None = None,
         limit: int = 0,
@@ -225,7 +225,7 @@ class Store(GarbageCollector):
 
     def create(
         self,
-        info: ResourceInfo,
+        info: ServedResource,
         namespace: str,
         obj: Obj,
         *,
@@ -302,7 +302,7 @@ class Store(GarbageCollector):
         self._run_gc()
         return obj
 
-    def _admit(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj:
+    def _admit(self, info: ServedResource, obj: Obj, old: Obj | None) -> Obj:
         """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise."""
         if info.custom:
             apiextensions.prune(obj, info.schema)
@@ -328,7 +328,7 @@ class Store(GarbageCollector):
 
     def update(
         self,
-        info: ResourceInfo,
+        info: ServedResource,
         namespace: str,
         name: str,
         obj: Obj,
@@ -389,7 +389,7 @@ class Store(GarbageCollector):
             return new
         return self._write(info, key, old, new)
 
-    def _merge_update(self, info: ResourceInfo, old: Obj, obj: Obj, subresource: str) -> Obj:
+    def _merge_update(self, info: ServedResource, old: Obj, obj: Obj, subresource: str) -> Obj:
         if subresource == "status":
             new = {**copy.deepcopy(old)}
             if "status" in obj:
@@ -448,7 +448,7 @@ class Store(GarbageCollector):
             new["metadata"]["generation"] = ometa.get("generation", 1) + 1
         return new
 
-    def _write(self, info: ResourceInfo, key: Key, old: Obj, new: Obj) -> Obj:
+    def _write(self, info: ServedResource, key: Key, old: Obj, new: Obj) -> Obj:
         meta = new["metadata"]
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._remove(info.bucket, key, new)
@@ -462,7 +462,7 @@ class Store(GarbageCollector):
 
     def delete(
         self,
-        info: ResourceInfo,
+        info: ServedResource,
         namespace: str,
         name: str,
         *,
