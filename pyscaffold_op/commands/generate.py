@@ -19,7 +19,7 @@ _ROOT = typer.Option(None, "--root", help="Project root (default: the nearest fo
 
 def _root(root: Path | None) -> Path:
     from pyscaffold_op.errors import ProjectError
-    from pyscaffold_op.scaffold.project import find_project_root
+    from pyscaffold_op.project import find_project_root
 
     found = root if root is not None else find_project_root(Path.cwd())
     if found is None:

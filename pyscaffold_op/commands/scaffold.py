@@ -89,9 +89,9 @@ def create_api(
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""
     from pathlib import Path
 
+    from pyscaffold_op.project import load_project
     from pyscaffold_op.scaffold.api import ApiOptions, api_warnings
     from pyscaffold_op.scaffold.api import create_api as scaffold_api
-    from pyscaffold_op.scaffold.project import load_project
 
     options = ApiOptions(
         group=group,

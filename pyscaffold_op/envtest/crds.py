@@ -7,85 +7,29 @@ from typing import Any
 
 import yaml
 
-from pyscaffold_op.envtest.errors import cause
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op import apiextensions
+from pyscaffold_op.apimachinery.fielderrors import Cause, cause
+from pyscaffold_op.envtest.resources import ServedResource
 
 CRD_GROUP = "apiextensions.k8s.io"
 
 
-def crd_causes(crd: dict[str, Any]) -> list[dict[str, str]]:
-    """The checks of apiextensions validation that catch real mistakes in generated CRDs."""
-    out: list[dict[str, str]] = []
-    spec = crd.get("spec") or {}
-    shape = _shape_causes(spec)
+def crd_causes(crd: dict[str, Any]) -> list[Cause]:
+    """apiextensions validation of a CRD: its shape first (what the real server fails to decode), then
+    every rule the server checks (names, versions, structural schemas)."""
+    shape = _shape_causes(crd.get("spec") or {})
     if shape:
         return shape
-    names = spec.get("names") or {}
-    group, plural = spec.get("group", ""), names.get("plural", "")
-    name = (crd.get("metadata") or {}).get("name", "")
-    if not group:
-        out.append(cause("FieldValueRequired", "spec.group", "Required value"))
-    elif "." not in group:
-        out.append(
-            cause(
-                "FieldValueInvalid",
-                "spec.group",
-                f'Invalid value: "{group}": should be a domain with at least one dot',
-            )
-        )
-    if not plural:
-        out.append(cause("FieldValueRequired", "spec.names.plural", "Required value"))
-    if not names.get("kind"):
-        out.append(cause("FieldValueRequired", "spec.names.kind", "Required value"))
-    if group and plural and name != f"{plural}.{group}":
-        out.append(
-            cause(
-                "FieldValueInvalid",
-                "metadata.name",
-                f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
-            )
-        )
-    if spec.get("scope") not in ("Namespaced", "Cluster"):
-        out.append(
-            cause(
-                "FieldValueNotSupported",
-                "spec.scope",
-                f'Unsupported value: "{spec.get("scope", "")}": supported values: "Cluster", "Namespaced"',
-            )
-        )
-    versions = spec.get("versions") or []
-    if not versions:
-        out.append(
-            cause(
-                "FieldValueInvalid",
-                "spec.versions",
-                "Invalid value: null: must have exactly one version marked as storage version",
-            )
-        )
-    elif sum(1 for v in versions if v.get("storage")) != 1:
-        out.append(
-            cause(
-                "FieldValueInvalid",
-                "spec.versions",
-                "Invalid value: must have exactly one version marked as storage version",
-            )
-        )
-    for i, v in enumerate(versions):
-        if not ((v.get("schema") or {}).get("openAPIV3Schema")):
-            out.append(
-                cause(
-                    "FieldValueRequired",
-                    f"spec.versions[{i}].schema.openAPIV3Schema",
-                    "Required value: schemas are required",
-                )
-            )
-    return out
+    try:
+        return apiextensions.crd_causes(crd)
+    except (AttributeError, TypeError):  # an ill-typed schema deep inside: the server cannot decode it
+        return [cause("FieldValueInvalid", "spec.versions", "Invalid value: not a valid JSONSchemaProps")]
 
 
-def _shape_causes(spec: Any) -> list[dict[str, str]]:
+def _shape_causes(spec: Any) -> list[Cause]:
     """Ill-typed CRD specs (the real server fails to decode them; we answer 422 naming the field)."""
 
-    def bad(field: str, want: str) -> list[dict[str, str]]:
+    def bad(field: str, want: str) -> list[Cause]:
         return [cause("FieldValueInvalid", field, f"Invalid value: must be {want}")]
 
     if not isinstance(spec, dict):
@@ -150,7 +94,7 @@ def with_status(crd: dict[str, Any]) -> dict[str, Any]:
     return crd
 
 
-def resource_infos(crd: dict[str, Any]) -> list[ResourceInfo]:
+def resource_infos(crd: dict[str, Any]) -> list[ServedResource]:
     spec = crd["spec"]
     names = spec["names"]
     out = []
@@ -160,7 +104,7 @@ def resource_infos(crd: dict[str, Any]) -> list[ResourceInfo]:
         sub = v.get("subresources") or {}
         scale = sub.get("scale")
         out.append(
-            ResourceInfo(
+            ServedResource(
                 group=spec["group"],
                 version=v["name"],
                 kind=names["kind"],

@@ -19,7 +19,7 @@ from pyscaffold_op.envtest import crds
 from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Authorizer, Policy
 from pyscaffold_op.envtest.handlers import Api
 from pyscaffold_op.envtest.kubelet import KubeletSimulator
-from pyscaffold_op.envtest.store import Store
+from pyscaffold_op.envtest.objectstore import Store
 
 T = TypeVar("T")
 # Any bearer token is accepted on requests; kubeconfigs need a user for clients to start. In
@@ -71,7 +71,7 @@ class Environment:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> Environment:
-        from pyscaffold_op.envtest.server import serve
+        from pyscaffold_op.envtest.webapp import serve
 
         self.loop = asyncio.get_running_loop()
         if self.crd_paths:

@@ -1,10 +1,8 @@
-"""The garbage collector and the namespace controller, as a part of the store.
+"""The garbage collector: owner references, `orphan` and `foregroundDeletion`, as a controller over the store.
 
-Runs to a fixed point after every write that deletes or starts deleting something: dependents whose
-owners are all gone are deleted (dangling references dropped when another owner lives), `orphan`
-and `foregroundDeletion` finalizers are processed, terminating namespaces are emptied and removed
-once the store's namespace timer has handed them over (`_ns_active`): namespace deletion is
-asynchronous, as with the real namespace controller.
+Dependents whose owners are all gone are deleted (dangling references dropped when another owner
+lives); an owner with the `orphan` finalizer frees its dependents first; one with `foregroundDeletion`
+deletes them and goes once they are gone.
 """
 
 from __future__ import annotations
@@ -12,36 +10,32 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from pyscaffold_op.envtest.resources import Registry, ResourceInfo
+from pyscaffold_op.envtest.controllers import GR, Key, Obj, StoreAccess, write_metadata
 
-Obj = dict[str, Any]
-GR = tuple[str, str]
-Key = tuple[str, str]
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.objectstore import Event
 
 
 class GarbageCollector:
-    """Mixin for `Store`: the owner index and the GC passes (uses the store's buckets and writes)."""
+    def __init__(self, store: StoreAccess) -> None:
+        self.store = store
+        self._owned_by: dict[str, set[tuple[GR, Key]]] = {}  # owner uid -> dependents
+        self._queue: deque[str] = deque()  # uids to look at: deleted, or being deleted
 
-    registry: Registry
-    _by_uid: dict[str, tuple[GR, Key]]
-    _owned_by: dict[str, set[tuple[GR, Key]]]
-    _gc_queue: deque[str]
-    _buckets: dict[GR, Any]
-    _ns_active: set[str]  # terminating namespaces the controller has started emptying
+    def observe(self, event: Event) -> None:
+        meta = event.obj["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        self._index(event.gr, key, event.prev, None if event.type == "DELETED" else event.obj)
+        if event.type == "DELETED":
+            self._queue.append(meta["uid"])
+            # owners waiting in foreground deletion may now be free to go
+            self._queue.extend(r["uid"] for r in _refs(event.obj) if r.get("uid"))
+        elif meta.get("deletionTimestamp"):
+            self._queue.append(meta["uid"])
 
-    if TYPE_CHECKING:  # provided by Store
-
-        def find(self, gr: GR, namespace: str, name: str) -> Obj | None: ...
-        def delete(self, info: ResourceInfo, namespace: str, name: str, **kw: Any) -> tuple[Obj, bool]: ...
-        def _commit(self, gr: GR, key: Key, old: Obj | None, new: Obj) -> None: ...
-        def _remove(self, gr: GR, key: Key, obj: Obj) -> None: ...
-
-    def _index_owners(self, gr: GR, key: Key, old: Obj | None, new: Obj | None) -> None:
-        for o, add in ((old, False), (new, True)):
-            if o is None:
-                continue
-            for ref in o["metadata"].get("ownerReferences") or []:
+    def _index(self, gr: GR, key: Key, old: Obj | None, new: Obj | None) -> None:
+        for obj, add in ((old, False), (new, True)):
+            for ref in _refs(obj) if obj is not None else ():
                 uid = ref.get("uid") if isinstance(ref, dict) else None
                 if not uid:
                     continue
@@ -53,101 +47,57 @@ class GarbageCollector:
                     if not deps:
                         del self._owned_by[uid]
 
-    def _info_for(self, gr: GR) -> ResourceInfo | None:
-        return self.registry.storage_for(*gr)
+    def reconcile(self) -> bool:
+        worked = bool(self._queue)
+        while self._queue:
+            uid = self._queue.popleft()
+            where = self.store.locate(uid)
+            if where is None:
+                self._owner_gone(uid)
+            else:
+                self._owner_deleting(uid, *where)
+        return worked
 
-    def _run_gc(self) -> None:
-        """The garbage collector and namespace controller, run to a fixed point after each write."""
-        while self._gc_queue:
-            uid = self._gc_queue.popleft()
-            where = self._by_uid.get(uid)
-            if where is None:  # gone: delete dependents whose owners are all gone
-                for gr, key in list(self._owned_by.get(uid, ())):
-                    dep = self.find(gr, *key)
-                    if dep is None:
-                        continue
-                    refs = dep["metadata"].get("ownerReferences") or []
-                    alive = [r for r in refs if r.get("uid") in self._by_uid]
-                    info = self._info_for(gr)
-                    if info is None:
-                        continue
-                    if alive:
-                        self._force_update(gr, key, dep, {"ownerReferences": alive})
-                    elif not dep["metadata"].get("deletionTimestamp"):
-                        self.delete(info, key[0], key[1])
+    def _owner_gone(self, uid: str) -> None:
+        """Delete the dependents whose owners are all gone; drop the dangling reference from others."""
+        for gr, key in list(self._owned_by.get(uid, ())):
+            dep = self.store.find(gr, *key)
+            info = self.store.registry.storage_for(*gr)
+            if dep is None or info is None:
                 continue
-            gr, key = where
-            obj = self.find(gr, *key)
-            if obj is None or not obj["metadata"].get("deletionTimestamp"):
-                continue
-            fins = list(obj["metadata"].get("finalizers") or [])
-            deps = [(g, k) for g, k in self._owned_by.get(uid, ()) if self.find(g, *k) is not None]
-            if "orphan" in fins:
-                for g, k in deps:
-                    dep = self.find(g, *k)
-                    refs = [r for r in dep["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
-                    self._force_update(g, k, dep, {"ownerReferences": refs or None})
-                self._drop_finalizer(gr, key, "orphan")
-            elif "foregroundDeletion" in fins:
-                blocking = False
-                for g, k in deps:
-                    dep = self.find(g, *k)
-                    info = self._info_for(g)
-                    if dep is None or info is None:
-                        continue
-                    blocking = True
-                    if not dep["metadata"].get("deletionTimestamp"):
-                        self.delete(info, k[0], k[1], propagation="Foreground")
-                if not blocking or not any(self.find(g, *k) for g, k in deps):
-                    self._drop_finalizer(gr, key, "foregroundDeletion")
-            elif gr == ("", "namespaces") and key[1] in self._ns_active:
-                self._finalize_namespace(obj)
+            alive = [r for r in _refs(dep) if self.store.locate(r.get("uid", "")) is not None]
+            if alive:
+                write_metadata(self.store, gr, key, dep, {"ownerReferences": alive})
+            elif not dep["metadata"].get("deletionTimestamp"):
+                self.store.delete(info, key[0], key[1])
 
-    def _finalize_namespace(self, ns: Obj) -> None:
-        name = ns["metadata"]["name"]
-        for gr, bucket in list(self._buckets.items()):
-            info = self._info_for(gr)
-            if info is None or not info.namespaced:
-                continue
-            for key in [k for k in bucket.keys if k[0] == name]:
-                obj = bucket.objs.get(key)
-                if obj is not None and not obj["metadata"].get("deletionTimestamp"):
-                    self.delete(info, key[0], key[1])
-        still = any(
-            k[0] == name
-            for b in self._buckets.values()
-            for k in b.keys
-            if b is not self._buckets.get(("", "namespaces"))
-        )
-        if not still and not ns["metadata"].get("finalizers"):
-            current = self.find(("", "namespaces"), "", name)
-            if current is not None:
-                # like the controller: PUT .../finalize without `kubernetes` (MODIFIED), then it is gone
-                spec = {k: v for k, v in (current.get("spec") or {}).items() if k != "finalizers"}
-                final = {**current, "spec": spec}
-                self._commit(("", "namespaces"), ("", name), current, final)
-                self._remove(("", "namespaces"), ("", name), final)
-            self._ns_active.discard(name)
+    def _owner_deleting(self, uid: str, gr: GR, key: Key) -> None:
+        obj = self.store.find(gr, *key)
+        if obj is None or not obj["metadata"].get("deletionTimestamp"):
+            return
+        finalizers = obj["metadata"].get("finalizers") or []
+        deps = [(g, k) for g, k in self._owned_by.get(uid, ()) if self.store.find(g, *k) is not None]
+        if "orphan" in finalizers:
+            for g, k in deps:
+                dep = self.store.find(g, *k)
+                if dep is not None:
+                    refs = [r for r in _refs(dep) if r.get("uid") != uid]
+                    write_metadata(self.store, g, k, dep, {"ownerReferences": refs or None})
+            self._drop_finalizer(gr, key, "orphan")
+        elif "foregroundDeletion" in finalizers:
+            for g, k in deps:
+                dep, info = self.store.find(g, *k), self.store.registry.storage_for(*g)
+                if dep is not None and info is not None and not dep["metadata"].get("deletionTimestamp"):
+                    self.store.delete(info, k[0], k[1], propagation="Foreground")
+            if not any(self.store.find(g, *k) for g, k in deps):
+                self._drop_finalizer(gr, key, "foregroundDeletion")
 
     def _drop_finalizer(self, gr: GR, key: Key, finalizer: str) -> None:
-        obj = self.find(gr, *key)
-        if obj is None:
-            return
-        fins = [f for f in obj["metadata"].get("finalizers") or [] if f != finalizer]
-        self._force_update(gr, key, obj, {"finalizers": fins or None})
+        obj = self.store.find(gr, *key)
+        if obj is not None:
+            rest = [f for f in obj["metadata"].get("finalizers") or [] if f != finalizer]
+            write_metadata(self.store, gr, key, obj, {"finalizers": rest or None})
 
-    def _force_update(self, gr: GR, key: Key, obj: Obj, meta_changes: dict[str, Any]) -> None:
-        """A controller's write of metadata (GC removing refs or finalizers)."""
-        meta = {**obj["metadata"]}
-        for k, v in meta_changes.items():
-            if v is None:
-                meta.pop(k, None)
-            else:
-                meta[k] = v
-        new = {**obj, "metadata": meta}
-        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-            self._remove(gr, key, new)
-        else:
-            self._commit(gr, key, obj, new)
-            if meta.get("deletionTimestamp"):
-                self._gc_queue.append(meta["uid"])
+
+def _refs(obj: Obj) -> list[Any]:
+    return obj["metadata"].get("ownerReferences") or []

@@ -13,10 +13,11 @@ from typing import Any
 import yaml
 
 from pyscaffold_op.envtest import discovery, openapi
-from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.auth import Policy
 from pyscaffold_op.envtest.jsonutil import loads
 from pyscaffold_op.envtest.metatypes import check_meta_types
+from pyscaffold_op.envtest.objectstore import Store
 from pyscaffold_op.envtest.protocol import (
     JSON,
     MAX_BODY,
@@ -26,9 +27,8 @@ from pyscaffold_op.envtest.protocol import (
     error_response,
     json_response,
 )
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.reviews import ReviewVerbs
-from pyscaffold_op.envtest.store import Store
 from pyscaffold_op.envtest.verbs_read import ReadVerbs
 from pyscaffold_op.envtest.verbs_write import WriteVerbs
 
@@ -53,7 +53,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             if self.store.namespaces_pending and req.method != "GET":
                 self.store.namespace_activity(req.method, _path_namespace(req.path))
             return self._dispatch(req)
-        except E.ApiError as err:
+        except E.StatusError as err:
             return error_response(err)
         except Exception as err:  # a bug here must not drop the connection: answer 500 like the server
             log.exception("envtest: internal error on %s %s", req.method, req.path)
@@ -158,7 +158,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    def _out(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
+    def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
         """The object as served under the requested version (CRD versions share storage, no conversion)."""
         if info.from_storage is not None:
             return info.from_storage(obj)
@@ -166,7 +166,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             return {**obj, "apiVersion": info.api_version}
         return obj
 
-    def _body(self, req: Request, info: ResourceInfo, *, check_kind: bool = True) -> dict[str, Any]:
+    def _body(self, req: Request, info: ServedResource, *, check_kind: bool = True) -> dict[str, Any]:
         ctype = req.headers.get("content-type", JSON).split(";")[0].strip().lower()
         if ctype == "application/vnd.kubernetes.protobuf":
             from pyscaffold_op.envtest.protobuf import ProtobufError, decode
@@ -198,7 +198,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             ) from None
         return self._checked(obj, req, info, check_kind)
 
-    def _checked(self, obj: Any, req: Request, info: ResourceInfo, check_kind: bool) -> dict[str, Any]:
+    def _checked(self, obj: Any, req: Request, info: ServedResource, check_kind: bool) -> dict[str, Any]:
         if not isinstance(obj, dict):
             raise E.bad_request("the body of the request must be a JSON object")
         if check_kind:

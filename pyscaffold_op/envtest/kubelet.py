@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest.errors import ApiError
-from pyscaffold_op.envtest.store import now_rfc3339
+from pyscaffold_op.envtest.objectstore import now_rfc3339
+from pyscaffold_op.envtest.status import StatusError
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.store import Event, Store
+    from pyscaffold_op.envtest.objectstore import Event, Store
 
 log = logging.getLogger("pyscaffold_op.envtest.kubelet")
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
@@ -215,7 +215,7 @@ class KubeletSimulator:
     async def _run(self, ns: str, name: str, uid: str) -> None:
         try:
             await self._lifecycle(ns, name, uid)
-        except ApiError as err:  # deleted or replaced meanwhile
+        except StatusError as err:  # deleted or replaced meanwhile
             log.debug("kubelet: pod %s/%s: %s", ns, name, err.message)
         finally:
             self._tasks.pop(uid, None)

@@ -12,8 +12,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pyscaffold_op.envtest.errors import ApiError
 from pyscaffold_op.envtest.patch import MERGE_KEYS
+from pyscaffold_op.envtest.status import StatusError
 
 Path = tuple[str, ...]
 # (field name, schema node of the list or None) -> ("map", keys) | ("set",) | ("atomic",)
@@ -279,7 +279,9 @@ def apply(
     return result
 
 
-def _conflict_error(conflicts: list[tuple[str, str, Path]], group: str, resource: str, name: str) -> ApiError:
+def _conflict_error(
+    conflicts: list[tuple[str, str, Path]], group: str, resource: str, name: str
+) -> StatusError:
     causes = []
     lines = []
     for mgr, av, path in conflicts:
@@ -298,7 +300,7 @@ def _conflict_error(conflicts: list[tuple[str, str, Path]], group: str, resource
     if group:
         details["group"] = group
     details.update({"kind": resource, "causes": causes})
-    return ApiError(409, "Conflict", msg, details)
+    return StatusError(409, "Conflict", msg, details)
 
 
 def _dotted(path: Path) -> str:

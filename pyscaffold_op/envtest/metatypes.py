@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import status as E
 
 _META_STR = (
     "name",
@@ -20,7 +20,7 @@ _META_STR = (
 _REF_STR = ("apiVersion", "kind", "name", "uid")
 
 
-def _type_error(field: str, value: Any, want: str) -> E.ApiError:
+def _type_error(field: str, value: Any, want: str) -> E.StatusError:
     """The decoder's message for an ill-typed metadata field (the real server answers 400)."""
     got = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}.get(
         type(value), "null"

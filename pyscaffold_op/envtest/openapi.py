@@ -8,7 +8,7 @@ import hashlib
 from typing import Any
 
 from pyscaffold_op.envtest.jsonutil import dumps
-from pyscaffold_op.envtest.resources import Registry, ResourceInfo
+from pyscaffold_op.envtest.resources import Registry, ServedResource
 
 _PARAMS = [
     {"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
@@ -30,7 +30,7 @@ def root(registry: Registry) -> dict[str, Any]:
     return {"paths": paths}
 
 
-def _definition_name(info: ResourceInfo) -> str:
+def _definition_name(info: ServedResource) -> str:
     group = ".".join(reversed(info.group.split("."))) if info.group else "io.k8s.api.core"
     return f"{group}.{info.version}.{info.kind}"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonpatch
 
-from pyscaffold_op.envtest.errors import ApiError, bad_request
+from pyscaffold_op.envtest.status import StatusError, bad_request
 
 # list field name -> merge key (None: a primitive list merged as a set)
 MERGE_KEYS: dict[str, str | None] = {
@@ -69,7 +69,7 @@ def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
     try:
         return jsonpatch.JsonPatch(ops).apply(target, in_place=False)
     except jsonpatch.JsonPatchTestFailed as err:
-        raise ApiError(
+        raise StatusError(
             422,
             "Invalid",
             f"the server rejected our request due to an error in our request: testing value failed: {err}",
@@ -81,7 +81,7 @@ def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
         IndexError,
         TypeError,
     ) as err:
-        raise ApiError(
+        raise StatusError(
             422, "Invalid", f"the server rejected our request due to an error in our request: {err}"
         ) from None
 

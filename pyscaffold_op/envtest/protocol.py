@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import dumps
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's maxRequestBodyBytes
 JSON = "application/json"
@@ -62,19 +62,19 @@ def json_response(status: int, obj: Any) -> Response:
     return Response(status, dumps(obj))
 
 
-def error_response(err: E.ApiError) -> Response:
+def error_response(err: E.StatusError) -> Response:
     return json_response(err.code, err.status())
 
 
 @dataclass
 class Target:
-    info: ResourceInfo
+    info: ServedResource
     namespace: str | None  # None: all namespaces (or cluster-scoped)
     name: str | None
     subresource: str
 
 
-def to_storage(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
+def to_storage(info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
     return info.to_storage(obj) if info.to_storage is not None else obj
 
 

@@ -1,4 +1,4 @@
-"""What the server serves: one `ResourceInfo` per group/version/resource, built-ins plus installed CRDs."""
+"""What the server serves: one `ServedResource` per group/version/resource, built-ins plus installed CRDs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update
 
 
 @dataclass
-class ResourceInfo:
+class ServedResource:
     group: str
     version: str
     kind: str
@@ -98,9 +98,9 @@ class ResourceInfo:
         return out
 
 
-def _r(gv: str, kind: str, plural: str, **kw: Any) -> ResourceInfo:
+def _r(gv: str, kind: str, plural: str, **kw: Any) -> ServedResource:
     group, _, version = gv.rpartition("/")
-    return ResourceInfo(group=group, version=version, kind=kind, plural=plural, **kw)
+    return ServedResource(group=group, version=version, kind=kind, plural=plural, **kw)
 
 
 _SCALE = {
@@ -133,7 +133,7 @@ _EVENT_FIELDS = (
 )
 
 
-def builtin_resources() -> list[ResourceInfo]:
+def builtin_resources() -> list[ServedResource]:
     """The built-in kinds operators commonly touch (a subset of a real cluster's)."""
     return [
         _r(
@@ -345,24 +345,24 @@ class Registry:
     """Lookup of resources by group/version/plural, kind, and served group versions."""
 
     def __init__(self) -> None:
-        self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}
+        self._by_gvr: dict[tuple[str, str, str], ServedResource] = {}
         for info in builtin_resources():
             self.add(info)
 
-    def add(self, info: ResourceInfo) -> None:
+    def add(self, info: ServedResource) -> None:
         self._by_gvr[(info.group, info.version, info.plural)] = info
 
     def remove_group_resource(self, group: str, plural: str) -> None:
         for key in [k for k in self._by_gvr if k[0] == group and k[2] == plural]:
             del self._by_gvr[key]
 
-    def get(self, group: str, version: str, plural: str) -> ResourceInfo | None:
+    def get(self, group: str, version: str, plural: str) -> ServedResource | None:
         return self._by_gvr.get((group, version, plural))
 
-    def all(self) -> list[ResourceInfo]:
+    def all(self) -> list[ServedResource]:
         return list(self._by_gvr.values())
 
-    def storage_for(self, group: str, plural: str) -> ResourceInfo | None:
+    def storage_for(self, group: str, plural: str) -> ServedResource | None:
         """The storage version's info for a group-resource (any version when none is marked)."""
         found = None
         for (g, _v, p), info in self._by_gvr.items():
@@ -383,7 +383,7 @@ class Registry:
         order = {g: i for i, g in enumerate(GROUP_ORDER)}
         return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
-    def resources_in(self, group: str, version: str) -> list[ResourceInfo]:
+    def resources_in(self, group: str, version: str) -> list[ServedResource]:
         return [i for (g, v, _p), i in self._by_gvr.items() if g == group and v == version]
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.auth import Attributes, Policy
 from pyscaffold_op.envtest.protocol import Request, Response, Target, json_response
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
 
 ANONYMOUS = ("system:anonymous", ("system:unauthenticated",))
 
@@ -21,7 +21,7 @@ class ReviewVerbs:
 
     if TYPE_CHECKING:  # provided by Api
 
-        def _body(self, req: Request, info: ResourceInfo, *, check_kind: bool = True) -> dict[str, Any]: ...
+        def _body(self, req: Request, info: ServedResource, *, check_kind: bool = True) -> dict[str, Any]: ...
 
     def _review(self, req: Request, t: Target) -> Response:
         if t.subresource:
@@ -47,7 +47,7 @@ class ReviewVerbs:
         self.policy.record(obj)
         return json_response(201, obj)
 
-    def _token_review(self, info: ResourceInfo, spec: dict[str, Any]) -> dict[str, Any]:
+    def _token_review(self, info: ServedResource, spec: dict[str, Any]) -> dict[str, Any]:
         token = spec.get("token")
         _expect(info, "spec.token", token, str)
         audiences = spec.get("audiences")
@@ -63,7 +63,7 @@ class ReviewVerbs:
             status["audiences"] = list(audiences)
         return status
 
-    def _access_review(self, req: Request, info: ResourceInfo, spec: dict[str, Any]) -> dict[str, Any]:
+    def _access_review(self, req: Request, info: ServedResource, spec: dict[str, Any]) -> dict[str, Any]:
         res, nonres = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
         for name, value in (("resourceAttributes", res), ("nonResourceAttributes", nonres)):
             if value is not None:
@@ -134,7 +134,7 @@ class ReviewVerbs:
         return status
 
 
-def _expect(info: ResourceInfo, path: str, value: Any, typ: type) -> None:
+def _expect(info: ServedResource, path: str, value: Any, typ: type) -> None:
     if not isinstance(value, typ):
         go = {dict: "object", str: "string", list: "array"}[typ]
         raise E.bad_request(
@@ -143,7 +143,7 @@ def _expect(info: ResourceInfo, path: str, value: Any, typ: type) -> None:
         )
 
 
-def _expect_strings(info: ResourceInfo, path: str, value: Any) -> None:
+def _expect_strings(info: ServedResource, path: str, value: Any) -> None:
     _expect(info, path, value, list)
     for i, item in enumerate(value):
         _expect(info, f"{path}[{i}]", item, str)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
 
 
 def get_path(obj: Any, path: str) -> Any:
@@ -22,7 +22,7 @@ def set_path(obj: dict[str, Any], path: str, value: Any) -> None:
     obj[parts[-1]] = value
 
 
-def to_scale(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
+def to_scale(info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
     sc = info.scale or {}
     meta = obj["metadata"]
     selector = get_path(obj, sc.get("labelSelectorPath", ".status.selector") or ".status.selector")

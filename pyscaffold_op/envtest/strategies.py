@@ -6,13 +6,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from pyscaffold_op.envtest.errors import cause
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
+from pyscaffold_op.envtest.status import cause
 
 _cluster_ips = itertools.count(1)
 
 
-def prepare_create(info: ResourceInfo, obj: dict[str, Any]) -> None:
+def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
     key = (info.group, info.plural)
     if info.status and not info.custom and key not in (("", "namespaces"),):
         obj.pop("status", None)
@@ -88,7 +88,7 @@ def prepare_create(info: ResourceInfo, obj: dict[str, Any]) -> None:
         obj.setdefault("type", "Opaque")
 
 
-def validate(info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, str]]:
+def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, str]]:
     """Field validation of built-ins: only the checks most likely to catch operator bugs."""
     key = (info.group, info.plural)
     out: list[dict[str, str]] = []

@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
 
 _NAME_COL = {
     "name": "Name",
@@ -148,7 +148,7 @@ def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> di
 
 
 def columns_and_rows(
-    info: ResourceInfo, items: list[dict[str, Any]]
+    info: ServedResource, items: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[list[Any]]]:
     key = (info.group, info.plural)
     if info.custom:
@@ -340,7 +340,7 @@ def partial_metadata(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_table(
-    info: ResourceInfo,
+    info: ServedResource,
     items: list[dict[str, Any]],
     include_object: str,
     list_meta: dict[str, Any],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest import tables
 from pyscaffold_op.envtest.protocol import (
     Request,
@@ -16,13 +16,13 @@ from pyscaffold_op.envtest.protocol import (
     parse_rv,
     wants_table,
 )
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.scale import to_scale
 from pyscaffold_op.envtest.selectors import combine, parse_field_selector, parse_label_selector
 from pyscaffold_op.envtest.watch import Watcher, event_line, stream
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.store import Store
+    from pyscaffold_op.envtest.objectstore import Store
 
 
 class ReadVerbs:
@@ -31,8 +31,8 @@ class ReadVerbs:
 
     if TYPE_CHECKING:  # provided by Api
 
-        def _out(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]: ...
-        def _body(self, req: Request, info: ResourceInfo, *, check_kind: bool = True) -> dict[str, Any]: ...
+        def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
+        def _body(self, req: Request, info: ServedResource, *, check_kind: bool = True) -> dict[str, Any]: ...
         def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
         @staticmethod
         def _manager(req: Request) -> str: ...
@@ -76,7 +76,7 @@ class ReadVerbs:
                 text = "".join(text.splitlines(keepends=True)[-n:]) if n > 0 else ""
         return Response(200, text.encode(), "text/plain")
 
-    def _selector(self, req: Request, info: ResourceInfo) -> Any:
+    def _selector(self, req: Request, info: ServedResource) -> Any:
         pred = combine(
             parse_label_selector(req.q("labelSelector")),
             parse_field_selector(req.q("fieldSelector"), info.field_selectors),
@@ -198,7 +198,7 @@ class ReadVerbs:
             ),
         )
 
-    def _bookmark(self, info: ResourceInfo, initial_end: bool = False) -> bytes:
+    def _bookmark(self, info: ServedResource, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(self.store.rv)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest import errors as E
 from pyscaffold_op.envtest import managed, patch
+from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import loads
 from pyscaffold_op.envtest.metatypes import check_meta_types
+from pyscaffold_op.envtest.objectstore import now_rfc3339
 from pyscaffold_op.envtest.protocol import (
     PATCH_TYPES,
     Request,
@@ -17,12 +18,11 @@ from pyscaffold_op.envtest.protocol import (
     json_response,
     to_storage,
 )
-from pyscaffold_op.envtest.resources import ResourceInfo
+from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.scale import set_path, to_scale
-from pyscaffold_op.envtest.store import now_rfc3339
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.store import Store
+    from pyscaffold_op.envtest.objectstore import Store
 
 
 class WriteVerbs:
@@ -31,8 +31,8 @@ class WriteVerbs:
 
     if TYPE_CHECKING:  # provided by Api
 
-        def _out(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]: ...
-        def _body(self, req: Request, info: ResourceInfo, *, check_kind: bool = True) -> dict[str, Any]: ...
+        def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
+        def _body(self, req: Request, info: ServedResource, *, check_kind: bool = True) -> dict[str, Any]: ...
         def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
         @staticmethod
         def _manager(req: Request) -> str: ...
@@ -48,7 +48,7 @@ class WriteVerbs:
         self._check_namespace(obj, t)
         if (obj.get("metadata") or {}).get("resourceVersion"):
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
-            raise E.ApiError(500, "", "resourceVersion should not be set on objects to be created")
+            raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         unknown = self._unknown_fields(req, t.info, obj)
         obj = to_storage(t.info, obj)
         created = self.store.create(
@@ -59,13 +59,13 @@ class WriteVerbs:
             resp.headers["Warning"] = unknown
         return resp
 
-    def _unknown_fields(self, req: Request, info: ResourceInfo, obj: dict[str, Any]) -> str:
+    def _unknown_fields(self, req: Request, info: ServedResource, obj: dict[str, Any]) -> str:
         """fieldValidation=Strict rejects fields the CRD schema would prune; Warn (the server's default
         since field validation went GA) reports them in a Warning header; Ignore drops them silently."""
         mode = req.q("fieldValidation", "") or "Warn"
         if not info.custom or mode not in ("Strict", "Warn"):
             return ""
-        from pyscaffold_op.envtest.schema import unknown_fields
+        from pyscaffold_op.apiextensions import unknown_fields
 
         found = unknown_fields(obj, info.schema)
         if not found:
@@ -353,7 +353,7 @@ class WriteVerbs:
                     dry_run=self._dry_run(req),
                 )
                 deleted.append(self._out(info, o))
-            except E.ApiError as err:
+            except E.StatusError as err:
                 if err.code != 404:
                     raise
         return json_response(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pyscaffold_op.envtest.jsonutil import dumps
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.store import Event
+    from pyscaffold_op.envtest.objectstore import Event
 
 
 class Watcher:

@@ -23,15 +23,15 @@ ROLE_FILE = Path("config/rbac/role.yaml")
 
 
 def _project(root: Path, project: Any) -> Any:
-    from pyscaffold_op.scaffold.project import load_project
+    from pyscaffold_op.project import load_project
 
     return project if project is not None else load_project(root)
 
 
 def render_crds(root: Path, project: Any = None) -> dict[Path, dict[str, Any]]:
     """The CRDs of the project at `root`, keyed by their path (nothing written)."""
+    from pyscaffold_op.apiextensions.crdvalidation import check_crd
     from pyscaffold_op.errors import GenerateError
-    from pyscaffold_op.gen.check import check_crd
     from pyscaffold_op.gen.crd import build_crds, crd_file_name
     from pyscaffold_op.gen.loader import load_kinds, project_imports
 
@@ -91,7 +91,7 @@ def generate_manifests(root: Path, *, check: bool = False) -> list[Path]:
 
 def _check_samples(root: Path, crds: list[dict[str, Any]]) -> None:
     from pyscaffold_op.errors import GenerateError
-    from pyscaffold_op.gen.check import check_samples
+    from pyscaffold_op.gen.samples import check_samples
 
     problems = check_samples(root / "config" / "samples", crds)
     if problems:

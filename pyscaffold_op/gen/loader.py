@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pyscaffold_op.apimachinery import CustomResource
 from pyscaffold_op.errors import GenerateError
-from pyscaffold_op.scaffold.project import Project
+from pyscaffold_op.project import Project
 
 
 def purge_package(package: str) -> None:

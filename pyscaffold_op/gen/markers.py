@@ -26,69 +26,87 @@ from pyscaffold_op.errors import GenerateError
 # LIST is a list of strings (names, verbs); VALUES a list of typed values (enum members).
 FLAG, STR, INT, NUM, BOOL, LIST, VALUES, ANY = "flag", "str", "int", "number", "bool", "list", "values", "any"
 
-# name -> (anonymous value kind or None, {argument: (kind, required)})
+
+@dataclass(frozen=True)
+class MarkerSpec:
+    """One marker: how it is written and, for schema markers, what it does to the field's schema."""
+
+    value: str | None = None
+    """The kind of its anonymous value (`+name=value`), None when it takes named arguments."""
+    args: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    """Named arguments: {argument: (kind, required)}."""
+    keyword: str | None = None
+    """The schema keyword its value sets (`+kubebuilder:validation:Minimum=1` -> `minimum: 1`)."""
+    sets: tuple[str, Any] | None = None
+    """The schema keyword and constant a flag sets (`+nullable` -> `nullable: true`)."""
+    items: bool = False
+    """Also usable as `+kubebuilder:validation:items:<Name>`, applied to a list's items."""
+
+
+def _spec(value: str | None = None, **kw: Any) -> MarkerSpec:
+    return MarkerSpec(value, **kw)
+
+
 _V = "kubebuilder:validation:"
-SPECS: dict[str, tuple[str | None, dict[str, tuple[str, bool]]]] = {
+# The one registry: adding a marker is one entry here (and, for a new kind of effect, code in gen.schema).
+SPECS: dict[str, MarkerSpec] = {
     # kind (type) markers
-    "kubebuilder:object:root": (BOOL, {}),
-    "kubebuilder:object:generate": (BOOL, {}),
-    "kubebuilder:subresource:status": (FLAG, {}),
-    "kubebuilder:subresource:scale": (
-        None,
-        {"specpath": (STR, True), "statuspath": (STR, True), "selectorpath": (STR, False)},
+    "kubebuilder:object:root": _spec(BOOL),
+    "kubebuilder:object:generate": _spec(BOOL),
+    "kubebuilder:subresource:status": _spec(FLAG),
+    "kubebuilder:subresource:scale": _spec(
+        args={"specpath": (STR, True), "statuspath": (STR, True), "selectorpath": (STR, False)}
     ),
-    "kubebuilder:resource": (
-        None,
-        {
+    "kubebuilder:resource": _spec(
+        args={
             "path": (STR, False),
             "scope": (STR, False),
             "shortName": (LIST, False),
             "categories": (LIST, False),
             "singular": (STR, False),
-        },
+        }
     ),
-    "kubebuilder:printcolumn": (
-        None,
-        {
+    "kubebuilder:printcolumn": _spec(
+        args={
             "name": (STR, True),
             "type": (STR, True),
             "JSONPath": (STR, True),
             "description": (STR, False),
             "format": (STR, False),
             "priority": (INT, False),
-        },
+        }
     ),
-    "kubebuilder:storageversion": (FLAG, {}),
-    "kubebuilder:unservedversion": (FLAG, {}),
-    "kubebuilder:skipversion": (FLAG, {}),
-    "kubebuilder:deprecatedversion": (None, {"warning": (STR, False)}),
-    "kubebuilder:metadata": (None, {"annotations": (LIST, False), "labels": (LIST, False)}),
+    "kubebuilder:storageversion": _spec(FLAG),
+    "kubebuilder:unservedversion": _spec(FLAG),
+    "kubebuilder:skipversion": _spec(FLAG),
+    "kubebuilder:deprecatedversion": _spec(args={"warning": (STR, False)}),
+    "kubebuilder:metadata": _spec(args={"annotations": (LIST, False), "labels": (LIST, False)}),
+    "kubebuilder:selectablefield": _spec(args={"JSONPath": (STR, True)}),
     # field (and type-level) validation markers
-    _V + "Minimum": (NUM, {}),
-    _V + "Maximum": (NUM, {}),
-    _V + "ExclusiveMinimum": (BOOL, {}),
-    _V + "ExclusiveMaximum": (BOOL, {}),
-    _V + "MultipleOf": (NUM, {}),
-    _V + "MinLength": (INT, {}),
-    _V + "MaxLength": (INT, {}),
-    _V + "MinItems": (INT, {}),
-    _V + "MaxItems": (INT, {}),
-    _V + "MinProperties": (INT, {}),
-    _V + "MaxProperties": (INT, {}),
-    _V + "UniqueItems": (BOOL, {}),
-    _V + "Pattern": (STR, {}),
-    _V + "Enum": (VALUES, {}),
-    _V + "Format": (STR, {}),
-    _V + "Type": (STR, {}),
-    _V + "Optional": (FLAG, {}),
-    _V + "Required": (FLAG, {}),
-    _V + "Nullable": (FLAG, {}),
-    _V + "EmbeddedResource": (FLAG, {}),
-    _V + "XIntOrString": (FLAG, {}),
-    _V + "Schemaless": (FLAG, {}),
-    _V + "XValidation": (
-        None,
-        {
+    _V + "Minimum": _spec(NUM, keyword="minimum", items=True),
+    _V + "Maximum": _spec(NUM, keyword="maximum", items=True),
+    _V + "ExclusiveMinimum": _spec(BOOL, keyword="exclusiveMinimum", items=True),
+    _V + "ExclusiveMaximum": _spec(BOOL, keyword="exclusiveMaximum", items=True),
+    _V + "MultipleOf": _spec(NUM, keyword="multipleOf", items=True),
+    _V + "MinLength": _spec(INT, keyword="minLength", items=True),
+    _V + "MaxLength": _spec(INT, keyword="maxLength", items=True),
+    _V + "MinItems": _spec(INT, keyword="minItems", items=True),
+    _V + "MaxItems": _spec(INT, keyword="maxItems", items=True),
+    _V + "MinProperties": _spec(INT, keyword="minProperties", items=True),
+    _V + "MaxProperties": _spec(INT, keyword="maxProperties", items=True),
+    _V + "UniqueItems": _spec(BOOL, items=True),
+    _V + "Pattern": _spec(STR, keyword="pattern", items=True),
+    _V + "Enum": _spec(VALUES, keyword="enum", items=True),
+    _V + "Format": _spec(STR, keyword="format", items=True),
+    _V + "Type": _spec(STR, keyword="type", items=True),
+    _V + "Optional": _spec(FLAG),
+    _V + "Required": _spec(FLAG),
+    _V + "Nullable": _spec(FLAG, sets=("nullable", True)),
+    _V + "EmbeddedResource": _spec(FLAG, sets=("x-kubernetes-embedded-resource", True), items=True),
+    _V + "XIntOrString": _spec(FLAG, sets=("x-kubernetes-int-or-string", True), items=True),
+    _V + "Schemaless": _spec(FLAG),
+    _V + "XValidation": _spec(
+        args={
             "rule": (STR, True),
             "message": (STR, False),
             "messageExpression": (STR, False),
@@ -96,21 +114,23 @@ SPECS: dict[str, tuple[str | None, dict[str, tuple[str, bool]]]] = {
             "fieldPath": (STR, False),
             "optionalOldSelf": (BOOL, False),
         },
+        items=True,
     ),
-    "kubebuilder:pruning:PreserveUnknownFields": (FLAG, {}),
-    "kubebuilder:default": (ANY, {}),
-    "kubebuilder:example": (ANY, {}),
-    "optional": (FLAG, {}),
-    "required": (FLAG, {}),
-    "nullable": (FLAG, {}),
-    "listType": (STR, {}),
-    "listMapKey": (STR, {}),
-    "mapType": (STR, {}),
-    "structType": (STR, {}),
+    "kubebuilder:pruning:PreserveUnknownFields": _spec(
+        FLAG, sets=("x-kubernetes-preserve-unknown-fields", True)
+    ),
+    "kubebuilder:default": _spec(ANY, keyword="default"),
+    "kubebuilder:example": _spec(ANY, keyword="example"),
+    "optional": _spec(FLAG),
+    "required": _spec(FLAG),
+    "nullable": _spec(FLAG, sets=("nullable", True)),
+    "listType": _spec(STR, keyword="x-kubernetes-list-type"),
+    "listMapKey": _spec(STR),
+    "mapType": _spec(STR, keyword="x-kubernetes-map-type"),
+    "structType": _spec(STR),
     # RBAC (controllers package)
-    "kubebuilder:rbac": (
-        None,
-        {
+    "kubebuilder:rbac": _spec(
+        args={
             "groups": (LIST, False),
             "resources": (LIST, False),
             "resourceNames": (LIST, False),
@@ -118,34 +138,11 @@ SPECS: dict[str, tuple[str | None, dict[str, tuple[str, bool]]]] = {
             "urls": (LIST, False),
             "namespace": (STR, False),
             "roleName": (STR, False),
-        },
+        }
     ),
 }
-# `+kubebuilder:validation:items:<Marker>` applies <Marker> to the items of a list (controller-gen).
-_ITEM_MARKERS = (
-    "Minimum",
-    "Maximum",
-    "ExclusiveMinimum",
-    "ExclusiveMaximum",
-    "MultipleOf",
-    "MinLength",
-    "MaxLength",
-    "MinItems",
-    "MaxItems",
-    "MinProperties",
-    "MaxProperties",
-    "Pattern",
-    "Enum",
-    "Format",
-    "Type",
-    "XValidation",
-    "UniqueItems",
-    "EmbeddedResource",
-    "XIntOrString",
-)
-for _name in _ITEM_MARKERS:
-    SPECS[_V + "items:" + _name] = SPECS[_V + _name]
-SPECS["kubebuilder:selectablefield"] = (None, {"JSONPath": (STR, True)})
+ITEMS_PREFIX = _V + "items:"
+SPECS.update({ITEMS_PREFIX + n[len(_V) :]: spec for n, spec in list(SPECS.items()) if spec.items})
 # Longest names first, so `kubebuilder:subresource:scale` wins over a shorter prefix.
 _NAMES = sorted(SPECS, key=len, reverse=True)
 # Markers of other tools that may share a file (scaffold insertion points): never errors.
@@ -304,7 +301,7 @@ def parse_marker(text: str, where: str = "") -> Marker | None:
         if bare.startswith("kubebuilder:") and not bare.startswith(_FOREIGN):
             raise GenerateError(f"{where}: unknown marker +{bare}")
         return None
-    value_kind, arg_specs = SPECS[name]
+    value_kind, arg_specs = SPECS[name].value, SPECS[name].args
     rest = text[len(name) :]
     try:
         if value_kind is not None:

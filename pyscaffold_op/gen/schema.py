@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from pyscaffold_op.errors import GenerateError
-from pyscaffold_op.gen.markers import ClassMarkers, Marker, class_markers
+from pyscaffold_op.gen.markers import ITEMS_PREFIX, SPECS, ClassMarkers, Marker, MarkerSpec, class_markers
 
 _MODEL_KEY = "x-pyop-model"
 # Formats the API server knows (k8s.io/kube-openapi strfmt) and pydantic's wire form matches; others are
@@ -148,38 +148,9 @@ KIND_DESCRIPTION = (
     "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
 )
 
-# marker name -> schema keyword, for markers that set one keyword to their value
-_KEYWORD_MARKERS = {
-    "kubebuilder:validation:Minimum": "minimum",
-    "kubebuilder:validation:Maximum": "maximum",
-    "kubebuilder:validation:ExclusiveMinimum": "exclusiveMinimum",
-    "kubebuilder:validation:ExclusiveMaximum": "exclusiveMaximum",
-    "kubebuilder:validation:MultipleOf": "multipleOf",
-    "kubebuilder:validation:MinLength": "minLength",
-    "kubebuilder:validation:MaxLength": "maxLength",
-    "kubebuilder:validation:MinItems": "minItems",
-    "kubebuilder:validation:MaxItems": "maxItems",
-    "kubebuilder:validation:MinProperties": "minProperties",
-    "kubebuilder:validation:MaxProperties": "maxProperties",
-    "kubebuilder:validation:Pattern": "pattern",
-    "kubebuilder:validation:Enum": "enum",
-    "kubebuilder:validation:Format": "format",
-    "kubebuilder:validation:Type": "type",
-    "kubebuilder:default": "default",
-    "kubebuilder:example": "example",
-    "listType": "x-kubernetes-list-type",
-    "mapType": "x-kubernetes-map-type",
-}
-_FLAG_MARKERS = {
-    "nullable": ("nullable", True),
-    "kubebuilder:validation:Nullable": ("nullable", True),
-    "kubebuilder:validation:EmbeddedResource": ("x-kubernetes-embedded-resource", True),
-    "kubebuilder:validation:XIntOrString": ("x-kubernetes-int-or-string", True),
-    "kubebuilder:pruning:PreserveUnknownFields": ("x-kubernetes-preserve-unknown-fields", True),
-}
+_NO_SPEC = MarkerSpec()
 _STRUCTURAL_MARKERS = {"structType"}
 _VALIDATION = "kubebuilder:validation:"
-_ITEMS_PREFIX = "kubebuilder:validation:items:"
 _REQUIREDNESS = {"optional", "required", "kubebuilder:validation:Optional", "kubebuilder:validation:Required"}
 
 
@@ -193,27 +164,29 @@ def _holds_model(value: Any) -> bool:
     return False
 
 
-class _Generator(GenerateJsonSchema):
-    """pydantic's generator, tagging each model's schema with its class so markers can be found."""
+def _generator(models: dict[str, type]) -> type[GenerateJsonSchema]:
+    """pydantic's generator, tagging each model's schema with its class (recorded in `models`, one dict
+    per conversion, so conversions never share state) so that markers can be found."""
 
-    models: dict[str, type] = {}
+    class Generator(GenerateJsonSchema):
+        def encode_default(self, dft: Any) -> Any:
+            # a model default (`resources: Resources = Resources()`) goes on the wire like `to_dict()`:
+            # its unset (None) fields left out, since the server rejects a default holding a null
+            if _holds_model(dft):
+                return pydantic_core.to_jsonable_python(dft, by_alias=True, exclude_none=True)
+            return super().encode_default(dft)
 
-    def encode_default(self, dft: Any) -> Any:
-        # a model default (`resources: Resources = Resources()`) goes on the wire like `to_dict()`:
-        # its unset (None) fields left out, since the server rejects a default holding a null
-        if _holds_model(dft):
-            return pydantic_core.to_jsonable_python(dft, by_alias=True, exclude_none=True)
-        return super().encode_default(dft)
+        def model_schema(self, schema: Any) -> Any:
+            result = super().model_schema(schema)
+            if schema.get("root_model"):
+                return result  # a RootModel is its root's schema, not an object
+            cls = schema["cls"]
+            key = f"{cls.__module__}:{cls.__qualname__}"
+            models[key] = cls
+            result[_MODEL_KEY] = key
+            return result
 
-    def model_schema(self, schema: Any) -> Any:
-        result = super().model_schema(schema)
-        if schema.get("root_model"):
-            return result  # a RootModel is its root's schema, not an object
-        cls = schema["cls"]
-        key = f"{cls.__module__}:{cls.__qualname__}"
-        _Generator.models[key] = cls
-        result[_MODEL_KEY] = key
-        return result
+    return Generator
 
 
 class SchemaConverter:
@@ -226,10 +199,10 @@ class SchemaConverter:
 
     def model_schema(self, cls: type) -> dict[str, Any]:
         """The structural schema of any pydantic model (no Kubernetes root rules)."""
-        _Generator.models.clear()  # only this conversion's classes: no stale ones kept alive
-        raw = cls.model_json_schema(by_alias=True, schema_generator=_Generator)  # type: ignore[attr-defined]
+        models: dict[str, type] = {}
+        raw = cls.model_json_schema(by_alias=True, schema_generator=_generator(models))  # type: ignore[attr-defined]
         defs = raw.pop("$defs", {})
-        return _Run(self, defs).convert(raw, (), f"{cls.__name__}")
+        return _Run(self, defs, models).convert(raw, (), f"{cls.__name__}")
 
     def kind_schema(self, cls: type) -> dict[str, Any]:
         """The openAPIV3Schema of a CustomResource: apiVersion/kind strings, metadata `type: object`."""
@@ -247,11 +220,12 @@ class SchemaConverter:
 
 
 class _Run:
-    """One model's conversion: its `$defs` and the converter's marker lookup."""
+    """One model's conversion: its `$defs`, its models by key, and the converter's marker lookup."""
 
-    def __init__(self, owner: SchemaConverter, defs: dict[str, Any]) -> None:
+    def __init__(self, owner: SchemaConverter, defs: dict[str, Any], models: dict[str, type]) -> None:
         self.owner = owner
         self.defs = defs
+        self.models = models
 
     def fail(self, where: str, message: str) -> GenerateError:
         return GenerateError(f"{where}: {message}")
@@ -398,7 +372,7 @@ class _Run:
         return merged
 
     def _model(self, node: dict[str, Any], out: dict[str, Any], stack: tuple[str, ...], where: str) -> None:
-        cls = _Generator.models.get(node.get(_MODEL_KEY, ""))
+        cls = self.models.get(node.get(_MODEL_KEY, ""))
         markers = self._inherited_markers(cls) if cls is not None else ClassMarkers()
         model_name = cls.__name__ if cls is not None else where
         names = _alias_to_field(cls)
@@ -430,8 +404,8 @@ class _Run:
         type_markers = [
             m
             for m in markers.kind
-            if m.name in _KEYWORD_MARKERS
-            or m.name in _FLAG_MARKERS
+            if SPECS.get(m.name, _NO_SPEC).keyword
+            or SPECS.get(m.name, _NO_SPEC).sets
             or m.name == "kubebuilder:validation:XValidation"
         ]
         out.update(apply_markers(dict(out), type_markers, model_name))
@@ -478,15 +452,15 @@ def _coerce_enum(values: list[Any], type_: str | None) -> list[Any]:
 def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> dict[str, Any]:
     """Apply field markers to a converted field schema; conflicts with pydantic's constraints fail."""
     out = dict(schema)
-    item_markers = [m for m in markers if m.name.startswith(_ITEMS_PREFIX)]
+    item_markers = [m for m in markers if m.name.startswith(ITEMS_PREFIX)]
     if item_markers:
         if not isinstance(out.get("items"), dict):
             raise GenerateError(
                 f"{item_markers[0].where}: +{item_markers[0].name} needs a list field ({where})"
             )
-        unprefixed = [replace(m, name=_VALIDATION + m.name[len(_ITEMS_PREFIX) :]) for m in item_markers]
+        unprefixed = [replace(m, name=_VALIDATION + m.name[len(ITEMS_PREFIX) :]) for m in item_markers]
         out["items"] = apply_markers(out["items"], unprefixed, f"{where}[]")
-        markers = [m for m in markers if not m.name.startswith(_ITEMS_PREFIX)]
+        markers = [m for m in markers if not m.name.startswith(ITEMS_PREFIX)]
     list_keys: list[str] = []
     for marker in markers:
         name = marker.name
@@ -505,14 +479,15 @@ def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> 
             if marker.value:
                 _set(out, "x-kubernetes-list-type", "set", marker, where)
             continue
-        if name in _FLAG_MARKERS:
-            key, value = _FLAG_MARKERS[name]
+        spec = SPECS.get(name, _NO_SPEC)
+        if spec.sets is not None:
+            key, value = spec.sets
             out[key] = value
             if key == "x-kubernetes-int-or-string":
                 out.pop("type", None)
                 out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
             continue
-        key = _KEYWORD_MARKERS.get(name)
+        key = spec.keyword
         if key is None:
             raise GenerateError(f"{marker.where}: +{name} cannot be used on a field ({where})")
         value = marker.value

@@ -12,12 +12,12 @@ import random
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from pyscaffold_op.apimachinery.labels import SelectorLike, matcher
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.errors import NotFound
 from pyscaffold_op.runtime.informer import Informer
 from pyscaffold_op.runtime.kinds import ResourceInfo, info_for
 from pyscaffold_op.runtime.rest import RestTransport
-from pyscaffold_op.runtime.selector import Selector, parse
 from pyscaffold_op.runtime.store import NAMESPACE_INDEX
 
 T = TypeVar("T")
@@ -112,8 +112,8 @@ class InformerCache:
         self,
         kind: type[T],
         namespace: str | None = None,
-        labels: Selector = None,
-        fields: Selector = None,
+        labels: SelectorLike = None,
+        fields: SelectorLike = None,
         limit: int | None = None,
     ) -> list[T]:
         informer = await self._synced_informer(kind)
@@ -125,13 +125,13 @@ class InformerCache:
         if fields:
             candidates = _filter_fields(informer, candidates, fields)
         if labels:
-            match = parse(labels)
-            candidates = [o for o in candidates if match(objmeta.labels(o))]
+            selector = matcher(labels)
+            candidates = [o for o in candidates if selector.matches(objmeta.labels(o))]
         candidates.sort(key=objmeta.key)
         return [self._copy(info, o) for o in candidates]
 
 
-def _filter_fields(informer: Informer, objs: list[Any], fields: Selector) -> list[Any]:
+def _filter_fields(informer: Informer, objs: list[Any], fields: SelectorLike) -> list[Any]:
     """Field selectors: through a registered field index when there is one, else by evaluating the path
     on the object's wire form (slower, but `fields={"status.phase": "Running"}` just works)."""
     if isinstance(fields, str):

@@ -10,10 +10,10 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
+from pyscaffold_op.apimachinery.labels import SelectorLike, render
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.kinds import ResourceInfo, info_for, info_of, replace_contents
 from pyscaffold_op.runtime.rest import RestTransport
-from pyscaffold_op.runtime.selector import Selector, render
 
 if TYPE_CHECKING:
     from lightkube import KubeConfig
@@ -39,8 +39,8 @@ class Reader(Protocol):
         self,
         kind: type[T],
         namespace: str | None = None,
-        labels: Selector = None,
-        fields: Selector = None,
+        labels: SelectorLike = None,
+        fields: SelectorLike = None,
         limit: int | None = None,
     ) -> list[T]: ...
 
@@ -110,8 +110,8 @@ class Client:
         self,
         kind: type[T],
         namespace: str | None = None,
-        labels: Selector = None,
-        fields: Selector = None,
+        labels: SelectorLike = None,
+        fields: SelectorLike = None,
         limit: int | None = None,
     ) -> list[T]:
         """All objects of `kind` (in `namespace`, or in every namespace when None) matching the selectors.
@@ -126,8 +126,8 @@ class Client:
         self,
         kind: type[T],
         namespace: str | None = None,
-        labels: Selector = None,
-        fields: Selector = None,
+        labels: SelectorLike = None,
+        fields: SelectorLike = None,
         limit: int | None = None,
     ) -> tuple[list[T], str]:
         info = info_for(kind)
@@ -342,8 +342,8 @@ class CachedClient(Client):
         self,
         kind: type[T],
         namespace: str | None = None,
-        labels: Selector = None,
-        fields: Selector = None,
+        labels: SelectorLike = None,
+        fields: SelectorLike = None,
         limit: int | None = None,
     ) -> list[T]:
         if self.cache.has_informer(kind):

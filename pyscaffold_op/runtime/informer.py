@@ -20,11 +20,11 @@ import random
 import time
 from typing import Any, Protocol
 
+from pyscaffold_op.apimachinery.labels import SelectorLike, render
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.errors import Gone, error_for
 from pyscaffold_op.runtime.kinds import ResourceInfo, decode_watch_event, raw_resource_version
 from pyscaffold_op.runtime.rest import RestTransport
-from pyscaffold_op.runtime.selector import Selector, render
 from pyscaffold_op.runtime.store import Indexer, IndexFunc
 
 log = logging.getLogger("pyscaffold_op.runtime.informer")
@@ -58,8 +58,8 @@ class Informer:
         info: ResourceInfo,
         *,
         namespace: str | None = None,
-        label_selector: Selector = None,
-        field_selector: Selector = None,
+        label_selector: SelectorLike = None,
+        field_selector: SelectorLike = None,
         resync_period: float | None = None,
         indexers: dict[str, IndexFunc] | None = None,
         page_size: int = 500,

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from pyscaffold_op.errors import ProjectError, ValidationError
+from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
 from pyscaffold_op.scaffold import edits, names
 from pyscaffold_op.scaffold.boilerplate import project_header
-from pyscaffold_op.scaffold.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
 from pyscaffold_op.scaffold.render import recorder_arg, render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
@@ -417,7 +417,7 @@ def api_warnings(options: ApiOptions, project: Project) -> list[str]:
 
 def create_api(options: ApiOptions, start: Path) -> tuple[Path, list[str]]:
     """`pyop create api` from `start` (the project folder): returns the project root and the files written."""
-    from pyscaffold_op.scaffold.project import find_project_root
+    from pyscaffold_op.project import find_project_root
 
     root = find_project_root(start.resolve())
     # the flags are checked before the folder, so a bad name is reported even outside a project

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from pyscaffold_op.errors import ProjectError, ValidationError
+from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root
 from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.boilerplate import LICENSES, boilerplate, header_from_boilerplate
-from pyscaffold_op.scaffold.project import PROJECT_FILE, Project, find_project_root
 from pyscaffold_op.scaffold.templates import INIT_TEMPLATE_TOKEN, templates_dir
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 

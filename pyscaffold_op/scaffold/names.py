@@ -7,7 +7,9 @@ import re
 import sys
 
 from pyscaffold_op.apimachinery.naming import pluralize
+from pyscaffold_op.apimachinery.validation import is_dns1123_label, is_dns1123_subdomain
 from pyscaffold_op.errors import ValidationError
+from pyscaffold_op.project import api_module_path, group_module_name, package_name_from_repo
 
 __all__ = [
     "api_module_path",
@@ -25,15 +27,13 @@ __all__ = [
     "validate_version",
 ]
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _VERSION = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
 def validate_dns1123_subdomain(value: str, what: str) -> str:
     """A DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters."""
-    if not value or len(value) > 253 or not _DNS1123_SUBDOMAIN.match(value):
+    if not value or is_dns1123_subdomain(value):
         raise ValidationError(
             f"invalid {what} {value!r}: must be a DNS-1123 subdomain (lower-case letters, digits, '-' "
             "and '.', starting and ending with an alphanumeric, at most 253 characters)"
@@ -43,7 +43,7 @@ def validate_dns1123_subdomain(value: str, what: str) -> str:
 
 def validate_dns1123_label(value: str, what: str) -> str:
     """A DNS-1123 label: lower-case alphanumerics and '-', at most 63 characters."""
-    if not value or len(value) > 63 or not _DNS1123_LABEL.match(value):
+    if not value or is_dns1123_label(value):
         raise ValidationError(
             f"invalid {what} {value!r}: must be a DNS-1123 label (lower-case letters, digits and '-', "
             "starting and ending with an alphanumeric, at most 63 characters)"
@@ -96,27 +96,6 @@ def validate_kind(kind: str) -> str:
             "scaffolded code; choose another name"
         )
     return kind
-
-
-def package_name_from_repo(repo: str) -> str:
-    """The Python package for a repo path: its last element, with '-' and '.' turned into '_'."""
-    last = repo.rstrip("/").rsplit("/", 1)[-1]
-    name = re.sub(r"[^0-9a-zA-Z_]", "_", last).lower()
-    if not name or name[0].isdigit():
-        name = f"_{name}"
-    return name
-
-
-def group_module_name(group: str) -> str:
-    """A Python module name for an API group: `programming-kubernetes` -> `programming_kubernetes`."""
-    return re.sub(r"[^0-9a-z_]", "_", group.split(".")[0]) if group else "core"
-
-
-def api_module_path(package: str, group: str, version: str, *, multigroup: bool) -> str:
-    """Dotted module of an API version package: `<pkg>.api.<version>` or `<pkg>.api.<group>.<version>`."""
-    if multigroup:
-        return f"{package}.api.{group_module_name(group)}.{version}"
-    return f"{package}.api.{version}"
 
 
 def validate_repo(repo: str) -> str:

@@ -119,9 +119,9 @@ async def test_pruning_and_defaulting(http: httpx2.AsyncClient) -> None:
     assert "unknown" not in obj["spec"] and obj["spec"]["extra"] == {"anything": {"goes": 1}}
     assert "topLevel" not in obj and "bogusMeta" not in obj["metadata"]
     assert obj["spec"]["replicas"] == 1 and obj["spec"]["mode"] == "Once"
-    assert (
-        r.headers["warning"]
-        == '299 - "unknown field \\"spec.unknown\\"", 299 - "unknown field \\"topLevel\\""'
+    assert r.headers["warning"] == (
+        '299 - "unknown field \\"metadata.bogusMeta\\"", 299 - "unknown field \\"spec.unknown\\"", '
+        '299 - "unknown field \\"topLevel\\""'
     )
     # strict field validation rejects unknown fields instead (kubectl's default)
     r = await http.post(ATS, params={"fieldValidation": "Strict"}, json=at("strict", unknown="x"))

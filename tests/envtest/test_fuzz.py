@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 from pyscaffold_op.envtest.handlers import Api, Request
-from pyscaffold_op.envtest.store import Store
+from pyscaffold_op.envtest.objectstore import Store
 
 from .conftest import AT_API, CRDS, at, cm
 

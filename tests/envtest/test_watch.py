@@ -188,7 +188,7 @@ async def test_watch_fan_out(env: Environment, http: httpx2.AsyncClient) -> None
 
 
 def test_unresponsive_watcher_is_cut_off() -> None:
-    from pyscaffold_op.envtest.store import Store
+    from pyscaffold_op.envtest.objectstore import Store
     from pyscaffold_op.envtest.watch import Watcher
 
     store = Store()

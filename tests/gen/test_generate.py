@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pyscaffold_op.apiextensions.crdvalidation import check_crd
 from pyscaffold_op.cli import main
 from pyscaffold_op.errors import GenerateError
 from pyscaffold_op.gen import generate_manifests
-from pyscaffold_op.gen.check import check_crd
 
 from .conftest import AT_TYPES
 
@@ -331,7 +331,7 @@ def test_invalid_default_fails_before_writing(project) -> None:
     )
     with pytest.raises(
         GenerateError,
-        match=r"would be rejected: .*default.*: Invalid value: should be greater than or equal to 0",
+        match=r"would be rejected: .*default\.size: Invalid value: -1: size in body should be greater than or equal to 0",
     ):
         generate_manifests(builder.root)
     assert not (builder.root / "config").exists()

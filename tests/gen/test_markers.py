@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import Field
 
+from pyscaffold_op.apiextensions.crdvalidation import check_crd, check_schema
 from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
 from pyscaffold_op.errors import GenerateError
-from pyscaffold_op.gen.check import check_crd, check_schema
 from pyscaffold_op.gen.crd import build_crd
 from pyscaffold_op.gen.markers import parse_marker
 from pyscaffold_op.gen.schema import SchemaConverter

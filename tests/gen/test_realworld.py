@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from pyscaffold_op.apiextensions import apply_defaults, prune, validate
+from pyscaffold_op.apiextensions.crdvalidation import check_crd
 from pyscaffold_op.apimachinery import (
     CustomResource,
     FreeForm,
@@ -18,9 +20,7 @@ from pyscaffold_op.apimachinery import (
     Quantity,
     XValidation,
 )
-from pyscaffold_op.gen.check import check_crd
 from pyscaffold_op.gen.crd import build_crd
-from pyscaffold_op.gen.structural import apply_defaults, prune, validate
 
 
 class ContainerPort(KubeModel):

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import AnyUrl, BaseModel, Field
 
+from pyscaffold_op.apiextensions.crdvalidation import check_schema
 from pyscaffold_op.apimachinery import (
     Condition,
     CustomResource,
@@ -26,7 +27,6 @@ from pyscaffold_op.apimachinery import (
     XValidation,
 )
 from pyscaffold_op.errors import GenerateError
-from pyscaffold_op.gen.check import check_schema
 from pyscaffold_op.gen.schema import SchemaConverter
 
 
@@ -323,3 +323,48 @@ def test_inherited_fields_keep_markers_and_docstrings() -> None:
     p = props(DerivedSpec)
     assert p["replicas"] == {"default": 1, "description": "How many copies.", "minimum": 1, "type": "integer"}
     assert p["image"]["description"] == "The image to run."
+
+
+class TwoSpecs(KubeModel):
+    first: DerivedSpec = DerivedSpec()
+    second: BaseSpec = BaseSpec()
+
+
+def test_conversions_do_not_share_state() -> None:
+    """A conversion started while another runs (here from the marker lookup of `first`) leaves the
+    outer one's models alone: `second` still finds its class and markers afterwards."""
+    from pyscaffold_op.gen.markers import class_markers
+
+    inner: list[dict[str, Any]] = []
+
+    def markers_of(cls: type) -> Any:
+        if cls is DerivedSpec and not inner:
+            inner.append(SchemaConverter().model_schema(Shapes))
+        return class_markers(cls)
+
+    p = SchemaConverter(markers_of).model_schema(TwoSpecs)["properties"]
+    assert inner and inner[0]["properties"]["name"]["description"] == "Docstring description."
+    assert p["first"]["properties"]["replicas"]["minimum"] == 1
+    assert p["second"]["properties"]["replicas"]["minimum"] == 1
+
+
+def test_every_registered_marker_applies_through_the_one_registry() -> None:
+    """Each marker that sets a schema keyword does so from its registry entry alone."""
+    from pyscaffold_op.gen.markers import SPECS, Marker
+    from pyscaffold_op.gen.schema import apply_markers
+
+    samples = {"number": 2, "int": 2, "bool": True, "str": "x", "values": ["x"], "any": "x"}
+    for name, spec in SPECS.items():
+        if name.startswith("kubebuilder:validation:items:"):
+            continue
+        if spec.keyword is not None:
+            marker = Marker(name, samples[spec.value or "any"], where="t.py:1")
+            assert apply_markers({}, [marker], "T.f")[spec.keyword] == marker.value, name
+        if spec.sets is not None:
+            key, value = spec.sets
+            assert apply_markers({}, [Marker(name, True, where="t.py:1")], "T.f")[key] == value, name
+        if spec.items and spec.keyword is not None:
+            item = Marker(
+                "kubebuilder:validation:items:" + name.rsplit(":", 1)[1], samples[spec.value or "any"]
+            )
+            assert apply_markers({"type": "array", "items": {}}, [item], "T.f")["items"][spec.keyword], name

@@ -41,7 +41,6 @@ from pyscaffold_op.runtime.errors import ApiError, error_for, from_exception
 from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyscaffold_op.runtime.kinds import info_for, replace_contents
 from pyscaffold_op.runtime.log import reconcile_context, setup_logging
-from pyscaffold_op.runtime.selector import parse, render
 from pyscaffold_op.runtime.store import Indexer
 
 from .widgets import Gadget, Widget, widget
@@ -112,19 +111,7 @@ def test_ignore_not_found() -> None:
     assert isinstance(err, ApiError)
 
 
-# -- selectors, store --------------------------------------------------------------------------------------
-
-
-def test_selectors_render_and_match() -> None:
-    assert render({"app": "x", "tier": "web"}) == "app=x,tier=web"
-    assert render(None) is None
-    match = parse("app=x,tier in (a, b),!legacy,env!=prod")
-    assert match({"app": "x", "tier": "b"})
-    assert not match({"app": "x", "tier": "b", "legacy": "1"})
-    assert not match({"app": "x", "tier": "b", "env": "prod"})
-    assert parse({"app": "x"})({"app": "x", "more": "y"})
-    with pytest.raises(ValueError):
-        parse("a b c")
+# -- store --------------------------------------------------------------------------------------
 
 
 def test_indexer_namespace_owner_and_custom_indexes() -> None:

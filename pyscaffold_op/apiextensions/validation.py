@@ -1,76 +1,32 @@
-"""Custom resources against their CRD's structural schema: prune, default, validate.
+"""Schema validation of custom resources, with kube-openapi's messages as a real API server sends them.
 
-Order follows apiextensions-apiserver: prune unknown fields, apply defaults (dropping nulls of
-non-nullable fields), then validate. Pruning and defaulting are the generator's (`gen.structural`);
-validation is our own because its messages must be kube-openapi's, as clients see them from a real
-server (`spec.x in body must be of type integer: "string"`). CEL rules are not evaluated.
+The one validator of the package: the emulator answers 422 with these causes, and the generator checks
+CRD defaults and `config/samples` with them (`spec.x in body must be of type integer: "string"`). It
+covers the OpenAPI v3.0 keywords a structural schema may use plus the `x-kubernetes-*` rules the server
+adds (list-type set/map uniqueness, int-or-string, embedded resources' apiVersion and kind); tests hold it
+to openapi-schema-validator's OAS 3.0 validator. CEL rules are `rules.validate_rules`.
 """
 
 from __future__ import annotations
 
 import base64
-import copy
 import ipaddress
 import re
 import uuid
 from datetime import datetime
 from typing import Any
 
-from pyscaffold_op.envtest import cel
-from pyscaffold_op.envtest.errors import cause
-from pyscaffold_op.gen import structural
+from pyscaffold_op.apiextensions.patterns import search
+from pyscaffold_op.apimachinery.fielderrors import Cause, cause
+
+__all__ = ["TYPE_NAMES", "validate"]
 
 Schema = dict[str, Any]
-
-OBJECT_META_FIELDS = {
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-}
+_DATE_TIME = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
+_RESOURCE_ROOT = ("apiVersion", "kind", "metadata")
 
 
-# -- pruning and defaulting: the generator's implementation (pyscaffold_op.gen.structural), so the
-# offline checks of `make manifests` and the emulator agree on what the server keeps ----------------
-
-
-def prune(obj: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
-    """Drop fields the schema does not declare; metadata keeps only ObjectMeta fields. In place."""
-    if isinstance(obj.get("metadata"), dict):
-        obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k in OBJECT_META_FIELDS}
-    if schema is not None:
-        structural.prune(obj, schema)
-    return obj
-
-
-def apply_defaults(obj: Any, schema: Schema | None) -> Any:
-    """Fill `default`s of missing fields (and drop nulls of non-nullable fields). In place."""
-    if schema is not None:
-        structural.apply_defaults(obj, schema)
-    return obj
-
-
-def unknown_fields(obj: dict[str, Any], schema: Schema | None) -> list[str]:
-    """Paths pruning would drop (for `fieldValidation=Strict/Warn`)."""
-    if schema is None:
-        return []
-    return structural.prune(copy.deepcopy(obj), schema)
-
-
-# -- validation ------------------------------------------------------------------------------------
-
-_TYPE_NAMES = {
+TYPE_NAMES = {
     dict: "object",
     list: "array",
     str: "string",
@@ -89,7 +45,7 @@ def _fmt(v: Any) -> str:
     if v is None:
         return "null"
     if isinstance(v, dict | list):
-        return '"' + _TYPE_NAMES[type(v)] + '"'
+        return '"' + TYPE_NAMES[type(v)] + '"'
     return str(v)
 
 
@@ -117,9 +73,9 @@ def _format_ok(value: Any, fmt: str) -> bool:
     if not isinstance(value, str):
         return True
     try:
-        if fmt == "date-time":
+        if fmt in ("date-time", "datetime"):
             return (
-                bool(re.fullmatch(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)", value))
+                bool(_DATE_TIME.fullmatch(value))
                 and datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00")) is not None
             )
         if fmt == "date":
@@ -139,25 +95,25 @@ def _format_ok(value: Any, fmt: str) -> bool:
     return True
 
 
-def validate(value: Any, schema: Schema | None, path: str = "") -> list[dict[str, str]]:
+def validate(value: Any, schema: Schema | None, path: str = "") -> list[Cause]:
     """Causes (reason, message, field) for every violation; empty when valid."""
-    errs: list[dict[str, str]] = []
+    errs: list[Cause] = []
     if schema is not None:
         _validate(value, schema, path, errs)
     return errs
 
 
-def _validate(value: Any, s: Schema, path: str, errs: list[dict[str, str]]) -> None:
+def _validate(value: Any, s: Schema, path: str, errs: list[Cause]) -> None:
     field = path or "<root>"
-    if value is None and (s.get("nullable") or not s.get("type")):
+    typ = s.get("type") or ("integer or string" if s.get("x-kubernetes-int-or-string") else "")
+    if value is None and (s.get("nullable") or not typ):
         return
-    typ = s.get("type")
     if typ and not _type_ok(value, typ, s):
         errs.append(
             cause(
                 "FieldValueInvalid",
                 field,
-                f'Invalid value: "{_TYPE_NAMES.get(type(value), "unknown")}": {field} in body must '
+                f'Invalid value: "{TYPE_NAMES.get(type(value), "unknown")}": {field} in body must '
                 f"be of type {typ}: {_fmt(value)}",
             )
         )
@@ -187,7 +143,7 @@ def _validate(value: Any, s: Schema, path: str, errs: list[dict[str, str]]) -> N
                     f"be at least {s['minLength']} chars long",
                 )
             )
-        if "pattern" in s and not re.search(s["pattern"], value):
+        if "pattern" in s and not search(s["pattern"], value):
             errs.append(
                 cause(
                     "FieldValueInvalid",
@@ -249,6 +205,11 @@ def _validate(value: Any, s: Schema, path: str, errs: list[dict[str, str]]) -> N
             for i, v in enumerate(value):
                 _validate(v, items, f"{path}[{i}]", errs)
     if isinstance(value, dict):
+        if s.get("x-kubernetes-embedded-resource"):
+            for key in ("apiVersion", "kind"):
+                if not isinstance(value.get(key), str) or not value.get(key):
+                    where = f"{path}.{key}" if path else key
+                    errs.append(cause("FieldValueRequired", where, "Required value: must not be empty"))
         for req in s.get("required") or []:
             if req not in value:
                 errs.append(cause("FieldValueRequired", f"{path}.{req}" if path else req, "Required value"))
@@ -275,7 +236,7 @@ def _validate(value: Any, s: Schema, path: str, errs: list[dict[str, str]]) -> N
             sub = props.get(k)
             if sub is None and isinstance(addl, dict):
                 sub = addl
-            if sub is not None and not (path == "" and k in ("apiVersion", "kind", "metadata")):
+            if sub is not None and not (path == "" and k in _RESOURCE_ROOT):
                 _validate(v, sub, f"{path}.{k}" if path else k, errs)
     for sub in s.get("allOf") or []:
         _validate(value, sub, path, errs)
@@ -305,7 +266,7 @@ def _validate(value: Any, s: Schema, path: str, errs: list[dict[str, str]]) -> N
         )
 
 
-def _numeric(value: float, s: Schema, field: str, errs: list[dict[str, str]]) -> None:
+def _numeric(value: float, s: Schema, field: str, errs: list[Cause]) -> None:
     def bad(text: str) -> None:
         errs.append(
             cause("FieldValueInvalid", field, f"Invalid value: {_fmt(value)}: {field} in body {text}")
@@ -323,70 +284,3 @@ def _numeric(value: float, s: Schema, field: str, errs: list[dict[str, str]]) ->
             bad(f"should be less than or equal to {s['maximum']}")
     if "multipleOf" in s and s["multipleOf"] and value % s["multipleOf"]:
         bad(f"should be a multiple of {s['multipleOf']}")
-
-
-# -- CEL rules (x-kubernetes-validations), the subset `cel.py` evaluates -----------------------------
-
-_RULES_CACHE: dict[int, tuple[Schema, bool]] = {}
-
-
-def has_rules(schema: Schema | None) -> bool:
-    if schema is None:
-        return False
-    hit = _RULES_CACHE.get(id(schema))
-    if hit is None or hit[0] is not schema:
-        hit = (schema, "x-kubernetes-validations" in repr(schema))
-        _RULES_CACHE[id(schema)] = hit
-    return hit[1]
-
-
-def validate_rules(
-    value: Any,
-    schema: Schema | None,
-    old: Any = cel.MISSING,
-    path: str = "",
-) -> list[dict[str, str]]:
-    """Causes for failed `x-kubernetes-validations` rules; transition rules (`oldSelf`) run on
-    updates where the old value correlates (same property, same map-list key)."""
-    errs: list[dict[str, str]] = []
-    if has_rules(schema):
-        _rules(value, schema or {}, old, path, errs)
-    return errs
-
-
-def _rules(value: Any, s: Schema, old: Any, path: str, errs: list[dict[str, str]]) -> None:
-    for rule in s.get("x-kubernetes-validations") or []:
-        if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
-            continue
-        if cel.evaluate(rule["rule"], value, old) is False:
-            field = (path or "<root>") + str(rule.get("fieldPath") or "")
-            msg = rule.get("message") or f"failed rule: {rule['rule']}"
-            reason = rule.get("reason") or "FieldValueInvalid"
-            typ = s.get("type") or _TYPE_NAMES.get(type(value), "object")
-            text = {
-                "FieldValueForbidden": f"Forbidden: {msg}",
-                "FieldValueRequired": f"Required value: {msg}",
-                "FieldValueDuplicate": f"Duplicate value: {msg}",
-            }.get(reason, f'Invalid value: "{typ}": {msg}')
-            errs.append(cause(reason, field, text))
-    if isinstance(value, dict):
-        props = s.get("properties") or {}
-        addl = s.get("additionalProperties")
-        for k, v in value.items():
-            sub = props.get(k) or (addl if isinstance(addl, dict) else None)
-            if sub is None or (path == "" and k in ("apiVersion", "kind", "metadata")):
-                continue
-            o = old.get(k, cel.MISSING) if isinstance(old, dict) else cel.MISSING
-            _rules(v, sub, o, f"{path}.{k}" if path else k, errs)
-    elif isinstance(value, list) and isinstance(s.get("items"), dict):
-        keys = s.get("x-kubernetes-list-map-keys") if s.get("x-kubernetes-list-type") == "map" else None
-        olds: dict[Any, Any] = {}
-        if keys and isinstance(old, list):
-            olds = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, dict)}
-        for i, v in enumerate(value):
-            o = (
-                olds.get(tuple(v.get(k) for k in keys), cel.MISSING)
-                if keys and isinstance(v, dict)
-                else cel.MISSING
-            )
-            _rules(v, s["items"], o, f"{path}[{i}]", errs)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+# re-exported: handlers build 422 causes through this module
+from pyscaffold_op.apimachinery.fielderrors import Cause as Cause
+from pyscaffold_op.apimachinery.fielderrors import cause as cause
 
-class ApiError(Exception):
+
+class StatusError(Exception):
     """An API failure: HTTP code plus the `Status` object sent as the body."""
 
     def __init__(
@@ -54,18 +58,18 @@ def qualified(resource: str, group: str) -> str:
     return f"{resource}.{group}" if group else resource
 
 
-def not_found(group: str, resource: str, name: str) -> ApiError:
-    return ApiError(
+def not_found(group: str, resource: str, name: str) -> StatusError:
+    return StatusError(
         404, "NotFound", f'{qualified(resource, group)} "{name}" not found', _details(name, group, resource)
     )
 
 
-def not_found_path() -> ApiError:
-    return ApiError(404, "NotFound", "the server could not find the requested resource", {})
+def not_found_path() -> StatusError:
+    return StatusError(404, "NotFound", "the server could not find the requested resource", {})
 
 
-def already_exists(group: str, resource: str, name: str) -> ApiError:
-    return ApiError(
+def already_exists(group: str, resource: str, name: str) -> StatusError:
+    return StatusError(
         409,
         "AlreadyExists",
         f'{qualified(resource, group)} "{name}" already exists',
@@ -73,8 +77,8 @@ def already_exists(group: str, resource: str, name: str) -> ApiError:
     )
 
 
-def conflict(group: str, resource: str, name: str, why: str) -> ApiError:
-    return ApiError(
+def conflict(group: str, resource: str, name: str, why: str) -> StatusError:
+    return StatusError(
         409,
         "Conflict",
         f'Operation cannot be fulfilled on {qualified(resource, group)} "{name}": {why}',
@@ -85,11 +89,11 @@ def conflict(group: str, resource: str, name: str, why: str) -> ApiError:
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 
 
-def invalid(group: str, kind: str, name: str, causes: list[dict[str, str]]) -> ApiError:
+def invalid(group: str, kind: str, name: str, causes: list[dict[str, str]]) -> StatusError:
     """422 Invalid. `causes` items: {"reason", "message", "field"}; message joins `field: message`."""
     parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
     joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-    return ApiError(
+    return StatusError(
         422,
         "Invalid",
         f'{qualified(kind, group)} "{name}" is invalid: {joined}',
@@ -97,39 +101,35 @@ def invalid(group: str, kind: str, name: str, causes: list[dict[str, str]]) -> A
     )
 
 
-def cause(reason: str, field: str, message: str) -> dict[str, str]:
-    return {"reason": reason, "message": message, "field": field}
+def bad_request(message: str) -> StatusError:
+    return StatusError(400, "BadRequest", message)
 
 
-def bad_request(message: str) -> ApiError:
-    return ApiError(400, "BadRequest", message)
+def gone(message: str) -> StatusError:
+    return StatusError(410, "Expired", message)
 
 
-def gone(message: str) -> ApiError:
-    return ApiError(410, "Expired", message)
-
-
-def method_not_allowed(method: str) -> ApiError:
-    return ApiError(
+def method_not_allowed(method: str) -> StatusError:
+    return StatusError(
         405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}
     )
 
 
-def too_large(limit: int) -> ApiError:
-    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+def too_large(limit: int) -> StatusError:
+    return StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
 
 
-def unsupported_media(message: str) -> ApiError:
-    return ApiError(415, "UnsupportedMediaType", message)
+def unsupported_media(message: str) -> StatusError:
+    return StatusError(415, "UnsupportedMediaType", message)
 
 
-def forbidden(group: str, resource: str, name: str, why: str) -> ApiError:
+def forbidden(group: str, resource: str, name: str, why: str) -> StatusError:
     q = qualified(resource, group)
     head = f'{q} "{name}" is forbidden' if name else f"{q} is forbidden"
-    return ApiError(403, "Forbidden", f"{head}: {why}", _details(name, group, resource))
+    return StatusError(403, "Forbidden", f"{head}: {why}", _details(name, group, resource))
 
 
-def namespace_terminating(group: str, resource: str, name: str, namespace: str) -> ApiError:
+def namespace_terminating(group: str, resource: str, name: str, namespace: str) -> StatusError:
     """The NamespaceLifecycle admission plugin's refusal of a create in a terminating namespace."""
     err = forbidden(
         group,
@@ -150,8 +150,8 @@ def namespace_terminating(group: str, resource: str, name: str, namespace: str) 
     return err
 
 
-def internal(message: str) -> ApiError:
-    return ApiError(
+def internal(message: str) -> StatusError:
+    return StatusError(
         500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]}
     )
 

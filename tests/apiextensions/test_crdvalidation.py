@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pyscaffold_op.gen.check import check_crd, check_schema
+from pyscaffold_op.apiextensions.crdvalidation import check_crd, check_schema, crd_causes
 
 
 def root(**spec: Any) -> dict[str, Any]:
@@ -463,6 +463,35 @@ def test_crd_level_rules() -> None:
     assert any("schemas are required" in e for e in check_crd(no_schema))
 
 
+def test_the_emulator_gets_the_same_errors_as_422_causes() -> None:
+    crd = _crd([_version("v1", True)], name="x.demo.example.com")
+    crd["spec"]["scope"] = "Galaxy"
+    crd["spec"]["names"]["plural"] = "Widgets"
+    assert crd_causes(crd) == [
+        {
+            "reason": "FieldValueInvalid",
+            "field": "metadata.name",
+            "message": 'Invalid value: "x.demo.example.com": must be spec.names.plural+"."+spec.group',
+        },
+        {
+            "reason": "FieldValueNotSupported",
+            "field": "spec.scope",
+            "message": 'Unsupported value: "Galaxy": supported values: "Cluster", "Namespaced"',
+        },
+        {
+            "reason": "FieldValueInvalid",
+            "field": "spec.names.plural",
+            "message": 'Invalid value: "Widgets": a lowercase RFC 1035 label must consist of lower case '
+            "alphanumeric characters or '-', start with an alphabetic character, and end with an "
+            "alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is "
+            "'[a-z]([-a-z0-9]*[a-z0-9])?')",
+        },
+    ]
+    assert [c["field"] for c in crd_causes({**crd, "spec": {**crd["spec"], "group": ""}})][:1] == [
+        "spec.group"
+    ]
+
+
 def test_names_columns_and_scale_rules() -> None:
     crd = _crd([_version("v1", True)])
     crd["spec"]["names"].update(shortNames=["Bad_Name"], categories=["all"], listKind="Widget")
@@ -475,13 +504,13 @@ def test_names_columns_and_scale_rules() -> None:
                                          "labelSelectorPath": ".metadata.labels"}}  # fmt: skip
     errors = "\n".join(check_crd(crd))
     for message in (
-        "spec.names.shortNames[0]: Invalid value: 'Bad_Name'",
-        "spec.names.listKind: Invalid value: 'Widget': kind and listKind may not be the same",
-        "additionalPrinterColumns[1].name: Duplicate value: 'A'",
-        "additionalPrinterColumns[1].type: Unsupported value: 'text'",
-        "additionalPrinterColumns[1].format: Unsupported value: 'fancy'",
+        'spec.names.shortNames[0]: Invalid value: "Bad_Name"',
+        'spec.names.listKind: Invalid value: "Widget": kind and listKind may not be the same',
+        'additionalPrinterColumns[1].name: Duplicate value: "A"',
+        'additionalPrinterColumns[1].type: Unsupported value: "text"',
+        'additionalPrinterColumns[1].format: Unsupported value: "fancy"',
         "additionalPrinterColumns[1].priority: Invalid value: -1",
-        "additionalPrinterColumns[1].jsonPath: Invalid value: 'spec.a'",
+        'additionalPrinterColumns[1].jsonPath: Invalid value: "spec.a"',
         "scale.specReplicasPath: Invalid value: should be a json path under .spec",
         "scale.statusReplicasPath: Invalid value: should be a json path under .status",
         "scale.labelSelectorPath: Invalid value: should be a json path under either .spec or .status",

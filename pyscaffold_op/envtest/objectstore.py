@@ -1,5 +1,7 @@
 """The in-memory object store: resourceVersions, uids, generations, optimistic concurrency, finalizers,
-owner-reference garbage collection, namespaces, and the event history that watches read.
+and the event history that watches read. The garbage collector and the namespace controller are
+controllers over it (`gc.py`, `namespacecontroller.py`): they observe each stored change and act after
+each write.
 
 Everything here is synchronous and runs on the server's event loop, so each call is atomic (the real
 server's etcd transactions). Objects are never mutated after they are stored: every write stores a new
@@ -8,7 +10,6 @@ dict, so readers may serialise what they get without copying.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import bisect
 import copy
@@ -19,13 +20,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pyscaffold_op.envtest import crds, schema, strategies
-from pyscaffold_op.envtest import errors as E
+from pyscaffold_op import apiextensions
+from pyscaffold_op.envtest import crds, strategies
+from pyscaffold_op.envtest import status as E
+from pyscaffold_op.envtest.controllers import Controller
 from pyscaffold_op.envtest.gc import GarbageCollector
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.managed import record_update
-from pyscaffold_op.envtest.names import generate_name, label_causes, name_causes
-from pyscaffold_op.envtest.resources import LABEL_NAMED, Registry, ResourceInfo
+from pyscaffold_op.envtest.namespacecontroller import NamespaceController
+from pyscaffold_op.envtest.objectmeta import generate_name, label_causes, name_causes
+from pyscaffold_op.envtest.resources import LABEL_NAMED, Registry, ServedResource
 from pyscaffold_op.envtest.watch import Watcher
 
 Obj = dict[str, Any]
@@ -34,7 +38,6 @@ Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # NamespaceLifecycle admission's
 NAMESPACES: GR = ("", "namespaces")
-_GC_FINALIZERS = ("orphan", "foregroundDeletion")
 
 
 def now_rfc3339() -> str:
@@ -84,7 +87,7 @@ class _Bucket:
                 del self.keys[i]
 
 
-class Store(GarbageCollector):
+class Store:
     def __init__(
         self,
         registry: Registry | None = None,
@@ -94,14 +97,12 @@ class Store(GarbageCollector):
         namespace_deletion_max_delay: float = 5.0,
     ) -> None:
         self.registry = registry or Registry()
-        # the namespace controller empties a terminating namespace once no write has touched its
-        # objects (and no DELETE came at all) for `namespace_deletion_delay` seconds, at the latest
-        # `namespace_deletion_max_delay` after its deletion (the real controller's grace period is 5 s)
-        self.namespace_deletion_delay = namespace_deletion_delay
-        self.namespace_deletion_max_delay = namespace_deletion_max_delay
-        self._ns_pending: dict[str, tuple[float, float]] = {}  # name -> (quiet until, deadline)
-        self._ns_active: set[str] = set()  # terminating namespaces the controller is emptying
-        self._ns_timer: asyncio.TimerHandle | None = None
+        self.gc = GarbageCollector(self)
+        self.namespaces = NamespaceController(
+            self, delay=namespace_deletion_delay, max_delay=namespace_deletion_max_delay
+        )
+        self._controllers: tuple[Controller, ...] = (self.gc, self.namespaces)
+        self._reconciling = False
         self.rv = 0
         self._buckets: dict[GR, _Bucket] = {}
         self._events: deque[Event] = deque()
@@ -109,8 +110,6 @@ class Store(GarbageCollector):
         self._horizon = 0  # events with rv > horizon are all still in _events
         self._watchers: dict[GR, set[Watcher]] = {}
         self._by_uid: dict[str, tuple[GR, Key]] = {}
-        self._owned_by: dict[str, set[tuple[GR, Key]]] = {}
-        self._gc_queue: deque[str] = deque()
         self.on_change: list[Callable[[Event], None]] = []  # in-process observers (kubelet, tests)
         # pods/log: set by the kubelet simulator (pod -> text, None if not started)
         self.pod_logs: Callable[[Obj], str | None] | None = None
@@ -119,7 +118,7 @@ class Store(GarbageCollector):
 
     # -- lookup ------------------------------------------------------------------------------------
 
-    def info(self, group: str, version: str, plural: str) -> ResourceInfo:
+    def info(self, group: str, version: str, plural: str) -> ServedResource:
         info = self.registry.get(group, version, plural)
         if info is None:
             raise E.not_found_path()
@@ -131,7 +130,7 @@ class Store(GarbageCollector):
             b = self._buckets[gr] = _Bucket()
         return b
 
-    def get(self, info: ResourceInfo, namespace: str, name: str) -> Obj:
+    def get(self, info: ServedResource, namespace: str, name: str) -> Obj:
         obj = self._bucket(info.bucket).objs.get((namespace if info.namespaced else "", name))
         if obj is None:
             raise E.not_found(info.group, info.plural, name)
@@ -142,7 +141,7 @@ class Store(GarbageCollector):
 
     def list(
         self,
-        info: ResourceInfo,
+        info: ServedResource,
         namespace: str | None,
         pred: Callable[[Obj], bool] | None = None,
         limit: int = 0,
@@ -224,7 +223,7 @@ class Store(GarbageCollector):
 
     def create(
         self,
-        info: ResourceInfo,
+        info: ServedResource,
         namespace: str,
         obj: Obj,
         *,
@@ -298,20 +297,20 @@ class Store(GarbageCollector):
         if dry_run:
             return obj
         self._commit(info.bucket, key, None, obj)
-        self._run_gc()
+        self.run_controllers()
         return obj
 
-    def _admit(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj:
+    def _admit(self, info: ServedResource, obj: Obj, old: Obj | None) -> Obj:
         """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise."""
         if info.custom:
-            obj = schema.prune(obj, info.schema)
-            schema.apply_defaults(obj, info.schema)
+            apiextensions.prune(obj, info.schema)
+            apiextensions.apply_defaults(obj, info.schema)
             if old is None and info.status:
                 obj.pop("status", None)  # status comes only through /status
-            causes = schema.validate(obj, info.schema)
+            causes = apiextensions.validate(obj, info.schema)
             if not causes:  # like the server: CEL rules run on schema-valid objects only
-                causes = schema.validate_rules(
-                    obj, info.schema, old if old is not None else schema.cel.MISSING
+                causes = apiextensions.validate_rules(
+                    obj, info.schema, old if old is not None else apiextensions.MISSING
                 )
         else:
             if old is None:
@@ -327,7 +326,7 @@ class Store(GarbageCollector):
 
     def update(
         self,
-        info: ResourceInfo,
+        info: ServedResource,
         namespace: str,
         name: str,
         obj: Obj,
@@ -388,7 +387,7 @@ class Store(GarbageCollector):
             return new
         return self._write(info, key, old, new)
 
-    def _merge_update(self, info: ResourceInfo, old: Obj, obj: Obj, subresource: str) -> Obj:
+    def _merge_update(self, info: ServedResource, old: Obj, obj: Obj, subresource: str) -> Obj:
         if subresource == "status":
             new = {**copy.deepcopy(old)}
             if "status" in obj:
@@ -396,9 +395,11 @@ class Store(GarbageCollector):
             else:
                 new.pop("status", None)
             if info.custom:
-                new = schema.prune(new, info.schema)
-                schema.apply_defaults(new, info.schema)
-                causes = schema.validate(new, info.schema) or schema.validate_rules(new, info.schema, old)
+                apiextensions.prune(new, info.schema)
+                apiextensions.apply_defaults(new, info.schema)
+                causes = apiextensions.validate(new, info.schema) or apiextensions.validate_rules(
+                    new, info.schema, old
+                )
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new
@@ -445,21 +446,19 @@ class Store(GarbageCollector):
             new["metadata"]["generation"] = ometa.get("generation", 1) + 1
         return new
 
-    def _write(self, info: ResourceInfo, key: Key, old: Obj, new: Obj) -> Obj:
+    def _write(self, info: ServedResource, key: Key, old: Obj, new: Obj) -> Obj:
         meta = new["metadata"]
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._remove(info.bucket, key, new)
-            self._run_gc()
+            self.run_controllers()
             return new
         self._commit(info.bucket, key, old, new)
-        if meta.get("deletionTimestamp"):
-            self._gc_queue.append(meta["uid"])
-        self._run_gc()
+        self.run_controllers()
         return self.find(info.bucket, *key) or new
 
     def delete(
         self,
-        info: ResourceInfo,
+        info: ServedResource,
         namespace: str,
         name: str,
         *,
@@ -496,7 +495,7 @@ class Store(GarbageCollector):
             raise E.forbidden(info.group, info.plural, name, "this namespace may not be deleted")
         finalizers = list(meta.get("finalizers") or [])
         if is_ns:
-            finalizers.append("kubernetes")  # spec.finalizers: the namespace controller's, see _run_gc
+            finalizers.append("kubernetes")  # spec.finalizers: the namespace controller's
         if propagation == "Orphan" and "orphan" not in finalizers:
             finalizers.append("orphan")
         elif propagation == "Foreground" and "foregroundDeletion" not in finalizers:
@@ -504,7 +503,7 @@ class Store(GarbageCollector):
         if not finalizers:
             if not dry_run:
                 self._remove(info.bucket, key, obj)
-                self._run_gc()
+                self.run_controllers()
             return obj, True
         wanted = [f for f in finalizers if f != "kubernetes"] if is_ns else finalizers
         if meta.get("deletionTimestamp") and wanted == list(meta.get("finalizers") or []):
@@ -522,74 +521,56 @@ class Store(GarbageCollector):
         if dry_run:
             return new, False
         self._commit(info.bucket, key, obj, new)
-        if is_ns and not meta.get("deletionTimestamp"):
-            self._schedule_namespace_deletion(name)
-        self._gc_queue.append(meta["uid"])
-        self._run_gc()
+        self.run_controllers()
         current = self.find(info.bucket, *key)
         return (current, False) if current is not None else (new, True)
 
-    # -- the namespace controller's schedule -------------------------------------------------------
+    # -- the controllers -----------------------------------------------------------------------------
 
-    def _schedule_namespace_deletion(self, name: str) -> None:
-        """A namespace started terminating: empty it later, from the event loop (now if there is none)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # a store used synchronously (white-box tests, benchmarks): no controller delay
-            self._ns_active.add(name)
+    def run_controllers(self) -> None:
+        """Let the controllers act on what the last writes changed, until none has work left. Their
+        own writes come back here and return at once: the outer loop picks up what they cause."""
+        if self._reconciling:
             return
-        now = loop.time()
-        self._ns_pending[name] = (
-            now + self.namespace_deletion_delay,
-            now + max(self.namespace_deletion_max_delay, self.namespace_deletion_delay),
-        )
-        self._arm_namespace_timer(loop)
+        self._reconciling = True
+        try:
+            busy = True
+            while busy:
+                busy = False
+                for controller in self._controllers:
+                    busy = controller.reconcile() or busy
+        finally:
+            self._reconciling = False
 
     def namespace_activity(self, method: str, namespace: str | None) -> None:
-        """A write arrived: a DELETE anywhere, or any write to objects in a terminating namespace,
-        postpones the namespace controller, so `kubectl delete -f` of a namespace and then its contents
-        finds the contents still there (as the real controller's 5 s grace period makes sure)."""
-        if not self._ns_pending:
-            return
-        try:
-            now = asyncio.get_running_loop().time()
-        except RuntimeError:
-            return
-        for name, (quiet, deadline) in list(self._ns_pending.items()):
-            if method == "DELETE" or name == namespace:
-                self._ns_pending[name] = (max(quiet, now + self.namespace_deletion_delay), deadline)
-
-    def _arm_namespace_timer(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._ns_timer is not None:
-            self._ns_timer.cancel()
-            self._ns_timer = None
-        if self._ns_pending:
-            due = min(min(q, d) for q, d in self._ns_pending.values())
-            self._ns_timer = loop.call_at(due, self._namespace_timer_fired, loop)
-
-    def _namespace_timer_fired(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._ns_timer = None
-        now = loop.time()
-        for name, (quiet, deadline) in list(self._ns_pending.items()):
-            if now >= min(quiet, deadline):
-                del self._ns_pending[name]
-                ns = self.find(NAMESPACES, "", name)
-                if ns is not None and ns["metadata"].get("deletionTimestamp"):
-                    self._ns_active.add(name)
-                    self._gc_queue.append(ns["metadata"]["uid"])
-        self._run_gc()
-        self._arm_namespace_timer(loop)
-
-    def stop_controllers(self) -> None:
-        """Cancel the namespace controller's pending work (the environment is stopping)."""
-        if self._ns_timer is not None:
-            self._ns_timer.cancel()
-            self._ns_timer = None
+        """A write arrived: the namespace controller postpones emptying namespaces it concerns."""
+        self.namespaces.activity(method, namespace)
 
     @property
     def namespaces_pending(self) -> bool:
         """Whether some terminating namespace waits for the namespace controller."""
-        return bool(self._ns_pending)
+        return self.namespaces.pending
+
+    def stop_controllers(self) -> None:
+        """Cancel the controllers' pending work (the environment is stopping)."""
+        self.namespaces.stop()
+
+    # -- what controllers use (controllers.StoreAccess) ----------------------------------------------
+
+    def locate(self, uid: str) -> tuple[GR, Key] | None:
+        return self._by_uid.get(uid)
+
+    def keys_in(self, gr: GR) -> list[Key]:
+        return list(self._bucket(gr).keys)
+
+    def stored_resources(self) -> list[GR]:
+        return list(self._buckets)
+
+    def put(self, gr: GR, key: Key, old: Obj | None, new: Obj) -> None:
+        self._commit(gr, key, old, new)
+
+    def drop(self, gr: GR, key: Key, obj: Obj) -> None:
+        self._remove(gr, key, obj)
 
     @property
     def terminating_namespaces(self) -> list[str]:
@@ -606,7 +587,6 @@ class Store(GarbageCollector):
         self._bucket(gr).put(key, new)
         uid = new["metadata"]["uid"]
         self._by_uid[uid] = (gr, key)
-        self._index_owners(gr, key, old, new)
         self._emit(Event(self.rv, "ADDED" if old is None else "MODIFIED", gr, new, old))
         if gr == (crds.CRD_GROUP, "customresourcedefinitions"):
             self._register_crd(old, new)
@@ -617,17 +597,9 @@ class Store(GarbageCollector):
         self._bucket(gr).pop(key)
         uid = obj["metadata"]["uid"]
         self._by_uid.pop(uid, None)
-        self._index_owners(gr, key, obj, None)
         self._emit(Event(self.rv, "DELETED", gr, final, obj))
-        self._gc_queue.append(uid)
-        # owners waiting in foreground deletion may now be free to go
-        self._gc_queue.extend(r["uid"] for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid"))
         if gr == (crds.CRD_GROUP, "customresourcedefinitions"):
             self._unregister_crd(obj)
-        if gr != ("", "namespaces") and key[0]:
-            ns = self.find(("", "namespaces"), "", key[0])
-            if ns is not None and ns["metadata"].get("deletionTimestamp"):
-                self._gc_queue.append(ns["metadata"]["uid"])
 
     def _emit(self, event: Event) -> None:
         self._events.append(event)
@@ -635,6 +607,8 @@ class Store(GarbageCollector):
             self._horizon = self._events.popleft().rv
         for w in tuple(self._watchers.get(event.gr, ())):
             w.offer(event)
+        for controller in self._controllers:
+            controller.observe(event)
         for cb in self.on_change:
             cb(event)
 

@@ -1,15 +1,18 @@
-"""The PROJECT file: kubebuilder's format (version 3), read and written with ruamel.yaml."""
+"""The PROJECT file (kubebuilder's format, version 3) and the project layout it implies.
+
+Read by the scaffolder (which writes it) and the generator (which finds the API packages through it).
+"""
 
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from pyscaffold_op.errors import ProjectError
-from pyscaffold_op.scaffold.names import api_module_path, package_name_from_repo
 
 PROJECT_FILE = "PROJECT"
 LAYOUT = "python.pyop.io/v1"
@@ -19,6 +22,27 @@ _HEADER = (
     "# and allow the plugins properly work.\n"
     "# More info: https://book.kubebuilder.io/reference/project-config.html\n"
 )
+
+
+def package_name_from_repo(repo: str) -> str:
+    """The Python package for a repo path: its last element, with '-' and '.' turned into '_'."""
+    last = repo.rstrip("/").rsplit("/", 1)[-1]
+    name = re.sub(r"[^0-9a-zA-Z_]", "_", last).lower()
+    if not name or name[0].isdigit():
+        name = f"_{name}"
+    return name
+
+
+def group_module_name(group: str) -> str:
+    """A Python module name for an API group: `programming-kubernetes` -> `programming_kubernetes`."""
+    return re.sub(r"[^0-9a-z_]", "_", group.split(".")[0]) if group else "core"
+
+
+def api_module_path(package: str, group: str, version: str, *, multigroup: bool) -> str:
+    """Dotted module of an API version package: `<pkg>.api.<version>` or `<pkg>.api.<group>.<version>`."""
+    if multigroup:
+        return f"{package}.api.{group_module_name(group)}.{version}"
+    return f"{package}.api.{version}"
 
 
 class _Model(BaseModel):

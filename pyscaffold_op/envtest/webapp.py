@@ -6,7 +6,7 @@ import contextlib
 
 from aiohttp import web
 
-from pyscaffold_op.envtest import errors as E
+from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.handlers import MAX_BODY, Api, Request, error_response
 
 # Bodies are read up to this size so that anything over MAX_BODY gets the API server's 413 Status.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from pyscaffold_op.gen.check import check_schema
+from pyscaffold_op.apiextensions.crdvalidation import check_schema
 
 P = "spec.versions[0].schema.openAPIV3Schema"
 

@@ -4,6 +4,7 @@ It covers what kubebuilder `XValidation` markers usually say: field access on `s
 literals, arithmetic, comparisons, `&&`/`||`/`!`, `?:`, `in`, `has()`, `size()`, string methods
 (`startsWith`, `endsWith`, `contains`, `matches`), and the `all`/`exists`/`exists_one`/`map`/`filter`
 macros. Anything else raises `Unsupported`, and the rule is skipped (never a false rejection).
+`evaluate()` is the whole interface: a CEL library can replace this module behind it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Any
+
+from pyscaffold_op.apiextensions.patterns import search
 
 
 class Unsupported(Exception):
@@ -302,7 +305,7 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "startsWith": lambda s, p: s.startswith(p),
     "endsWith": lambda s, p: s.endswith(p),
     "contains": lambda s, p: p in s,
-    "matches": lambda s, p: re.search(p, s) is not None,
+    "matches": lambda s, p: search(p, s),
     "lowerAscii": lambda s: s.lower(),
     "upperAscii": lambda s: s.upper(),
 }

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pyscaffold_op.envtest.cel import MISSING, evaluate
+from pyscaffold_op.apiextensions.cel import MISSING, evaluate
 
 
 @pytest.mark.parametrize(

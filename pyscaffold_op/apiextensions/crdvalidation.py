@@ -1,21 +1,28 @@
-"""Offline checks: the rules apiextensions-apiserver applies to a CRD, and samples against their CRD.
+"""The rules apiextensions-apiserver applies to a CustomResourceDefinition before it accepts it.
 
 The structural rules are ported from `k8s.io/apiextensions-apiserver/pkg/apiserver/schema`
 (`ValidateStructural`: invariants, value-validation junctors, metadata, completeness) and from the
 CRD validation (`ValidateCustomResourceDefinitionOpenAPISchema`: forbidden keywords, uniqueItems,
 x-kubernetes-* constraints, CEL rule shape, defaults valid and pruned). Messages name the field path
 the way the API server does (`spec.versions[0].schema.openAPIV3Schema.properties[spec].type`).
+
+    check_crd(crd) -> ["field: message", ...]      # the generator's one-line problems
+    crd_causes(crd) -> [Cause, ...]                 # the emulator's 422 causes: the same errors
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
-from pathlib import Path
 from typing import Any
 
-from pyscaffold_op.gen.structural import apply_defaults, prune, quick_validate, validate
+from pyscaffold_op.apiextensions.patterns import pattern_problem
+from pyscaffold_op.apiextensions.pruning import prune
+from pyscaffold_op.apiextensions.validation import validate
+from pyscaffold_op.apimachinery.fielderrors import Cause, cause, reason_of
+from pyscaffold_op.apimachinery.validation import is_dns1035_label
+
+__all__ = ["check_crd", "check_schema", "crd_causes"]
 
 _FORBIDDEN_KEYWORDS = {
     "$ref": "$ref is not supported",
@@ -49,6 +56,11 @@ _NESTED_FORBIDDEN = {
 _INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
 _REASONS = {"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"}
 _ROOT, _ITEM, _FIELD = "root", "item", "field"
+
+
+def _q(value: Any) -> str:
+    """A value as Go's `%q` shows it in field errors."""
+    return json.dumps(value)
 
 
 def _key(path: str, key: str) -> str:
@@ -227,7 +239,7 @@ class _Checker:
                     "Required value: messageExpression must be non-empty if specified",
                 )
             if "reason" in rule and rule["reason"] not in _REASONS:
-                self.err(f"{here}.reason", f"Unsupported value: {rule['reason']!r}")
+                self.err(f"{here}.reason", f"Unsupported value: {_q(rule['reason'])}")
             if "fieldPath" in rule and ("\n" in str(rule["fieldPath"]) or not str(rule["fieldPath"]).strip()):
                 self.err(f"{here}.fieldPath", "fieldPath must be a valid path")
 
@@ -326,7 +338,7 @@ class _Checker:
         if isinstance(s.get("not"), dict):
             self.nested(s["not"], False, f"{path}.not")
         if "pattern" in s:
-            problem = _re2_problem(s["pattern"])
+            problem = pattern_problem(s["pattern"])
             if problem:
                 shown = json.dumps(s["pattern"])
                 self.err(
@@ -418,30 +430,14 @@ class _Checker:
                         f"{path}.default",
                         f"Invalid value: must not have unknown fields ({', '.join(dropped)})",
                     )
-                for field_path, message in quick_validate(value, node):
-                    inner = "" if field_path in ("", "<root>") else f".{field_path}"
-                    where = f"{path}.default{inner}"
-                    self.err(where, f"Invalid value: {message}")
+                for problem in validate(value, node):
+                    inner = "" if problem["field"] == "<root>" else f".{problem['field']}"
+                    self.err(f"{path}.default{inner}", problem["message"])
         for key in ("items", "additionalProperties", "not"):
             if isinstance(node.get(key), dict):
                 self.defaults(node[key], f"{path}.{key}", root_schema)
         for name, prop in (node.get("properties") or {}).items():
             self.defaults(prop, _key(f"{path}.properties", name), root_schema)
-
-
-_RE2_UNSUPPORTED = re.compile(r"\(\?(?:=|!|<=|<!)|\\[1-9]|\(\?P=|\\[gk]<")
-
-
-def _re2_problem(pattern: str) -> str:
-    """Why Go's RE2 (what the API server compiles patterns with) rejects `pattern`, or ""."""
-    try:
-        re.compile(pattern)
-    except re.error as err:
-        return str(err)
-    found = _RE2_UNSUPPORTED.search(pattern)
-    if found:
-        return f"RE2 has no lookaround or backreferences ({found.group(0)!r})"
-    return ""
 
 
 def check_schema(schema: dict[str, Any], path: str = "openAPIV3Schema") -> list[str]:
@@ -458,7 +454,7 @@ def check_schema(schema: dict[str, Any], path: str = "openAPIV3Schema") -> list[
 def check_crd(crd: dict[str, Any]) -> list[str]:
     """The CRD-level rules (versions, storage, names) and every version's schema rules."""
     errors: list[str] = []
-    spec = crd.get("spec", {})
+    spec = crd.get("spec") or {}
     versions = spec.get("versions") or []
     if not versions:
         errors.append(
@@ -469,13 +465,17 @@ def check_crd(crd: dict[str, Any]) -> list[str]:
     names = [v.get("name") for v in versions]
     if len(set(names)) != len(names):
         errors.append("spec.versions: Invalid value: must contain unique version names")
-    plural, group = spec.get("names", {}).get("plural", ""), spec.get("group", "")
-    if crd.get("metadata", {}).get("name") != f"{plural}.{group}":
-        errors.append(
-            f'metadata.name: Invalid value: must be spec.names.plural+"."+spec.group ({plural}.{group})'
-        )
-    if "." not in group:
-        errors.append(f"spec.group: Invalid value: {group!r}: should be a domain with at least one dot")
+    plural, group = (spec.get("names") or {}).get("plural", ""), spec.get("group", "")
+    name = (crd.get("metadata") or {}).get("name", "")
+    if group and plural and name != f"{plural}.{group}":
+        errors.append(f'metadata.name: Invalid value: "{name}": must be spec.names.plural+"."+spec.group')
+    if not group:
+        errors.append("spec.group: Required value")
+    elif "." not in group:
+        errors.append(f'spec.group: Invalid value: "{group}": should be a domain with at least one dot')
+    if spec.get("scope") not in ("Namespaced", "Cluster"):
+        shown = json.dumps(spec.get("scope", ""))
+        errors.append(f'spec.scope: Unsupported value: {shown}: supported values: "Cluster", "Namespaced"')
     errors += _check_names(spec.get("names") or {})
     for index, version in enumerate(versions):
         errors += _check_version(version, f"spec.versions[{index}]")
@@ -488,7 +488,6 @@ def check_crd(crd: dict[str, Any]) -> list[str]:
     return errors
 
 
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _COLUMN_TYPES = {"integer", "number", "string", "boolean", "date"}
 _COLUMN_FORMATS = {"int32", "int64", "float", "double", "byte", "date", "date-time", "password"}
 
@@ -496,25 +495,26 @@ _COLUMN_FORMATS = {"int32", "int64", "float", "double", "byte", "date", "date-ti
 def _check_names(names: dict[str, Any]) -> list[str]:
     """spec.names as ValidateCustomResourceDefinitionNames checks them."""
     errors = []
-    label = "a lowercase RFC 1035 label must consist of lower case alphanumeric characters or '-'"
+
+    def label(field: str, value: str) -> None:
+        errors.extend(f'{field}: Invalid value: "{value}": {why}' for why in is_dns1035_label(value))
+
     for key in ("plural", "singular"):
         value = names.get(key, "")
         if not value and key == "plural":
             errors.append("spec.names.plural: Required value")
-        elif value and (not _DNS1035.match(value) or len(value) > 63):
-            errors.append(f"spec.names.{key}: Invalid value: {value!r}: {label}")
+        elif value:
+            label(f"spec.names.{key}", value)
     for index, short in enumerate(names.get("shortNames") or []):
-        if not _DNS1035.match(short):
-            errors.append(f"spec.names.shortNames[{index}]: Invalid value: {short!r}: {label}")
+        label(f"spec.names.shortNames[{index}]", short)
     for index, category in enumerate(names.get("categories") or []):
-        if not _DNS1035.match(category):
-            errors.append(f"spec.names.categories[{index}]: Invalid value: {category!r}: {label}")
+        label(f"spec.names.categories[{index}]", category)
     kind, list_kind = names.get("kind", ""), names.get("listKind", "")
     if not kind:
         errors.append("spec.names.kind: Required value")
     if kind and kind == list_kind:
         errors.append(
-            f"spec.names.listKind: Invalid value: {list_kind!r}: kind and listKind may not be the same"
+            f"spec.names.listKind: Invalid value: {_q(list_kind)}: kind and listKind may not be the same"
         )
     return errors
 
@@ -526,19 +526,19 @@ def _check_version(version: dict[str, Any], path: str) -> list[str]:
     for index, column in enumerate(version.get("additionalPrinterColumns") or []):
         here = f"{path}.additionalPrinterColumns[{index}]"
         if column.get("name") in seen:
-            errors.append(f"{here}.name: Duplicate value: {column.get('name')!r}")
+            errors.append(f"{here}.name: Duplicate value: {_q(column.get('name'))}")
         seen.add(column.get("name"))
         if column.get("type") not in _COLUMN_TYPES:
-            errors.append(f"{here}.type: Unsupported value: {column.get('type')!r}")
+            errors.append(f"{here}.type: Unsupported value: {_q(column.get('type'))}")
         if "format" in column and column["format"] not in _COLUMN_FORMATS:
-            errors.append(f"{here}.format: Unsupported value: {column['format']!r}")
+            errors.append(f"{here}.format: Unsupported value: {_q(column['format'])}")
         if column.get("priority", 0) < 0:
             errors.append(
                 f"{here}.priority: Invalid value: {column['priority']}: must be greater than or equal to 0"
             )
         if not str(column.get("jsonPath", "")).startswith("."):
             errors.append(
-                f"{here}.jsonPath: Invalid value: {column.get('jsonPath')!r}: must be a simple json path"
+                f"{here}.jsonPath: Invalid value: {_q(column.get('jsonPath'))}: must be a simple json path"
             )
     scale = (version.get("subresources") or {}).get("scale")
     if scale:
@@ -556,42 +556,10 @@ def _check_version(version: dict[str, Any], path: str) -> list[str]:
     return errors
 
 
-def check_samples(samples_dir: Path, crds: list[dict[str, Any]]) -> list[str]:
-    """Validate every `*.yaml` document of kinds we define, after pruning; pruned fields are problems."""
-    import yaml
-
-    by_gvk: dict[tuple[str, str], dict[str, Any]] = {}
-    for crd in crds:
-        spec = crd["spec"]
-        for version in spec["versions"]:
-            api_version = f"{spec['group']}/{version['name']}"
-            by_gvk[(api_version, spec["names"]["kind"])] = version["schema"]["openAPIV3Schema"]
-    groups = {crd["spec"]["group"] for crd in crds}
-    problems: list[str] = []
-    for path in sorted(samples_dir.glob("*.yaml")) if samples_dir.is_dir() else []:
-        try:
-            docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if isinstance(d, dict)]
-        except yaml.YAMLError as err:
-            problems.append(f"{path.name}: not valid YAML: {str(err).splitlines()[0]}")
-            continue
-        for doc in docs:
-            schema = by_gvk.get((doc.get("apiVersion"), doc.get("kind")))
-            if schema is None:
-                group = str(doc.get("apiVersion", "")).rpartition("/")[0]
-                if group in groups:
-                    problems.append(
-                        f"{path.name}: no CRD serves {doc.get('kind')} in {doc.get('apiVersion')}"
-                    )
-                continue  # kustomization.yaml, or a kind of another API
-            name = (doc.get("metadata") or {}).get("name", "?")
-            obj = copy.deepcopy(doc)
-            pruned = prune(obj, schema)
-            apply_defaults(obj, schema)  # the server's order: prune, default, validate
-            for field_path in pruned:
-                problems.append(
-                    f"{path.name} ({doc['kind']} {name}): unknown field {field_path!r} would be "
-                    "silently dropped by the API server"
-                )
-            for field_path, message in validate(obj, schema):
-                problems.append(f"{path.name} ({doc['kind']} {name}): {field_path}: {message}")
-    return problems
+def crd_causes(crd: dict[str, Any]) -> list[Cause]:
+    """`check_crd`'s errors as the causes of the API server's 422 answer."""
+    out = []
+    for error in check_crd(crd):
+        field, _, message = error.partition(": ")
+        out.append(cause(reason_of(message), field, message))
+    return out

@@ -1,0 +1,37 @@
+"""What the API server does with a CRD's structural schema (our apiextensions-apiserver).
+
+Shared by the generator's offline checks and the emulator, so both agree on what the server keeps,
+fills in and rejects. Objects are plain JSON-like dicts; `schema` is a version's `openAPIV3Schema`.
+Only the standard library at import time.
+
+    removed = prune(obj, schema)          # drops unknown fields in place; their paths
+    apply_defaults(obj, schema)           # fills defaults in place (drops non-nullable nulls)
+    causes = validate(obj, schema)        # 422 causes with kube-openapi's messages, [] when valid
+    causes = validate_rules(obj, schema, old)   # x-kubernetes-validations (CEL)
+    check_crd(crd) / crd_causes(crd)      # the rules a CRD itself must pass (structural schema, names)
+
+Modules: `pruning`, `defaulting`, `validation`, `rules` (CEL rules) over `cel` (the evaluator),
+`patterns` (regular expressions, RE2 semantics), `crdvalidation`.
+"""
+
+from __future__ import annotations
+
+from pyscaffold_op.apiextensions.crdvalidation import check_crd, check_schema, crd_causes
+from pyscaffold_op.apiextensions.defaulting import apply_defaults
+from pyscaffold_op.apiextensions.pruning import OBJECT_META_FIELDS, prune, unknown_fields
+from pyscaffold_op.apiextensions.rules import MISSING, has_rules, validate_rules
+from pyscaffold_op.apiextensions.validation import validate
+
+__all__ = [
+    "MISSING",
+    "OBJECT_META_FIELDS",
+    "apply_defaults",
+    "check_crd",
+    "check_schema",
+    "crd_causes",
+    "has_rules",
+    "prune",
+    "unknown_fields",
+    "validate",
+    "validate_rules",
+]

@@ -1,0 +1,139 @@
+"""Name rules of k8s.io/apimachinery/pkg/util/validation, with its messages.
+
+Each `is_*` returns the list of problems (empty when valid), worded as the API server words them, so
+the scaffolder's one-line errors and the emulator's 422 causes say the same thing about the same name.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_qualified_name",
+    "is_valid_label_value",
+    "max_len_error",
+]
+
+_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN_FMT = rf"{_LABEL_FMT}(\.{_LABEL_FMT})*"
+_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT = f"({_QUALIFIED_FMT})?"
+
+_LABEL = re.compile(_LABEL_FMT)
+_SUBDOMAIN = re.compile(_SUBDOMAIN_FMT)
+_DNS1035 = re.compile(_DNS1035_FMT)
+_QUALIFIED = re.compile(_QUALIFIED_FMT)
+_LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
+
+
+def max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
+
+
+def _regex_error(message: str, fmt: str, *examples: str) -> str:
+    shown = ",  or ".join(f"'{e}'" for e in examples)
+    return f"{message} (e.g. {shown}, regex used for validation is '{fmt}')"
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    """A DNS-1123 label (namespace names, most resource names of the core group): at most 63."""
+    errors = [max_len_error(63)] if len(value) > 63 else []
+    if not _LABEL.fullmatch(value):
+        errors.append(
+            _regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                "and must start and end with an alphanumeric character",
+                _LABEL_FMT,
+                "my-name",
+                "123-abc",
+            )
+        )
+    return errors
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    """A DNS-1123 subdomain (most object names, API groups): at most 253."""
+    errors = [max_len_error(253)] if len(value) > 253 else []
+    if not _SUBDOMAIN.fullmatch(value):
+        errors.append(
+            _regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+                "or '.', and must start and end with an alphanumeric character",
+                _SUBDOMAIN_FMT,
+                "example.com",
+            )
+        )
+    return errors
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """A DNS-1035 label (CRD plural, singular, short names, categories): starts with a letter."""
+    errors = [max_len_error(63)] if len(value) > 63 else []
+    if not _DNS1035.fullmatch(value):
+        errors.append(
+            _regex_error(
+                "a lowercase RFC 1035 label must consist of lower case alphanumeric characters or '-', "
+                "start with an alphabetic character, and end with an alphanumeric character",
+                _DNS1035_FMT,
+                "my-name",
+                "abc-123",
+            )
+        )
+    return errors
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """A label or annotation key: `[prefix/]name`, the prefix a DNS-1123 subdomain."""
+    prefix, slash, name = value.rpartition("/")
+    if slash and not prefix:
+        return ["prefix part must be non-empty"]
+    if value.count("/") > 1:
+        return [
+            _regex_error(
+                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
+                "start and end with an alphanumeric character",
+                _QUALIFIED_FMT,
+                "MyName",
+                "my.name",
+                "123-abc",
+            )
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    errors = [f"prefix part {e}" for e in is_dns1123_subdomain(prefix)] if slash else []
+    if not name:
+        errors.append("name part must be non-empty")
+    elif len(name) > 63:
+        errors.append("name part " + max_len_error(63))
+    if name and not _QUALIFIED.fullmatch(name):
+        errors.append(
+            _regex_error(
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+                "and end with an alphanumeric character",
+                _QUALIFIED_FMT,
+                "MyName",
+                "my.name",
+                "123-abc",
+            )
+        )
+    return errors
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    """A label value: empty, or at most 63 of `[-A-Za-z0-9_.]` starting and ending alphanumeric."""
+    errors = [max_len_error(63)] if len(value) > 63 else []
+    if not _LABEL_VALUE.fullmatch(value):
+        errors.append(
+            _regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+                "or '.', and must start and end with an alphanumeric character",
+                _LABEL_VALUE_FMT,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
+    return errors
