@@ -14,6 +14,10 @@ _KEY = r"[A-Za-z0-9./_-]+"
 _SET_RE = re.compile(rf"\s*(!?)\s*({_KEY})\s*(?:(notin|in)\s*\(([^)]*)\)|(==|!=|=)\s*([^,\s]*))?\s*")
 
 
+# labels.Lexer's operator tokens: a value starting with one is that token, not an identifier
+_SYMBOLS = ("!=", "==", "=", "!", "(", ")", "<", ">")
+
+
 def _split_top(text: str) -> list[str]:
     """Split on commas that are not inside parentheses (`a in (x,y),b` -> two requirements)."""
     parts, depth, cur = [], 0, []
@@ -45,6 +49,9 @@ def parse_label_selector(text: str | None) -> Predicate | None:
         neg, key, setop, values, op, value = m.groups()
         if neg and (setop or op):
             raise bad_request(f"unable to parse requirement: '{part.strip()}'")
+        if op and value[:1] and value[0] in "!=()<>":  # `a===b`: the lexer reads `==` then `=`
+            lit = next(sym for sym in _SYMBOLS if value.startswith(sym))
+            raise bad_request(f"unable to parse requirement: found '{lit}', expected: identifier")
         if setop:
             vals = {v.strip() for v in values.split(",") if v.strip()}
             if setop == "in":
