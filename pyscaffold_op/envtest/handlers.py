@@ -69,6 +69,9 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
                 return json_response(200, discovery.VERSION)
             if parts in (["healthz"], ["readyz"], ["livez"]):
                 return Response(200, b"ok", "text/plain")
+            if parts == ["openapi", "v2"]:
+                body, ctype = openapi.v2(req.headers.get("accept", ""))
+                return Response(200, body, ctype)
             if parts[:2] == ["openapi", "v3"]:
                 doc = None
                 if len(parts) == 2:
