@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pyscaffold_op.envtest import crds, schema, strategies
+from pyscaffold_op.envtest import crds, defaulting, schema, strategies
 from pyscaffold_op.envtest import errors as E
 from pyscaffold_op.envtest.gc import GarbageCollector
 from pyscaffold_op.envtest.jsonutil import dumps, loads
@@ -316,6 +316,7 @@ class Store(GarbageCollector):
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
+            defaulting.apply(info, obj, old)  # every write, like the server's defaulting
             causes = strategies.validate(info, obj, old)
             if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
                 causes += crds.crd_causes(obj)
