@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal, NamedTuple, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
 from pyscaffold_op.apimachinery.naming import pluralize
@@ -156,6 +156,17 @@ class KubeObject(KubeModel):
     api_version: str = Field(default="", alias="apiVersion")
     kind: str = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _not_lightkube_meta(cls, value: Any) -> Any:
+        if type(value).__module__.startswith("lightkube."):
+            raise ValueError(
+                f"metadata is lightkube's {type(value).__name__}; pyop models take "
+                "pyscaffold_op.apimachinery.ObjectMeta (snake_case: ObjectMeta(name=..., "
+                "owner_references=...)), or build the whole object with lightkube's models"
+            )
+        return value
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
