@@ -19,11 +19,11 @@ class ApplyConfiguration(K8sModel):
 
 class AuditAnnotation(K8sModel):
     key: str
-    value_expression: Annotated[str, Field(alias="valueExpression")]
+    value_expression: str
 
 
 class ExpressionWarning(K8sModel):
-    field_ref: Annotated[str, Field(alias="fieldRef")]
+    field_ref: str
     warning: str
 
 
@@ -37,28 +37,28 @@ class MatchCondition(K8sModel):
 
 
 class Mutation(K8sModel):
-    apply_configuration: Annotated[ApplyConfiguration | None, Field(alias="applyConfiguration")] = None
-    json_patch: Annotated[JSONPatch | None, Field(alias="jsonPatch")] = None
-    patch_type: Annotated[str, Field(alias="patchType")]
+    apply_configuration: ApplyConfiguration | None = None
+    json_patch: JSONPatch | None = None
+    patch_type: str
 
 
 class NamedRuleWithOperations(K8sModel):
-    api_groups: Annotated[list[str] | None, Field(alias="apiGroups")] = None
-    api_versions: Annotated[list[str] | None, Field(alias="apiVersions")] = None
+    api_groups: list[str] | None = None
+    api_versions: list[str] | None = None
     operations: list[str] | None = None
-    resource_names: Annotated[list[str] | None, Field(alias="resourceNames")] = None
+    resource_names: list[str] | None = None
     resources: list[str] | None = None
     scope: str | None = None
 
 
 class ParamKind(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     kind: str | None = None
 
 
 class RuleWithOperations(K8sModel):
-    api_groups: Annotated[list[str] | None, Field(alias="apiGroups")] = None
-    api_versions: Annotated[list[str] | None, Field(alias="apiVersions")] = None
+    api_groups: list[str] | None = None
+    api_versions: list[str] | None = None
     operations: list[str] | None = None
     resources: list[str] | None = None
     scope: str | None = None
@@ -72,13 +72,13 @@ class ServiceReference(K8sModel):
 
 
 class TypeChecking(K8sModel):
-    expression_warnings: Annotated[list[ExpressionWarning] | None, Field(alias="expressionWarnings")] = None
+    expression_warnings: list[ExpressionWarning] | None = None
 
 
 class Validation(K8sModel):
     expression: str
     message: str | None = None
-    message_expression: Annotated[str | None, Field(alias="messageExpression")] = None
+    message_expression: str | None = None
     reason: str | None = None
 
 
@@ -88,50 +88,48 @@ class Variable(K8sModel):
 
 
 class WebhookClientConfig(K8sModel):
-    ca_bundle: Annotated[str | None, Field(alias="caBundle")] = None
+    ca_bundle: str | None = None
     service: ServiceReference | None = None
     url: str | None = None
 
 
 class ValidatingAdmissionPolicyStatus(K8sModel):
     conditions: list[meta_v1.Condition] | None = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
-    type_checking: Annotated[TypeChecking | None, Field(alias="typeChecking")] = None
+    observed_generation: int | None = None
+    type_checking: TypeChecking | None = None
 
 
 class MatchResources(K8sModel):
-    exclude_resource_rules: Annotated[
-        list[NamedRuleWithOperations] | None, Field(alias="excludeResourceRules")
-    ] = None
-    match_policy: Annotated[str | None, Field(alias="matchPolicy")] = None
-    namespace_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="namespaceSelector")] = None
-    object_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="objectSelector")] = None
-    resource_rules: Annotated[list[NamedRuleWithOperations] | None, Field(alias="resourceRules")] = None
+    exclude_resource_rules: list[NamedRuleWithOperations] | None = None
+    match_policy: str | None = None
+    namespace_selector: meta_v1.LabelSelector | None = None
+    object_selector: meta_v1.LabelSelector | None = None
+    resource_rules: list[NamedRuleWithOperations] | None = None
 
 
 class MutatingAdmissionPolicySpec(K8sModel):
-    failure_policy: Annotated[str | None, Field(alias="failurePolicy")] = None
-    match_conditions: Annotated[list[MatchCondition] | None, Field(alias="matchConditions")] = None
-    match_constraints: Annotated[MatchResources | None, Field(alias="matchConstraints")] = None
+    failure_policy: str | None = None
+    match_conditions: list[MatchCondition] | None = None
+    match_constraints: MatchResources | None = None
     mutations: list[Mutation] | None = None
-    param_kind: Annotated[ParamKind | None, Field(alias="paramKind")] = None
-    reinvocation_policy: Annotated[str | None, Field(alias="reinvocationPolicy")] = None
+    param_kind: ParamKind | None = None
+    reinvocation_policy: str | None = None
     variables: list[Variable] | None = None
 
 
 class MutatingWebhook(K8sModel):
-    admission_review_versions: Annotated[list[str], Field(alias="admissionReviewVersions")]
-    client_config: Annotated[WebhookClientConfig, Field(alias="clientConfig")]
-    failure_policy: Annotated[str | None, Field(alias="failurePolicy")] = None
-    match_conditions: Annotated[list[MatchCondition] | None, Field(alias="matchConditions")] = None
-    match_policy: Annotated[str | None, Field(alias="matchPolicy")] = None
+    admission_review_versions: list[str]
+    client_config: WebhookClientConfig
+    failure_policy: str | None = None
+    match_conditions: list[MatchCondition] | None = None
+    match_policy: str | None = None
     name: str
-    namespace_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="namespaceSelector")] = None
-    object_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="objectSelector")] = None
-    reinvocation_policy: Annotated[str | None, Field(alias="reinvocationPolicy")] = None
+    namespace_selector: meta_v1.LabelSelector | None = None
+    object_selector: meta_v1.LabelSelector | None = None
+    reinvocation_policy: str | None = None
     rules: list[RuleWithOperations] | None = None
-    side_effects: Annotated[str, Field(alias="sideEffects")]
-    timeout_seconds: Annotated[int | None, Field(alias="timeoutSeconds")] = None
+    side_effects: str
+    timeout_seconds: int | None = None
 
 
 class MutatingWebhookConfiguration(K8sObject):
@@ -142,7 +140,7 @@ class MutatingWebhookConfiguration(K8sObject):
 
 
 class MutatingWebhookConfigurationList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[MutatingWebhookConfiguration]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -151,39 +149,39 @@ class MutatingWebhookConfigurationList(K8sModel):
 class ParamRef(K8sModel):
     name: str | None = None
     namespace: str | None = None
-    parameter_not_found_action: Annotated[str | None, Field(alias="parameterNotFoundAction")] = None
+    parameter_not_found_action: str | None = None
     selector: meta_v1.LabelSelector | None = None
 
 
 class ValidatingAdmissionPolicyBindingSpec(K8sModel):
-    match_resources: Annotated[MatchResources | None, Field(alias="matchResources")] = None
-    param_ref: Annotated[ParamRef | None, Field(alias="paramRef")] = None
-    policy_name: Annotated[str, Field(alias="policyName")]
-    validation_actions: Annotated[list[str], Field(alias="validationActions")]
+    match_resources: MatchResources | None = None
+    param_ref: ParamRef | None = None
+    policy_name: str
+    validation_actions: list[str]
 
 
 class ValidatingAdmissionPolicySpec(K8sModel):
-    audit_annotations: Annotated[list[AuditAnnotation] | None, Field(alias="auditAnnotations")] = None
-    failure_policy: Annotated[str | None, Field(alias="failurePolicy")] = None
-    match_conditions: Annotated[list[MatchCondition] | None, Field(alias="matchConditions")] = None
-    match_constraints: Annotated[MatchResources | None, Field(alias="matchConstraints")] = None
-    param_kind: Annotated[ParamKind | None, Field(alias="paramKind")] = None
+    audit_annotations: list[AuditAnnotation] | None = None
+    failure_policy: str | None = None
+    match_conditions: list[MatchCondition] | None = None
+    match_constraints: MatchResources | None = None
+    param_kind: ParamKind | None = None
     validations: list[Validation] | None = None
     variables: list[Variable] | None = None
 
 
 class ValidatingWebhook(K8sModel):
-    admission_review_versions: Annotated[list[str], Field(alias="admissionReviewVersions")]
-    client_config: Annotated[WebhookClientConfig, Field(alias="clientConfig")]
-    failure_policy: Annotated[str | None, Field(alias="failurePolicy")] = None
-    match_conditions: Annotated[list[MatchCondition] | None, Field(alias="matchConditions")] = None
-    match_policy: Annotated[str | None, Field(alias="matchPolicy")] = None
+    admission_review_versions: list[str]
+    client_config: WebhookClientConfig
+    failure_policy: str | None = None
+    match_conditions: list[MatchCondition] | None = None
+    match_policy: str | None = None
     name: str
-    namespace_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="namespaceSelector")] = None
-    object_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="objectSelector")] = None
+    namespace_selector: meta_v1.LabelSelector | None = None
+    object_selector: meta_v1.LabelSelector | None = None
     rules: list[RuleWithOperations] | None = None
-    side_effects: Annotated[str, Field(alias="sideEffects")]
-    timeout_seconds: Annotated[int | None, Field(alias="timeoutSeconds")] = None
+    side_effects: str
+    timeout_seconds: int | None = None
 
 
 class ValidatingWebhookConfiguration(K8sObject):
@@ -194,7 +192,7 @@ class ValidatingWebhookConfiguration(K8sObject):
 
 
 class ValidatingWebhookConfigurationList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ValidatingWebhookConfiguration]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -208,13 +206,13 @@ class MutatingAdmissionPolicy(K8sObject):
 
 
 class MutatingAdmissionPolicyBindingSpec(K8sModel):
-    match_resources: Annotated[MatchResources | None, Field(alias="matchResources")] = None
-    param_ref: Annotated[ParamRef | None, Field(alias="paramRef")] = None
-    policy_name: Annotated[str | None, Field(alias="policyName")] = None
+    match_resources: MatchResources | None = None
+    param_ref: ParamRef | None = None
+    policy_name: str | None = None
 
 
 class MutatingAdmissionPolicyList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[MutatingAdmissionPolicy]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -236,14 +234,14 @@ class ValidatingAdmissionPolicyBinding(K8sObject):
 
 
 class ValidatingAdmissionPolicyBindingList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ValidatingAdmissionPolicyBinding]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class ValidatingAdmissionPolicyList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ValidatingAdmissionPolicy]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -257,7 +255,7 @@ class MutatingAdmissionPolicyBinding(K8sObject):
 
 
 class MutatingAdmissionPolicyBindingList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[MutatingAdmissionPolicyBinding]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

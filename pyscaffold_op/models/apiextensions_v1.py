@@ -13,20 +13,22 @@ from pyscaffold_op.models._base import K8sModel, K8sObject
 from datetime import datetime
 from . import meta_v1
 
+JSONSchemaProps.model_rebuild()
+
 
 class CustomResourceColumnDefinition(K8sModel):
     description: str | None = None
     format: str | None = None
-    json_path: Annotated[str, Field(alias="jsonPath")]
+    json_path: str
     name: str
     priority: int | None = None
     type: str
 
 
 class CustomResourceDefinitionCondition(K8sModel):
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: datetime | None = None
     message: str | None = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    observed_generation: int | None = None
     reason: str | None = None
     status: str
     type: str
@@ -35,23 +37,23 @@ class CustomResourceDefinitionCondition(K8sModel):
 class CustomResourceDefinitionNames(K8sModel):
     categories: list[str] | None = None
     kind: str
-    list_kind: Annotated[str | None, Field(alias="listKind")] = None
+    list_kind: str | None = None
     plural: str
-    short_names: Annotated[list[str] | None, Field(alias="shortNames")] = None
+    short_names: list[str] | None = None
     singular: str | None = None
 
 
 class CustomResourceDefinitionStatus(K8sModel):
-    accepted_names: Annotated[CustomResourceDefinitionNames | None, Field(alias="acceptedNames")] = None
+    accepted_names: CustomResourceDefinitionNames | None = None
     conditions: list[CustomResourceDefinitionCondition] | None = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
-    stored_versions: Annotated[list[str] | None, Field(alias="storedVersions")] = None
+    observed_generation: int | None = None
+    stored_versions: list[str] | None = None
 
 
 class CustomResourceSubresourceScale(K8sModel):
-    label_selector_path: Annotated[str | None, Field(alias="labelSelectorPath")] = None
-    spec_replicas_path: Annotated[str, Field(alias="specReplicasPath")]
-    status_replicas_path: Annotated[str, Field(alias="statusReplicasPath")]
+    label_selector_path: str | None = None
+    spec_replicas_path: str
+    status_replicas_path: str
 
 
 class CustomResourceSubresourceStatus(K8sModel):
@@ -69,7 +71,7 @@ class ExternalDocumentation(K8sModel):
 
 
 class SelectableField(K8sModel):
-    json_path: Annotated[str, Field(alias="jsonPath")]
+    json_path: str
 
 
 class ServiceReference(K8sModel):
@@ -80,23 +82,23 @@ class ServiceReference(K8sModel):
 
 
 class ValidationRule(K8sModel):
-    field_path: Annotated[str | None, Field(alias="fieldPath")] = None
+    field_path: str | None = None
     message: str | None = None
-    message_expression: Annotated[str | None, Field(alias="messageExpression")] = None
-    optional_old_self: Annotated[bool | None, Field(alias="optionalOldSelf")] = None
+    message_expression: str | None = None
+    optional_old_self: bool | None = None
     reason: str | None = None
     rule: str
 
 
 class WebhookClientConfig(K8sModel):
-    ca_bundle: Annotated[str | None, Field(alias="caBundle")] = None
+    ca_bundle: str | None = None
     service: ServiceReference | None = None
     url: str | None = None
 
 
 class WebhookConversion(K8sModel):
-    client_config: Annotated[WebhookClientConfig | None, Field(alias="clientConfig")] = None
-    conversion_review_versions: Annotated[list[str], Field(alias="conversionReviewVersions")]
+    client_config: WebhookClientConfig | None = None
+    conversion_review_versions: list[str]
 
 
 class CustomResourceConversion(K8sModel):
@@ -107,43 +109,41 @@ class CustomResourceConversion(K8sModel):
 class JSONSchemaProps(K8sModel):
     field_ref: Annotated[str | None, Field(alias="$ref")] = None
     field_schema: Annotated[str | None, Field(alias="$schema")] = None
-    additional_items: Annotated[Any | None, Field(alias="additionalItems")] = None
-    additional_properties: Annotated[Any | None, Field(alias="additionalProperties")] = None
-    all_of: Annotated["list[JSONSchemaProps] | None", Field(alias="allOf")] = None
-    any_of: Annotated["list[JSONSchemaProps] | None", Field(alias="anyOf")] = None
+    additional_items: Any | None = None
+    additional_properties: Any | None = None
+    all_of: "list[JSONSchemaProps] | None" = None
+    any_of: "list[JSONSchemaProps] | None" = None
     default: Any | None = None
     definitions: "dict[str, JSONSchemaProps] | None" = None
     dependencies: dict[str, Any] | None = None
     description: str | None = None
     enum: list[Any] | None = None
     example: Any | None = None
-    exclusive_maximum: Annotated[bool | None, Field(alias="exclusiveMaximum")] = None
-    exclusive_minimum: Annotated[bool | None, Field(alias="exclusiveMinimum")] = None
-    external_docs: Annotated[ExternalDocumentation | None, Field(alias="externalDocs")] = None
+    exclusive_maximum: bool | None = None
+    exclusive_minimum: bool | None = None
+    external_docs: ExternalDocumentation | None = None
     format: str | None = None
     id: str | None = None
     items: Any | None = None
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
-    max_length: Annotated[int | None, Field(alias="maxLength")] = None
-    max_properties: Annotated[int | None, Field(alias="maxProperties")] = None
+    max_items: int | None = None
+    max_length: int | None = None
+    max_properties: int | None = None
     maximum: float | None = None
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
-    min_length: Annotated[int | None, Field(alias="minLength")] = None
-    min_properties: Annotated[int | None, Field(alias="minProperties")] = None
+    min_items: int | None = None
+    min_length: int | None = None
+    min_properties: int | None = None
     minimum: float | None = None
-    multiple_of: Annotated[float | None, Field(alias="multipleOf")] = None
+    multiple_of: float | None = None
     not_: Annotated["JSONSchemaProps | None", Field(alias="not")] = None
     nullable: bool | None = None
-    one_of: Annotated["list[JSONSchemaProps] | None", Field(alias="oneOf")] = None
+    one_of: "list[JSONSchemaProps] | None" = None
     pattern: str | None = None
-    pattern_properties: Annotated["dict[str, JSONSchemaProps] | None", Field(alias="patternProperties")] = (
-        None
-    )
+    pattern_properties: "dict[str, JSONSchemaProps] | None" = None
     properties: "dict[str, JSONSchemaProps] | None" = None
     required: list[str] | None = None
     title: str | None = None
     type: str | None = None
-    unique_items: Annotated[bool | None, Field(alias="uniqueItems")] = None
+    unique_items: bool | None = None
     x_kubernetes_embedded_resource: Annotated[bool | None, Field(alias="x-kubernetes-embedded-resource")] = (
         None
     )
@@ -164,14 +164,12 @@ class CustomResourceValidation(K8sModel):
 
 
 class CustomResourceDefinitionVersion(K8sModel):
-    additional_printer_columns: Annotated[
-        list[CustomResourceColumnDefinition] | None, Field(alias="additionalPrinterColumns")
-    ] = None
+    additional_printer_columns: list[CustomResourceColumnDefinition] | None = None
     deprecated: bool | None = None
-    deprecation_warning: Annotated[str | None, Field(alias="deprecationWarning")] = None
+    deprecation_warning: str | None = None
     name: str
     schema_: Annotated[CustomResourceValidation | None, Field(alias="schema")] = None
-    selectable_fields: Annotated[list[SelectableField] | None, Field(alias="selectableFields")] = None
+    selectable_fields: list[SelectableField] | None = None
     served: bool
     storage: bool
     subresources: CustomResourceSubresources | None = None
@@ -181,7 +179,7 @@ class CustomResourceDefinitionSpec(K8sModel):
     conversion: CustomResourceConversion | None = None
     group: str
     names: CustomResourceDefinitionNames
-    preserve_unknown_fields: Annotated[bool | None, Field(alias="preserveUnknownFields")] = None
+    preserve_unknown_fields: bool | None = None
     scope: str
     versions: list[CustomResourceDefinitionVersion]
 
@@ -195,10 +193,7 @@ class CustomResourceDefinition(K8sObject):
 
 
 class CustomResourceDefinitionList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[CustomResourceDefinition]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
-
-
-JSONSchemaProps.model_rebuild()

@@ -24,7 +24,7 @@ class ControllerRevision(K8sObject):
 
 
 class DaemonSetCondition(K8sModel):
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str | None = None
@@ -32,21 +32,21 @@ class DaemonSetCondition(K8sModel):
 
 
 class DaemonSetStatus(K8sModel):
-    collision_count: Annotated[int | None, Field(alias="collisionCount")] = None
+    collision_count: int | None = None
     conditions: list[DaemonSetCondition] | None = None
-    current_number_scheduled: Annotated[int, Field(alias="currentNumberScheduled")]
-    desired_number_scheduled: Annotated[int, Field(alias="desiredNumberScheduled")]
-    number_available: Annotated[int | None, Field(alias="numberAvailable")] = None
-    number_misscheduled: Annotated[int, Field(alias="numberMisscheduled")]
-    number_ready: Annotated[int, Field(alias="numberReady")]
-    number_unavailable: Annotated[int | None, Field(alias="numberUnavailable")] = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
-    updated_number_scheduled: Annotated[int | None, Field(alias="updatedNumberScheduled")] = None
+    current_number_scheduled: int
+    desired_number_scheduled: int
+    number_available: int | None = None
+    number_misscheduled: int
+    number_ready: int
+    number_unavailable: int | None = None
+    observed_generation: int | None = None
+    updated_number_scheduled: int | None = None
 
 
 class DeploymentCondition(K8sModel):
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
-    last_update_time: Annotated[datetime | None, Field(alias="lastUpdateTime")] = None
+    last_transition_time: datetime | None = None
+    last_update_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str | None = None
@@ -54,19 +54,19 @@ class DeploymentCondition(K8sModel):
 
 
 class DeploymentStatus(K8sModel):
-    available_replicas: Annotated[int | None, Field(alias="availableReplicas")] = None
-    collision_count: Annotated[int | None, Field(alias="collisionCount")] = None
+    available_replicas: int | None = None
+    collision_count: int | None = None
     conditions: list[DeploymentCondition] | None = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
-    ready_replicas: Annotated[int | None, Field(alias="readyReplicas")] = None
+    observed_generation: int | None = None
+    ready_replicas: int | None = None
     replicas: int | None = None
-    terminating_replicas: Annotated[int | None, Field(alias="terminatingReplicas")] = None
-    unavailable_replicas: Annotated[int | None, Field(alias="unavailableReplicas")] = None
-    updated_replicas: Annotated[int | None, Field(alias="updatedReplicas")] = None
+    terminating_replicas: int | None = None
+    unavailable_replicas: int | None = None
+    updated_replicas: int | None = None
 
 
 class ReplicaSetCondition(K8sModel):
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str | None = None
@@ -74,32 +74,32 @@ class ReplicaSetCondition(K8sModel):
 
 
 class ReplicaSetStatus(K8sModel):
-    available_replicas: Annotated[int | None, Field(alias="availableReplicas")] = None
+    available_replicas: int | None = None
     conditions: list[ReplicaSetCondition] | None = None
-    fully_labeled_replicas: Annotated[int | None, Field(alias="fullyLabeledReplicas")] = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
-    ready_replicas: Annotated[int | None, Field(alias="readyReplicas")] = None
+    fully_labeled_replicas: int | None = None
+    observed_generation: int | None = None
+    ready_replicas: int | None = None
     replicas: int
-    terminating_replicas: Annotated[int | None, Field(alias="terminatingReplicas")] = None
+    terminating_replicas: int | None = None
 
 
 class RollingUpdateDaemonSet(K8sModel):
-    max_surge: Annotated[IntOrString | None, Field(alias="maxSurge")] = None
-    max_unavailable: Annotated[IntOrString | None, Field(alias="maxUnavailable")] = None
+    max_surge: IntOrString | None = None
+    max_unavailable: IntOrString | None = None
 
 
 class RollingUpdateDeployment(K8sModel):
-    max_surge: Annotated[IntOrString | None, Field(alias="maxSurge")] = None
-    max_unavailable: Annotated[IntOrString | None, Field(alias="maxUnavailable")] = None
+    max_surge: IntOrString | None = None
+    max_unavailable: IntOrString | None = None
 
 
 class RollingUpdateStatefulSetStrategy(K8sModel):
-    max_unavailable: Annotated[IntOrString | None, Field(alias="maxUnavailable")] = None
+    max_unavailable: IntOrString | None = None
     partition: int | None = None
 
 
 class StatefulSetCondition(K8sModel):
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str | None = None
@@ -111,88 +111,83 @@ class StatefulSetOrdinals(K8sModel):
 
 
 class StatefulSetPersistentVolumeClaimRetentionPolicy(K8sModel):
-    when_deleted: Annotated[str | None, Field(alias="whenDeleted")] = None
-    when_scaled: Annotated[str | None, Field(alias="whenScaled")] = None
+    when_deleted: str | None = None
+    when_scaled: str | None = None
 
 
 class StatefulSetStatus(K8sModel):
-    available_replicas: Annotated[int | None, Field(alias="availableReplicas")] = None
-    collision_count: Annotated[int | None, Field(alias="collisionCount")] = None
+    available_replicas: int | None = None
+    collision_count: int | None = None
     conditions: list[StatefulSetCondition] | None = None
-    current_replicas: Annotated[int | None, Field(alias="currentReplicas")] = None
-    current_revision: Annotated[str | None, Field(alias="currentRevision")] = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
-    ready_replicas: Annotated[int | None, Field(alias="readyReplicas")] = None
+    current_replicas: int | None = None
+    current_revision: str | None = None
+    observed_generation: int | None = None
+    ready_replicas: int | None = None
     replicas: int
-    update_revision: Annotated[str | None, Field(alias="updateRevision")] = None
-    updated_replicas: Annotated[int | None, Field(alias="updatedReplicas")] = None
+    update_revision: str | None = None
+    updated_replicas: int | None = None
 
 
 class StatefulSetUpdateStrategy(K8sModel):
-    rolling_update: Annotated[RollingUpdateStatefulSetStrategy | None, Field(alias="rollingUpdate")] = None
+    rolling_update: RollingUpdateStatefulSetStrategy | None = None
     type: str | None = None
 
 
 class DaemonSetUpdateStrategy(K8sModel):
-    rolling_update: Annotated[RollingUpdateDaemonSet | None, Field(alias="rollingUpdate")] = None
+    rolling_update: RollingUpdateDaemonSet | None = None
     type: str | None = None
 
 
 class DeploymentStrategy(K8sModel):
-    rolling_update: Annotated[RollingUpdateDeployment | None, Field(alias="rollingUpdate")] = None
+    rolling_update: RollingUpdateDeployment | None = None
     type: str | None = None
 
 
 class ControllerRevisionList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ControllerRevision]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class DaemonSetSpec(K8sModel):
-    min_ready_seconds: Annotated[int | None, Field(alias="minReadySeconds")] = None
-    revision_history_limit: Annotated[int | None, Field(alias="revisionHistoryLimit")] = None
+    min_ready_seconds: int | None = None
+    revision_history_limit: int | None = None
     selector: meta_v1.LabelSelector
     template: core_v1.PodTemplateSpec
-    update_strategy: Annotated[DaemonSetUpdateStrategy | None, Field(alias="updateStrategy")] = None
+    update_strategy: DaemonSetUpdateStrategy | None = None
 
 
 class DeploymentSpec(K8sModel):
-    min_ready_seconds: Annotated[int | None, Field(alias="minReadySeconds")] = None
+    min_ready_seconds: int | None = None
     paused: bool | None = None
-    progress_deadline_seconds: Annotated[int | None, Field(alias="progressDeadlineSeconds")] = None
+    progress_deadline_seconds: int | None = None
     replicas: int | None = None
-    revision_history_limit: Annotated[int | None, Field(alias="revisionHistoryLimit")] = None
+    revision_history_limit: int | None = None
     selector: meta_v1.LabelSelector
     strategy: DeploymentStrategy | None = None
     template: core_v1.PodTemplateSpec
 
 
 class ReplicaSetSpec(K8sModel):
-    min_ready_seconds: Annotated[int | None, Field(alias="minReadySeconds")] = None
+    min_ready_seconds: int | None = None
     replicas: int | None = None
     selector: meta_v1.LabelSelector
     template: core_v1.PodTemplateSpec | None = None
 
 
 class StatefulSetSpec(K8sModel):
-    min_ready_seconds: Annotated[int | None, Field(alias="minReadySeconds")] = None
+    min_ready_seconds: int | None = None
     ordinals: StatefulSetOrdinals | None = None
-    persistent_volume_claim_retention_policy: Annotated[
-        StatefulSetPersistentVolumeClaimRetentionPolicy | None,
-        Field(alias="persistentVolumeClaimRetentionPolicy"),
-    ] = None
-    pod_management_policy: Annotated[str | None, Field(alias="podManagementPolicy")] = None
+    persistent_volume_claim_retention_policy: StatefulSetPersistentVolumeClaimRetentionPolicy | None = None
+    pod_management_policy: str | None = None
     replicas: int | None = None
-    revision_history_limit: Annotated[int | None, Field(alias="revisionHistoryLimit")] = None
+    revision_history_limit: int | None = None
     selector: meta_v1.LabelSelector
-    service_name: Annotated[str | None, Field(alias="serviceName")] = None
+    service_name: str | None = None
     template: core_v1.PodTemplateSpec
-    update_strategy: Annotated[StatefulSetUpdateStrategy | None, Field(alias="updateStrategy")] = None
-    volume_claim_templates: Annotated[
-        list[core_v1.PersistentVolumeClaim] | None, Field(alias="volumeClaimTemplates")
-    ] = None
+    update_strategy: StatefulSetUpdateStrategy | None = None
+    volume_claim_templates: list[core_v1.PersistentVolumeClaim] | None = None
 
 
 class DaemonSet(K8sObject):
@@ -204,7 +199,7 @@ class DaemonSet(K8sObject):
 
 
 class DaemonSetList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[DaemonSet]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -219,7 +214,7 @@ class Deployment(K8sObject):
 
 
 class DeploymentList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Deployment]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -234,7 +229,7 @@ class ReplicaSet(K8sObject):
 
 
 class ReplicaSetList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ReplicaSet]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -249,7 +244,7 @@ class StatefulSet(K8sObject):
 
 
 class StatefulSetList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[StatefulSet]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

@@ -15,15 +15,15 @@ from . import meta_v1
 
 
 class CrossVersionObjectReference(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     kind: str
     name: str
 
 
 class HorizontalPodAutoscalerSpec(K8sModel):
-    max_replicas: Annotated[int, Field(alias="maxReplicas")]
-    min_replicas: Annotated[int | None, Field(alias="minReplicas")] = None
-    scale_target_ref: Annotated[CrossVersionObjectReference, Field(alias="scaleTargetRef")]
+    max_replicas: int
+    min_replicas: int | None = None
+    scale_target_ref: CrossVersionObjectReference
     target_cpu_utilization_percentage: Annotated[
         int | None, Field(alias="targetCPUUtilizationPercentage")
     ] = None
@@ -33,10 +33,10 @@ class HorizontalPodAutoscalerStatus(K8sModel):
     current_cpu_utilization_percentage: Annotated[
         int | None, Field(alias="currentCPUUtilizationPercentage")
     ] = None
-    current_replicas: Annotated[int, Field(alias="currentReplicas")]
-    desired_replicas: Annotated[int, Field(alias="desiredReplicas")]
-    last_scale_time: Annotated[datetime | None, Field(alias="lastScaleTime")] = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    current_replicas: int
+    desired_replicas: int
+    last_scale_time: datetime | None = None
+    observed_generation: int | None = None
 
 
 class ScaleSpec(K8sModel):
@@ -65,7 +65,7 @@ class Scale(K8sObject):
 
 
 class HorizontalPodAutoscalerList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[HorizontalPodAutoscaler]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

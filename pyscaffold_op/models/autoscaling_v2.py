@@ -16,48 +16,48 @@ from . import meta_v1
 
 
 class CrossVersionObjectReference(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     kind: str
     name: str
 
 
 class HPAScalingPolicy(K8sModel):
-    period_seconds: Annotated[int, Field(alias="periodSeconds")]
+    period_seconds: int
     type: str
     value: int
 
 
 class HPAScalingRules(K8sModel):
     policies: list[HPAScalingPolicy] | None = None
-    select_policy: Annotated[str | None, Field(alias="selectPolicy")] = None
-    stabilization_window_seconds: Annotated[int | None, Field(alias="stabilizationWindowSeconds")] = None
+    select_policy: str | None = None
+    stabilization_window_seconds: int | None = None
     tolerance: Quantity | None = None
 
 
 class HorizontalPodAutoscalerBehavior(K8sModel):
-    scale_down: Annotated[HPAScalingRules | None, Field(alias="scaleDown")] = None
-    scale_up: Annotated[HPAScalingRules | None, Field(alias="scaleUp")] = None
+    scale_down: HPAScalingRules | None = None
+    scale_up: HPAScalingRules | None = None
 
 
 class HorizontalPodAutoscalerCondition(K8sModel):
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: datetime | None = None
     message: str | None = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    observed_generation: int | None = None
     reason: str | None = None
     status: str
     type: str
 
 
 class MetricTarget(K8sModel):
-    average_utilization: Annotated[int | None, Field(alias="averageUtilization")] = None
-    average_value: Annotated[Quantity | None, Field(alias="averageValue")] = None
+    average_utilization: int | None = None
+    average_value: Quantity | None = None
     type: str
     value: Quantity | None = None
 
 
 class MetricValueStatus(K8sModel):
-    average_utilization: Annotated[int | None, Field(alias="averageUtilization")] = None
-    average_value: Annotated[Quantity | None, Field(alias="averageValue")] = None
+    average_utilization: int | None = None
+    average_value: Quantity | None = None
     value: Quantity | None = None
 
 
@@ -89,14 +89,14 @@ class MetricIdentifier(K8sModel):
 
 
 class ObjectMetricSource(K8sModel):
-    described_object: Annotated[CrossVersionObjectReference, Field(alias="describedObject")]
+    described_object: CrossVersionObjectReference
     metric: MetricIdentifier
     target: MetricTarget
 
 
 class ObjectMetricStatus(K8sModel):
     current: MetricValueStatus
-    described_object: Annotated[CrossVersionObjectReference, Field(alias="describedObject")]
+    described_object: CrossVersionObjectReference
     metric: MetricIdentifier
 
 
@@ -121,9 +121,7 @@ class ExternalMetricStatus(K8sModel):
 
 
 class MetricSpec(K8sModel):
-    container_resource: Annotated[ContainerResourceMetricSource | None, Field(alias="containerResource")] = (
-        None
-    )
+    container_resource: ContainerResourceMetricSource | None = None
     external: ExternalMetricSource | None = None
     object: ObjectMetricSource | None = None
     pods: PodsMetricSource | None = None
@@ -132,9 +130,7 @@ class MetricSpec(K8sModel):
 
 
 class MetricStatus(K8sModel):
-    container_resource: Annotated[ContainerResourceMetricStatus | None, Field(alias="containerResource")] = (
-        None
-    )
+    container_resource: ContainerResourceMetricStatus | None = None
     external: ExternalMetricStatus | None = None
     object: ObjectMetricStatus | None = None
     pods: PodsMetricStatus | None = None
@@ -144,19 +140,19 @@ class MetricStatus(K8sModel):
 
 class HorizontalPodAutoscalerSpec(K8sModel):
     behavior: HorizontalPodAutoscalerBehavior | None = None
-    max_replicas: Annotated[int, Field(alias="maxReplicas")]
+    max_replicas: int
     metrics: list[MetricSpec] | None = None
-    min_replicas: Annotated[int | None, Field(alias="minReplicas")] = None
-    scale_target_ref: Annotated[CrossVersionObjectReference, Field(alias="scaleTargetRef")]
+    min_replicas: int | None = None
+    scale_target_ref: CrossVersionObjectReference
 
 
 class HorizontalPodAutoscalerStatus(K8sModel):
     conditions: list[HorizontalPodAutoscalerCondition] | None = None
-    current_metrics: Annotated[list[MetricStatus] | None, Field(alias="currentMetrics")] = None
-    current_replicas: Annotated[int | None, Field(alias="currentReplicas")] = None
-    desired_replicas: Annotated[int, Field(alias="desiredReplicas")]
-    last_scale_time: Annotated[datetime | None, Field(alias="lastScaleTime")] = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    current_metrics: list[MetricStatus] | None = None
+    current_replicas: int | None = None
+    desired_replicas: int
+    last_scale_time: datetime | None = None
+    observed_generation: int | None = None
 
 
 class HorizontalPodAutoscaler(K8sObject):
@@ -168,7 +164,7 @@ class HorizontalPodAutoscaler(K8sObject):
 
 
 class HorizontalPodAutoscalerList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[HorizontalPodAutoscaler]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

@@ -17,8 +17,8 @@ from pyscaffold_op.apimachinery.resource import ObjectMeta
 
 
 class JobCondition(K8sModel):
-    last_probe_time: Annotated[datetime | None, Field(alias="lastProbeTime")] = None
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_probe_time: datetime | None = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str
@@ -26,14 +26,14 @@ class JobCondition(K8sModel):
 
 
 class JobSchedulingConfiguration(K8sModel):
-    disruption_mode: Annotated[FreeForm | None, Field(alias="disruptionMode")] = None
-    resource_claims: Annotated[list[FreeForm] | None, Field(alias="resourceClaims")] = None
-    scheduling_constraints: Annotated[FreeForm | None, Field(alias="schedulingConstraints")] = None
-    scheduling_policy: Annotated[FreeForm | None, Field(alias="schedulingPolicy")] = None
+    disruption_mode: FreeForm | None = None
+    resource_claims: list[FreeForm] | None = None
+    scheduling_constraints: FreeForm | None = None
+    scheduling_policy: FreeForm | None = None
 
 
 class PodFailurePolicyOnExitCodesRequirement(K8sModel):
-    container_name: Annotated[str | None, Field(alias="containerName")] = None
+    container_name: str | None = None
     operator: str
     values: list[int]
 
@@ -45,15 +45,13 @@ class PodFailurePolicyOnPodConditionsPattern(K8sModel):
 
 class PodFailurePolicyRule(K8sModel):
     action: str
-    on_exit_codes: Annotated[PodFailurePolicyOnExitCodesRequirement | None, Field(alias="onExitCodes")] = None
-    on_pod_conditions: Annotated[
-        list[PodFailurePolicyOnPodConditionsPattern] | None, Field(alias="onPodConditions")
-    ] = None
+    on_exit_codes: PodFailurePolicyOnExitCodesRequirement | None = None
+    on_pod_conditions: list[PodFailurePolicyOnPodConditionsPattern] | None = None
 
 
 class SuccessPolicyRule(K8sModel):
-    succeeded_count: Annotated[int | None, Field(alias="succeededCount")] = None
-    succeeded_indexes: Annotated[str | None, Field(alias="succeededIndexes")] = None
+    succeeded_count: int | None = None
+    succeeded_indexes: str | None = None
 
 
 class UncountedTerminatedPods(K8sModel):
@@ -63,24 +61,22 @@ class UncountedTerminatedPods(K8sModel):
 
 class CronJobStatus(K8sModel):
     active: list[core_v1.ObjectReference] | None = None
-    last_schedule_time: Annotated[datetime | None, Field(alias="lastScheduleTime")] = None
-    last_successful_time: Annotated[datetime | None, Field(alias="lastSuccessfulTime")] = None
+    last_schedule_time: datetime | None = None
+    last_successful_time: datetime | None = None
 
 
 class JobStatus(K8sModel):
     active: int | None = None
-    completed_indexes: Annotated[str | None, Field(alias="completedIndexes")] = None
-    completion_time: Annotated[datetime | None, Field(alias="completionTime")] = None
+    completed_indexes: str | None = None
+    completion_time: datetime | None = None
     conditions: list[JobCondition] | None = None
     failed: int | None = None
-    failed_indexes: Annotated[str | None, Field(alias="failedIndexes")] = None
+    failed_indexes: str | None = None
     ready: int | None = None
-    start_time: Annotated[datetime | None, Field(alias="startTime")] = None
+    start_time: datetime | None = None
     succeeded: int | None = None
     terminating: int | None = None
-    uncounted_terminated_pods: Annotated[
-        UncountedTerminatedPods | None, Field(alias="uncountedTerminatedPods")
-    ] = None
+    uncounted_terminated_pods: UncountedTerminatedPods | None = None
 
 
 class PodFailurePolicy(K8sModel):
@@ -92,23 +88,23 @@ class SuccessPolicy(K8sModel):
 
 
 class JobSpec(K8sModel):
-    active_deadline_seconds: Annotated[int | None, Field(alias="activeDeadlineSeconds")] = None
-    backoff_limit: Annotated[int | None, Field(alias="backoffLimit")] = None
-    backoff_limit_per_index: Annotated[int | None, Field(alias="backoffLimitPerIndex")] = None
-    completion_mode: Annotated[str | None, Field(alias="completionMode")] = None
+    active_deadline_seconds: int | None = None
+    backoff_limit: int | None = None
+    backoff_limit_per_index: int | None = None
+    completion_mode: str | None = None
     completions: int | None = None
-    managed_by: Annotated[str | None, Field(alias="managedBy")] = None
-    manual_selector: Annotated[bool | None, Field(alias="manualSelector")] = None
-    max_failed_indexes: Annotated[int | None, Field(alias="maxFailedIndexes")] = None
+    managed_by: str | None = None
+    manual_selector: bool | None = None
+    max_failed_indexes: int | None = None
     parallelism: int | None = None
-    pod_failure_policy: Annotated[PodFailurePolicy | None, Field(alias="podFailurePolicy")] = None
-    pod_replacement_policy: Annotated[str | None, Field(alias="podReplacementPolicy")] = None
+    pod_failure_policy: PodFailurePolicy | None = None
+    pod_replacement_policy: str | None = None
     scheduling: JobSchedulingConfiguration | None = None
     selector: meta_v1.LabelSelector | None = None
-    success_policy: Annotated[SuccessPolicy | None, Field(alias="successPolicy")] = None
+    success_policy: SuccessPolicy | None = None
     suspend: bool | None = None
     template: core_v1.PodTemplateSpec
-    ttl_seconds_after_finished: Annotated[int | None, Field(alias="ttlSecondsAfterFinished")] = None
+    ttl_seconds_after_finished: int | None = None
 
 
 class JobTemplateSpec(K8sModel):
@@ -117,14 +113,14 @@ class JobTemplateSpec(K8sModel):
 
 
 class CronJobSpec(K8sModel):
-    concurrency_policy: Annotated[str | None, Field(alias="concurrencyPolicy")] = None
-    failed_jobs_history_limit: Annotated[int | None, Field(alias="failedJobsHistoryLimit")] = None
-    job_template: Annotated[JobTemplateSpec, Field(alias="jobTemplate")]
+    concurrency_policy: str | None = None
+    failed_jobs_history_limit: int | None = None
+    job_template: JobTemplateSpec
     schedule: str
-    starting_deadline_seconds: Annotated[int | None, Field(alias="startingDeadlineSeconds")] = None
-    successful_jobs_history_limit: Annotated[int | None, Field(alias="successfulJobsHistoryLimit")] = None
+    starting_deadline_seconds: int | None = None
+    successful_jobs_history_limit: int | None = None
     suspend: bool | None = None
-    time_zone: Annotated[str | None, Field(alias="timeZone")] = None
+    time_zone: str | None = None
 
 
 class Job(K8sObject):
@@ -136,7 +132,7 @@ class Job(K8sObject):
 
 
 class JobList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Job]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -151,7 +147,7 @@ class CronJob(K8sObject):
 
 
 class CronJobList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[CronJob]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

@@ -15,12 +15,12 @@ from . import meta_v1
 
 
 class LeaseSpec(K8sModel):
-    acquire_time: Annotated[datetime | None, Field(alias="acquireTime")] = None
-    holder_identity: Annotated[str | None, Field(alias="holderIdentity")] = None
-    lease_duration_seconds: Annotated[int | None, Field(alias="leaseDurationSeconds")] = None
-    lease_transitions: Annotated[int | None, Field(alias="leaseTransitions")] = None
-    preferred_holder: Annotated[str | None, Field(alias="preferredHolder")] = None
-    renew_time: Annotated[datetime | None, Field(alias="renewTime")] = None
+    acquire_time: datetime | None = None
+    holder_identity: str | None = None
+    lease_duration_seconds: int | None = None
+    lease_transitions: int | None = None
+    preferred_holder: str | None = None
+    renew_time: datetime | None = None
     strategy: str | None = None
 
 
@@ -32,7 +32,7 @@ class Lease(K8sObject):
 
 
 class LeaseList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Lease]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

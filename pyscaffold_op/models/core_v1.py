@@ -17,42 +17,42 @@ from pyscaffold_op.apimachinery.resource import ObjectMeta
 
 
 class AWSElasticBlockStoreVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     partition: int | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    read_only: bool | None = None
     volume_id: Annotated[str, Field(alias="volumeID")]
 
 
 class AppArmorProfile(K8sModel):
-    localhost_profile: Annotated[str | None, Field(alias="localhostProfile")] = None
+    localhost_profile: str | None = None
     type: str
 
 
 class AttachedVolume(K8sModel):
-    device_path: Annotated[str, Field(alias="devicePath")]
+    device_path: str
     name: str
 
 
 class AzureDiskVolumeSource(K8sModel):
-    caching_mode: Annotated[str | None, Field(alias="cachingMode")] = None
-    disk_name: Annotated[str, Field(alias="diskName")]
+    caching_mode: str | None = None
+    disk_name: str
     disk_uri: Annotated[str, Field(alias="diskURI")]
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     kind: str | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    read_only: bool | None = None
 
 
 class AzureFilePersistentVolumeSource(K8sModel):
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_name: Annotated[str, Field(alias="secretName")]
-    secret_namespace: Annotated[str | None, Field(alias="secretNamespace")] = None
-    share_name: Annotated[str, Field(alias="shareName")]
+    read_only: bool | None = None
+    secret_name: str
+    secret_namespace: str | None = None
+    share_name: str
 
 
 class AzureFileVolumeSource(K8sModel):
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_name: Annotated[str, Field(alias="secretName")]
-    share_name: Annotated[str, Field(alias="shareName")]
+    read_only: bool | None = None
+    secret_name: str
+    share_name: str
 
 
 class Capabilities(K8sModel):
@@ -61,7 +61,7 @@ class Capabilities(K8sModel):
 
 
 class ClientIPConfig(K8sModel):
-    timeout_seconds: Annotated[int | None, Field(alias="timeoutSeconds")] = None
+    timeout_seconds: int | None = None
 
 
 class ComponentCondition(K8sModel):
@@ -82,7 +82,7 @@ class ConfigMap(K8sObject):
     gvk = GroupVersionKind("", "v1", "ConfigMap")
     plural = "configmaps"
     namespaced = True
-    binary_data: Annotated[dict[str, str] | None, Field(alias="binaryData")] = None
+    binary_data: dict[str, str] | None = None
     data: dict[str, str] | None = None
     immutable: bool | None = None
 
@@ -99,35 +99,35 @@ class ConfigMapKeySelector(K8sModel):
 
 
 class ConfigMapNodeConfigSource(K8sModel):
-    kubelet_config_key: Annotated[str, Field(alias="kubeletConfigKey")]
+    kubelet_config_key: str
     name: str
     namespace: str
-    resource_version: Annotated[str | None, Field(alias="resourceVersion")] = None
+    resource_version: str | None = None
     uid: str | None = None
 
 
 class ContainerExtendedResourceRequest(K8sModel):
-    container_name: Annotated[str, Field(alias="containerName")]
-    request_name: Annotated[str, Field(alias="requestName")]
-    resource_name: Annotated[str, Field(alias="resourceName")]
+    container_name: str
+    request_name: str
+    resource_name: str
 
 
 class ContainerImage(K8sModel):
     names: list[str] | None = None
-    size_bytes: Annotated[int | None, Field(alias="sizeBytes")] = None
+    size_bytes: int | None = None
 
 
 class ContainerPort(K8sModel):
-    container_port: Annotated[int, Field(alias="containerPort")]
+    container_port: int
     host_ip: Annotated[str | None, Field(alias="hostIP")] = None
-    host_port: Annotated[int | None, Field(alias="hostPort")] = None
+    host_port: int | None = None
     name: str | None = None
     protocol: str | None = None
 
 
 class ContainerResizePolicy(K8sModel):
-    resource_name: Annotated[str, Field(alias="resourceName")]
-    restart_policy: Annotated[str, Field(alias="restartPolicy")]
+    resource_name: str
+    restart_policy: str
 
 
 class ContainerRestartRuleOnExitCodes(K8sModel):
@@ -136,17 +136,17 @@ class ContainerRestartRuleOnExitCodes(K8sModel):
 
 
 class ContainerStateRunning(K8sModel):
-    started_at: Annotated[datetime | None, Field(alias="startedAt")] = None
+    started_at: datetime | None = None
 
 
 class ContainerStateTerminated(K8sModel):
     container_id: Annotated[str | None, Field(alias="containerID")] = None
-    exit_code: Annotated[int, Field(alias="exitCode")]
-    finished_at: Annotated[datetime | None, Field(alias="finishedAt")] = None
+    exit_code: int
+    finished_at: datetime | None = None
     message: str | None = None
     reason: str | None = None
     signal: int | None = None
-    started_at: Annotated[datetime | None, Field(alias="startedAt")] = None
+    started_at: datetime | None = None
 
 
 class ContainerStateWaiting(K8sModel):
@@ -161,11 +161,11 @@ class DaemonEndpoint(K8sModel):
 class EmptyDirVolumeSource(K8sModel):
     medium: str | None = None
     mode: int | None = None
-    size_limit: Annotated[Quantity | None, Field(alias="sizeLimit")] = None
+    size_limit: Quantity | None = None
 
 
 class EndpointPort(K8sModel):
-    app_protocol: Annotated[str | None, Field(alias="appProtocol")] = None
+    app_protocol: str | None = None
     name: str | None = None
     port: int
     protocol: str | None = None
@@ -173,7 +173,7 @@ class EndpointPort(K8sModel):
 
 class EventSeries(K8sModel):
     count: int | None = None
-    last_observed_time: Annotated[datetime | None, Field(alias="lastObservedTime")] = None
+    last_observed_time: datetime | None = None
 
 
 class EventSource(K8sModel):
@@ -191,9 +191,9 @@ class ExecAction(K8sModel):
 
 
 class FCVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     lun: int | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    read_only: bool | None = None
     target_ww_ns: Annotated[list[str] | None, Field(alias="targetWWNs")] = None
     wwids: list[str] | None = None
 
@@ -202,19 +202,19 @@ class FileKeySelector(K8sModel):
     key: str
     optional: bool | None = None
     path: str
-    volume_name: Annotated[str, Field(alias="volumeName")]
+    volume_name: str
 
 
 class FlockerVolumeSource(K8sModel):
-    dataset_name: Annotated[str | None, Field(alias="datasetName")] = None
+    dataset_name: str | None = None
     dataset_uuid: Annotated[str | None, Field(alias="datasetUUID")] = None
 
 
 class GCEPersistentDiskVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     partition: int | None = None
-    pd_name: Annotated[str, Field(alias="pdName")]
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    pd_name: str
+    read_only: bool | None = None
 
 
 class GRPCAction(K8sModel):
@@ -231,15 +231,15 @@ class GitRepoVolumeSource(K8sModel):
 
 class GlusterfsPersistentVolumeSource(K8sModel):
     endpoints: str
-    endpoints_namespace: Annotated[str | None, Field(alias="endpointsNamespace")] = None
+    endpoints_namespace: str | None = None
     path: str
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    read_only: bool | None = None
 
 
 class GlusterfsVolumeSource(K8sModel):
     endpoints: str
     path: str
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    read_only: bool | None = None
 
 
 class HTTPHeader(K8sModel):
@@ -262,12 +262,12 @@ class HostPathVolumeSource(K8sModel):
 
 
 class ImageVolumeSource(K8sModel):
-    pull_policy: Annotated[str | None, Field(alias="pullPolicy")] = None
+    pull_policy: str | None = None
     reference: str | None = None
 
 
 class ImageVolumeStatus(K8sModel):
-    image_ref: Annotated[str, Field(alias="imageRef")]
+    image_ref: str
 
 
 class KeyToPath(K8sModel):
@@ -279,9 +279,9 @@ class KeyToPath(K8sModel):
 
 class LimitRangeItem(K8sModel):
     default: dict[str, Quantity] | None = None
-    default_request: Annotated[dict[str, Quantity] | None, Field(alias="defaultRequest")] = None
+    default_request: dict[str, Quantity] | None = None
     max: dict[str, Quantity] | None = None
-    max_limit_request_ratio: Annotated[dict[str, Quantity] | None, Field(alias="maxLimitRequestRatio")] = None
+    max_limit_request_ratio: dict[str, Quantity] | None = None
     min: dict[str, Quantity] | None = None
     type: str
 
@@ -292,7 +292,7 @@ class LimitRangeSpec(K8sModel):
 
 class LinuxContainerUser(K8sModel):
     gid: int
-    supplemental_groups: Annotated[list[int] | None, Field(alias="supplementalGroups")] = None
+    supplemental_groups: list[int] | None = None
     uid: int
 
 
@@ -301,25 +301,23 @@ class LocalObjectReference(K8sModel):
 
 
 class LocalVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     path: str
 
 
 class ModifyVolumeStatus(K8sModel):
     status: str
-    target_volume_attributes_class_name: Annotated[
-        str | None, Field(alias="targetVolumeAttributesClassName")
-    ] = None
+    target_volume_attributes_class_name: str | None = None
 
 
 class NFSVolumeSource(K8sModel):
     path: str
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    read_only: bool | None = None
     server: str
 
 
 class NamespaceCondition(K8sModel):
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str
@@ -347,20 +345,20 @@ class NodeAllocatableMappedResources(K8sModel):
 
 class NodeAllocatableOverheadResources(K8sModel):
     name: str
-    per_container: Annotated[Quantity | None, Field(alias="perContainer")] = None
-    per_pod: Annotated[Quantity | None, Field(alias="perPod")] = None
+    per_container: Quantity | None = None
+    per_pod: Quantity | None = None
 
 
 class NodeAllocatableResourceClaimStatus(K8sModel):
     containers: list[str] | None = None
     mapping: list[NodeAllocatableMappedResources] | None = None
     overhead: list[NodeAllocatableOverheadResources] | None = None
-    resource_claim_name: Annotated[str, Field(alias="resourceClaimName")]
+    resource_claim_name: str
 
 
 class NodeCondition(K8sModel):
-    last_heartbeat_time: Annotated[datetime | None, Field(alias="lastHeartbeatTime")] = None
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_heartbeat_time: datetime | None = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str
@@ -368,31 +366,31 @@ class NodeCondition(K8sModel):
 
 
 class NodeConfigSource(K8sModel):
-    config_map: Annotated[ConfigMapNodeConfigSource | None, Field(alias="configMap")] = None
+    config_map: ConfigMapNodeConfigSource | None = None
 
 
 class NodeConfigStatus(K8sModel):
     active: NodeConfigSource | None = None
     assigned: NodeConfigSource | None = None
     error: str | None = None
-    last_known_good: Annotated[NodeConfigSource | None, Field(alias="lastKnownGood")] = None
+    last_known_good: NodeConfigSource | None = None
 
 
 class NodeDaemonEndpoints(K8sModel):
-    kubelet_endpoint: Annotated[DaemonEndpoint | None, Field(alias="kubeletEndpoint")] = None
+    kubelet_endpoint: DaemonEndpoint | None = None
 
 
 class NodeFeatures(K8sModel):
-    supplemental_groups_policy: Annotated[bool | None, Field(alias="supplementalGroupsPolicy")] = None
+    supplemental_groups_policy: bool | None = None
 
 
 class NodePodPreemptionPolicy(K8sModel):
-    disable_resize_preemption: Annotated[list[str] | None, Field(alias="disableResizePreemption")] = None
+    disable_resize_preemption: list[str] | None = None
 
 
 class NodeRuntimeHandlerFeatures(K8sModel):
-    recursive_read_only_mounts: Annotated[bool | None, Field(alias="recursiveReadOnlyMounts")] = None
-    user_namespaces: Annotated[bool | None, Field(alias="userNamespaces")] = None
+    recursive_read_only_mounts: bool | None = None
+    user_namespaces: bool | None = None
 
 
 class NodeSelectorRequirement(K8sModel):
@@ -402,8 +400,8 @@ class NodeSelectorRequirement(K8sModel):
 
 
 class NodeSelectorTerm(K8sModel):
-    match_expressions: Annotated[list[NodeSelectorRequirement] | None, Field(alias="matchExpressions")] = None
-    match_fields: Annotated[list[NodeSelectorRequirement] | None, Field(alias="matchFields")] = None
+    match_expressions: list[NodeSelectorRequirement] | None = None
+    match_fields: list[NodeSelectorRequirement] | None = None
 
 
 class NodeSwapStatus(K8sModel):
@@ -413,36 +411,36 @@ class NodeSwapStatus(K8sModel):
 class NodeSystemInfo(K8sModel):
     architecture: str
     boot_id: Annotated[str, Field(alias="bootID")]
-    container_runtime_version: Annotated[str, Field(alias="containerRuntimeVersion")]
-    kernel_version: Annotated[str, Field(alias="kernelVersion")]
-    kube_proxy_version: Annotated[str, Field(alias="kubeProxyVersion")]
-    kubelet_version: Annotated[str, Field(alias="kubeletVersion")]
+    container_runtime_version: str
+    kernel_version: str
+    kube_proxy_version: str
+    kubelet_version: str
     machine_id: Annotated[str, Field(alias="machineID")]
-    operating_system: Annotated[str, Field(alias="operatingSystem")]
-    os_image: Annotated[str, Field(alias="osImage")]
-    running_in_user_namespace: Annotated[bool | None, Field(alias="runningInUserNamespace")] = None
+    operating_system: str
+    os_image: str
+    running_in_user_namespace: bool | None = None
     swap: NodeSwapStatus | None = None
     system_uuid: Annotated[str, Field(alias="systemUUID")]
 
 
 class ObjectFieldSelector(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
-    field_path: Annotated[str, Field(alias="fieldPath")]
+    api_version: str | None = None
+    field_path: str
 
 
 class ObjectReference(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
-    field_path: Annotated[str | None, Field(alias="fieldPath")] = None
+    api_version: str | None = None
+    field_path: str | None = None
     kind: str | None = None
     name: str | None = None
     namespace: str | None = None
-    resource_version: Annotated[str | None, Field(alias="resourceVersion")] = None
+    resource_version: str | None = None
     uid: str | None = None
 
 
 class PersistentVolumeClaimCondition(K8sModel):
-    last_probe_time: Annotated[datetime | None, Field(alias="lastProbeTime")] = None
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_probe_time: datetime | None = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str
@@ -450,38 +448,38 @@ class PersistentVolumeClaimCondition(K8sModel):
 
 
 class PersistentVolumeClaimVolumeSource(K8sModel):
-    claim_name: Annotated[str, Field(alias="claimName")]
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    claim_name: str
+    read_only: bool | None = None
 
 
 class PersistentVolumeStatus(K8sModel):
-    last_phase_transition_time: Annotated[datetime | None, Field(alias="lastPhaseTransitionTime")] = None
+    last_phase_transition_time: datetime | None = None
     message: str | None = None
     phase: str | None = None
     reason: str | None = None
 
 
 class PhotonPersistentDiskVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     pd_id: Annotated[str, Field(alias="pdID")]
 
 
 class PodCertificateProjection(K8sModel):
-    certificate_chain_path: Annotated[str | None, Field(alias="certificateChainPath")] = None
-    credential_bundle_path: Annotated[str | None, Field(alias="credentialBundlePath")] = None
-    key_path: Annotated[str | None, Field(alias="keyPath")] = None
-    key_type: Annotated[str, Field(alias="keyType")]
-    max_expiration_seconds: Annotated[int | None, Field(alias="maxExpirationSeconds")] = None
-    signer_name: Annotated[str, Field(alias="signerName")]
+    certificate_chain_path: str | None = None
+    credential_bundle_path: str | None = None
+    key_path: str | None = None
+    key_type: str
+    max_expiration_seconds: int | None = None
+    signer_name: str
     user: int | None = None
-    user_annotations: Annotated[dict[str, str] | None, Field(alias="userAnnotations")] = None
+    user_annotations: dict[str, str] | None = None
 
 
 class PodCondition(K8sModel):
-    last_probe_time: Annotated[datetime | None, Field(alias="lastProbeTime")] = None
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_probe_time: datetime | None = None
+    last_transition_time: datetime | None = None
     message: str | None = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    observed_generation: int | None = None
     reason: str | None = None
     status: str
     type: str
@@ -493,8 +491,8 @@ class PodDNSConfigOption(K8sModel):
 
 
 class PodExtendedResourceClaimStatus(K8sModel):
-    request_mappings: Annotated[list[ContainerExtendedResourceRequest], Field(alias="requestMappings")]
-    resource_claim_name: Annotated[str, Field(alias="resourceClaimName")]
+    request_mappings: list[ContainerExtendedResourceRequest]
+    resource_claim_name: str
 
 
 class PodIP(K8sModel):
@@ -506,18 +504,18 @@ class PodOS(K8sModel):
 
 
 class PodReadinessGate(K8sModel):
-    condition_type: Annotated[str, Field(alias="conditionType")]
+    condition_type: str
 
 
 class PodResourceClaim(K8sModel):
     name: str
-    resource_claim_name: Annotated[str | None, Field(alias="resourceClaimName")] = None
-    resource_claim_template_name: Annotated[str | None, Field(alias="resourceClaimTemplateName")] = None
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
 
 
 class PodResourceClaimStatus(K8sModel):
     name: str
-    resource_claim_name: Annotated[str | None, Field(alias="resourceClaimName")] = None
+    resource_claim_name: str | None = None
 
 
 class PodSchedulingGate(K8sModel):
@@ -525,7 +523,7 @@ class PodSchedulingGate(K8sModel):
 
 
 class PodSchedulingGroup(K8sModel):
-    pod_group_name: Annotated[str | None, Field(alias="podGroupName")] = None
+    pod_group_name: str | None = None
 
 
 class PortStatus(K8sModel):
@@ -535,8 +533,8 @@ class PortStatus(K8sModel):
 
 
 class PortworxVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    fs_type: str | None = None
+    read_only: bool | None = None
     volume_id: Annotated[str, Field(alias="volumeID")]
 
 
@@ -547,7 +545,7 @@ class PreferredSchedulingTerm(K8sModel):
 
 class QuobyteVolumeSource(K8sModel):
     group: str | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
+    read_only: bool | None = None
     registry: str
     tenant: str | None = None
     user: str | None = None
@@ -555,18 +553,18 @@ class QuobyteVolumeSource(K8sModel):
 
 
 class RBDVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     image: str
     keyring: str | None = None
     monitors: list[str]
     pool: str | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[LocalObjectReference | None, Field(alias="secretRef")] = None
+    read_only: bool | None = None
+    secret_ref: LocalObjectReference | None = None
     user: str | None = None
 
 
 class ReplicationControllerCondition(K8sModel):
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str | None = None
     status: str
@@ -574,11 +572,11 @@ class ReplicationControllerCondition(K8sModel):
 
 
 class ReplicationControllerStatus(K8sModel):
-    available_replicas: Annotated[int | None, Field(alias="availableReplicas")] = None
+    available_replicas: int | None = None
     conditions: list[ReplicationControllerCondition] | None = None
-    fully_labeled_replicas: Annotated[int | None, Field(alias="fullyLabeledReplicas")] = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
-    ready_replicas: Annotated[int | None, Field(alias="readyReplicas")] = None
+    fully_labeled_replicas: int | None = None
+    observed_generation: int | None = None
+    ready_replicas: int | None = None
     replicas: int
 
 
@@ -588,7 +586,7 @@ class ResourceClaim(K8sModel):
 
 
 class ResourceFieldSelector(K8sModel):
-    container_name: Annotated[str | None, Field(alias="containerName")] = None
+    container_name: str | None = None
     divisor: Quantity | None = None
     resource: str
 
@@ -623,26 +621,26 @@ class SELinuxOptions(K8sModel):
 
 
 class ScaleIOVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     gateway: str
-    protection_domain: Annotated[str | None, Field(alias="protectionDomain")] = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[LocalObjectReference, Field(alias="secretRef")]
-    ssl_enabled: Annotated[bool | None, Field(alias="sslEnabled")] = None
-    storage_mode: Annotated[str | None, Field(alias="storageMode")] = None
-    storage_pool: Annotated[str | None, Field(alias="storagePool")] = None
+    protection_domain: str | None = None
+    read_only: bool | None = None
+    secret_ref: LocalObjectReference
+    ssl_enabled: bool | None = None
+    storage_mode: str | None = None
+    storage_pool: str | None = None
     system: str
-    volume_name: Annotated[str | None, Field(alias="volumeName")] = None
+    volume_name: str | None = None
 
 
 class ScopedResourceSelectorRequirement(K8sModel):
     operator: str
-    scope_name: Annotated[str, Field(alias="scopeName")]
+    scope_name: str
     values: list[str] | None = None
 
 
 class SeccompProfile(K8sModel):
-    localhost_profile: Annotated[str | None, Field(alias="localhostProfile")] = None
+    localhost_profile: str | None = None
     type: str
 
 
@@ -652,7 +650,7 @@ class Secret(K8sObject):
     namespaced = True
     data: dict[str, str] | None = None
     immutable: bool | None = None
-    string_data: Annotated[dict[str, str] | None, Field(alias="stringData")] = None
+    string_data: dict[str, str] | None = None
     type: str | None = None
 
 
@@ -679,38 +677,36 @@ class SecretReference(K8sModel):
 
 
 class SecretVolumeSource(K8sModel):
-    default_mode: Annotated[int | None, Field(alias="defaultMode")] = None
-    default_user: Annotated[int | None, Field(alias="defaultUser")] = None
+    default_mode: int | None = None
+    default_user: int | None = None
     items: list[KeyToPath] | None = None
     optional: bool | None = None
-    secret_name: Annotated[str | None, Field(alias="secretName")] = None
+    secret_name: str | None = None
 
 
 class ServiceAccount(K8sObject):
     gvk = GroupVersionKind("", "v1", "ServiceAccount")
     plural = "serviceaccounts"
     namespaced = True
-    automount_service_account_token: Annotated[bool | None, Field(alias="automountServiceAccountToken")] = (
-        None
-    )
-    image_pull_secrets: Annotated[list[LocalObjectReference] | None, Field(alias="imagePullSecrets")] = None
+    automount_service_account_token: bool | None = None
+    image_pull_secrets: list[LocalObjectReference] | None = None
     secrets: list[ObjectReference] | None = None
 
 
 class ServiceAccountTokenProjection(K8sModel):
     audience: str | None = None
-    expiration_seconds: Annotated[int | None, Field(alias="expirationSeconds")] = None
+    expiration_seconds: int | None = None
     path: str
     user: int | None = None
 
 
 class ServicePort(K8sModel):
-    app_protocol: Annotated[str | None, Field(alias="appProtocol")] = None
+    app_protocol: str | None = None
     name: str | None = None
-    node_port: Annotated[int | None, Field(alias="nodePort")] = None
+    node_port: int | None = None
     port: int
     protocol: str | None = None
-    target_port: Annotated[IntOrString | None, Field(alias="targetPort")] = None
+    target_port: IntOrString | None = None
 
 
 class SessionAffinityConfig(K8sModel):
@@ -722,19 +718,19 @@ class SleepAction(K8sModel):
 
 
 class StorageOSPersistentVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[ObjectReference | None, Field(alias="secretRef")] = None
-    volume_name: Annotated[str | None, Field(alias="volumeName")] = None
-    volume_namespace: Annotated[str | None, Field(alias="volumeNamespace")] = None
+    fs_type: str | None = None
+    read_only: bool | None = None
+    secret_ref: ObjectReference | None = None
+    volume_name: str | None = None
+    volume_namespace: str | None = None
 
 
 class StorageOSVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[LocalObjectReference | None, Field(alias="secretRef")] = None
-    volume_name: Annotated[str | None, Field(alias="volumeName")] = None
-    volume_namespace: Annotated[str | None, Field(alias="volumeNamespace")] = None
+    fs_type: str | None = None
+    read_only: bool | None = None
+    secret_ref: LocalObjectReference | None = None
+    volume_name: str | None = None
+    volume_namespace: str | None = None
 
 
 class Sysctl(K8sModel):
@@ -750,7 +746,7 @@ class TCPSocketAction(K8sModel):
 class Taint(K8sModel):
     effect: str
     key: str
-    time_added: Annotated[datetime | None, Field(alias="timeAdded")] = None
+    time_added: datetime | None = None
     value: str | None = None
 
 
@@ -758,7 +754,7 @@ class Toleration(K8sModel):
     effect: str | None = None
     key: str | None = None
     operator: str | None = None
-    toleration_seconds: Annotated[int | None, Field(alias="tolerationSeconds")] = None
+    toleration_seconds: int | None = None
     value: str | None = None
 
 
@@ -768,26 +764,24 @@ class TopologySelectorLabelRequirement(K8sModel):
 
 
 class TopologySelectorTerm(K8sModel):
-    match_label_expressions: Annotated[
-        list[TopologySelectorLabelRequirement] | None, Field(alias="matchLabelExpressions")
-    ] = None
+    match_label_expressions: list[TopologySelectorLabelRequirement] | None = None
 
 
 class TypedLocalObjectReference(K8sModel):
-    api_group: Annotated[str | None, Field(alias="apiGroup")] = None
+    api_group: str | None = None
     kind: str
     name: str
 
 
 class TypedObjectReference(K8sModel):
-    api_group: Annotated[str | None, Field(alias="apiGroup")] = None
+    api_group: str | None = None
     kind: str
     name: str
     namespace: str | None = None
 
 
 class VolumeDevice(K8sModel):
-    device_path: Annotated[str, Field(alias="devicePath")]
+    device_path: str
     name: str
 
 
@@ -798,19 +792,19 @@ class VolumeHealthCondition(K8sModel):
 
 
 class VolumeHealthStatus(K8sModel):
-    health_conditions: Annotated[list[VolumeHealthCondition] | None, Field(alias="healthConditions")] = None
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    health_conditions: list[VolumeHealthCondition] | None = None
+    last_transition_time: datetime | None = None
 
 
 class VolumeMount(K8sModel):
-    bind_mount_options: Annotated[list[str] | None, Field(alias="bindMountOptions")] = None
-    mount_path: Annotated[str, Field(alias="mountPath")]
-    mount_propagation: Annotated[str | None, Field(alias="mountPropagation")] = None
+    bind_mount_options: list[str] | None = None
+    mount_path: str
+    mount_propagation: str | None = None
     name: str
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    recursive_read_only: Annotated[str | None, Field(alias="recursiveReadOnly")] = None
-    sub_path: Annotated[str | None, Field(alias="subPath")] = None
-    sub_path_expr: Annotated[str | None, Field(alias="subPathExpr")] = None
+    read_only: bool | None = None
+    recursive_read_only: str | None = None
+    sub_path: str | None = None
+    sub_path_expr: str | None = None
 
 
 class VolumeResourceRequirements(K8sModel):
@@ -823,17 +817,17 @@ class VolumeStatus(K8sModel):
 
 
 class VsphereVirtualDiskVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     storage_policy_id: Annotated[str | None, Field(alias="storagePolicyID")] = None
-    storage_policy_name: Annotated[str | None, Field(alias="storagePolicyName")] = None
-    volume_path: Annotated[str, Field(alias="volumePath")]
+    storage_policy_name: str | None = None
+    volume_path: str
 
 
 class WindowsSecurityContextOptions(K8sModel):
-    gmsa_credential_spec: Annotated[str | None, Field(alias="gmsaCredentialSpec")] = None
-    gmsa_credential_spec_name: Annotated[str | None, Field(alias="gmsaCredentialSpecName")] = None
-    host_process: Annotated[bool | None, Field(alias="hostProcess")] = None
-    run_as_user_name: Annotated[str | None, Field(alias="runAsUserName")] = None
+    gmsa_credential_spec: str | None = None
+    gmsa_credential_spec_name: str | None = None
+    host_process: bool | None = None
+    run_as_user_name: str | None = None
 
 
 class Binding(K8sObject):
@@ -844,61 +838,55 @@ class Binding(K8sObject):
 
 
 class CSIPersistentVolumeSource(K8sModel):
-    controller_expand_secret_ref: Annotated[
-        SecretReference | None, Field(alias="controllerExpandSecretRef")
-    ] = None
-    controller_publish_secret_ref: Annotated[
-        SecretReference | None, Field(alias="controllerPublishSecretRef")
-    ] = None
+    controller_expand_secret_ref: SecretReference | None = None
+    controller_publish_secret_ref: SecretReference | None = None
     driver: str
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    node_expand_secret_ref: Annotated[SecretReference | None, Field(alias="nodeExpandSecretRef")] = None
-    node_publish_secret_ref: Annotated[SecretReference | None, Field(alias="nodePublishSecretRef")] = None
-    node_stage_secret_ref: Annotated[SecretReference | None, Field(alias="nodeStageSecretRef")] = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    volume_attributes: Annotated[dict[str, str] | None, Field(alias="volumeAttributes")] = None
-    volume_handle: Annotated[str, Field(alias="volumeHandle")]
+    fs_type: str | None = None
+    node_expand_secret_ref: SecretReference | None = None
+    node_publish_secret_ref: SecretReference | None = None
+    node_stage_secret_ref: SecretReference | None = None
+    read_only: bool | None = None
+    volume_attributes: dict[str, str] | None = None
+    volume_handle: str
 
 
 class CSIVolumeSource(K8sModel):
     driver: str
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    node_publish_secret_ref: Annotated[LocalObjectReference | None, Field(alias="nodePublishSecretRef")] = (
-        None
-    )
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    volume_attributes: Annotated[dict[str, str] | None, Field(alias="volumeAttributes")] = None
+    fs_type: str | None = None
+    node_publish_secret_ref: LocalObjectReference | None = None
+    read_only: bool | None = None
+    volume_attributes: dict[str, str] | None = None
 
 
 class CephFSPersistentVolumeSource(K8sModel):
     monitors: list[str]
     path: str | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_file: Annotated[str | None, Field(alias="secretFile")] = None
-    secret_ref: Annotated[SecretReference | None, Field(alias="secretRef")] = None
+    read_only: bool | None = None
+    secret_file: str | None = None
+    secret_ref: SecretReference | None = None
     user: str | None = None
 
 
 class CephFSVolumeSource(K8sModel):
     monitors: list[str]
     path: str | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_file: Annotated[str | None, Field(alias="secretFile")] = None
-    secret_ref: Annotated[LocalObjectReference | None, Field(alias="secretRef")] = None
+    read_only: bool | None = None
+    secret_file: str | None = None
+    secret_ref: LocalObjectReference | None = None
     user: str | None = None
 
 
 class CinderPersistentVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[SecretReference | None, Field(alias="secretRef")] = None
+    fs_type: str | None = None
+    read_only: bool | None = None
+    secret_ref: SecretReference | None = None
     volume_id: Annotated[str, Field(alias="volumeID")]
 
 
 class CinderVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[LocalObjectReference | None, Field(alias="secretRef")] = None
+    fs_type: str | None = None
+    read_only: bool | None = None
+    secret_ref: LocalObjectReference | None = None
     volume_id: Annotated[str, Field(alias="volumeID")]
 
 
@@ -909,8 +897,8 @@ class ConfigMapProjection(K8sModel):
 
 
 class ConfigMapVolumeSource(K8sModel):
-    default_mode: Annotated[int | None, Field(alias="defaultMode")] = None
-    default_user: Annotated[int | None, Field(alias="defaultUser")] = None
+    default_mode: int | None = None
+    default_user: int | None = None
     items: list[KeyToPath] | None = None
     name: str | None = None
     optional: bool | None = None
@@ -918,7 +906,7 @@ class ConfigMapVolumeSource(K8sModel):
 
 class ContainerRestartRule(K8sModel):
     action: str
-    exit_codes: Annotated[ContainerRestartRuleOnExitCodes | None, Field(alias="exitCodes")] = None
+    exit_codes: ContainerRestartRuleOnExitCodes | None = None
 
 
 class ContainerState(K8sModel):
@@ -932,29 +920,29 @@ class ContainerUser(K8sModel):
 
 
 class DownwardAPIVolumeFile(K8sModel):
-    field_ref: Annotated[ObjectFieldSelector | None, Field(alias="fieldRef")] = None
+    field_ref: ObjectFieldSelector | None = None
     mode: int | None = None
     path: str
-    resource_field_ref: Annotated[ResourceFieldSelector | None, Field(alias="resourceFieldRef")] = None
+    resource_field_ref: ResourceFieldSelector | None = None
     user: int | None = None
 
 
 class DownwardAPIVolumeSource(K8sModel):
-    default_mode: Annotated[int | None, Field(alias="defaultMode")] = None
-    default_user: Annotated[int | None, Field(alias="defaultUser")] = None
+    default_mode: int | None = None
+    default_user: int | None = None
     items: list[DownwardAPIVolumeFile] | None = None
 
 
 class EndpointAddress(K8sModel):
     hostname: str | None = None
     ip: str
-    node_name: Annotated[str | None, Field(alias="nodeName")] = None
-    target_ref: Annotated[ObjectReference | None, Field(alias="targetRef")] = None
+    node_name: str | None = None
+    target_ref: ObjectReference | None = None
 
 
 class EndpointSubset(K8sModel):
     addresses: list[EndpointAddress] | None = None
-    not_ready_addresses: Annotated[list[EndpointAddress] | None, Field(alias="notReadyAddresses")] = None
+    not_ready_addresses: list[EndpointAddress] | None = None
     ports: list[EndpointPort] | None = None
 
 
@@ -966,17 +954,17 @@ class Endpoints(K8sObject):
 
 
 class EnvFromSource(K8sModel):
-    config_map_ref: Annotated[ConfigMapEnvSource | None, Field(alias="configMapRef")] = None
+    config_map_ref: ConfigMapEnvSource | None = None
     prefix: str | None = None
-    secret_ref: Annotated[SecretEnvSource | None, Field(alias="secretRef")] = None
+    secret_ref: SecretEnvSource | None = None
 
 
 class EnvVarSource(K8sModel):
-    config_map_key_ref: Annotated[ConfigMapKeySelector | None, Field(alias="configMapKeyRef")] = None
-    field_ref: Annotated[ObjectFieldSelector | None, Field(alias="fieldRef")] = None
-    file_key_ref: Annotated[FileKeySelector | None, Field(alias="fileKeyRef")] = None
-    resource_field_ref: Annotated[ResourceFieldSelector | None, Field(alias="resourceFieldRef")] = None
-    secret_key_ref: Annotated[SecretKeySelector | None, Field(alias="secretKeyRef")] = None
+    config_map_key_ref: ConfigMapKeySelector | None = None
+    field_ref: ObjectFieldSelector | None = None
+    file_key_ref: FileKeySelector | None = None
+    resource_field_ref: ResourceFieldSelector | None = None
+    secret_key_ref: SecretKeySelector | None = None
 
 
 class Event(K8sObject):
@@ -985,15 +973,15 @@ class Event(K8sObject):
     namespaced = True
     action: str | None = None
     count: int | None = None
-    event_time: Annotated[datetime | None, Field(alias="eventTime")] = None
-    first_timestamp: Annotated[datetime | None, Field(alias="firstTimestamp")] = None
-    involved_object: Annotated[ObjectReference | None, Field(alias="involvedObject")] = None
-    last_timestamp: Annotated[datetime | None, Field(alias="lastTimestamp")] = None
+    event_time: datetime | None = None
+    first_timestamp: datetime | None = None
+    involved_object: ObjectReference | None = None
+    last_timestamp: datetime | None = None
     message: str | None = None
     reason: str | None = None
     related: ObjectReference | None = None
-    reporting_component: Annotated[str | None, Field(alias="reportingComponent")] = None
-    reporting_instance: Annotated[str | None, Field(alias="reportingInstance")] = None
+    reporting_component: str | None = None
+    reporting_instance: str | None = None
     series: EventSeries | None = None
     source: EventSource | None = None
     type: str | None = None
@@ -1001,23 +989,23 @@ class Event(K8sObject):
 
 class FlexPersistentVolumeSource(K8sModel):
     driver: str
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     options: dict[str, str] | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[SecretReference | None, Field(alias="secretRef")] = None
+    read_only: bool | None = None
+    secret_ref: SecretReference | None = None
 
 
 class FlexVolumeSource(K8sModel):
     driver: str
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     options: dict[str, str] | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[LocalObjectReference | None, Field(alias="secretRef")] = None
+    read_only: bool | None = None
+    secret_ref: LocalObjectReference | None = None
 
 
 class HTTPGetAction(K8sModel):
     host: str | None = None
-    http_headers: Annotated[list[HTTPHeader] | None, Field(alias="httpHeaders")] = None
+    http_headers: list[HTTPHeader] | None = None
     path: str | None = None
     port: IntOrString
     protocol: str | None = None
@@ -1025,38 +1013,38 @@ class HTTPGetAction(K8sModel):
 
 
 class ISCSIPersistentVolumeSource(K8sModel):
-    chap_auth_discovery: Annotated[bool | None, Field(alias="chapAuthDiscovery")] = None
-    chap_auth_session: Annotated[bool | None, Field(alias="chapAuthSession")] = None
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    initiator_name: Annotated[str | None, Field(alias="initiatorName")] = None
+    chap_auth_discovery: bool | None = None
+    chap_auth_session: bool | None = None
+    fs_type: str | None = None
+    initiator_name: str | None = None
     iqn: str
-    iscsi_interface: Annotated[str | None, Field(alias="iscsiInterface")] = None
+    iscsi_interface: str | None = None
     lun: int
     portals: list[str] | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[SecretReference | None, Field(alias="secretRef")] = None
-    target_portal: Annotated[str, Field(alias="targetPortal")]
+    read_only: bool | None = None
+    secret_ref: SecretReference | None = None
+    target_portal: str
 
 
 class ISCSIVolumeSource(K8sModel):
-    chap_auth_discovery: Annotated[bool | None, Field(alias="chapAuthDiscovery")] = None
-    chap_auth_session: Annotated[bool | None, Field(alias="chapAuthSession")] = None
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
-    initiator_name: Annotated[str | None, Field(alias="initiatorName")] = None
+    chap_auth_discovery: bool | None = None
+    chap_auth_session: bool | None = None
+    fs_type: str | None = None
+    initiator_name: str | None = None
     iqn: str
-    iscsi_interface: Annotated[str | None, Field(alias="iscsiInterface")] = None
+    iscsi_interface: str | None = None
     lun: int
     portals: list[str] | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[LocalObjectReference | None, Field(alias="secretRef")] = None
-    target_portal: Annotated[str, Field(alias="targetPortal")]
+    read_only: bool | None = None
+    secret_ref: LocalObjectReference | None = None
+    target_portal: str
 
 
 class LifecycleHandler(K8sModel):
     exec: ExecAction | None = None
-    http_get: Annotated[HTTPGetAction | None, Field(alias="httpGet")] = None
+    http_get: HTTPGetAction | None = None
     sleep: SleepAction | None = None
-    tcp_socket: Annotated[TCPSocketAction | None, Field(alias="tcpSocket")] = None
+    tcp_socket: TCPSocketAction | None = None
 
 
 class LimitRange(K8sObject):
@@ -1069,7 +1057,7 @@ class LimitRange(K8sObject):
 class LoadBalancerIngress(K8sModel):
     hostname: str | None = None
     ip: str | None = None
-    ip_mode: Annotated[str | None, Field(alias="ipMode")] = None
+    ip_mode: str | None = None
     ports: list[PortStatus] | None = None
 
 
@@ -1091,17 +1079,15 @@ class NodeRuntimeHandler(K8sModel):
 
 
 class NodeSelector(K8sModel):
-    node_selector_terms: Annotated[list[NodeSelectorTerm], Field(alias="nodeSelectorTerms")]
+    node_selector_terms: list[NodeSelectorTerm]
 
 
 class NodeSpec(K8sModel):
-    config_source: Annotated[NodeConfigSource | None, Field(alias="configSource")] = None
+    config_source: NodeConfigSource | None = None
     external_id: Annotated[str | None, Field(alias="externalID")] = None
     pod_cidr: Annotated[str | None, Field(alias="podCIDR")] = None
     pod_cid_rs: Annotated[list[str] | None, Field(alias="podCIDRs")] = None
-    pod_preemption_policy: Annotated[NodePodPreemptionPolicy | None, Field(alias="podPreemptionPolicy")] = (
-        None
-    )
+    pod_preemption_policy: NodePodPreemptionPolicy | None = None
     provider_id: Annotated[str | None, Field(alias="providerID")] = None
     taints: list[Taint] | None = None
     unschedulable: bool | None = None
@@ -1113,30 +1099,26 @@ class NodeStatus(K8sModel):
     capacity: dict[str, Quantity] | None = None
     conditions: list[NodeCondition] | None = None
     config: NodeConfigStatus | None = None
-    daemon_endpoints: Annotated[NodeDaemonEndpoints | None, Field(alias="daemonEndpoints")] = None
-    declared_features: Annotated[list[str] | None, Field(alias="declaredFeatures")] = None
+    daemon_endpoints: NodeDaemonEndpoints | None = None
+    declared_features: list[str] | None = None
     features: NodeFeatures | None = None
     images: list[ContainerImage] | None = None
-    node_info: Annotated[NodeSystemInfo | None, Field(alias="nodeInfo")] = None
+    node_info: NodeSystemInfo | None = None
     phase: str | None = None
-    runtime_handlers: Annotated[list[NodeRuntimeHandler] | None, Field(alias="runtimeHandlers")] = None
-    volumes_attached: Annotated[list[AttachedVolume] | None, Field(alias="volumesAttached")] = None
-    volumes_in_use: Annotated[list[str] | None, Field(alias="volumesInUse")] = None
+    runtime_handlers: list[NodeRuntimeHandler] | None = None
+    volumes_attached: list[AttachedVolume] | None = None
+    volumes_in_use: list[str] | None = None
 
 
 class PersistentVolumeClaimStatus(K8sModel):
-    access_modes: Annotated[list[str] | None, Field(alias="accessModes")] = None
-    allocated_resource_statuses: Annotated[
-        dict[str, str] | None, Field(alias="allocatedResourceStatuses")
-    ] = None
-    allocated_resources: Annotated[dict[str, Quantity] | None, Field(alias="allocatedResources")] = None
+    access_modes: list[str] | None = None
+    allocated_resource_statuses: dict[str, str] | None = None
+    allocated_resources: dict[str, Quantity] | None = None
     capacity: dict[str, Quantity] | None = None
     conditions: list[PersistentVolumeClaimCondition] | None = None
-    current_volume_attributes_class_name: Annotated[
-        str | None, Field(alias="currentVolumeAttributesClassName")
-    ] = None
-    health_status: Annotated[VolumeHealthStatus | None, Field(alias="healthStatus")] = None
-    modify_volume_status: Annotated[ModifyVolumeStatus | None, Field(alias="modifyVolumeStatus")] = None
+    current_volume_attributes_class_name: str | None = None
+    health_status: VolumeHealthStatus | None = None
+    modify_volume_status: ModifyVolumeStatus | None = None
     phase: str | None = None
 
 
@@ -1147,125 +1129,117 @@ class PodDNSConfig(K8sModel):
 
 
 class PodSecurityContext(K8sModel):
-    app_armor_profile: Annotated[AppArmorProfile | None, Field(alias="appArmorProfile")] = None
-    fs_group: Annotated[int | None, Field(alias="fsGroup")] = None
-    fs_group_change_policy: Annotated[str | None, Field(alias="fsGroupChangePolicy")] = None
-    run_as_group: Annotated[int | None, Field(alias="runAsGroup")] = None
-    run_as_non_root: Annotated[bool | None, Field(alias="runAsNonRoot")] = None
-    run_as_user: Annotated[int | None, Field(alias="runAsUser")] = None
-    se_linux_change_policy: Annotated[str | None, Field(alias="seLinuxChangePolicy")] = None
-    se_linux_options: Annotated[SELinuxOptions | None, Field(alias="seLinuxOptions")] = None
-    seccomp_profile: Annotated[SeccompProfile | None, Field(alias="seccompProfile")] = None
-    supplemental_groups: Annotated[list[int] | None, Field(alias="supplementalGroups")] = None
-    supplemental_groups_policy: Annotated[str | None, Field(alias="supplementalGroupsPolicy")] = None
+    app_armor_profile: AppArmorProfile | None = None
+    fs_group: int | None = None
+    fs_group_change_policy: str | None = None
+    run_as_group: int | None = None
+    run_as_non_root: bool | None = None
+    run_as_user: int | None = None
+    se_linux_change_policy: str | None = None
+    se_linux_options: SELinuxOptions | None = None
+    seccomp_profile: SeccompProfile | None = None
+    supplemental_groups: list[int] | None = None
+    supplemental_groups_policy: str | None = None
     sysctls: list[Sysctl] | None = None
-    windows_options: Annotated[WindowsSecurityContextOptions | None, Field(alias="windowsOptions")] = None
+    windows_options: WindowsSecurityContextOptions | None = None
 
 
 class PodVolumeHealth(K8sModel):
-    health_conditions: Annotated[list[VolumeHealthCondition] | None, Field(alias="healthConditions")] = None
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    health_conditions: list[VolumeHealthCondition] | None = None
+    last_transition_time: datetime | None = None
     name: str
 
 
 class Probe(K8sModel):
     exec: ExecAction | None = None
-    failure_threshold: Annotated[int | None, Field(alias="failureThreshold")] = None
+    failure_threshold: int | None = None
     grpc: GRPCAction | None = None
-    http_get: Annotated[HTTPGetAction | None, Field(alias="httpGet")] = None
-    initial_delay_seconds: Annotated[int | None, Field(alias="initialDelaySeconds")] = None
-    period_seconds: Annotated[int | None, Field(alias="periodSeconds")] = None
-    success_threshold: Annotated[int | None, Field(alias="successThreshold")] = None
-    tcp_socket: Annotated[TCPSocketAction | None, Field(alias="tcpSocket")] = None
-    termination_grace_period_seconds: Annotated[int | None, Field(alias="terminationGracePeriodSeconds")] = (
-        None
-    )
-    timeout_seconds: Annotated[int | None, Field(alias="timeoutSeconds")] = None
+    http_get: HTTPGetAction | None = None
+    initial_delay_seconds: int | None = None
+    period_seconds: int | None = None
+    success_threshold: int | None = None
+    tcp_socket: TCPSocketAction | None = None
+    termination_grace_period_seconds: int | None = None
+    timeout_seconds: int | None = None
 
 
 class RBDPersistentVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     image: str
     keyring: str | None = None
     monitors: list[str]
     pool: str | None = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[SecretReference | None, Field(alias="secretRef")] = None
+    read_only: bool | None = None
+    secret_ref: SecretReference | None = None
     user: str | None = None
 
 
 class ScaleIOPersistentVolumeSource(K8sModel):
-    fs_type: Annotated[str | None, Field(alias="fsType")] = None
+    fs_type: str | None = None
     gateway: str
-    protection_domain: Annotated[str | None, Field(alias="protectionDomain")] = None
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    secret_ref: Annotated[SecretReference, Field(alias="secretRef")]
-    ssl_enabled: Annotated[bool | None, Field(alias="sslEnabled")] = None
-    storage_mode: Annotated[str | None, Field(alias="storageMode")] = None
-    storage_pool: Annotated[str | None, Field(alias="storagePool")] = None
+    protection_domain: str | None = None
+    read_only: bool | None = None
+    secret_ref: SecretReference
+    ssl_enabled: bool | None = None
+    storage_mode: str | None = None
+    storage_pool: str | None = None
     system: str
-    volume_name: Annotated[str | None, Field(alias="volumeName")] = None
+    volume_name: str | None = None
 
 
 class ScopeSelector(K8sModel):
-    match_expressions: Annotated[
-        list[ScopedResourceSelectorRequirement] | None, Field(alias="matchExpressions")
-    ] = None
+    match_expressions: list[ScopedResourceSelectorRequirement] | None = None
 
 
 class SecurityContext(K8sModel):
-    allow_privilege_escalation: Annotated[bool | None, Field(alias="allowPrivilegeEscalation")] = None
-    app_armor_profile: Annotated[AppArmorProfile | None, Field(alias="appArmorProfile")] = None
+    allow_privilege_escalation: bool | None = None
+    app_armor_profile: AppArmorProfile | None = None
     capabilities: Capabilities | None = None
     privileged: bool | None = None
-    proc_mount: Annotated[str | None, Field(alias="procMount")] = None
-    read_only_root_filesystem: Annotated[bool | None, Field(alias="readOnlyRootFilesystem")] = None
-    run_as_group: Annotated[int | None, Field(alias="runAsGroup")] = None
-    run_as_non_root: Annotated[bool | None, Field(alias="runAsNonRoot")] = None
-    run_as_user: Annotated[int | None, Field(alias="runAsUser")] = None
-    se_linux_options: Annotated[SELinuxOptions | None, Field(alias="seLinuxOptions")] = None
-    seccomp_profile: Annotated[SeccompProfile | None, Field(alias="seccompProfile")] = None
-    windows_options: Annotated[WindowsSecurityContextOptions | None, Field(alias="windowsOptions")] = None
+    proc_mount: str | None = None
+    read_only_root_filesystem: bool | None = None
+    run_as_group: int | None = None
+    run_as_non_root: bool | None = None
+    run_as_user: int | None = None
+    se_linux_options: SELinuxOptions | None = None
+    seccomp_profile: SeccompProfile | None = None
+    windows_options: WindowsSecurityContextOptions | None = None
 
 
 class ServiceSpec(K8sModel):
-    allocate_load_balancer_node_ports: Annotated[
-        bool | None, Field(alias="allocateLoadBalancerNodePorts")
-    ] = None
+    allocate_load_balancer_node_ports: bool | None = None
     cluster_ip: Annotated[str | None, Field(alias="clusterIP")] = None
-    cluster_i_ps: Annotated[list[str] | None, Field(alias="clusterIPs")] = None
-    external_i_ps: Annotated[list[str] | None, Field(alias="externalIPs")] = None
-    external_name: Annotated[str | None, Field(alias="externalName")] = None
-    external_traffic_policy: Annotated[str | None, Field(alias="externalTrafficPolicy")] = None
-    health_check_node_port: Annotated[int | None, Field(alias="healthCheckNodePort")] = None
-    internal_traffic_policy: Annotated[str | None, Field(alias="internalTrafficPolicy")] = None
-    ip_families: Annotated[list[str] | None, Field(alias="ipFamilies")] = None
-    ip_family_policy: Annotated[str | None, Field(alias="ipFamilyPolicy")] = None
-    load_balancer_class: Annotated[str | None, Field(alias="loadBalancerClass")] = None
+    cluster_i_ps: list[str] | None = None
+    external_i_ps: list[str] | None = None
+    external_name: str | None = None
+    external_traffic_policy: str | None = None
+    health_check_node_port: int | None = None
+    internal_traffic_policy: str | None = None
+    ip_families: list[str] | None = None
+    ip_family_policy: str | None = None
+    load_balancer_class: str | None = None
     load_balancer_ip: Annotated[str | None, Field(alias="loadBalancerIP")] = None
-    load_balancer_source_ranges: Annotated[list[str] | None, Field(alias="loadBalancerSourceRanges")] = None
+    load_balancer_source_ranges: list[str] | None = None
     ports: list[ServicePort] | None = None
-    publish_not_ready_addresses: Annotated[bool | None, Field(alias="publishNotReadyAddresses")] = None
+    publish_not_ready_addresses: bool | None = None
     selector: dict[str, str] | None = None
-    session_affinity: Annotated[str | None, Field(alias="sessionAffinity")] = None
-    session_affinity_config: Annotated[SessionAffinityConfig | None, Field(alias="sessionAffinityConfig")] = (
-        None
-    )
-    traffic_distribution: Annotated[str | None, Field(alias="trafficDistribution")] = None
+    session_affinity: str | None = None
+    session_affinity_config: SessionAffinityConfig | None = None
+    traffic_distribution: str | None = None
     type: str | None = None
 
 
 class ServiceStatus(K8sModel):
     conditions: list[meta_v1.Condition] | None = None
-    load_balancer: Annotated[LoadBalancerStatus | None, Field(alias="loadBalancer")] = None
+    load_balancer: LoadBalancerStatus | None = None
 
 
 class VolumeMountStatus(K8sModel):
-    mount_path: Annotated[str, Field(alias="mountPath")]
+    mount_path: str
     name: str
-    read_only: Annotated[bool | None, Field(alias="readOnly")] = None
-    recursive_read_only: Annotated[str | None, Field(alias="recursiveReadOnly")] = None
-    volume_status: Annotated[VolumeStatus | None, Field(alias="volumeStatus")] = None
+    read_only: bool | None = None
+    recursive_read_only: str | None = None
+    volume_status: VolumeStatus | None = None
 
 
 class VolumeNodeAffinity(K8sModel):
@@ -1273,46 +1247,44 @@ class VolumeNodeAffinity(K8sModel):
 
 
 class ClusterTrustBundleProjection(K8sModel):
-    label_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="labelSelector")] = None
+    label_selector: meta_v1.LabelSelector | None = None
     name: str | None = None
     optional: bool | None = None
     path: str
-    signer_name: Annotated[str | None, Field(alias="signerName")] = None
+    signer_name: str | None = None
     user: int | None = None
 
 
 class ComponentStatusList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ComponentStatus]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class ConfigMapList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ConfigMap]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class ContainerStatus(K8sModel):
-    allocated_resources: Annotated[dict[str, Quantity] | None, Field(alias="allocatedResources")] = None
-    allocated_resources_status: Annotated[
-        list[ResourceStatus] | None, Field(alias="allocatedResourcesStatus")
-    ] = None
+    allocated_resources: dict[str, Quantity] | None = None
+    allocated_resources_status: list[ResourceStatus] | None = None
     container_id: Annotated[str | None, Field(alias="containerID")] = None
     image: str
     image_id: Annotated[str, Field(alias="imageID")]
-    last_state: Annotated[ContainerState | None, Field(alias="lastState")] = None
+    last_state: ContainerState | None = None
     name: str
     ready: bool
     resources: ResourceRequirements | None = None
-    restart_count: Annotated[int, Field(alias="restartCount")]
+    restart_count: int
     started: bool | None = None
     state: ContainerState | None = None
-    stop_signal: Annotated[str | None, Field(alias="stopSignal")] = None
+    stop_signal: str | None = None
     user: ContainerUser | None = None
-    volume_mounts: Annotated[list[VolumeMountStatus] | None, Field(alias="volumeMounts")] = None
+    volume_mounts: list[VolumeMountStatus] | None = None
 
 
 class DownwardAPIProjection(K8sModel):
@@ -1320,7 +1292,7 @@ class DownwardAPIProjection(K8sModel):
 
 
 class EndpointsList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Endpoints]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -1329,31 +1301,31 @@ class EndpointsList(K8sModel):
 class EnvVar(K8sModel):
     name: str
     value: str | None = None
-    value_from: Annotated[EnvVarSource | None, Field(alias="valueFrom")] = None
+    value_from: EnvVarSource | None = None
 
 
 class EventList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Event]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class Lifecycle(K8sModel):
-    post_start: Annotated[LifecycleHandler | None, Field(alias="postStart")] = None
-    pre_stop: Annotated[LifecycleHandler | None, Field(alias="preStop")] = None
-    stop_signal: Annotated[str | None, Field(alias="stopSignal")] = None
+    post_start: LifecycleHandler | None = None
+    pre_stop: LifecycleHandler | None = None
+    stop_signal: str | None = None
 
 
 class LimitRangeList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[LimitRange]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class NamespaceList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Namespace]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -1368,31 +1340,27 @@ class Node(K8sObject):
 
 
 class NodeAffinity(K8sModel):
-    preferred_during_scheduling_ignored_during_execution: Annotated[
-        list[PreferredSchedulingTerm] | None, Field(alias="preferredDuringSchedulingIgnoredDuringExecution")
-    ] = None
-    required_during_scheduling_ignored_during_execution: Annotated[
-        NodeSelector | None, Field(alias="requiredDuringSchedulingIgnoredDuringExecution")
-    ] = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
 
 
 class NodeList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Node]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class PersistentVolumeClaimSpec(K8sModel):
-    access_modes: Annotated[list[str] | None, Field(alias="accessModes")] = None
-    data_source: Annotated[TypedLocalObjectReference | None, Field(alias="dataSource")] = None
-    data_source_ref: Annotated[TypedObjectReference | None, Field(alias="dataSourceRef")] = None
+    access_modes: list[str] | None = None
+    data_source: TypedLocalObjectReference | None = None
+    data_source_ref: TypedObjectReference | None = None
     resources: VolumeResourceRequirements | None = None
     selector: meta_v1.LabelSelector | None = None
-    storage_class_name: Annotated[str | None, Field(alias="storageClassName")] = None
-    volume_attributes_class_name: Annotated[str | None, Field(alias="volumeAttributesClassName")] = None
-    volume_mode: Annotated[str | None, Field(alias="volumeMode")] = None
-    volume_name: Annotated[str | None, Field(alias="volumeName")] = None
+    storage_class_name: str | None = None
+    volume_attributes_class_name: str | None = None
+    volume_mode: str | None = None
+    volume_name: str | None = None
 
 
 class PersistentVolumeClaimTemplate(K8sModel):
@@ -1401,99 +1369,81 @@ class PersistentVolumeClaimTemplate(K8sModel):
 
 
 class PersistentVolumeSpec(K8sModel):
-    access_modes: Annotated[list[str] | None, Field(alias="accessModes")] = None
-    aws_elastic_block_store: Annotated[
-        AWSElasticBlockStoreVolumeSource | None, Field(alias="awsElasticBlockStore")
-    ] = None
-    azure_disk: Annotated[AzureDiskVolumeSource | None, Field(alias="azureDisk")] = None
-    azure_file: Annotated[AzureFilePersistentVolumeSource | None, Field(alias="azureFile")] = None
+    access_modes: list[str] | None = None
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    azure_disk: AzureDiskVolumeSource | None = None
+    azure_file: AzureFilePersistentVolumeSource | None = None
     capacity: dict[str, Quantity] | None = None
     cephfs: CephFSPersistentVolumeSource | None = None
     cinder: CinderPersistentVolumeSource | None = None
-    claim_ref: Annotated[ObjectReference | None, Field(alias="claimRef")] = None
+    claim_ref: ObjectReference | None = None
     csi: CSIPersistentVolumeSource | None = None
     fc: FCVolumeSource | None = None
-    flex_volume: Annotated[FlexPersistentVolumeSource | None, Field(alias="flexVolume")] = None
+    flex_volume: FlexPersistentVolumeSource | None = None
     flocker: FlockerVolumeSource | None = None
-    gce_persistent_disk: Annotated[GCEPersistentDiskVolumeSource | None, Field(alias="gcePersistentDisk")] = (
-        None
-    )
+    gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
     glusterfs: GlusterfsPersistentVolumeSource | None = None
-    host_path: Annotated[HostPathVolumeSource | None, Field(alias="hostPath")] = None
+    host_path: HostPathVolumeSource | None = None
     iscsi: ISCSIPersistentVolumeSource | None = None
     local: LocalVolumeSource | None = None
-    mount_options: Annotated[list[str] | None, Field(alias="mountOptions")] = None
+    mount_options: list[str] | None = None
     nfs: NFSVolumeSource | None = None
-    node_affinity: Annotated[VolumeNodeAffinity | None, Field(alias="nodeAffinity")] = None
-    persistent_volume_reclaim_policy: Annotated[str | None, Field(alias="persistentVolumeReclaimPolicy")] = (
-        None
-    )
-    photon_persistent_disk: Annotated[
-        PhotonPersistentDiskVolumeSource | None, Field(alias="photonPersistentDisk")
-    ] = None
-    portworx_volume: Annotated[PortworxVolumeSource | None, Field(alias="portworxVolume")] = None
+    node_affinity: VolumeNodeAffinity | None = None
+    persistent_volume_reclaim_policy: str | None = None
+    photon_persistent_disk: PhotonPersistentDiskVolumeSource | None = None
+    portworx_volume: PortworxVolumeSource | None = None
     quobyte: QuobyteVolumeSource | None = None
     rbd: RBDPersistentVolumeSource | None = None
     scale_io: Annotated[ScaleIOPersistentVolumeSource | None, Field(alias="scaleIO")] = None
-    storage_class_name: Annotated[str | None, Field(alias="storageClassName")] = None
+    storage_class_name: str | None = None
     storageos: StorageOSPersistentVolumeSource | None = None
-    volume_attributes_class_name: Annotated[str | None, Field(alias="volumeAttributesClassName")] = None
-    volume_mode: Annotated[str | None, Field(alias="volumeMode")] = None
-    vsphere_volume: Annotated[VsphereVirtualDiskVolumeSource | None, Field(alias="vsphereVolume")] = None
+    volume_attributes_class_name: str | None = None
+    volume_mode: str | None = None
+    vsphere_volume: VsphereVirtualDiskVolumeSource | None = None
 
 
 class PodAffinityTerm(K8sModel):
-    label_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="labelSelector")] = None
-    match_label_keys: Annotated[list[str] | None, Field(alias="matchLabelKeys")] = None
-    mismatch_label_keys: Annotated[list[str] | None, Field(alias="mismatchLabelKeys")] = None
-    namespace_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="namespaceSelector")] = None
+    label_selector: meta_v1.LabelSelector | None = None
+    match_label_keys: list[str] | None = None
+    mismatch_label_keys: list[str] | None = None
+    namespace_selector: meta_v1.LabelSelector | None = None
     namespaces: list[str] | None = None
-    topology_key: Annotated[str, Field(alias="topologyKey")]
+    topology_key: str
 
 
 class PodStatus(K8sModel):
-    allocated_resources: Annotated[dict[str, Quantity] | None, Field(alias="allocatedResources")] = None
+    allocated_resources: dict[str, Quantity] | None = None
     conditions: list[PodCondition] | None = None
-    container_statuses: Annotated[list[ContainerStatus] | None, Field(alias="containerStatuses")] = None
-    ephemeral_container_statuses: Annotated[
-        list[ContainerStatus] | None, Field(alias="ephemeralContainerStatuses")
-    ] = None
-    extended_resource_claim_status: Annotated[
-        PodExtendedResourceClaimStatus | None, Field(alias="extendedResourceClaimStatus")
-    ] = None
+    container_statuses: list[ContainerStatus] | None = None
+    ephemeral_container_statuses: list[ContainerStatus] | None = None
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
     host_ip: Annotated[str | None, Field(alias="hostIP")] = None
-    host_i_ps: Annotated[list[HostIP] | None, Field(alias="hostIPs")] = None
-    init_container_statuses: Annotated[list[ContainerStatus] | None, Field(alias="initContainerStatuses")] = (
-        None
-    )
+    host_i_ps: list[HostIP] | None = None
+    init_container_statuses: list[ContainerStatus] | None = None
     message: str | None = None
-    node_allocatable_resource_claim_statuses: Annotated[
-        list[NodeAllocatableResourceClaimStatus] | None, Field(alias="nodeAllocatableResourceClaimStatuses")
-    ] = None
-    nominated_node_name: Annotated[str | None, Field(alias="nominatedNodeName")] = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    node_allocatable_resource_claim_statuses: list[NodeAllocatableResourceClaimStatus] | None = None
+    nominated_node_name: str | None = None
+    observed_generation: int | None = None
     phase: str | None = None
     pod_ip: Annotated[str | None, Field(alias="podIP")] = None
-    pod_i_ps: Annotated[list[PodIP] | None, Field(alias="podIPs")] = None
-    qos_class: Annotated[str | None, Field(alias="qosClass")] = None
+    pod_i_ps: list[PodIP] | None = None
+    qos_class: str | None = None
     reason: str | None = None
     resize: str | None = None
-    resource_claim_statuses: Annotated[
-        list[PodResourceClaimStatus] | None, Field(alias="resourceClaimStatuses")
-    ] = None
+    resource_claim_statuses: list[PodResourceClaimStatus] | None = None
     resources: ResourceRequirements | None = None
-    start_time: Annotated[datetime | None, Field(alias="startTime")] = None
-    volume_health: Annotated[list[PodVolumeHealth] | None, Field(alias="volumeHealth")] = None
+    start_time: datetime | None = None
+    volume_health: list[PodVolumeHealth] | None = None
 
 
 class ResourceQuotaSpec(K8sModel):
     hard: dict[str, Quantity] | None = None
-    scope_selector: Annotated[ScopeSelector | None, Field(alias="scopeSelector")] = None
+    scope_selector: ScopeSelector | None = None
     scopes: list[str] | None = None
 
 
 class SecretList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Secret]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -1508,45 +1458,41 @@ class Service(K8sObject):
 
 
 class ServiceAccountList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ServiceAccount]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class ServiceList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Service]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class TopologySpreadConstraint(K8sModel):
-    label_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="labelSelector")] = None
-    match_label_keys: Annotated[list[str] | None, Field(alias="matchLabelKeys")] = None
-    max_skew: Annotated[int, Field(alias="maxSkew")]
-    min_domains: Annotated[int | None, Field(alias="minDomains")] = None
-    node_affinity_policy: Annotated[str | None, Field(alias="nodeAffinityPolicy")] = None
-    node_taints_policy: Annotated[str | None, Field(alias="nodeTaintsPolicy")] = None
-    topology_key: Annotated[str, Field(alias="topologyKey")]
-    when_unsatisfiable: Annotated[str, Field(alias="whenUnsatisfiable")]
+    label_selector: meta_v1.LabelSelector | None = None
+    match_label_keys: list[str] | None = None
+    max_skew: int
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    topology_key: str
+    when_unsatisfiable: str
 
 
 class VolumeProjection(K8sModel):
-    cluster_trust_bundle: Annotated[
-        ClusterTrustBundleProjection | None, Field(alias="clusterTrustBundle")
-    ] = None
-    config_map: Annotated[ConfigMapProjection | None, Field(alias="configMap")] = None
+    cluster_trust_bundle: ClusterTrustBundleProjection | None = None
+    config_map: ConfigMapProjection | None = None
     downward_api: Annotated[DownwardAPIProjection | None, Field(alias="downwardAPI")] = None
-    pod_certificate: Annotated[PodCertificateProjection | None, Field(alias="podCertificate")] = None
+    pod_certificate: PodCertificateProjection | None = None
     secret: SecretProjection | None = None
-    service_account_token: Annotated[
-        ServiceAccountTokenProjection | None, Field(alias="serviceAccountToken")
-    ] = None
+    service_account_token: ServiceAccountTokenProjection | None = None
 
 
 class WeightedPodAffinityTerm(K8sModel):
-    pod_affinity_term: Annotated[PodAffinityTerm, Field(alias="podAffinityTerm")]
+    pod_affinity_term: PodAffinityTerm
     weight: int
 
 
@@ -1554,67 +1500,61 @@ class Container(K8sModel):
     args: list[str] | None = None
     command: list[str] | None = None
     env: list[EnvVar] | None = None
-    env_from: Annotated[list[EnvFromSource] | None, Field(alias="envFrom")] = None
+    env_from: list[EnvFromSource] | None = None
     image: str | None = None
-    image_pull_policy: Annotated[str | None, Field(alias="imagePullPolicy")] = None
+    image_pull_policy: str | None = None
     lifecycle: Lifecycle | None = None
-    liveness_probe: Annotated[Probe | None, Field(alias="livenessProbe")] = None
+    liveness_probe: Probe | None = None
     name: str
     ports: list[ContainerPort] | None = None
-    readiness_probe: Annotated[Probe | None, Field(alias="readinessProbe")] = None
-    resize_policy: Annotated[list[ContainerResizePolicy] | None, Field(alias="resizePolicy")] = None
+    readiness_probe: Probe | None = None
+    resize_policy: list[ContainerResizePolicy] | None = None
     resources: ResourceRequirements | None = None
-    restart_policy: Annotated[str | None, Field(alias="restartPolicy")] = None
-    restart_policy_rules: Annotated[list[ContainerRestartRule] | None, Field(alias="restartPolicyRules")] = (
-        None
-    )
-    security_context: Annotated[SecurityContext | None, Field(alias="securityContext")] = None
-    startup_probe: Annotated[Probe | None, Field(alias="startupProbe")] = None
+    restart_policy: str | None = None
+    restart_policy_rules: list[ContainerRestartRule] | None = None
+    security_context: SecurityContext | None = None
+    startup_probe: Probe | None = None
     stdin: bool | None = None
-    stdin_once: Annotated[bool | None, Field(alias="stdinOnce")] = None
-    termination_message_path: Annotated[str | None, Field(alias="terminationMessagePath")] = None
-    termination_message_policy: Annotated[str | None, Field(alias="terminationMessagePolicy")] = None
+    stdin_once: bool | None = None
+    termination_message_path: str | None = None
+    termination_message_policy: str | None = None
     tty: bool | None = None
-    volume_devices: Annotated[list[VolumeDevice] | None, Field(alias="volumeDevices")] = None
-    volume_mounts: Annotated[list[VolumeMount] | None, Field(alias="volumeMounts")] = None
-    working_dir: Annotated[str | None, Field(alias="workingDir")] = None
+    volume_devices: list[VolumeDevice] | None = None
+    volume_mounts: list[VolumeMount] | None = None
+    working_dir: str | None = None
 
 
 class EphemeralContainer(K8sModel):
     args: list[str] | None = None
     command: list[str] | None = None
     env: list[EnvVar] | None = None
-    env_from: Annotated[list[EnvFromSource] | None, Field(alias="envFrom")] = None
+    env_from: list[EnvFromSource] | None = None
     image: str | None = None
-    image_pull_policy: Annotated[str | None, Field(alias="imagePullPolicy")] = None
+    image_pull_policy: str | None = None
     lifecycle: Lifecycle | None = None
-    liveness_probe: Annotated[Probe | None, Field(alias="livenessProbe")] = None
+    liveness_probe: Probe | None = None
     name: str
     ports: list[ContainerPort] | None = None
-    readiness_probe: Annotated[Probe | None, Field(alias="readinessProbe")] = None
-    resize_policy: Annotated[list[ContainerResizePolicy] | None, Field(alias="resizePolicy")] = None
+    readiness_probe: Probe | None = None
+    resize_policy: list[ContainerResizePolicy] | None = None
     resources: ResourceRequirements | None = None
-    restart_policy: Annotated[str | None, Field(alias="restartPolicy")] = None
-    restart_policy_rules: Annotated[list[ContainerRestartRule] | None, Field(alias="restartPolicyRules")] = (
-        None
-    )
-    security_context: Annotated[SecurityContext | None, Field(alias="securityContext")] = None
-    startup_probe: Annotated[Probe | None, Field(alias="startupProbe")] = None
+    restart_policy: str | None = None
+    restart_policy_rules: list[ContainerRestartRule] | None = None
+    security_context: SecurityContext | None = None
+    startup_probe: Probe | None = None
     stdin: bool | None = None
-    stdin_once: Annotated[bool | None, Field(alias="stdinOnce")] = None
-    target_container_name: Annotated[str | None, Field(alias="targetContainerName")] = None
-    termination_message_path: Annotated[str | None, Field(alias="terminationMessagePath")] = None
-    termination_message_policy: Annotated[str | None, Field(alias="terminationMessagePolicy")] = None
+    stdin_once: bool | None = None
+    target_container_name: str | None = None
+    termination_message_path: str | None = None
+    termination_message_policy: str | None = None
     tty: bool | None = None
-    volume_devices: Annotated[list[VolumeDevice] | None, Field(alias="volumeDevices")] = None
-    volume_mounts: Annotated[list[VolumeMount] | None, Field(alias="volumeMounts")] = None
-    working_dir: Annotated[str | None, Field(alias="workingDir")] = None
+    volume_devices: list[VolumeDevice] | None = None
+    volume_mounts: list[VolumeMount] | None = None
+    working_dir: str | None = None
 
 
 class EphemeralVolumeSource(K8sModel):
-    volume_claim_template: Annotated[
-        PersistentVolumeClaimTemplate | None, Field(alias="volumeClaimTemplate")
-    ] = None
+    volume_claim_template: PersistentVolumeClaimTemplate | None = None
 
 
 class PersistentVolume(K8sObject):
@@ -1634,40 +1574,32 @@ class PersistentVolumeClaim(K8sObject):
 
 
 class PersistentVolumeClaimList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[PersistentVolumeClaim]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class PersistentVolumeList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[PersistentVolume]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class PodAffinity(K8sModel):
-    preferred_during_scheduling_ignored_during_execution: Annotated[
-        list[WeightedPodAffinityTerm] | None, Field(alias="preferredDuringSchedulingIgnoredDuringExecution")
-    ] = None
-    required_during_scheduling_ignored_during_execution: Annotated[
-        list[PodAffinityTerm] | None, Field(alias="requiredDuringSchedulingIgnoredDuringExecution")
-    ] = None
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
 
 
 class PodAntiAffinity(K8sModel):
-    preferred_during_scheduling_ignored_during_execution: Annotated[
-        list[WeightedPodAffinityTerm] | None, Field(alias="preferredDuringSchedulingIgnoredDuringExecution")
-    ] = None
-    required_during_scheduling_ignored_during_execution: Annotated[
-        list[PodAffinityTerm] | None, Field(alias="requiredDuringSchedulingIgnoredDuringExecution")
-    ] = None
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
 
 
 class ProjectedVolumeSource(K8sModel):
-    default_mode: Annotated[int | None, Field(alias="defaultMode")] = None
-    default_user: Annotated[int | None, Field(alias="defaultUser")] = None
+    default_mode: int | None = None
+    default_user: int | None = None
     sources: list[VolumeProjection] | None = None
 
 
@@ -1680,111 +1612,95 @@ class ResourceQuota(K8sObject):
 
 
 class ResourceQuotaList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ResourceQuota]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class Volume(K8sModel):
-    aws_elastic_block_store: Annotated[
-        AWSElasticBlockStoreVolumeSource | None, Field(alias="awsElasticBlockStore")
-    ] = None
-    azure_disk: Annotated[AzureDiskVolumeSource | None, Field(alias="azureDisk")] = None
-    azure_file: Annotated[AzureFileVolumeSource | None, Field(alias="azureFile")] = None
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    azure_disk: AzureDiskVolumeSource | None = None
+    azure_file: AzureFileVolumeSource | None = None
     cephfs: CephFSVolumeSource | None = None
     cinder: CinderVolumeSource | None = None
-    config_map: Annotated[ConfigMapVolumeSource | None, Field(alias="configMap")] = None
+    config_map: ConfigMapVolumeSource | None = None
     csi: CSIVolumeSource | None = None
     downward_api: Annotated[DownwardAPIVolumeSource | None, Field(alias="downwardAPI")] = None
-    empty_dir: Annotated[EmptyDirVolumeSource | None, Field(alias="emptyDir")] = None
+    empty_dir: EmptyDirVolumeSource | None = None
     ephemeral: EphemeralVolumeSource | None = None
     fc: FCVolumeSource | None = None
-    flex_volume: Annotated[FlexVolumeSource | None, Field(alias="flexVolume")] = None
+    flex_volume: FlexVolumeSource | None = None
     flocker: FlockerVolumeSource | None = None
-    gce_persistent_disk: Annotated[GCEPersistentDiskVolumeSource | None, Field(alias="gcePersistentDisk")] = (
-        None
-    )
-    git_repo: Annotated[GitRepoVolumeSource | None, Field(alias="gitRepo")] = None
+    gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
+    git_repo: GitRepoVolumeSource | None = None
     glusterfs: GlusterfsVolumeSource | None = None
-    host_path: Annotated[HostPathVolumeSource | None, Field(alias="hostPath")] = None
+    host_path: HostPathVolumeSource | None = None
     image: ImageVolumeSource | None = None
     iscsi: ISCSIVolumeSource | None = None
     name: str
     nfs: NFSVolumeSource | None = None
-    persistent_volume_claim: Annotated[
-        PersistentVolumeClaimVolumeSource | None, Field(alias="persistentVolumeClaim")
-    ] = None
-    photon_persistent_disk: Annotated[
-        PhotonPersistentDiskVolumeSource | None, Field(alias="photonPersistentDisk")
-    ] = None
-    portworx_volume: Annotated[PortworxVolumeSource | None, Field(alias="portworxVolume")] = None
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    photon_persistent_disk: PhotonPersistentDiskVolumeSource | None = None
+    portworx_volume: PortworxVolumeSource | None = None
     projected: ProjectedVolumeSource | None = None
     quobyte: QuobyteVolumeSource | None = None
     rbd: RBDVolumeSource | None = None
     scale_io: Annotated[ScaleIOVolumeSource | None, Field(alias="scaleIO")] = None
     secret: SecretVolumeSource | None = None
     storageos: StorageOSVolumeSource | None = None
-    vsphere_volume: Annotated[VsphereVirtualDiskVolumeSource | None, Field(alias="vsphereVolume")] = None
+    vsphere_volume: VsphereVirtualDiskVolumeSource | None = None
 
 
 class Affinity(K8sModel):
-    node_affinity: Annotated[NodeAffinity | None, Field(alias="nodeAffinity")] = None
-    pod_affinity: Annotated[PodAffinity | None, Field(alias="podAffinity")] = None
-    pod_anti_affinity: Annotated[PodAntiAffinity | None, Field(alias="podAntiAffinity")] = None
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAntiAffinity | None = None
 
 
 class PodSpec(K8sModel):
-    active_deadline_seconds: Annotated[int | None, Field(alias="activeDeadlineSeconds")] = None
+    active_deadline_seconds: int | None = None
     affinity: Affinity | None = None
-    automount_service_account_token: Annotated[bool | None, Field(alias="automountServiceAccountToken")] = (
-        None
-    )
+    automount_service_account_token: bool | None = None
     containers: list[Container]
-    dns_config: Annotated[PodDNSConfig | None, Field(alias="dnsConfig")] = None
-    dns_policy: Annotated[str | None, Field(alias="dnsPolicy")] = None
-    enable_service_links: Annotated[bool | None, Field(alias="enableServiceLinks")] = None
-    ephemeral_containers: Annotated[list[EphemeralContainer] | None, Field(alias="ephemeralContainers")] = (
-        None
-    )
-    eviction_responders: Annotated[list[EvictionResponder] | None, Field(alias="evictionResponders")] = None
-    host_aliases: Annotated[list[HostAlias] | None, Field(alias="hostAliases")] = None
+    dns_config: PodDNSConfig | None = None
+    dns_policy: str | None = None
+    enable_service_links: bool | None = None
+    ephemeral_containers: list[EphemeralContainer] | None = None
+    eviction_responders: list[EvictionResponder] | None = None
+    host_aliases: list[HostAlias] | None = None
     host_ipc: Annotated[bool | None, Field(alias="hostIPC")] = None
-    host_network: Annotated[bool | None, Field(alias="hostNetwork")] = None
+    host_network: bool | None = None
     host_pid: Annotated[bool | None, Field(alias="hostPID")] = None
-    host_users: Annotated[bool | None, Field(alias="hostUsers")] = None
+    host_users: bool | None = None
     hostname: str | None = None
-    hostname_override: Annotated[str | None, Field(alias="hostnameOverride")] = None
-    image_pull_secrets: Annotated[list[LocalObjectReference] | None, Field(alias="imagePullSecrets")] = None
-    init_containers: Annotated[list[Container] | None, Field(alias="initContainers")] = None
-    node_name: Annotated[str | None, Field(alias="nodeName")] = None
-    node_selector: Annotated[dict[str, str] | None, Field(alias="nodeSelector")] = None
+    hostname_override: str | None = None
+    image_pull_secrets: list[LocalObjectReference] | None = None
+    init_containers: list[Container] | None = None
+    node_name: str | None = None
+    node_selector: dict[str, str] | None = None
     os: PodOS | None = None
     overhead: dict[str, Quantity] | None = None
-    preemption_policy: Annotated[str | None, Field(alias="preemptionPolicy")] = None
+    preemption_policy: str | None = None
     priority: int | None = None
-    priority_class_name: Annotated[str | None, Field(alias="priorityClassName")] = None
-    readiness_gates: Annotated[list[PodReadinessGate] | None, Field(alias="readinessGates")] = None
-    resource_claims: Annotated[list[PodResourceClaim] | None, Field(alias="resourceClaims")] = None
+    priority_class_name: str | None = None
+    readiness_gates: list[PodReadinessGate] | None = None
+    resource_claims: list[PodResourceClaim] | None = None
     resources: ResourceRequirements | None = None
-    restart_policy: Annotated[str | None, Field(alias="restartPolicy")] = None
-    runtime_class_name: Annotated[str | None, Field(alias="runtimeClassName")] = None
-    scheduler_name: Annotated[str | None, Field(alias="schedulerName")] = None
-    scheduling_gates: Annotated[list[PodSchedulingGate] | None, Field(alias="schedulingGates")] = None
-    scheduling_group: Annotated[PodSchedulingGroup | None, Field(alias="schedulingGroup")] = None
-    security_context: Annotated[PodSecurityContext | None, Field(alias="securityContext")] = None
-    service_account: Annotated[str | None, Field(alias="serviceAccount")] = None
-    service_account_name: Annotated[str | None, Field(alias="serviceAccountName")] = None
+    restart_policy: str | None = None
+    runtime_class_name: str | None = None
+    scheduler_name: str | None = None
+    scheduling_gates: list[PodSchedulingGate] | None = None
+    scheduling_group: PodSchedulingGroup | None = None
+    security_context: PodSecurityContext | None = None
+    service_account: str | None = None
+    service_account_name: str | None = None
     set_hostname_as_fqdn: Annotated[bool | None, Field(alias="setHostnameAsFQDN")] = None
-    share_process_namespace: Annotated[bool | None, Field(alias="shareProcessNamespace")] = None
+    share_process_namespace: bool | None = None
     subdomain: str | None = None
-    termination_grace_period_seconds: Annotated[int | None, Field(alias="terminationGracePeriodSeconds")] = (
-        None
-    )
+    termination_grace_period_seconds: int | None = None
     tolerations: list[Toleration] | None = None
-    topology_spread_constraints: Annotated[
-        list[TopologySpreadConstraint] | None, Field(alias="topologySpreadConstraints")
-    ] = None
+    topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     volumes: list[Volume] | None = None
 
 
@@ -1794,7 +1710,7 @@ class PodTemplateSpec(K8sModel):
 
 
 class ReplicationControllerSpec(K8sModel):
-    min_ready_seconds: Annotated[int | None, Field(alias="minReadySeconds")] = None
+    min_ready_seconds: int | None = None
     replicas: int | None = None
     selector: dict[str, str] | None = None
     template: PodTemplateSpec | None = None
@@ -1809,7 +1725,7 @@ class Pod(K8sObject):
 
 
 class PodList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Pod]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -1823,7 +1739,7 @@ class PodTemplate(K8sObject):
 
 
 class PodTemplateList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[PodTemplate]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -1838,7 +1754,7 @@ class ReplicationController(K8sObject):
 
 
 class ReplicationControllerList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ReplicationController]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

@@ -20,24 +20,24 @@ class APIResource(K8sModel):
     kind: str
     name: str
     namespaced: bool
-    short_names: Annotated[list[str] | None, Field(alias="shortNames")] = None
-    singular_name: Annotated[str, Field(alias="singularName")]
-    storage_version_hash: Annotated[str | None, Field(alias="storageVersionHash")] = None
+    short_names: list[str] | None = None
+    singular_name: str
+    storage_version_hash: str | None = None
     verbs: list[str]
     version: str | None = None
 
 
 class APIResourceList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
-    group_version: Annotated[str, Field(alias="groupVersion")]
+    api_version: str | None = None
+    group_version: str
     kind: str | None = None
     resources: list[APIResource]
 
 
 class Condition(K8sModel):
-    last_transition_time: Annotated[datetime, Field(alias="lastTransitionTime")]
+    last_transition_time: datetime
     message: str
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    observed_generation: int | None = None
     reason: str
     status: str
     type: str
@@ -55,7 +55,7 @@ class GroupResource(K8sModel):
 
 
 class GroupVersionForDiscovery(K8sModel):
-    group_version: Annotated[str, Field(alias="groupVersion")]
+    group_version: str
     version: str
 
 
@@ -66,9 +66,9 @@ class LabelSelectorRequirement(K8sModel):
 
 
 class ManagedFieldsEntry(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
-    fields_type: Annotated[str | None, Field(alias="fieldsType")] = None
-    fields_v1: Annotated[FreeForm | None, Field(alias="fieldsV1")] = None
+    api_version: str | None = None
+    fields_type: str | None = None
+    fields_v1: FreeForm | None = None
     manager: str | None = None
     operation: str | None = None
     subresource: str | None = None
@@ -80,13 +80,13 @@ class Patch(K8sModel):
 
 
 class Preconditions(K8sModel):
-    resource_version: Annotated[str | None, Field(alias="resourceVersion")] = None
+    resource_version: str | None = None
     uid: str | None = None
 
 
 class ServerAddressByClientCIDR(K8sModel):
     client_cidr: Annotated[str, Field(alias="clientCIDR")]
-    server_address: Annotated[str, Field(alias="serverAddress")]
+    server_address: str
 
 
 class ShardInfo(K8sModel):
@@ -104,7 +104,7 @@ class StatusDetails(K8sModel):
     group: str | None = None
     kind: str | None = None
     name: str | None = None
-    retry_after_seconds: Annotated[int | None, Field(alias="retryAfterSeconds")] = None
+    retry_after_seconds: int | None = None
     uid: str | None = None
 
 
@@ -114,10 +114,10 @@ class WatchEvent(K8sModel):
 
 
 class APIGroup(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     kind: str | None = None
     name: str
-    preferred_version: Annotated[GroupVersionForDiscovery | None, Field(alias="preferredVersion")] = None
+    preferred_version: GroupVersionForDiscovery | None = None
     server_address_by_client_cid_rs: Annotated[
         list[ServerAddressByClientCIDR] | None, Field(alias="serverAddressByClientCIDRs")
     ] = None
@@ -125,13 +125,13 @@ class APIGroup(K8sModel):
 
 
 class APIGroupList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     groups: list[APIGroup]
     kind: str | None = None
 
 
 class APIVersions(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     kind: str | None = None
     server_address_by_client_cid_rs: Annotated[
         list[ServerAddressByClientCIDR], Field(alias="serverAddressByClientCIDRs")
@@ -140,35 +140,31 @@ class APIVersions(K8sModel):
 
 
 class DeleteOptions(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
-    dry_run: Annotated[list[str] | None, Field(alias="dryRun")] = None
-    grace_period_seconds: Annotated[int | None, Field(alias="gracePeriodSeconds")] = None
-    ignore_store_read_error_with_cluster_breaking_potential: Annotated[
-        bool | None, Field(alias="ignoreStoreReadErrorWithClusterBreakingPotential")
-    ] = None
+    api_version: str | None = None
+    dry_run: list[str] | None = None
+    grace_period_seconds: int | None = None
+    ignore_store_read_error_with_cluster_breaking_potential: bool | None = None
     kind: str | None = None
-    orphan_dependents: Annotated[bool | None, Field(alias="orphanDependents")] = None
+    orphan_dependents: bool | None = None
     preconditions: Preconditions | None = None
-    propagation_policy: Annotated[str | None, Field(alias="propagationPolicy")] = None
+    propagation_policy: str | None = None
 
 
 class LabelSelector(K8sModel):
-    match_expressions: Annotated[list[LabelSelectorRequirement] | None, Field(alias="matchExpressions")] = (
-        None
-    )
-    match_labels: Annotated[dict[str, str] | None, Field(alias="matchLabels")] = None
+    match_expressions: list[LabelSelectorRequirement] | None = None
+    match_labels: dict[str, str] | None = None
 
 
 class ListMeta(K8sModel):
     continue_: Annotated[str | None, Field(alias="continue")] = None
-    remaining_item_count: Annotated[int | None, Field(alias="remainingItemCount")] = None
-    resource_version: Annotated[str | None, Field(alias="resourceVersion")] = None
-    self_link: Annotated[str | None, Field(alias="selfLink")] = None
-    shard_info: Annotated[ShardInfo | None, Field(alias="shardInfo")] = None
+    remaining_item_count: int | None = None
+    resource_version: str | None = None
+    self_link: str | None = None
+    shard_info: ShardInfo | None = None
 
 
 class Status(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     code: int | None = None
     details: StatusDetails | None = None
     kind: str | None = None

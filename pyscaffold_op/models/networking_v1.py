@@ -20,7 +20,7 @@ class IPBlock(K8sModel):
 
 
 class IngressClassParametersReference(K8sModel):
-    api_group: Annotated[str | None, Field(alias="apiGroup")] = None
+    api_group: str | None = None
     kind: str
     name: str
     namespace: str | None = None
@@ -40,11 +40,11 @@ class IngressPortStatus(K8sModel):
 
 class IngressTLS(K8sModel):
     hosts: list[str] | None = None
-    secret_name: Annotated[str | None, Field(alias="secretName")] = None
+    secret_name: str | None = None
 
 
 class NetworkPolicyPort(K8sModel):
-    end_port: Annotated[int | None, Field(alias="endPort")] = None
+    end_port: int | None = None
     port: IntOrString | None = None
     protocol: str | None = None
 
@@ -66,7 +66,7 @@ class ServiceCIDRSpec(K8sModel):
 
 
 class IPAddressSpec(K8sModel):
-    parent_ref: Annotated[ParentReference, Field(alias="parentRef")]
+    parent_ref: ParentReference
 
 
 class IngressClass(K8sObject):
@@ -92,7 +92,7 @@ class IngressServiceBackend(K8sModel):
 
 
 class IngressStatus(K8sModel):
-    load_balancer: Annotated[IngressLoadBalancerStatus | None, Field(alias="loadBalancer")] = None
+    load_balancer: IngressLoadBalancerStatus | None = None
 
 
 class ServiceCIDRStatus(K8sModel):
@@ -107,7 +107,7 @@ class IPAddress(K8sObject):
 
 
 class IPAddressList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[IPAddress]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -119,16 +119,16 @@ class IngressBackend(K8sModel):
 
 
 class IngressClassList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[IngressClass]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class NetworkPolicyPeer(K8sModel):
-    ip_block: Annotated[IPBlock | None, Field(alias="ipBlock")] = None
-    namespace_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="namespaceSelector")] = None
-    pod_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="podSelector")] = None
+    ip_block: IPBlock | None = None
+    namespace_selector: meta_v1.LabelSelector | None = None
+    pod_selector: meta_v1.LabelSelector | None = None
 
 
 class ServiceCIDR(K8sObject):
@@ -140,7 +140,7 @@ class ServiceCIDR(K8sObject):
 
 
 class ServiceCIDRList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ServiceCIDR]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -149,7 +149,7 @@ class ServiceCIDRList(K8sModel):
 class HTTPIngressPath(K8sModel):
     backend: IngressBackend
     path: str | None = None
-    path_type: Annotated[str, Field(alias="pathType")]
+    path_type: str
 
 
 class HTTPIngressRuleValue(K8sModel):
@@ -162,8 +162,8 @@ class IngressRule(K8sModel):
 
 
 class IngressSpec(K8sModel):
-    default_backend: Annotated[IngressBackend | None, Field(alias="defaultBackend")] = None
-    ingress_class_name: Annotated[str | None, Field(alias="ingressClassName")] = None
+    default_backend: IngressBackend | None = None
+    ingress_class_name: str | None = None
     rules: list[IngressRule] | None = None
     tls: list[IngressTLS] | None = None
 
@@ -181,8 +181,8 @@ class NetworkPolicyIngressRule(K8sModel):
 class NetworkPolicySpec(K8sModel):
     egress: list[NetworkPolicyEgressRule] | None = None
     ingress: list[NetworkPolicyIngressRule] | None = None
-    pod_selector: Annotated[meta_v1.LabelSelector | None, Field(alias="podSelector")] = None
-    policy_types: Annotated[list[str] | None, Field(alias="policyTypes")] = None
+    pod_selector: meta_v1.LabelSelector | None = None
+    policy_types: list[str] | None = None
 
 
 class Ingress(K8sObject):
@@ -194,7 +194,7 @@ class Ingress(K8sObject):
 
 
 class IngressList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Ingress]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -208,7 +208,7 @@ class NetworkPolicy(K8sObject):
 
 
 class NetworkPolicyList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[NetworkPolicy]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

@@ -17,26 +17,26 @@ from pyscaffold_op.apimachinery.fields import IntOrString
 
 class PodDisruptionBudgetStatus(K8sModel):
     conditions: list[meta_v1.Condition] | None = None
-    current_healthy: Annotated[int | None, Field(alias="currentHealthy")] = None
-    desired_healthy: Annotated[int | None, Field(alias="desiredHealthy")] = None
-    disrupted_pods: Annotated[dict[str, datetime] | None, Field(alias="disruptedPods")] = None
-    disruptions_allowed: Annotated[int | None, Field(alias="disruptionsAllowed")] = None
-    expected_pods: Annotated[int | None, Field(alias="expectedPods")] = None
-    observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
+    current_healthy: int | None = None
+    desired_healthy: int | None = None
+    disrupted_pods: dict[str, datetime] | None = None
+    disruptions_allowed: int | None = None
+    expected_pods: int | None = None
+    observed_generation: int | None = None
 
 
 class Eviction(K8sObject):
     gvk = GroupVersionKind("policy", "v1", "Eviction")
     plural = "eviction"
     namespaced = True
-    delete_options: Annotated[meta_v1.DeleteOptions | None, Field(alias="deleteOptions")] = None
+    delete_options: meta_v1.DeleteOptions | None = None
 
 
 class PodDisruptionBudgetSpec(K8sModel):
-    max_unavailable: Annotated[IntOrString | None, Field(alias="maxUnavailable")] = None
-    min_available: Annotated[IntOrString | None, Field(alias="minAvailable")] = None
+    max_unavailable: IntOrString | None = None
+    min_available: IntOrString | None = None
     selector: meta_v1.LabelSelector | None = None
-    unhealthy_pod_eviction_policy: Annotated[str | None, Field(alias="unhealthyPodEvictionPolicy")] = None
+    unhealthy_pod_eviction_policy: str | None = None
 
 
 class PodDisruptionBudget(K8sObject):
@@ -48,7 +48,7 @@ class PodDisruptionBudget(K8sObject):
 
 
 class PodDisruptionBudgetList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[PodDisruptionBudget]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

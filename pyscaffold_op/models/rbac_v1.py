@@ -14,9 +14,9 @@ from . import meta_v1
 
 
 class PolicyRule(K8sModel):
-    api_groups: Annotated[list[str] | None, Field(alias="apiGroups")] = None
+    api_groups: list[str] | None = None
     non_resource_ur_ls: Annotated[list[str] | None, Field(alias="nonResourceURLs")] = None
-    resource_names: Annotated[list[str] | None, Field(alias="resourceNames")] = None
+    resource_names: list[str] | None = None
     resources: list[str] | None = None
     verbs: list[str]
 
@@ -29,13 +29,13 @@ class Role(K8sObject):
 
 
 class RoleRef(K8sModel):
-    api_group: Annotated[str | None, Field(alias="apiGroup")] = None
+    api_group: str | None = None
     kind: str
     name: str
 
 
 class Subject(K8sModel):
-    api_group: Annotated[str | None, Field(alias="apiGroup")] = None
+    api_group: str | None = None
     kind: str
     name: str
     namespace: str | None = None
@@ -45,7 +45,7 @@ class ClusterRoleBinding(K8sObject):
     gvk = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")
     plural = "clusterrolebindings"
     namespaced = False
-    role_ref: Annotated[RoleRef | None, Field(alias="roleRef")] = None
+    role_ref: RoleRef | None = None
     subjects: list[Subject] | None = None
 
 
@@ -53,47 +53,45 @@ class RoleBinding(K8sObject):
     gvk = GroupVersionKind("rbac.authorization.k8s.io", "v1", "RoleBinding")
     plural = "rolebindings"
     namespaced = True
-    role_ref: Annotated[RoleRef | None, Field(alias="roleRef")] = None
+    role_ref: RoleRef | None = None
     subjects: list[Subject] | None = None
 
 
 class AggregationRule(K8sModel):
-    cluster_role_selectors: Annotated[
-        list[meta_v1.LabelSelector] | None, Field(alias="clusterRoleSelectors")
-    ] = None
+    cluster_role_selectors: list[meta_v1.LabelSelector] | None = None
 
 
 class ClusterRole(K8sObject):
     gvk = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRole")
     plural = "clusterroles"
     namespaced = False
-    aggregation_rule: Annotated[AggregationRule | None, Field(alias="aggregationRule")] = None
+    aggregation_rule: AggregationRule | None = None
     rules: list[PolicyRule] | None = None
 
 
 class ClusterRoleBindingList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ClusterRoleBinding]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class ClusterRoleList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[ClusterRole]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class RoleBindingList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[RoleBinding]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class RoleList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[Role]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None

@@ -19,41 +19,39 @@ class StorageClass(K8sObject):
     gvk = GroupVersionKind("storage.k8s.io", "v1", "StorageClass")
     plural = "storageclasses"
     namespaced = False
-    allow_volume_expansion: Annotated[bool | None, Field(alias="allowVolumeExpansion")] = None
-    allowed_topologies: Annotated[
-        list[core_v1.TopologySelectorTerm] | None, Field(alias="allowedTopologies")
-    ] = None
-    mount_options: Annotated[list[str] | None, Field(alias="mountOptions")] = None
+    allow_volume_expansion: bool | None = None
+    allowed_topologies: list[core_v1.TopologySelectorTerm] | None = None
+    mount_options: list[str] | None = None
     parameters: dict[str, str] | None = None
     provisioner: str | None = None
-    reclaim_policy: Annotated[str | None, Field(alias="reclaimPolicy")] = None
-    volume_binding_mode: Annotated[str | None, Field(alias="volumeBindingMode")] = None
+    reclaim_policy: str | None = None
+    volume_binding_mode: str | None = None
 
 
 class StorageHealthCondition(K8sModel):
-    access_mode: Annotated[str | None, Field(alias="accessMode")] = None
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    access_mode: str | None = None
+    last_transition_time: datetime | None = None
     message: str | None = None
     reason: str
     status: str
-    volume_mode: Annotated[str | None, Field(alias="volumeMode")] = None
+    volume_mode: str | None = None
 
 
 class TokenRequest(K8sModel):
     audience: str
-    expiration_seconds: Annotated[int | None, Field(alias="expirationSeconds")] = None
+    expiration_seconds: int | None = None
 
 
 class VolumeAttributesClass(K8sObject):
     gvk = GroupVersionKind("storage.k8s.io", "v1", "VolumeAttributesClass")
     plural = "volumeattributesclasses"
     namespaced = False
-    driver_name: Annotated[str | None, Field(alias="driverName")] = None
+    driver_name: str | None = None
     parameters: dict[str, str] | None = None
 
 
 class VolumeError(K8sModel):
-    error_code: Annotated[int | None, Field(alias="errorCode")] = None
+    error_code: int | None = None
     message: str | None = None
     time: datetime | None = None
 
@@ -63,30 +61,24 @@ class VolumeNodeResources(K8sModel):
 
 
 class CSIDriverSpec(K8sModel):
-    attach_required: Annotated[bool | None, Field(alias="attachRequired")] = None
-    fs_group_policy: Annotated[str | None, Field(alias="fsGroupPolicy")] = None
-    node_allocatable_update_period_seconds: Annotated[
-        int | None, Field(alias="nodeAllocatableUpdatePeriodSeconds")
-    ] = None
-    pod_info_on_mount: Annotated[bool | None, Field(alias="podInfoOnMount")] = None
-    prevent_pod_scheduling_if_missing: Annotated[
-        bool | None, Field(alias="preventPodSchedulingIfMissing")
-    ] = None
-    requires_republish: Annotated[bool | None, Field(alias="requiresRepublish")] = None
-    se_linux_mount: Annotated[bool | None, Field(alias="seLinuxMount")] = None
-    service_account_token_in_secrets: Annotated[bool | None, Field(alias="serviceAccountTokenInSecrets")] = (
-        None
-    )
-    storage_capacity: Annotated[bool | None, Field(alias="storageCapacity")] = None
-    token_requests: Annotated[list[TokenRequest] | None, Field(alias="tokenRequests")] = None
-    volume_lifecycle_modes: Annotated[list[str] | None, Field(alias="volumeLifecycleModes")] = None
+    attach_required: bool | None = None
+    fs_group_policy: str | None = None
+    node_allocatable_update_period_seconds: int | None = None
+    pod_info_on_mount: bool | None = None
+    prevent_pod_scheduling_if_missing: bool | None = None
+    requires_republish: bool | None = None
+    se_linux_mount: bool | None = None
+    service_account_token_in_secrets: bool | None = None
+    storage_capacity: bool | None = None
+    token_requests: list[TokenRequest] | None = None
+    volume_lifecycle_modes: list[str] | None = None
 
 
 class CSINodeDriver(K8sModel):
     allocatable: VolumeNodeResources | None = None
     name: str
     node_id: Annotated[str, Field(alias="nodeID")]
-    topology_keys: Annotated[list[str] | None, Field(alias="topologyKeys")] = None
+    topology_keys: list[str] | None = None
 
 
 class CSINodeSpec(K8sModel):
@@ -94,15 +86,15 @@ class CSINodeSpec(K8sModel):
 
 
 class StorageHealth(K8sModel):
-    health_conditions: Annotated[list[StorageHealthCondition] | None, Field(alias="healthConditions")] = None
+    health_conditions: list[StorageHealthCondition] | None = None
     name: str
 
 
 class VolumeAttachmentStatus(K8sModel):
-    attach_error: Annotated[VolumeError | None, Field(alias="attachError")] = None
+    attach_error: VolumeError | None = None
     attached: bool
-    attachment_metadata: Annotated[dict[str, str] | None, Field(alias="attachmentMetadata")] = None
-    detach_error: Annotated[VolumeError | None, Field(alias="detachError")] = None
+    attachment_metadata: dict[str, str] | None = None
+    detach_error: VolumeError | None = None
 
 
 class CSIDriver(K8sObject):
@@ -113,14 +105,14 @@ class CSIDriver(K8sObject):
 
 
 class CSIDriverList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[CSIDriver]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class CSINodeStatus(K8sModel):
-    storage_health: Annotated[list[StorageHealth] | None, Field(alias="storageHealth")] = None
+    storage_health: list[StorageHealth] | None = None
 
 
 class CSIStorageCapacity(K8sObject):
@@ -128,38 +120,38 @@ class CSIStorageCapacity(K8sObject):
     plural = "csistoragecapacities"
     namespaced = True
     capacity: Quantity | None = None
-    maximum_volume_size: Annotated[Quantity | None, Field(alias="maximumVolumeSize")] = None
-    node_topology: Annotated[meta_v1.LabelSelector | None, Field(alias="nodeTopology")] = None
-    storage_class_name: Annotated[str | None, Field(alias="storageClassName")] = None
+    maximum_volume_size: Quantity | None = None
+    node_topology: meta_v1.LabelSelector | None = None
+    storage_class_name: str | None = None
 
 
 class CSIStorageCapacityList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[CSIStorageCapacity]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class StorageClassList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[StorageClass]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
 
 
 class VolumeAttachmentSource(K8sModel):
-    inline_volume_spec: Annotated[core_v1.PersistentVolumeSpec | None, Field(alias="inlineVolumeSpec")] = None
-    persistent_volume_name: Annotated[str | None, Field(alias="persistentVolumeName")] = None
+    inline_volume_spec: core_v1.PersistentVolumeSpec | None = None
+    persistent_volume_name: str | None = None
 
 
 class VolumeAttachmentSpec(K8sModel):
     attacher: str
-    node_name: Annotated[str, Field(alias="nodeName")]
+    node_name: str
     source: VolumeAttachmentSource
 
 
 class VolumeAttributesClassList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[VolumeAttributesClass]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -174,7 +166,7 @@ class CSINode(K8sObject):
 
 
 class CSINodeList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[CSINode]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
@@ -189,7 +181,7 @@ class VolumeAttachment(K8sObject):
 
 
 class VolumeAttachmentList(K8sModel):
-    api_version: Annotated[str | None, Field(alias="apiVersion")] = None
+    api_version: str | None = None
     items: list[VolumeAttachment]
     kind: str | None = None
     metadata: meta_v1.ListMeta | None = None
