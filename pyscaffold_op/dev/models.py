@@ -431,8 +431,9 @@ def optimise_module(text: str) -> str:
     (this and no `from __future__ import annotations` roughly halved the import time of core_v1)."""
     tree = ast.parse(text)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    others = [n for n in tree.body if not isinstance(n, ast.ClassDef)]
-    tree.body = others + _topological(classes)
+    # imports first; datamodel-code-generator's `X.model_rebuild()` calls go: defer_build resolves on use
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    tree.body = imports + _topological(classes)
     defined: set[str] = set()
     all_names = {c.name for c in classes}
     for node in tree.body:

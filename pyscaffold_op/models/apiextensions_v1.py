@@ -13,8 +13,6 @@ from pyscaffold_op.models._base import K8sModel, K8sObject
 from datetime import datetime
 from . import meta_v1
 
-JSONSchemaProps.model_rebuild()
-
 
 class CustomResourceColumnDefinition(K8sModel):
     description: str | None = None
