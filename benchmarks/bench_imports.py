@@ -17,6 +17,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,8 +38,13 @@ _REPORT = "\nimport time as _t, sys as _s; _s.__stdout__.write(f'\\nCPU={_t.proc
 
 def run_once(code: str, root: Path) -> float | None:
     env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{root / 'testdata' / 'at' / 'src'}"}
-    proc = subprocess.run(
-        [sys.executable, "-c", code + _REPORT], env=env, capture_output=True, text=True, check=False
+    proc = subprocess.run(  # cwd: `python -c` puts it first on sys.path, before PYTHONPATH
+        [sys.executable, "-c", code + _REPORT],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         return None  # not importable in that checkout (no typed models before they existed)
