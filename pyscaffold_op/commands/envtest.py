@@ -21,6 +21,11 @@ def serve(
         None, "--kubeconfig-out", help="Write the kubeconfig here (default: a temp file)."
     ),
     kubelet: bool = typer.Option(True, "--kubelet/--no-kubelet", help="Simulate a kubelet that runs Pods."),
+    workloads: bool = typer.Option(
+        True,
+        "--workloads/--no-workloads",
+        help="Simulate the workload controllers (Deployments, Jobs, ServiceAccounts, EndpointSlices...).",
+    ),
 ) -> None:
     """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     import asyncio
@@ -37,6 +42,7 @@ def serve(
         env = Environment(
             crd_paths=crds,
             kubelet=KubeletSimulator() if kubelet else None,
+            workloads=workloads,
             port=port,
             kubeconfig_path=kubeconfig_out,
         )

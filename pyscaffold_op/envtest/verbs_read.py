@@ -74,6 +74,17 @@ class ReadVerbs:
             with contextlib.suppress(ValueError):
                 n = int(req.q("tailLines") or 0)
                 text = "".join(text.splitlines(keepends=True)[-n:]) if n > 0 else ""
+        if req.flag("follow"):
+            from pyscaffold_op.envtest.podlogs import follow
+
+            source = self.store.pod_logs
+            assert source is not None
+            already = len(source(pod) or "") - len(text)  # lines cut by tailLines are not sent
+
+            def rest(p: dict[str, Any]) -> str | None:
+                return (source(p) or "")[already:]
+
+            return Response(200, content_type="text/plain", stream=follow(self.store, pod, container, rest))
         return Response(200, text.encode(), "text/plain")
 
     def _selector(self, req: Request, info: ResourceInfo) -> Any:
