@@ -42,7 +42,8 @@ def test_default_rule() -> None:
     assert default_rule(spec(["/manager"], ["--leader-elect"])).exit_code is None
     # short commands still end; an unknown command ends when the Pod does not restart Always
     assert default_rule(spec(["sleep", "2"])).exit_code == 0
-    never = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "command": ["perl", "-e", "1"]}]}}
+    perl = {"name": "c", "command": ["perl", "-e", "1"]}
+    never = {"spec": {"restartPolicy": "Never", "containers": [perl]}}
     assert default_rule(never).exit_code == 0
 
 

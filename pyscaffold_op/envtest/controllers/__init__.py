@@ -15,6 +15,7 @@ from pyscaffold_op.envtest.controllers.base import Controller
 from pyscaffold_op.envtest.controllers.clock import Clock, FakeClock
 from pyscaffold_op.envtest.controllers.deployment import DeploymentController
 from pyscaffold_op.envtest.controllers.replicaset import ReplicaSetController, ReplicationControllerController
+from pyscaffold_op.envtest.controllers.serviceaccount import ServiceAccountController
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.store import Store
@@ -26,6 +27,7 @@ class Workloads:
     def __init__(self, *, clock: Clock | None = None) -> None:
         self.clock = clock or Clock()
         self.controllers: list[Controller] = [
+            ServiceAccountController(),
             ReplicaSetController(),
             ReplicationControllerController(),
             DeploymentController(),
