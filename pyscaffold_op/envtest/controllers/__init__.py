@@ -13,9 +13,14 @@ from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest.controllers.base import Controller
 from pyscaffold_op.envtest.controllers.clock import Clock, FakeClock
+from pyscaffold_op.envtest.controllers.cronjob import CronJobController
+from pyscaffold_op.envtest.controllers.daemonset import DaemonSetController
 from pyscaffold_op.envtest.controllers.deployment import DeploymentController
+from pyscaffold_op.envtest.controllers.endpoints import EndpointSliceController
+from pyscaffold_op.envtest.controllers.job import JobController
 from pyscaffold_op.envtest.controllers.replicaset import ReplicaSetController, ReplicationControllerController
 from pyscaffold_op.envtest.controllers.serviceaccount import ServiceAccountController
+from pyscaffold_op.envtest.controllers.statefulset import StatefulSetController
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.store import Store
@@ -24,13 +29,21 @@ if TYPE_CHECKING:
 class Workloads:
     """The workload controllers, started and stopped together with an `Environment`."""
 
-    def __init__(self, *, clock: Clock | None = None) -> None:
+    def __init__(self, *, clock: Clock | None = None, job_backoff_seconds: float = 0.1) -> None:
+        """`clock`: a `FakeClock` to drive CronJob schedules, Job deadlines and TTLs, and
+        minReadySeconds by hand; `job_backoff_seconds`: the first delay before a failed Job pod is
+        replaced (doubled per failure; the real controller starts at 10 s)."""
         self.clock = clock or Clock()
         self.controllers: list[Controller] = [
             ServiceAccountController(),
             ReplicaSetController(),
             ReplicationControllerController(),
             DeploymentController(),
+            StatefulSetController(),
+            DaemonSetController(),
+            JobController(job_backoff_seconds),
+            CronJobController(),
+            EndpointSliceController(),
         ]
 
     def attach(self, store: Store) -> None:
