@@ -86,6 +86,8 @@ def prepare_create(info: ResourceInfo, obj: dict[str, Any]) -> None:
         spec.setdefault("failedJobsHistoryLimit", 1)
     elif key == ("", "secrets"):
         obj.setdefault("type", "Opaque")
+    elif key == ("", "persistentvolumeclaims"):
+        obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
 
 
 def validate(info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, str]]:
