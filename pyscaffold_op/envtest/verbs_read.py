@@ -6,7 +6,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import errors as E
-from pyscaffold_op.envtest import tables
+from pyscaffold_op.envtest import partial, tables
 from pyscaffold_op.envtest.protocol import (
     Request,
     Response,
@@ -44,6 +44,9 @@ class ReadVerbs:
         if t.subresource == "scale":
             return json_response(200, to_scale(t.info, obj))
         obj = self._out(t.info, obj)
+        version = partial.requested(req, listing=False)
+        if version is not None:
+            return json_response(200, partial.partial(obj, version))
         if wants_table(req):
             return json_response(
                 200,
@@ -133,6 +136,7 @@ class ReadVerbs:
                 ],
             )
         exact = int(parse_rv(req.q("resourceVersion"))) if rv_match == "Exact" else None
+        version = partial.requested(req, listing=True)
         items, rv, cont, remaining = self.store.list(
             info, t.namespace, pred, max(limit, 0), req.q("continue"), exact_rv=exact
         )
@@ -141,6 +145,8 @@ class ReadVerbs:
             meta["continue"] = cont
             if remaining is not None:
                 meta["remainingItemCount"] = remaining
+        if version is not None:
+            return json_response(200, partial.partial_list(items, meta, version))
         if wants_table(req):
             items = [self._out(info, o) for o in items]
             return json_response(
@@ -163,7 +169,8 @@ class ReadVerbs:
         rv_param = req.q("resourceVersion")
         send_initial = req.q("sendInitialEvents")
         bookmarks = req.flag("allowWatchBookmarks")
-        table = wants_table(req)
+        version = partial.requested(req, listing=False)
+        table = wants_table(req) and version is None
         # the watcher converts itself: its selector sees the stored form
         raw_pred = combine(
             parse_label_selector(req.q("labelSelector")),
@@ -173,6 +180,8 @@ class ReadVerbs:
         watcher.convert = info.from_storage
         if table:
             watcher.transform = lambda o: tables.to_table(info, [o], "Metadata", {}, with_columns=False)
+        elif version is not None:
+            watcher.transform = lambda o: partial.partial(o, version)
         timeout = None
         if req.q("timeoutSeconds"):
             try:
@@ -187,7 +196,8 @@ class ReadVerbs:
             items, _rv_now, _c, _r = self.store.list(info, t.namespace, pred)
             for o in items:
                 obj = self._out(info, o)
-                first.append(event_line("ADDED", watcher.transform(obj) if table else obj))
+                transform = watcher.transform
+                first.append(event_line("ADDED", transform(obj) if transform is not None else obj))
             if send_initial and send_initial.lower() == "true" and bookmarks:
                 first.append(self._bookmark(info, initial_end=True))
         replay = self.store.watch(watcher, info.bucket, since)
