@@ -208,3 +208,27 @@ async def test_cronjob_forbid_skips_while_a_job_runs() -> None:
         assert len([j async for j in client.list(Job)]) == 1
         assert (await client.get(CronJob, "slow")).status.lastScheduleTime == first.status.lastScheduleTime
         await client.close()
+
+
+async def test_suspended_job_stops_its_pods_without_counting_failures(client: AsyncClient) -> None:
+    await client.create(Job.from_dict(job("pause", "sleep 3600", parallelism=2, completions=2)))
+
+    async def active(n: int) -> Job:
+        j = await client.get(Job, "pause")
+        assert j.status and (j.status.active or 0) == n and (j.status.ready or 0) == n, j.status
+        return j
+
+    await eventually(lambda: active(2))
+    await client.patch(Job, "pause", {"spec": {"suspend": True}})
+
+    async def suspended() -> Job:
+        j = await active(0)
+        assert cond(j, "Suspended") is not None and cond(j, "Suspended").status == "True"
+        assert [p async for p in client.list(Pod, labels={"job-name": "pause"})] == []
+        return j
+
+    j = await eventually(suspended)
+    assert not j.status.failed and cond(j, "Failed") is None
+    await client.patch(Job, "pause", {"spec": {"suspend": False}})
+    j = await eventually(lambda: active(2))
+    assert cond(j, "Suspended").status == "False" and cond(j, "Suspended").reason == "JobResumed"

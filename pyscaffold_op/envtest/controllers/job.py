@@ -61,8 +61,10 @@ class JobController(Controller):
             return
         pods = self.owned(P.PODS, job)
         active = [p for p in pods if P.is_active(p)]
-        succeeded = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
-        failed = [p for p in pods if (p.get("status") or {}).get("phase") == "Failed"]
+        # a pod that ended because it was deleted (suspend, scale, failure) is not a result
+        ended = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        succeeded = [p for p in ended if (p.get("status") or {}).get("phase") == "Succeeded"]
+        failed = [p for p in ended if (p.get("status") or {}).get("phase") == "Failed"]
         terminating = [p for p in pods if p["metadata"].get("deletionTimestamp") and not P.is_terminal(p)]
         indexed = spec.get("completionMode") == "Indexed"
         completions = spec.get("completions")
