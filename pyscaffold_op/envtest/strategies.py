@@ -64,6 +64,17 @@ def prepare_create(info: ResourceInfo, obj: dict[str, Any]) -> None:
                 {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
             )
             spec.setdefault("progressDeadlineSeconds", 600)
+        elif key == ("apps", "statefulsets"):  # kubectl rollout status needs the update strategy
+            spec.setdefault("podManagementPolicy", "OrderedReady")
+            spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+            spec.setdefault(
+                "persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"}
+            )
+    elif key == ("apps", "daemonsets") and isinstance(spec, dict):
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault(
+            "updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
+        )
     elif key == ("batch", "jobs") and isinstance(spec, dict):
         spec.setdefault("backoffLimit", 6)
         spec.setdefault("completions", 1)

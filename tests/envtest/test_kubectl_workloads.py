@@ -152,3 +152,45 @@ def test_default_kubernetes_service_and_node(kubeconfig: Path) -> None:
     assert labels["kubernetes.io/os"] == "linux" and labels["beta.kubernetes.io/arch"] == "amd64"
     assert nodes[0]["spec"] == {}
     assert "default" in kubectl(kubeconfig, "get", "serviceaccounts", "-o", "name")
+
+
+SETS = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: s}
+spec:
+  replicas: 2
+  serviceName: s
+  selector: {matchLabels: {app: s}}
+  template:
+    metadata: {labels: {app: s}}
+    spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: d}
+spec:
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, command: [sh, -c, "echo hi from the job"]}]
+"""
+
+
+def test_rollout_status_of_sets_and_waiting_for_a_job(kubeconfig: Path) -> None:
+    kubectl(kubeconfig, "apply", "-f", "-", stdin=SETS)
+    out = kubectl(kubeconfig, "rollout", "status", "statefulset/s", "--timeout=20s")
+    assert "partitioned roll out complete: 2 new pods have been updated" in out  # partition: 0
+    out = kubectl(kubeconfig, "rollout", "status", "daemonset/d", "--timeout=20s")
+    assert 'daemon set "d" successfully rolled out' in out
+    kubectl(kubeconfig, "wait", "--for=condition=complete", "job/j", "--timeout=20s")
+    assert kubectl(kubeconfig, "logs", "job/j") == "hi from the job\n"
