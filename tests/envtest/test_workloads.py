@@ -243,3 +243,33 @@ async def test_workloads_are_opt_in() -> None:
         assert [rs async for rs in client.list(ReplicaSet)] == []
         assert (await client.get(Deployment, "idle")).status is None
         await client.close()
+
+
+async def test_fixing_a_crashing_deployment_rolls_out() -> None:
+    # the old ReplicaSet's pods never became available: they are scaled away first (cleanup of
+    # unhealthy replicas), and the rollout completes
+    kubelet = KubeletSimulator(pending_seconds=0.01, restart_backoff=0.01, stop_seconds=0.01)
+    async with Environment(kubelet=kubelet, workloads=True) as env:
+        client = env.lightkube_client()
+        body = deployment("fix", 3)
+        body["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "exit 1"]
+        await client.create(Deployment.from_dict(body))
+
+        async def crashing() -> bool:
+            d = await client.get(Deployment, "fix")
+            assert d.status and d.status.updatedReplicas == 3 and not d.status.availableReplicas, d.status
+            return True
+
+        await eventually(crashing)
+        await client.patch(
+            Deployment,
+            "fix",
+            {"spec": {"template": {"spec": {"containers": [{"name": "web", "command": None}]}}}},
+        )
+        await rolled_out(client, "fix", 3)
+        rss = {
+            rs.metadata.annotations["deployment.kubernetes.io/revision"]: rs
+            async for rs in client.list(ReplicaSet)
+        }
+        assert rss["1"].spec.replicas == 0 and rss["2"].status.availableReplicas == 3
+        await client.close()

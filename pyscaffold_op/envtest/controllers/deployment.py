@@ -177,6 +177,7 @@ class DeploymentController(Controller):
                 self.update(self.primary, {**current, "metadata": meta})
 
     def _scale(self, rs: Obj, replicas: int, d: Obj) -> None:
+        rs = self.get(RS, rs["metadata"].get("namespace", ""), rs["metadata"]["name"]) or rs  # the latest
         if _replicas(rs) == replicas:
             return
         surge, _ = fenceposts(d)
@@ -215,24 +216,27 @@ class DeploymentController(Controller):
         min_available = want - unavailable
         new_unavailable = _replicas(new) - min(_st(new, "availableReplicas"), _replicas(new))
         budget = current - min_available - new_unavailable
+        size = {rs["metadata"]["uid"]: _replicas(rs) for rs in olds}  # what this pass has set
         for rs in olds:  # unhealthy replicas first
             if budget <= 0:
                 break
             unhealthy = _replicas(rs) - min(_st(rs, "availableReplicas"), _replicas(rs))
             if unhealthy > 0:
                 down = min(budget, unhealthy)
-                self._scale(rs, _replicas(rs) - down, d)
+                size[rs["metadata"]["uid"]] -= down
+                self._scale(rs, size[rs["metadata"]["uid"]], d)
                 budget -= down
-                rs["spec"] = {**rs["spec"], "replicas": _replicas(rs) - down}
-        available = sum(min(_st(rs, "availableReplicas"), _replicas(rs)) for rs in [*olds, new])
-        total_down = available - min_available
+        available = sum(min(_st(rs, "availableReplicas"), size[rs["metadata"]["uid"]]) for rs in olds)
+        total_down = available + min(_st(new, "availableReplicas"), _replicas(new)) - min_available
         for rs in olds:
+            uid = rs["metadata"]["uid"]
             if total_down <= 0:
                 break
-            if _replicas(rs) == 0:
+            if size[uid] == 0:
                 continue
-            down = min(_replicas(rs), total_down)
-            self._scale(rs, _replicas(rs) - down, d)
+            down = min(size[uid], total_down)
+            size[uid] -= down
+            self._scale(rs, size[uid], d)
             total_down -= down
         return new, created
 
