@@ -22,6 +22,11 @@ def serve(
         None, "--kubeconfig-out", help="Write the kubeconfig here (default: a temp file)."
     ),
     kubelet: bool = typer.Option(True, "--kubelet/--no-kubelet", help="Simulate a kubelet that runs Pods."),
+    workloads: bool = typer.Option(
+        True,
+        "--workloads/--no-workloads",
+        help="Simulate the workload controllers (Deployments, Jobs, ServiceAccounts, EndpointSlices...).",
+    ),
 ) -> None:
     """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     from pyscaffold_op.errors import PyopError, ValidationError
@@ -32,12 +37,12 @@ def serve(
         if not p.exists():
             raise ValidationError(f"--crds {p}: no such file or folder")
     try:
-        _serve(crds, port, kubeconfig_out, kubelet)
+        _serve(crds, port, kubeconfig_out, kubelet, workloads)
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
 
 
-def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool) -> None:
+def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool, workloads: bool) -> None:
     """Run until SIGINT/SIGTERM (KeyboardInterrupt escapes only before the server is up)."""
     import asyncio
     import signal
@@ -58,6 +63,7 @@ def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bo
         env = Environment(
             crd_paths=crds,  # installed before the socket opens: an invalid CRD fails the start
             kubelet=KubeletSimulator() if kubelet else None,
+            workloads=workloads,
             port=port,
             kubeconfig_path=kubeconfig_out,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pyscaffold_op.envtest import discovery, openapi
+from pyscaffold_op.envtest import discovery, openapi, subresources
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.auth import Policy
 from pyscaffold_op.envtest.decode import MAX_BODY, check_object_depth, decode_body
@@ -110,8 +110,8 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         target = self._target(group, version, rest)
         if target.info.review:
             return self._review(req, target)
-        if target.subresource == "log" and target.info.group_resource == ("", "pods") and req.method == "GET":
-            return self._pod_log(req, target)
+        if target.subresource and (served := subresources.serve(self, req, target)) is not None:
+            return served
         if target.subresource and target.subresource not in ("status", "scale"):
             raise E.not_found_path()
         if target.subresource == "status" and not target.info.status:

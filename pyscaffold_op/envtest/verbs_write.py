@@ -294,6 +294,11 @@ class WriteVerbs:
                 opts = parsed
         if req.q("propagationPolicy"):
             opts["propagationPolicy"] = req.q("propagationPolicy")
+        if req.q("gracePeriodSeconds"):
+            try:
+                opts["gracePeriodSeconds"] = int(req.q("gracePeriodSeconds") or 0)
+            except ValueError:
+                raise E.bad_request(f'invalid gracePeriodSeconds: "{req.q("gracePeriodSeconds")}"') from None
         if opts.get("orphanDependents") is not None and opts.get("propagationPolicy") is not None:
             raise E.invalid(
                 "meta.k8s.io",
@@ -343,12 +348,13 @@ class WriteVerbs:
             propagation=opts.get("propagationPolicy"),
             preconditions=opts.get("preconditions"),
             dry_run=self._dry_run(req) or "All" in (opts.get("dryRun") or []),
+            grace_period=_grace(opts),
         )
         if not gone:
             # like the real handler: 202 only when the client explicitly asked for cascading deletion
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
             return json_response(202 if opts.get("orphanDependents") is False else 200, self._out(info, obj))
-        if info.custom or info.group_resource == ("", "pods"):
+        if info.custom or info.delete_returns_object:
             return json_response(200, self._out(info, obj))
         return json_response(
             200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
@@ -369,6 +375,7 @@ class WriteVerbs:
                     meta["name"],
                     propagation=opts.get("propagationPolicy"),
                     dry_run=self._dry_run(req),
+                    grace_period=_grace(opts),
                 )
                 deleted.append(self._out(info, o))
             except E.StatusError as err:
@@ -383,3 +390,8 @@ class WriteVerbs:
                 "items": deleted,
             },
         )
+
+
+def _grace(opts: dict[str, Any]) -> int | None:
+    grace = opts.get("gracePeriodSeconds")
+    return grace if isinstance(grace, int) and not isinstance(grace, bool) else None
