@@ -23,7 +23,7 @@ from typing import Any
 from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import crds, strategies
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.controllers import Controller
+from pyscaffold_op.envtest.controllers import StoreController
 from pyscaffold_op.envtest.gc import GarbageCollector
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.managed import record_update
@@ -101,7 +101,7 @@ class Store:
         self.namespaces = NamespaceController(
             self, delay=namespace_deletion_delay, max_delay=namespace_deletion_max_delay
         )
-        self._controllers: tuple[Controller, ...] = (self.gc, self.namespaces)
+        self._controllers: tuple[StoreController, ...] = (self.gc, self.namespaces)
         self._reconciling = False
         self.rv = 0
         self._buckets: dict[GR, _Bucket] = {}
