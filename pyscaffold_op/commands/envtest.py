@@ -1,6 +1,7 @@
 """`pyop envtest serve` (owned by the API server emulator).
 
-aiohttp and the emulator are imported inside the command so `pyop --help` stays fast.
+aiohttp and the emulator are imported inside the command so `pyop --help` stays fast. Every failure
+to start is one line on stderr and exit status 2 (`PyopError`), naming the flag to blame.
 """
 
 from __future__ import annotations
@@ -23,19 +24,39 @@ def serve(
     kubelet: bool = typer.Option(True, "--kubelet/--no-kubelet", help="Simulate a kubelet that runs Pods."),
 ) -> None:
     """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
+    from pyscaffold_op.errors import PyopError, ValidationError
+
+    if not 0 <= port <= 65535:
+        raise ValidationError(f"--port {port}: must be a port number from 0 to 65535 (0: any free port)")
+    for p in crds:
+        if not p.exists():
+            raise ValidationError(f"--crds {p}: no such file or folder")
+    try:
+        _serve(crds, port, kubeconfig_out, kubelet)
+    except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
+        raise PyopError("interrupted while starting; nothing is served") from None
+
+
+def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool) -> None:
+    """Run until SIGINT/SIGTERM (KeyboardInterrupt escapes only before the server is up)."""
     import asyncio
     import signal
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator
+    from pyscaffold_op.envtest.crds import CrdFileError, load_crd_files
+    from pyscaffold_op.envtest.status import StatusError as ApiError
     from pyscaffold_op.errors import ValidationError
 
-    for p in crds:
-        if not p.exists():
-            raise ValidationError(f"--crds {p}: no such file or folder")
+    try:
+        load_crd_files(list(crds))  # read before serving: a bad file is named, nothing starts
+    except CrdFileError as err:
+        raise ValidationError(f"--crds {err}") from None
+    started = False
 
     async def main() -> None:
+        nonlocal started
         env = Environment(
-            crd_paths=crds,
+            crd_paths=crds,  # installed before the socket opens: an invalid CRD fails the start
             kubelet=KubeletSimulator() if kubelet else None,
             port=port,
             kubeconfig_path=kubeconfig_out,
@@ -46,6 +67,7 @@ def serve(
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
         async with env:
+            started = True
             typer.echo(str(env.kubeconfig_path))
             typer.echo(
                 f"# serving {env.url}; try: kubectl --kubeconfig {env.kubeconfig_path} get ns", err=True
@@ -53,9 +75,14 @@ def serve(
             await stop.wait()
 
     try:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(main())
-    except OSError as err:  # e.g. the port is taken: one line, exit status 2
-        raise ValidationError(
-            f"--port {port}: cannot serve on 127.0.0.1:{port}: {err.strerror or err}"
-        ) from None
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        if not started:
+            raise
+    except ApiError as err:  # the API server's own answer to an invalid CRD
+        raise ValidationError(f"--crds: {err.message}") from None
+    except OSError as err:
+        reason = err.strerror or str(err)
+        if kubeconfig_out is not None and err.filename and kubeconfig_out.is_relative_to(err.filename):
+            raise ValidationError(f"--kubeconfig-out {kubeconfig_out}: cannot write it: {reason}") from None
+        raise ValidationError(f"--port {port}: cannot serve on 127.0.0.1:{port}: {reason}") from None

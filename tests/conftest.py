@@ -1,0 +1,36 @@
+"""Suite-wide guard: on CI a missing tool must fail the run, not silently skip a whole category."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Reasons used by the suite's skip markers when a tool of the machine is absent (kubectl, make, ruff).
+_MISSING_TOOL = "is not installed"
+
+
+def _on_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _on_ci():
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    missing = sorted(
+        {
+            str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            for report in reporter.stats.get("skipped", [])
+            if _MISSING_TOOL in str(report.longrepr)
+        }
+    )
+    if missing:
+        reporter.ensure_newline()
+        reporter.write_line(
+            "CI: tests skipped for a missing tool; .ci/run must install it: " + "; ".join(missing),
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
