@@ -28,7 +28,7 @@ class NamespaceController:
         self._dirty: set[str] = set()  # active namespaces to look at again
         self._timer: asyncio.TimerHandle | None = None
 
-    # -- Controller --------------------------------------------------------------------------------
+    # -- StoreController -----------------------------------------------------------------------
 
     def observe(self, event: Event) -> None:
         meta = event.obj["metadata"]

@@ -29,7 +29,7 @@ from pyscaffold_op.envtest.managed import record_update
 from pyscaffold_op.envtest.namespacecontroller import NamespaceController
 from pyscaffold_op.envtest.objectmeta import generate_name, label_causes, name_causes
 from pyscaffold_op.envtest.resources import LABEL_NAMED, Registry, ServedResource
-from pyscaffold_op.envtest.storeaccess import Controller
+from pyscaffold_op.envtest.storeaccess import StoreController
 from pyscaffold_op.envtest.watch import Watcher
 
 Obj = dict[str, Any]
@@ -101,7 +101,7 @@ class Store:
         self.namespaces = NamespaceController(
             self, delay=namespace_deletion_delay, max_delay=namespace_deletion_max_delay
         )
-        self._controllers: tuple[Controller, ...] = (self.gc, self.namespaces)
+        self._controllers: tuple[StoreController, ...] = (self.gc, self.namespaces)
         self._reconciling = False
         self.rv = 0
         self._buckets: dict[GR, _Bucket] = {}
@@ -482,22 +482,18 @@ class Store:
         meta = obj["metadata"]
         pre = preconditions or {}
         # BeforeDelete's messages: the conflict names the Kind, not the resource
-        if pre.get("uid") and pre["uid"] != meta["uid"]:
-            raise E.conflict(
-                info.group,
-                info.kind,
-                name,
-                f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
-                f"({meta['uid']}). The object might have been deleted and then recreated",
-            )
-        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
-            raise E.conflict(
-                info.group,
-                info.kind,
-                name,
-                f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not match the "
-                f"ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified",
-            )
+        for meta_field, label, why in (
+            ("uid", "UID", "deleted and then recreated"),
+            ("resourceVersion", "ResourceVersion", "modified"),
+        ):
+            if pre.get(meta_field) and pre[meta_field] != meta[meta_field]:
+                raise E.conflict(
+                    info.group,
+                    info.kind,
+                    name,
+                    f"the {label} in the precondition ({pre[meta_field]}) does not match the {label} in "
+                    f"record ({meta[meta_field]}). The object might have been {why}",
+                )
         is_ns = info.group_resource == NAMESPACES
         if is_ns and name in IMMORTAL_NAMESPACES:
             raise E.forbidden(info.group, info.plural, name, "this namespace may not be deleted")

@@ -16,6 +16,7 @@ from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root
 from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.boilerplate import LICENSES, boilerplate, header_from_boilerplate
+from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.templates import INIT_TEMPLATE_TOKEN, templates_dir
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
@@ -171,6 +172,7 @@ def render(context: InitContext, root: Path) -> FilePlan:
     if answers is not None:
         plan.write(ANSWERS_FILE, stable_answers(answers.decode("utf-8")))
     plan.write(PROJECT_FILE, context.project().dump())
+    format_python(plan)
     return plan
 
 

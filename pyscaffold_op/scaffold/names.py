@@ -31,24 +31,22 @@ _VERSION = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
+def _dns1123(value: str, what: str, problems: list[str], shape: str) -> str:
+    if not value or problems:
+        raise ValidationError(f"invalid {what} {value!r}: must be a DNS-1123 {shape}")
+    return value
+
+
 def validate_dns1123_subdomain(value: str, what: str) -> str:
     """A DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters."""
-    if not value or is_dns1123_subdomain(value):
-        raise ValidationError(
-            f"invalid {what} {value!r}: must be a DNS-1123 subdomain (lower-case letters, digits, '-' "
-            "and '.', starting and ending with an alphanumeric, at most 253 characters)"
-        )
-    return value
+    shape = "subdomain (lower-case letters, digits, '-' and '.', starting and ending with an alphanumeric"
+    return _dns1123(value, what, is_dns1123_subdomain(value), f"{shape}, at most 253 characters)")
 
 
 def validate_dns1123_label(value: str, what: str) -> str:
     """A DNS-1123 label: lower-case alphanumerics and '-', at most 63 characters."""
-    if not value or is_dns1123_label(value):
-        raise ValidationError(
-            f"invalid {what} {value!r}: must be a DNS-1123 label (lower-case letters, digits and '-', "
-            "starting and ending with an alphanumeric, at most 63 characters)"
-        )
-    return value
+    shape = "label (lower-case letters, digits and '-', starting and ending with an alphanumeric"
+    return _dns1123(value, what, is_dns1123_label(value), f"{shape}, at most 63 characters)")
 
 
 def validate_group(group: str, domain: str) -> str:
