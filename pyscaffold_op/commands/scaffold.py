@@ -37,11 +37,13 @@ def init(
         "apache2", "--license", help="License header of generated files: apache2 or none."
     ),
     namespaced: bool = typer.Option(
-        False, "--namespaced", help="The manager watches only its own namespace (Role/RoleBinding RBAC)."
+        False,
+        "--namespaced/--no-namespaced",
+        help="The manager watches only its own namespace (Role/RoleBinding RBAC).",
     ),
     multigroup: bool = typer.Option(
         False,
-        "--multigroup",
+        "--multigroup/--no-multigroup",
         help="Put APIs under api/<group>/<version>/ so the project can hold several groups.",
     ),
 ) -> None:
@@ -76,14 +78,19 @@ def create_api(
     ),
     controller: bool = typer.Option(True, "--controller/--no-controller", help="Scaffold the controller."),
     namespaced: bool = typer.Option(
-        True, "--namespaced/--cluster-scoped", help="Whether objects of the kind live in a namespace."
+        True,
+        "--namespaced/--no-namespaced",
+        " /--cluster-scoped",
+        help="Whether objects of the kind live in a namespace (--cluster-scoped: --no-namespaced).",
     ),
     plural: str | None = typer.Option(
         None,
         "--plural",
         help="Resource plural (lower-case). Default: computed from the kind like kubebuilder.",
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite the files of an API that already exists."),
+    force: bool = typer.Option(
+        False, "--force/--no-force", help="Overwrite the files of an API that already exists."
+    ),
     make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
 ) -> None:
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""

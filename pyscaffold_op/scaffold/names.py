@@ -27,8 +27,10 @@ __all__ = [
     "validate_version",
 ]
 
-_VERSION = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
-_KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+# Applied with `fullmatch`: Python's `$` also matches before a trailing newline, so `re.match("^...$")`
+# would accept "v1\n".
+_VERSION = re.compile(r"v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?")
+_KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 
 
 def validate_dns1123_subdomain(value: str, what: str) -> str:
@@ -64,7 +66,7 @@ def validate_group(group: str, domain: str) -> str:
 
 def validate_version(version: str) -> str:
     """Kubernetes API versions: v<N>, optionally followed by alpha<N> or beta<N>."""
-    if not _VERSION.match(version):
+    if not _VERSION.fullmatch(version):
         raise ValidationError(
             f"invalid version {version!r}: must be v<N> optionally followed by alpha<N> or beta<N> "
             "(for example v1, v1alpha1, v2beta3)"
@@ -82,7 +84,7 @@ def validate_kind(kind: str) -> str:
     everywhere, so `time = await client.get(Time, ...)` would make `time.monotonic()` in the same
     function an UnboundLocalError.
     """
-    if not _KIND.match(kind):
+    if not _KIND.fullmatch(kind):
         raise ValidationError(
             f"invalid kind {kind!r}: must be CamelCase, start with an upper-case letter and contain "
             "only letters and digits"

@@ -44,7 +44,8 @@ def test_help_lists_the_scaffolding_commands(tmp_path: Path) -> None:
         "--resource / --no-resource",
         "--controller / --no-controller",
     ]
-    api_flags += ["--namespaced / --cluster-scoped", "--plural", "--force", "--make / --no-make"]
+    api_flags += ["--namespaced / --no-namespaced, --cluster-scoped", "--plural", "--force / --no-force"]
+    api_flags += ["--make / --no-make"]
     assert all(flag in api_help for flag in api_flags)
     init_help = pyop_process("init", "--help", cwd=tmp_path).stdout
     for flag in (
