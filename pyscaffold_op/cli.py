@@ -11,7 +11,7 @@ import sys
 import typer
 
 from pyscaffold_op import __version__
-from pyscaffold_op.commands import boolflags
+from pyscaffold_op.commands import boolflags, examples
 from pyscaffold_op.commands import envtest as envtest_commands
 from pyscaffold_op.commands import generate as generate_commands
 from pyscaffold_op.commands import scaffold as scaffold_commands
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     Boolean flags also take kubebuilder's `--flag=true|false` form (see `commands.boolflags`).
     """
     command = typer.main.get_command(app)
+    examples.attach(command)
     args = boolflags.normalize(command, sys.argv[1:] if argv is None else list(argv))
     try:
         command.main(args=args, prog_name="pyop")

@@ -118,6 +118,24 @@ def create_api(
         from pyscaffold_op.scaffold.make import run_make
 
         run_make(root, "manifests")
+    typer.echo(next_steps(written, make=make))
+
+
+def next_steps(written: list[str], *, make: bool) -> str:
+    """kubebuilder's closing hint: where to write the API and the reconcile logic, and what to run."""
+    types = next((path for path in written if path.endswith("_types.py")), None)
+    controller = next(
+        (path for path in written if "/controllers/" in path and path.endswith("_controller.py")), None
+    )
+    steps = []
+    if types is not None:
+        steps.append(f"define the spec and status in {types},")
+    if controller is not None:
+        steps.append(f"write the reconcile logic in {controller},")
+    if not steps:  # --force rewrote nothing: the files were already there
+        steps.append("edit the API types and the reconciler,")
+    steps.append(f"then {'re' if make else ''}generate the manifests (CRDs, RBAC) and run the tests:")
+    return "Next: " + "\n      ".join(steps) + "\n$ make manifests test"
 
 
 def register(app: typer.Typer) -> None:

@@ -117,7 +117,8 @@ def test_makefile_targets(pyop: RunPyop, tmp_path: Path) -> None:
     assert "$(PYOP) generate manifests" in makefile
     assert f"$(PYTHON) -m {PACKAGE}" in makefile
     assert "$(PYOP) envtest serve --crds config/crd/bases" in makefile
-    assert "kustomize config/crd | $(KUBECTL) apply -f -" in makefile
+    assert "kustomize config/crd | $(APPLY) -f -" in makefile
+    assert "APPLY = $(KUBECTL) apply --server-side --force-conflicts" in makefile
     assert re.search(r"(?m)^\t", makefile), "recipes must be indented with tabs"
 
 
