@@ -1,7 +1,7 @@
 """`pyop init`, `pyop create api` (owned by the scaffolder).
 
 Thin: parse the flags, call `pyscaffold_op.scaffold`, print what was written. The scaffolding modules
-(and copier, jinja2, ruamel.yaml behind them) are imported inside the commands so `pyop --help` is fast.
+(and jinja2, PyYAML, ruamel.yaml behind them) are imported inside the commands so `pyop --help` is fast.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""`pyop init`: validate the options, render the copier template into a staging folder, move it in place."""
+"""`pyop init`: validate the options, render the copier template in memory, move the files in place."""
 
 from __future__ import annotations
 
 import hashlib
-import re
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +43,7 @@ class InitContext:
     leader_election_id: str
     boilerplate: str
 
-    def copier_data(self) -> dict[str, Any]:
+    def template_data(self) -> dict[str, Any]:
         return {
             "domain": self.domain,
             "repo": self.repo,
@@ -145,68 +140,16 @@ def _may_precede_init(entry: Path) -> bool:
 
 
 def render(context: InitContext, root: Path) -> FilePlan:
-    """Render the copier template into a temporary folder and read it back as a plan of files."""
-    import copier
+    """Render templates/init (a copier template) in memory as a plan of files."""
+    from pyscaffold_op.scaffold.tree import TreeTemplate
 
+    template = TreeTemplate.load(templates_dir() / "init")
+    data = context.template_data()
     plan = FilePlan(root)
-    staging = Path(tempfile.mkdtemp(prefix="pyop-init-"))
-    try:
-        with _without_git_probes():
-            copier.run_copy(
-                str(templates_dir() / "init"),
-                str(staging),
-                data=context.copier_data(),
-                defaults=True,
-                quiet=True,
-                overwrite=True,
-                unsafe=False,
-            )
-        for path in sorted(staging.rglob("*")):
-            if path.is_file():
-                relpath = path.relative_to(staging).as_posix()
-                plan.write(relpath, path.read_bytes())
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    answers = plan.files.get(ANSWERS_FILE)
-    if answers is not None:
-        plan.write(ANSWERS_FILE, stable_answers(answers.decode("utf-8")))
+    for relpath, content in template.render(data, template.answers(data, INIT_TEMPLATE_TOKEN)).items():
+        plan.write(relpath, content)
     plan.write(PROJECT_FILE, context.project().dump())
     return plan
-
-
-@contextmanager
-def _without_git_probes() -> Iterator[None]:
-    """Skip copier's git probes, which cost ~35 `git` processes (~0.2 s) and do not apply here.
-
-    The template is a plain folder (never a git bundle) and the destination is a fresh staging folder
-    outside any repository (so there is no git index whose executable bits need syncing). Guarded so
-    a copier release without these helpers still works, only slower.
-    """
-    import copier._main as copier_main
-    import copier._vcs as copier_vcs
-
-    patches = [
-        (module, name, replacement)
-        for module, name, replacement in (
-            (copier_main, "is_git_available", lambda: False),
-            (copier_vcs, "is_git_bundle", lambda path: False),
-        )
-        if hasattr(module, name)
-    ]
-    originals = [(module, name, getattr(module, name)) for module, name, _ in patches]
-    try:
-        for module, name, replacement in patches:
-            setattr(module, name, replacement)
-        yield
-    finally:
-        for module, name, original in originals:
-            setattr(module, name, original)
-
-
-def stable_answers(text: str) -> str:
-    """The answers file without machine-specific values: `_src_path` becomes a token, no `_commit`."""
-    text = re.sub(r"(?m)^_src_path:.*$", f"_src_path: {INIT_TEMPLATE_TOKEN}", text)
-    return re.sub(r"(?m)^_commit:.*\n", "", text)
 
 
 def init_project(options: InitOptions, root: Path) -> list[str]:
