@@ -6,7 +6,6 @@ commands, never here, so `pyop --help` stays fast.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import typer
@@ -55,9 +54,6 @@ def main(argv: list[str] | None = None) -> None:
 
     Boolean flags also take kubebuilder's `--flag=true|false` form (see `commands.boolflags`).
     """
-    # pydantic scans the entry points of every installed distribution for plugins when the first model
-    # is built (~40 ms); pyop's models need none (typer already builds its adapters with plugins off).
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     command = typer.main.get_command(app)
     examples.attach(command)
     args = boolflags.normalize(command, sys.argv[1:] if argv is None else list(argv))
