@@ -27,6 +27,16 @@ EXAMPLES: Mapping[str, str] = {
   # A project whose APIs span several groups, and a manager limited to its own namespace
   pyop init --domain example.org --repo github.com/example/platform --multigroup --namespaced
 """,
+    "upgrade": """
+  # See what the current init template would change (a diff), then apply it, keeping your edits
+  pyop upgrade --dry-run
+  pyop upgrade
+
+  # A project made by another pyop release: give the templates that release shipped
+  pip download pyscaffold-op==0.1.0 --no-deps --no-binary :all: -d /tmp/old
+  tar xzf /tmp/old/pyscaffold_op-0.1.0.tar.gz -C /tmp/old
+  pyop upgrade --base-templates /tmp/old/pyscaffold_op-0.1.0/templates/init
+""",
     "create": """
   # Scaffold the API types and the controller of a kind
   pyop create api --group batch --version v1 --kind CronJob

@@ -6,6 +6,8 @@ Thin: parse the flags, call `pyscaffold_op.scaffold`, print what was written. Th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 create_app = typer.Typer(
@@ -138,9 +140,44 @@ def next_steps(written: list[str], *, make: bool) -> str:
     return "Next: " + "\n      ".join(steps) + "\n$ make manifests test"
 
 
+def upgrade(
+    dry_run: bool = typer.Option(
+        False, "--dry-run/--no-dry-run", help="Print the diff and the conflicts; change nothing."
+    ),
+    base_templates: Path | None = typer.Option(
+        None,
+        "--base-templates",
+        metavar="<path>",
+        help="The templates/init folder of the pyop release that made the project, when it is not this one.",
+    ),
+) -> None:
+    """Re-render the project from the current init template and merge it with your edits (3-way)."""
+    from pyscaffold_op.scaffold.templates import templates_dir
+    from pyscaffold_op.scaffold.upgrade import apply_upgrade, plan_upgrade
+
+    plan = plan_upgrade(Path.cwd(), templates=templates_dir() / "init", base_templates=base_templates)
+    if dry_run:
+        typer.echo(plan.diff(), nl=False)
+    elif plan.files or plan.removed:
+        apply_upgrade(plan)
+    done = {"update": "updated", "remove": "removed", "merge": "merged", "conflict": "conflict in"}
+    lines = [("remove" if path in plan.removed else "update", path) for path in plan.updated]
+    lines += [("merge", path) for path in plan.merged] + [("conflict", path) for path in plan.conflicts]
+    for action, relpath in lines:
+        typer.echo(f"would {action} {relpath}" if dry_run else f"{done[action]} {relpath}")
+    for relpath in plan.kept:
+        typer.echo(f"kept {relpath}: the template changed it, but you removed or edited it; compare by hand")
+    if not lines and not plan.kept:
+        typer.echo("the project is up to date with the template")
+    if plan.conflicts and not dry_run:
+        typer.echo(f"resolve the <<<<<<< conflict markers in: {', '.join(plan.conflicts)}", err=True)
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     """Add the scaffolding commands to the root app."""
     app.command("init")(init)
+    app.command("upgrade")(upgrade)
     app.add_typer(
         create_app, name="create", help="Scaffold a Kubernetes API (types, controller, samples, RBAC)."
     )

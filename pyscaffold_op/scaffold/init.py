@@ -76,9 +76,21 @@ def leader_election_id(repo: str, domain: str) -> str:
 
 def validate(options: InitOptions, root: Path) -> InitContext:
     """Check every input and the target folder; raise a one-line error before anything is written."""
+    context = make_context(options)
+    _check_folder(root)
+    return context
+
+
+def make_context(options: InitOptions, *, check_installed: bool = True) -> InitContext:
+    """Every name the template needs, each input checked against its rule.
+
+    `check_installed=False` for a project that exists (`pyop upgrade`): once it is pip-installed, its
+    own package is an installed module.
+    """
     names.validate_dns1123_subdomain(options.domain, "domain")
     repo = names.validate_repo(options.repo)
-    package = names.validate_package_name(names.package_name_from_repo(repo), repo)
+    package = names.package_name_from_repo(repo)
+    package = names.validate_package_name(package, repo, check_installed=check_installed)
     if options.project_name is not None:
         project_name = names.validate_dns1123_label(options.project_name, "project name")
     else:
@@ -101,6 +113,21 @@ def validate(options: InitOptions, root: Path) -> InitContext:
     owner = options.owner if options.owner is not None else f"The {project_name} Authors"
     if "\n" in owner or "\r" in owner:
         raise ValidationError(f"invalid owner {owner!r}: must be a single line")
+    return InitContext(
+        domain=options.domain,
+        repo=repo,
+        project_name=project_name,
+        owner=owner,
+        license=options.license,
+        namespaced=options.namespaced,
+        multigroup=options.multigroup,
+        package=package,
+        leader_election_id=leader_election_id(repo, options.domain),
+        boilerplate=boilerplate(options.license, owner),
+    )
+
+
+def _check_folder(root: Path) -> None:
     if not root.is_dir():
         raise ProjectError(f"cannot initialize {root}: not a folder")
     existing = find_project_root(root)
@@ -116,18 +143,6 @@ def validate(options: InitOptions, root: Path) -> InitContext:
             f"cannot initialize {root}: the folder is not empty ({strangers[0]}{more}); only hidden entries, "
             "*.md files and capitalised files such as LICENSE may be there before `pyop init`"
         )
-    return InitContext(
-        domain=options.domain,
-        repo=repo,
-        project_name=project_name,
-        owner=owner,
-        license=options.license,
-        namespaced=options.namespaced,
-        multigroup=options.multigroup,
-        package=package,
-        leader_election_id=leader_election_id(repo, options.domain),
-        boilerplate=boilerplate(options.license, owner),
-    )
 
 
 def _may_precede_init(entry: Path) -> bool:
@@ -139,24 +154,29 @@ def _may_precede_init(entry: Path) -> bool:
     return entry.is_file() and (name.endswith(".md") or name[:1].isupper())
 
 
-def render(context: InitContext, root: Path) -> FilePlan:
-    """Render templates/init (a copier template) in memory as a plan of files."""
-    from pyscaffold_op.scaffold.tree import TreeTemplate
-
-    template = TreeTemplate.load(templates_dir() / "init")
-    data = context.template_data()
+def render(context: InitContext, root: Path, template_root: Path | None = None) -> FilePlan:
+    """Render templates/init (a copier template; `template_root` for another one) as a plan of files."""
     plan = FilePlan(root)
-    for relpath, content in template.render(data, template.answers(data, INIT_TEMPLATE_TOKEN)).items():
+    for relpath, content in render_template(context, template_root).items():
         plan.write(relpath, content)
     plan.write(PROJECT_FILE, context.project().dump())
     return plan
 
 
-def init_project(options: InitOptions, root: Path) -> list[str]:
+def render_template(context: InitContext, template_root: Path | None = None) -> dict[str, bytes]:
+    """The init template's files for `context`, its answers file included (not PROJECT)."""
+    from pyscaffold_op.scaffold.tree import TreeTemplate
+
+    template = TreeTemplate.load(template_root or templates_dir() / "init")
+    data = context.template_data()
+    return template.render(data, template.answers(data, INIT_TEMPLATE_TOKEN))
+
+
+def init_project(options: InitOptions, root: Path, template_root: Path | None = None) -> list[str]:
     """`pyop init` in `root`: validate, render, refuse to overwrite anything, apply atomically."""
     root = root.resolve()
     context = validate(options, root)
-    plan = render(context, root)
+    plan = render(context, root, template_root)
     clashes = [relpath for relpath in sorted(plan.files) if (root / relpath).exists()]
     if clashes:
         more = f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""

@@ -136,7 +136,7 @@ def project_name_from_repo(repo: str) -> str:
     return re.sub(r"[_.]", "-", last).lower()
 
 
-def validate_package_name(package: str, repo: str) -> str:
+def validate_package_name(package: str, repo: str, *, check_installed: bool = True) -> str:
     """The Python package derived from the repo must be importable and must not shadow stdlib."""
     if not package.isidentifier() or keyword.iskeyword(package) or package.startswith("_"):
         raise ValidationError(
@@ -148,7 +148,7 @@ def validate_package_name(package: str, repo: str) -> str:
             f"invalid repo {repo!r}: its last element gives the Python package {package!r}, which "
             "shadows a standard-library or pyop module"
         )
-    installed = installed_module_path(package)
+    installed = installed_module_path(package) if check_installed else None
     if installed is not None:
         raise ValidationError(
             f"invalid repo {repo!r}: its last element gives the Python package {package!r}, which "

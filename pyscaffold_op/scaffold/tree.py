@@ -18,6 +18,7 @@ tests/scaffold/test_tree.py renders the same template with copier and compares t
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -26,8 +27,13 @@ from typing import Any
 
 from pyscaffold_op.errors import PyopError
 
-# copier's DEFAULT_EXCLUDE
-_EXCLUDE = ("copier.yaml", "copier.yml", "~*", "*.py[co]", "__pycache__", ".git", ".DS_Store", ".svn")
+# copier's DEFAULT_EXCLUDE: the configuration, and what no template revision is made of
+_CONFIG = ("copier.yaml", "copier.yml")
+_JUNK = ("~*", "*.py[co]", "__pycache__", ".git", ".DS_Store", ".svn")
+
+
+def _excluded(parts: tuple[str, ...], patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(part, pattern) for part in parts for pattern in patterns)
 
 
 @dataclass(frozen=True)
@@ -46,11 +52,20 @@ class TreeTemplate:
         return _load(root)
 
     def answers(self, data: Mapping[str, Any], src_path: str) -> dict[str, Any]:
-        """What copier records in the answers file for `data` (`_commit` only exists for git templates)."""
+        """What copier records in the answers file for `data`.
+
+        `_commit` is the template's revision: copier writes a git ref there; pyop's templates ship inside
+        the package, so it is a digest of the template's files, which `pyop upgrade` matches.
+        """
         missing = [name for name in self.recorded if name not in data]
         if missing:
             raise PyopError(f"template {self.root}: no value for {', '.join(missing)}")
-        return {"_src_path": src_path, **{name: data[name] for name in self.recorded}}
+        recorded = {name: data[name] for name in self.recorded}
+        return {"_commit": self.revision(), "_src_path": src_path, **recorded}
+
+    def revision(self) -> str:
+        """A digest of every file of the template (copier.yml included): equal trees, equal revisions."""
+        return _revision(self.root)
 
     def render(self, data: Mapping[str, Any], answers: Mapping[str, Any]) -> dict[str, bytes]:
         """Every file of the rendered tree: relative POSIX path -> content."""
@@ -85,8 +100,19 @@ class TreeTemplate:
     def _files(self, source: Path) -> Iterator[Path]:
         for path in sorted(source.rglob("*")):
             parts = path.relative_to(source).parts
-            if path.is_file() and not any(fnmatch.fnmatch(p, pattern) for p in parts for pattern in _EXCLUDE):
+            if path.is_file() and not _excluded(parts, _CONFIG + _JUNK):
                 yield path
+
+
+@cache
+def _revision(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        if path.is_file() and not _excluded(parts, _JUNK):
+            digest.update(f"{'/'.join(parts)}\0{path.stat().st_size}\0".encode())
+            digest.update(path.read_bytes())
+    return f"sha256-{digest.hexdigest()[:16]}"
 
 
 def _render_part(env: Any, part: str, context: Mapping[str, Any]) -> str:
