@@ -181,3 +181,25 @@ def test_a_fresh_init_records_the_revision_upgrade_matches(pyop: RunPyop, tmp_pa
     assert pyop(*AT_INIT, cwd=tmp_path).code == 0
     answers = yaml.safe_load((tmp_path / ".copier-answers.yml").read_text())
     assert answers["_commit"] == TreeTemplate.load(templates_dir() / "init").revision()
+
+
+def test_what_create_api_added_to_init_files_is_kept(pyop: RunPyop, tmp_path: Path) -> None:
+    """create api edits init's files at scaffold markers; for an upgrade those are the user's edits."""
+    old = tmp_path / "old-templates" / "init"
+    shutil.copytree(templates_dir() / "init", old)
+    main_py = "project/src/{{ package }}/__main__.py.jinja"
+    edit(old / main_py, "def parse_args(argv", "def parse_args(  argv")  # the current one is tidier
+    root = tmp_path / "project"
+    root.mkdir()
+    init_project(OPTIONS, root, template_root=old)
+    api = ["create", "api", "--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "At"]
+    assert pyop(*api, "--no-make", cwd=root).code == 0
+    project = (root / "PROJECT").read_bytes()
+    run = pyop("upgrade", "--base-templates", str(old), cwd=root)
+    assert run.code == 0, run.err
+    assert "merged src/programming_kubernetes/__main__.py" in run.out.splitlines()
+    text = (root / "src/programming_kubernetes/__main__.py").read_text()
+    assert "def parse_args(argv" in text
+    assert "from programming_kubernetes.controllers.at_controller import AtReconciler" in text
+    assert "AtReconciler(" in text
+    assert (root / "PROJECT").read_bytes() == project
