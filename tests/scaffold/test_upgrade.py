@@ -203,3 +203,24 @@ def test_what_create_api_added_to_init_files_is_kept(pyop: RunPyop, tmp_path: Pa
     assert "from programming_kubernetes.controllers.at_controller import AtReconciler" in text
     assert "AtReconciler(" in text
     assert (root / "PROJECT").read_bytes() == project
+
+
+def test_a_project_without_a_recorded_revision_needs_base_templates(pyop: RunPyop, tmp_path: Path) -> None:
+    """Projects made before answers files recorded `_commit`: the user names the templates that made them."""
+    old = older_template(tmp_path)
+    root = tmp_path / "project"
+    root.mkdir()
+    init_project(OPTIONS, root, template_root=old)
+    answers = root / ".copier-answers.yml"
+    answers.write_text(
+        "".join(line for line in answers.read_text().splitlines(True) if "_commit" not in line)
+    )
+    before = snapshot(root)
+    assert_one_line_error(
+        pyop("upgrade", cwd=root), "a template revision it does not record", "--base-templates"
+    )
+    assert snapshot(root) == before
+    run = pyop("upgrade", "--base-templates", str(old), cwd=root)
+    assert run.code == 0, run.err
+    assert (root / "README.md").read_bytes() == current_render(root)["README.md"]
+    assert "_commit: sha256-" in answers.read_text()
