@@ -16,7 +16,9 @@ app = typer.Typer(help="Run the in-process Kubernetes API server emulator.", no_
 
 @app.command()
 def serve(
-    crds: list[Path] = typer.Option([], "--crds", help="CRD file or folder to install (repeatable)."),
+    crds: list[Path] = typer.Option(
+        [], "--crds", metavar="<path>", help="CRD file or folder to install (repeatable)."
+    ),
     port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: any free port)."),
     kubeconfig_out: Path | None = typer.Option(
         None, "--kubeconfig-out", help="Write the kubeconfig here (default: a temp file)."

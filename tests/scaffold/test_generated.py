@@ -200,7 +200,7 @@ def test_deploy_image_substitution_without_kustomize_binary(pyop: RunPyop, tmp_p
     assert pyop(*AT_INIT, cwd=tmp_path).code == 0
     makefile = (tmp_path / "Makefile").read_text()
     assert "SET_IMAGE = sed -e 's|image: controller:latest|image: $(IMG)|'" in makefile
-    assert "$(KUBECTL) kustomize config/default | $(SET_IMAGE) | $(KUBECTL) apply -f -" in makefile
+    assert "$(KUBECTL) kustomize config/default | $(SET_IMAGE) | $(APPLY) -f -" in makefile
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     result = subprocess.run(
