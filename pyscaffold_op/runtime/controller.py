@@ -12,7 +12,6 @@ Never two workers on one request; a reconcile never crashes the manager.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import time
@@ -29,6 +28,8 @@ from pyscaffold_op.runtime.request import Request, Result, TerminalError
 from pyscaffold_op.runtime.source import Kind, Source
 
 log = logging.getLogger("pyscaffold_op.runtime.controller")
+
+_CANCEL_WAIT = 5.0  # how long stop() waits for cancelled workers to unwind
 
 
 class Controller:
@@ -117,7 +118,8 @@ class Controller:
         drained = True
         if self._active:
             try:
-                await asyncio.wait_for(self._idle.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._idle.wait()
             except TimeoutError:
                 drained = False
                 log.warning(
@@ -127,9 +129,11 @@ class Controller:
                 )
         for task in self._workers:
             task.cancel()
-        for task in self._workers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._workers:
+            # bounded: a reconcile that swallows its cancellation must not hang the manager's stop
+            _done, pending = await asyncio.wait(self._workers, timeout=_CANCEL_WAIT)
+            if pending:
+                log.warning("%d workers ignored cancellation", len(pending), extra={"controller": self.name})
         self._workers = []
         return drained
 
@@ -163,9 +167,7 @@ class Controller:
         try:
             with reconcile_context(name, req, reconcile_id):
                 coro = self._reconcile(req)
-                if self.reconcile_timeout:
-                    result = await asyncio.wait_for(coro, self.reconcile_timeout)
-                else:
+                async with asyncio.timeout(self.reconcile_timeout or None):
                     result = await coro
             outcome = self._after_success(req, result)
         except asyncio.CancelledError:

@@ -128,7 +128,8 @@ class Informer:
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         try:
-            await asyncio.wait_for(self._synced.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._synced.wait()
             return True
         except TimeoutError:
             return False

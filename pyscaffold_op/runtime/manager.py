@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pyscaffold_op.runtime.manager")
 
+# The lease release gets at least this long even when the drain used the whole graceful timeout: a
+# released lease lets the next leader start at once instead of after leaseDuration.
+_RELEASE_TIMEOUT = 2.0
+
 SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -205,7 +209,6 @@ class Manager:
                 loop.add_signal_handler(sig, self._on_signal, sig)
         lost = False
         self._runners: list[Any] = []
-        self._elector_task: asyncio.Task[None] | None = None
         try:
             await self._start_servers()
             await self.cache.start()
@@ -220,7 +223,7 @@ class Manager:
                 if not needs_leader:
                     self._spawn(_run(runnable), f"runnable {runnable!r}")
             if self.elector is not None:
-                self._elector_task = asyncio.create_task(self.elector.run(), name="leader election")
+                self.elector.start()
                 if not await self._until_stop(self.elector.elected.wait()):
                     return
             for ctrl in self.controllers:
@@ -317,7 +320,10 @@ class Manager:
         return app
 
     async def _shutdown(self) -> None:
-        deadline = asyncio.get_running_loop().time() + self.graceful_shutdown_timeout
+        # Every step is bounded: a manager stops within its graceful timeout (plus a short, bounded
+        # lease release and cleanup), whatever the reconcilers and the API server do.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.graceful_shutdown_timeout
         self._ready.clear()
         results = await asyncio.gather(
             *(c.stop(timeout=self.graceful_shutdown_timeout) for c in self.controllers),
@@ -325,16 +331,10 @@ class Manager:
         )
         if not all(r is True for r in results):
             log.warning("graceful shutdown timed out; some reconciles were cancelled")
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self._elector_task is not None:  # cancelling releases the lease
-            self._elector_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._elector_task
-        remaining = max(0.1, deadline - asyncio.get_running_loop().time())
+        await _cancel_all(self._tasks, timeout=max(0.1, deadline - loop.time()))
+        if self.elector is not None:  # after the drain, so the next leader never overlaps with us
+            await self.elector.stop(timeout=max(_RELEASE_TIMEOUT, deadline - loop.time()))
+        remaining = max(0.1, deadline - loop.time())
         for recorder in self._recorders.values():
             await recorder.flush(timeout=min(remaining, 5.0))
         await self.cache.stop()
@@ -375,6 +375,18 @@ class Manager:
             self.stop()
             with contextlib.suppress(LeaderElectionLost):
                 await task
+
+
+async def _cancel_all(tasks: list[asyncio.Task[Any]], timeout: float) -> None:  # noqa: ASYNC109
+    """Cancel `tasks` and wait at most `timeout` for them: a task that ignores cancellation is logged
+    and left behind rather than blocking the shutdown for ever."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    _done, pending = await asyncio.wait(tasks, timeout=timeout)
+    for task in pending:
+        log.warning("%s did not stop within the graceful shutdown timeout", task.get_name())
 
 
 async def _run(runnable: Any) -> None:

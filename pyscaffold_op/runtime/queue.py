@@ -152,7 +152,8 @@ class Queue:
             return True
         self._drained = asyncio.Event()
         try:
-            await asyncio.wait_for(self._drained.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._drained.wait()
             return True
         except TimeoutError:
             return False
