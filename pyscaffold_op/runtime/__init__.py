@@ -43,6 +43,10 @@ _EXPORTS: dict[str, str] = {
     "new_client": "client",
     "Reader": "client",
     "ClientProtocol": "client",
+    # time
+    "Clock": "clock",
+    "RealClock": "clock",
+    "FakeClock": "clock",
     # queue / rate limiting
     "Queue": "queue",
     "DelayingQueue": "queue",
@@ -107,6 +111,7 @@ __all__ = [
     "Channel",
     "Client",
     "ClientProtocol",
+    "Clock",
     "ConfigError",
     "Conflict",
     "Controller",
@@ -118,6 +123,7 @@ __all__ = [
     "EnqueueRequestsFromMapFunc",
     "EventHandler",
     "EventRecorder",
+    "FakeClock",
     "Forbidden",
     "Funcs",
     "GenerationChanged",
@@ -143,6 +149,7 @@ __all__ = [
     "RateLimiter",
     "RateLimitingQueue",
     "Reader",
+    "RealClock",
     "Reconciler",
     "Request",
     "ResourceVersionChanged",
@@ -205,6 +212,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         StatusClient,
         new_client,
     )
+    from pyscaffold_op.runtime.clock import Clock, FakeClock, RealClock
     from pyscaffold_op.runtime.config import load_config
     from pyscaffold_op.runtime.controller import Controller
     from pyscaffold_op.runtime.controllerutil import AlreadyOwnedError, OperationResult

@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.handler import EventHandler
 from pyscaffold_op.runtime.log import reconcile_context
 from pyscaffold_op.runtime.predicate import Predicate, as_predicate
@@ -45,6 +45,7 @@ class Controller:
         cache_sync_timeout: float = 120.0,
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
+        clock: Clock | None = None,
     ) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
@@ -57,8 +58,12 @@ class Controller:
         self.cache_sync_timeout = cache_sync_timeout
         self.reconcile_timeout = reconcile_timeout
         self.need_leader_election = need_leader_election
+        self.clock = clock or REAL_CLOCK
         self.queue = RateLimitingQueue(
-            rate_limiter, name=name, metrics=metrics.queue_metrics(name) if metrics is not None else None
+            rate_limiter,
+            name=name,
+            metrics=metrics.queue_metrics(name) if metrics is not None else None,
+            clock=self.clock,
         )
         if metrics is not None:
             metrics.bind_queue(name, self.queue)
@@ -162,7 +167,7 @@ class Controller:
         m, name = self.metrics, self.name
         if m is not None:
             m.active_workers.labels(name).inc()
-        started = time.perf_counter()
+        started = self.clock.monotonic()
         reconcile_id = uuid.uuid4().hex[:12]
         try:
             with reconcile_context(name, req, reconcile_id):
@@ -209,7 +214,7 @@ class Controller:
         finally:
             if m is not None:
                 m.active_workers.labels(name).dec()
-                m.reconcile_time.labels(name).observe(time.perf_counter() - started)
+                m.reconcile_time.labels(name).observe(self.clock.monotonic() - started)
         if m is not None:
             m.reconcile_total.labels(name, outcome).inc()
 

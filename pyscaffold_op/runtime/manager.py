@@ -22,6 +22,7 @@ from pyscaffold_op.runtime.authfilter import AuthFilter
 from pyscaffold_op.runtime.builder import Builder
 from pyscaffold_op.runtime.cache import InformerCache
 from pyscaffold_op.runtime.client import CachedClient, Client
+from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.controller import Controller
 from pyscaffold_op.runtime.health import Checker, HealthChecks
 from pyscaffold_op.runtime.leader import LeaderElector
@@ -68,10 +69,12 @@ class Manager:
         cache_sync_timeout: float = 120.0,
         field_manager: str | None = None,
         unsafe_disable_deep_copy: bool = False,
+        clock: Clock | None = None,
     ) -> None:
         if leader_election and not leader_election_id:
             raise ValueError("leader_election=True needs leader_election_id (the Lease name)")
         self.config = config
+        self.clock: Clock = clock or REAL_CLOCK
         self.metrics_bind_address = metrics_bind_address
         self.metrics_secure = metrics_secure
         self.metrics_cert_dir = metrics_cert_dir
@@ -114,6 +117,7 @@ class Manager:
                 renew_deadline=renew_deadline,
                 retry_period=retry_period,
                 metrics=self.metrics,
+                clock=self.clock,
             )
         self.health_address: tuple[str, int] | None = None
         self.metrics_address: tuple[str, int] | None = None
@@ -139,6 +143,7 @@ class Manager:
             metrics=self.metrics,
             cache=self.cache,
             cache_sync_timeout=options.pop("cache_sync_timeout", self.cache_sync_timeout),
+            clock=options.pop("clock", self.clock),
             **options,
         )
         self.controllers.append(ctrl)
