@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
+
+import pytest
 
 from pyscaffold_op.runtime import (
     Channel,
@@ -16,25 +17,31 @@ from pyscaffold_op.runtime import (
     RuntimeMetrics,
     TerminalError,
 )
-from pyscaffold_op.testing import eventually
+from pyscaffold_op.testing import FakeClock, eventually
 
 
 def make(reconciler: object, **kwargs: object) -> tuple[Controller, asyncio.Queue[str], RuntimeMetrics]:
     metrics = RuntimeMetrics()
     ctrl = Controller(
-        "t", reconciler, metrics=metrics, rate_limiter=ItemExponentialFailureRateLimiter(0.01, 1.0), **kwargs
-    )  # type: ignore[arg-type]
+        "t",
+        reconciler,
+        metrics=metrics,
+        rate_limiter=ItemExponentialFailureRateLimiter(0.01, 1.0),
+        **kwargs,  # type: ignore[arg-type]
+    )
     source: asyncio.Queue[str] = asyncio.Queue()
     ctrl.watch(Channel(source), EnqueueRequestsFromMapFunc(lambda name: [Request("ns", name)]))
     return ctrl, source, metrics
 
 
-async def _true(v: bool) -> bool:
-    return v
+def idle(ctrl: Controller) -> bool:
+    """Nothing queued, waiting out a delay, or in flight."""
+    return len(ctrl.queue) == 0 and ctrl.queue.waiting() == 0 and not ctrl.queue.processing()
 
 
 async def test_result_kinds_and_metrics() -> None:
     calls: list[str] = []
+    clock = FakeClock()
 
     async def reconcile(req: Request) -> Result | None:
         calls.append(req.name)
@@ -47,13 +54,18 @@ async def test_result_kinds_and_metrics() -> None:
             raise TerminalError(ValueError("bad spec"))
         return None
 
-    ctrl, source, m = make(reconcile)
+    ctrl, source, m = make(reconcile, clock=clock)
     await ctrl.start()
     for name in ("ok", "requeue", "after", "terminal"):
         await source.put(name)
-    await eventually(lambda: _true(calls.count("requeue") == 2 and calls.count("after") == 2))
-    await asyncio.sleep(0.1)
-    assert calls.count("terminal") == 1 and calls.count("ok") == 1  # terminal errors are not retried
+    await eventually(lambda: len(calls) == 4 and ctrl.queue.waiting() == 2 and not ctrl.queue.processing())
+    assert clock.next_deadline() == pytest.approx(
+        clock.monotonic() + 0.01
+    )  # requeue: the rate limiter's first delay
+    clock.advance(0.05)  # requeue_after: exact
+    await eventually(lambda: calls.count("requeue") == 2 and calls.count("after") == 2 and idle(ctrl))
+    clock.advance(3600)
+    assert idle(ctrl) and calls.count("terminal") == 1 and calls.count("ok") == 1  # terminal: no retry
     assert await ctrl.stop(timeout=1)
 
     def total(result: str) -> float:
@@ -66,21 +78,23 @@ async def test_result_kinds_and_metrics() -> None:
 
 
 async def test_exceptions_back_off_and_success_forgets() -> None:
+    clock = FakeClock()
     times: list[float] = []
 
     async def reconcile(req: Request) -> None:
-        times.append(time.monotonic())
+        times.append(clock.monotonic())
         if len(times) < 5:
             raise RuntimeError("not yet")
 
-    ctrl, source, m = make(reconcile)
+    ctrl, source, m = make(reconcile, clock=clock)
     await ctrl.start()
     await source.put("x")
-    await eventually(lambda: _true(len(times) == 5))
-    gaps = [b - a for a, b in itertools.pairwise(times)]
-    assert gaps[0] >= 0.009 and gaps[3] >= 0.079  # 10, 20, 40, 80 ms
+    for failures in range(1, 5):
+        await eventually(lambda n=failures: len(times) == n and ctrl.queue.waiting() == 1)
+        clock.advance(clock.next_deadline() - clock.monotonic())  # type: ignore[operator]
+    await eventually(lambda: len(times) == 5 and idle(ctrl))
+    assert [b - a for a, b in itertools.pairwise(times)] == pytest.approx([0.01, 0.02, 0.04, 0.08])
     assert m.value("controller_runtime_reconcile_errors_total", {"controller": "t"}) == 4
-    await asyncio.sleep(0.01)
     assert ctrl.queue.num_requeues(Request("ns", "x")) == 0
     await ctrl.stop()
 
@@ -90,6 +104,7 @@ async def test_max_concurrency_and_no_overlap_per_key() -> None:
     peak = 0
     overlap = False
     calls: list[str] = []
+    release = asyncio.Event()
 
     async def reconcile(req: Request) -> None:
         nonlocal peak, overlap
@@ -97,42 +112,65 @@ async def test_max_concurrency_and_no_overlap_per_key() -> None:
         active.add(req.name)
         peak = max(peak, len(active))
         calls.append(req.name)
-        await asyncio.sleep(0.03)
+        await release.wait()
         active.discard(req.name)
 
     ctrl, source, _m = make(reconcile, max_concurrent_reconciles=3)
     await ctrl.start()
     for i in range(6):
         await source.put(f"k{i}")
-    await asyncio.sleep(0.01)
+    # three in flight, three ready but not taken: the limit holds while every worker is busy
+    await eventually(lambda: active == {"k0", "k1", "k2"} and len(ctrl.queue) == 3)
     for _ in range(50):
         await source.put("k0")  # while k0 is in flight
-    await eventually(lambda: _true(len(calls) == 7))
-    await asyncio.sleep(0.1)
+    await eventually(
+        lambda: source.empty() and ctrl.queue.processing() == {Request("ns", f"k{i}") for i in range(3)}
+    )
+    release.set()
+    await eventually(lambda: len(calls) == 7 and idle(ctrl))
     assert peak == 3 and not overlap and calls.count("k0") == 2
     await ctrl.stop()
 
 
-async def test_stop_waits_for_in_flight_then_cancels_after_timeout() -> None:
-    finished: list[str] = []
+async def test_stop_waits_for_an_in_flight_reconcile() -> None:
+    started, release, finished = asyncio.Event(), asyncio.Event(), []
 
     async def reconcile(req: Request) -> None:
-        await asyncio.sleep(0.1 if req.name == "short" else 10)
+        started.set()
+        await release.wait()
         finished.append(req.name)
 
-    ctrl, source, _m = make(reconcile, max_concurrent_reconciles=2)
+    ctrl, source, _m = make(reconcile)
     await ctrl.start()
     await source.put("short")
+    await started.wait()
+    stopping = asyncio.create_task(ctrl.stop(timeout=60))
+    await eventually(lambda: ctrl.queue.shutting_down())
+    assert not stopping.done()
+    release.set()
+    assert await stopping is True and finished == ["short"]
+
+
+async def test_stop_cancels_what_runs_past_the_timeout() -> None:
+    started, cancelled = asyncio.Event(), []
+
+    async def reconcile(req: Request) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # never finishes on its own
+        except asyncio.CancelledError:
+            cancelled.append(req.name)
+            raise
+
+    ctrl, source, _m = make(reconcile)
+    await ctrl.start()
     await source.put("long")
-    await asyncio.sleep(0.02)
-    t0 = time.monotonic()
-    assert await ctrl.stop(timeout=0.3) is False  # "long" had to be cancelled
-    assert finished == ["short"] and time.monotonic() - t0 < 1
+    await started.wait()
+    assert await ctrl.stop(timeout=0.01) is False  # the timeout is what is tested
+    assert cancelled == ["long"]
 
 
 async def test_reconciler_must_be_async() -> None:
-    import pytest
-
     class Sync:
         def reconcile(self, req: Request) -> None: ...
 
