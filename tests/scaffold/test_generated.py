@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import shutil
 import subprocess
@@ -17,7 +16,6 @@ from .conftest import AT_INIT, PACKAGE, RunPyop
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = REPO_ROOT / "testdata" / "project"
 KUBECTL = shutil.which("kubectl")
-HAS_RUFF = importlib.util.find_spec("ruff") is not None
 
 STUB_CRD = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -122,7 +120,6 @@ def test_python_compiles(request: pytest.FixtureRequest) -> None:
             compile(path.read_text(), str(path), "exec")
 
 
-@pytest.mark.skipif(not HAS_RUFF, reason="ruff is not installed")
 def test_python_is_ruff_clean_with_the_projects_own_config(request: pytest.FixtureRequest) -> None:
     for root in trees(request):
         for args in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."]):
@@ -231,18 +228,7 @@ def test_package_imports_without_the_runtime(with_api: Path) -> None:
     ]
 
 
-def _has_runtime_and_envtest() -> bool:
-    try:
-        return all(
-            importlib.util.find_spec(name) is not None
-            for name in ("pyscaffold_op.runtime", "pyscaffold_op.envtest.pytest_plugin")
-        )
-    except ModuleNotFoundError:
-        return False
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _has_runtime_and_envtest(), reason="pyscaffold_op.runtime / envtest not available")
 def test_the_generated_controller_test_passes(tmp_path: Path) -> None:
     """The golden project's own test suite (manager + reconciler against envtest) passes, in a subprocess."""
     project = tmp_path / "project"
@@ -259,7 +245,6 @@ def test_the_generated_controller_test_passes(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _has_runtime_and_envtest(), reason="pyscaffold_op.runtime / envtest not available")
 def test_kinds_named_like_standard_library_modules_pass_their_tests(pyop: RunPyop, tmp_path: Path) -> None:
     """`Site`, `Queue`, `Logging`: scaffolded, generated and tested like any other kind."""
     from pyscaffold_op.gen import generate_manifests
@@ -281,7 +266,6 @@ def test_kinds_named_like_standard_library_modules_pass_their_tests(pyop: RunPyo
     assert "3 passed" in result.stdout
 
 
-@pytest.mark.skipif(not HAS_RUFF, reason="ruff is not installed")
 def test_long_names_keep_imports_ruff_clean(pyop: RunPyop, tmp_path: Path) -> None:
     """`ruff check` with the project's config (`make lint`): imports wrap like isort past 120 columns."""
     args = ["init", "--domain", "very-long-domain-name.example.com", "--multigroup", "--license", "none"]
