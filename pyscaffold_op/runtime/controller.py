@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
+from pyscaffold_op.runtime.errors import ApiError
 from pyscaffold_op.runtime.handler import EventHandler
 from pyscaffold_op.runtime.log import reconcile_context
 from pyscaffold_op.runtime.predicate import Predicate, as_predicate
@@ -58,6 +59,7 @@ class Controller:
         self.cache_sync_timeout = cache_sync_timeout
         self.reconcile_timeout = reconcile_timeout
         self.need_leader_election = need_leader_election
+        self.group_kind: tuple[str, str] | None = None  # of the for_() kind, set by the builder (for logs)
         self.clock = clock or REAL_CLOCK
         self.queue = RateLimitingQueue(
             rate_limiter,
@@ -184,39 +186,41 @@ class Controller:
             if m is not None:
                 m.reconcile_errors.labels(name).inc()
                 m.terminal_errors.labels(name).inc()
-            log.error(
-                "terminal reconciler error: %s",
-                err,
-                extra={
-                    "controller": name,
-                    "request": str(req),
-                    "namespace": req.namespace,
-                    "reconcile_id": reconcile_id,
-                },
-            )
+            self._log_error("Reconciler error, terminal: not retried", req, reconcile_id, err)
         except Exception as err:
             outcome = "error"
             self.queue.add_rate_limited(req)
             if m is not None:
                 m.reconcile_errors.labels(name).inc()
-            log.error(
-                "reconciler error: %s",
-                err,
-                exc_info=True,
-                extra={
-                    "controller": name,
-                    "request": str(req),
-                    "namespace": req.namespace,
-                    "reconcile_id": reconcile_id,
-                    "requeues": self.queue.num_requeues(req),
-                },
-            )
+                m.reconcile_errors_by_reason.labels(name, _reason(err)).inc()
+            self._log_error("Reconciler error", req, reconcile_id, err)
         finally:
             if m is not None:
                 m.active_workers.labels(name).dec()
                 m.reconcile_time.labels(name).observe(self.clock.monotonic() - started)
         if m is not None:
             m.reconcile_total.labels(name, outcome).inc()
+
+    def _log_error(self, msg: str, req: Request, reconcile_id: str, err: Exception) -> None:
+        """One structured line, as controller-runtime's `log.Error(err, "Reconciler error")`.
+
+        API status errors (Conflict, AlreadyExists, NotFound ...) are expected in a level-triggered
+        controller: no traceback for them unless the level is debug; other exceptions get one."""
+        group, kind = self.group_kind or ("", "")
+        fields: dict[str, Any] = {
+            "controller": self.name,
+            "controllerGroup": group,
+            "controllerKind": kind,
+            "namespace": req.namespace,
+            "request": str(req),  # `name` is taken: a LogRecord's name is its logger's
+            "reconcileID": reconcile_id,
+            "error": str(err),
+            "errorType": type(err).__name__,
+        }
+        if kind:
+            fields[kind] = {"name": req.name, "namespace": req.namespace}
+        traceback = not isinstance(_cause(err), ApiError) or log.isEnabledFor(logging.DEBUG)
+        log.error(msg, extra=fields, exc_info=err if traceback else None)
 
     def _after_success(self, req: Request, result: Result | None) -> str:
         if result is None:
@@ -231,6 +235,17 @@ class Controller:
             return "requeue"
         self.queue.forget(req)
         return "success"
+
+
+def _cause(err: BaseException) -> BaseException:
+    """What a TerminalError wraps, else the error itself."""
+    cause = getattr(err, "cause", None) if isinstance(err, TerminalError) else None
+    return cause if isinstance(cause, BaseException) else err
+
+
+def _reason(err: BaseException) -> str:
+    cause = _cause(err)
+    return (cause.reason or type(cause).__name__) if isinstance(cause, ApiError) else "Error"
 
 
 def _reconcile_callable(reconciler: Any) -> Any:

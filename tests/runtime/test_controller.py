@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import itertools
+import json
+import logging
 
 import pytest
 
 from pyscaffold_op.runtime import (
+    AlreadyExists,
+    ApiError,
     Channel,
+    Conflict,
     Controller,
     EnqueueRequestsFromMapFunc,
     ItemExponentialFailureRateLimiter,
+    NotFound,
     Request,
     Result,
     RuntimeMetrics,
     TerminalError,
+    setup_logging,
 )
 from pyscaffold_op.testing import FakeClock, eventually
 
@@ -176,3 +184,102 @@ async def test_reconciler_must_be_async() -> None:
 
     with pytest.raises(TypeError, match="async"):
         Controller("x", Sync())
+
+
+async def _fail_once_with(
+    err: Exception, caplog: pytest.LogCaptureFixture
+) -> tuple[Controller, RuntimeMetrics]:
+    calls: list[str] = []
+
+    async def reconcile(req: Request) -> None:
+        calls.append(req.name)
+        raise err
+
+    ctrl, source, m = make(reconcile, clock=FakeClock())
+    ctrl.group_kind = ("test.pyop.io", "Widget")  # what the builder sets from for_(Widget)
+    await ctrl.start()
+    await source.put("w")
+    await eventually(lambda: calls == ["w"] and ctrl.queue.waiting() == 1)
+    await ctrl.stop()
+    return ctrl, m
+
+
+def _errors(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [
+        r
+        for r in caplog.records
+        if r.name == "pyscaffold_op.runtime.controller" and r.levelno >= logging.ERROR
+    ]
+
+
+async def test_an_unexpected_exception_logs_one_structured_line_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    _ctrl, m = await _fail_once_with(RuntimeError("boom"), caplog)
+    [record] = _errors(caplog)
+    assert record.getMessage() == "Reconciler error"
+    fields = {k: getattr(record, k) for k in ("controller", "controllerGroup", "controllerKind", "namespace")}
+    assert fields == {
+        "controller": "t",
+        "controllerGroup": "test.pyop.io",
+        "controllerKind": "Widget",
+        "namespace": "ns",
+    }
+    assert (record.request, record.error, record.errorType) == ("ns/w", "boom", "RuntimeError")  # type: ignore[attr-defined]
+    assert record.Widget == {"name": "w", "namespace": "ns"}  # type: ignore[attr-defined]
+    assert len(record.reconcileID) == 12  # type: ignore[attr-defined]
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
+    assert m.value("pyop_reconcile_errors_by_reason_total", {"controller": "t", "reason": "Error"}) == 1
+
+
+@pytest.mark.parametrize(
+    "err", [Conflict("the object has been modified"), AlreadyExists("exists"), NotFound("gone")]
+)
+async def test_api_status_errors_log_one_line_without_traceback_and_count_by_reason(
+    err: ApiError, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    _ctrl, m = await _fail_once_with(err, caplog)
+    [record] = _errors(caplog)
+    assert record.getMessage() == "Reconciler error" and record.exc_info is None
+    assert record.errorType == type(err).__name__  # type: ignore[attr-defined]
+    assert m.value("pyop_reconcile_errors_by_reason_total", {"controller": "t", "reason": err.reason}) == 1
+    assert m.value("controller_runtime_reconcile_errors_total", {"controller": "t"}) == 1
+
+
+async def test_at_debug_level_api_errors_keep_their_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="pyscaffold_op.runtime.controller")
+    await _fail_once_with(Conflict("the object has been modified"), caplog)
+    [record] = _errors(caplog)
+    assert record.exc_info is not None and record.exc_info[0] is Conflict
+
+
+async def test_the_json_and_text_lines(caplog: pytest.LogCaptureFixture) -> None:
+    stream = io.StringIO()
+    handler = setup_logging("info", "json", stream=stream)
+    try:
+        await _fail_once_with(Conflict("the object has been modified"), caplog)
+        setup_logging("info", "text", stream=stream)
+        await _fail_once_with(Conflict("again"), caplog)
+    finally:
+        logging.getLogger().removeHandler(handler)
+        for h in list(logging.getLogger().handlers):
+            if getattr(h, "_pyop", False):
+                logging.getLogger().removeHandler(h)
+    json_line, text_line = [line for line in stream.getvalue().splitlines() if "Reconciler error" in line]
+    record = json.loads(json_line)
+    assert {k: record[k] for k in ("level", "msg", "controller", "controllerKind", "request", "error")} == {
+        "level": "error",
+        "msg": "Reconciler error",
+        "controller": "t",
+        "controllerKind": "Widget",
+        "request": "ns/w",
+        "error": "409 Conflict: the object has been modified",
+    }
+    assert "stacktrace" not in record
+    assert (
+        " ERROR pyscaffold_op.runtime.controller Reconciler error controller=t controllerGroup=test.pyop.io"
+        in text_line
+    )
+    assert "error=409 Conflict: again" in text_line and "Traceback" not in stream.getvalue()
