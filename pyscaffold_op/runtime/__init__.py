@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "Controller": "controller",
     "Builder": "builder",
     "Manager": "manager",
+    "ManagerOptions": "manager",
     "LeaderElectionLost": "manager",
     "LeaderElector": "leader",
     "EventRecorder": "recorder",
@@ -141,6 +142,7 @@ __all__ = [
     "LeaderElectionLost",
     "LeaderElector",
     "Manager",
+    "ManagerOptions",
     "MaxOfRateLimiter",
     "NotFound",
     "OperationResult",
@@ -247,7 +249,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from pyscaffold_op.runtime.informer import Informer
     from pyscaffold_op.runtime.leader import LeaderElector
     from pyscaffold_op.runtime.log import setup_logging
-    from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager
+    from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager, ManagerOptions
     from pyscaffold_op.runtime.metrics import RuntimeMetrics
     from pyscaffold_op.runtime.predicate import (
         AnnotationChanged,

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import logging
 import signal
 import threading
+import warnings
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,46 +50,69 @@ class LeaderElectionLost(RuntimeError):
     """The manager lost its lease; it stopped. Exit non-zero so the pod restarts as a candidate."""
 
 
+@dataclass(kw_only=True)
+class ManagerOptions:
+    """How a manager runs: controller-runtime's `manager.Options` (`Manager(cfg, ManagerOptions(...))`)."""
+
+    metrics_bind_address: str = "0"
+    """"0" disables the server; ":8080" binds every interface; "127.0.0.1:0" picks a free port."""
+    metrics_secure: bool = False
+    """HTTPS with TokenReview + SubjectAccessReview of every scrape (kubebuilder's --metrics-secure)."""
+    metrics_cert_dir: str | Path | None = None
+    """A folder with tls.crt and tls.key for secure metrics; None: a self-signed certificate."""
+    health_probe_bind_address: str = ":8081"
+    leader_election: bool = False
+    leader_election_id: str = ""
+    """The Lease's name; required with leader_election."""
+    leader_election_namespace: str | None = None
+    """Default: the in-cluster namespace, else the kubeconfig's."""
+    leader_identity: str | None = None
+    """Default: hostname + a random suffix."""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    graceful_shutdown_timeout: float = 30.0
+    """How long in-flight reconciles may run after a stop is asked for; then they are cancelled."""
+    namespace: str | None = None
+    """Restrict the cache to one namespace; None: every namespace."""
+    sync_period: float | None = 10 * 3600.0
+    """Replay every cached object to the handlers this often (±10 %); None: never."""
+    cache_sync_timeout: float = 120.0
+    field_manager: str | None = None
+    unsafe_disable_deep_copy: bool = False
+    clock: Clock | None = None
+    """Time for the work queues, rate limiters and leader election; a FakeClock in tests."""
+
+
 class Manager:
-    def __init__(
-        self,
-        config: KubeConfig,
-        *,
-        metrics_bind_address: str = "0",
-        metrics_secure: bool = False,
-        metrics_cert_dir: str | Path | None = None,
-        health_probe_bind_address: str = ":8081",
-        leader_election: bool = False,
-        leader_election_id: str = "",
-        leader_election_namespace: str | None = None,
-        graceful_shutdown_timeout: float = 30.0,
-        lease_duration: float = 15.0,
-        renew_deadline: float = 10.0,
-        retry_period: float = 2.0,
-        leader_identity: str | None = None,
-        namespace: str | None = None,
-        sync_period: float | None = 10 * 3600.0,
-        cache_sync_timeout: float = 120.0,
-        field_manager: str | None = None,
-        unsafe_disable_deep_copy: bool = False,
-        clock: Clock | None = None,
-    ) -> None:
-        if leader_election and not leader_election_id:
+    def __init__(self, config: KubeConfig, options: ManagerOptions | None = None, **legacy: Any) -> None:
+        if legacy:  # keyword arguments: accepted for one release, then ManagerOptions only
+            warnings.warn(
+                "Manager(config, **options) is deprecated; pass Manager(config, ManagerOptions(...))",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            options = dataclasses.replace(options or ManagerOptions(), **legacy)
+        self.options = opts = options or ManagerOptions()
+        if opts.leader_election and not opts.leader_election_id:
             raise ValueError("leader_election=True needs leader_election_id (the Lease name)")
         self.config = config
-        self.clock: Clock = clock or REAL_CLOCK
-        self.metrics_bind_address = metrics_bind_address
-        self.metrics_secure = metrics_secure
-        self.metrics_cert_dir = metrics_cert_dir
+        self.clock: Clock = opts.clock or REAL_CLOCK
+        self.metrics_bind_address = opts.metrics_bind_address
+        self.metrics_secure = metrics_secure = opts.metrics_secure
+        self.metrics_cert_dir = metrics_cert_dir = opts.metrics_cert_dir
         if metrics_cert_dir is not None and not metrics_secure:
             log.warning(
                 "metrics_cert_dir is ignored: metrics are served over plain HTTP (metrics_secure=False)"
             )
-        self.health_probe_bind_address = health_probe_bind_address
-        self.leader_election = leader_election
-        self.leader_election_id = leader_election_id
-        self.graceful_shutdown_timeout = graceful_shutdown_timeout
-        self.cache_sync_timeout = cache_sync_timeout
+        self.health_probe_bind_address = opts.health_probe_bind_address
+        self.leader_election = leader_election = opts.leader_election
+        self.leader_election_id = leader_election_id = opts.leader_election_id
+        self.graceful_shutdown_timeout = opts.graceful_shutdown_timeout
+        self.cache_sync_timeout = opts.cache_sync_timeout
+        namespace, sync_period = opts.namespace, opts.sync_period
+        unsafe_disable_deep_copy, field_manager = opts.unsafe_disable_deep_copy, opts.field_manager
+        leader_election_namespace = opts.leader_election_namespace
         self.transport = RestTransport(config)
         self.metrics = RuntimeMetrics()
         self.registry = self.metrics.registry
@@ -112,10 +138,10 @@ class Manager:
                 self.api_reader,
                 leader_election_id,
                 ns,
-                identity=leader_identity,
-                lease_duration=lease_duration,
-                renew_deadline=renew_deadline,
-                retry_period=retry_period,
+                identity=opts.leader_identity,
+                lease_duration=opts.lease_duration,
+                renew_deadline=opts.renew_deadline,
+                retry_period=opts.retry_period,
                 metrics=self.metrics,
                 clock=self.clock,
             )

@@ -9,7 +9,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from pyscaffold_op.runtime import Manager, Request, load_config, setup_logging
+from pyscaffold_op.runtime import Manager, ManagerOptions, Request, load_config, setup_logging
 from tests.runtime.widgets import Widget
 
 
@@ -28,14 +28,16 @@ def main() -> int:
     setup_logging("info", "json")
     mgr = Manager(
         load_config(kubeconfig),
-        metrics_bind_address="0",
-        health_probe_bind_address="127.0.0.1:0",
-        leader_election=True,
-        leader_election_id="sigterm-test",
-        lease_duration=3.0,
-        renew_deadline=2.0,
-        retry_period=0.2,
-        graceful_shutdown_timeout=10.0,
+        ManagerOptions(
+            metrics_bind_address="0",
+            health_probe_bind_address="127.0.0.1:0",
+            leader_election=True,
+            leader_election_id="sigterm-test",
+            lease_duration=3.0,
+            renew_deadline=2.0,
+            retry_period=0.2,
+            graceful_shutdown_timeout=10.0,
+        ),
     )
     mgr.builder().for_(Widget).complete(SlowReconciler(out))
     asyncio.run(mgr.start())

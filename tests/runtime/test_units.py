@@ -439,3 +439,28 @@ def test_setup_logging_json_carries_reconcile_context() -> None:
         for h in list(logging.getLogger().handlers):
             if getattr(h, "_pyop", False):
                 logging.getLogger().removeHandler(h)
+
+
+# -- ManagerOptions --------------------------------------------------------------------------------------
+
+
+def test_manager_options_and_the_deprecated_keywords() -> None:
+    import warnings
+
+    from lightkube import KubeConfig
+
+    from pyscaffold_op.runtime import FakeClock, Manager, ManagerOptions
+
+    cfg = KubeConfig.from_server("http://127.0.0.1:1")
+    clock = FakeClock()
+    mgr = Manager(cfg, ManagerOptions(graceful_shutdown_timeout=3.0, clock=clock))
+    assert mgr.graceful_shutdown_timeout == 3.0 and mgr.clock is clock and mgr.elector is None
+    with pytest.raises(ValueError, match="needs leader_election_id"):
+        Manager(cfg, ManagerOptions(leader_election=True))
+    with pytest.raises(TypeError):
+        ManagerOptions("0")  # type: ignore[misc]  # keyword-only
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = Manager(cfg, leader_election=True, leader_election_id="x", retry_period=0.5)
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert old.options.retry_period == 0.5 and old.elector is not None and old.elector.retry_period == 0.5

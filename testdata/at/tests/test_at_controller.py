@@ -27,7 +27,7 @@ import pytest
 from lightkube.resources.core_v1 import Pod
 from pyscaffold_op.apimachinery import ObjectMeta
 from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome
-from pyscaffold_op.runtime import Client, Invalid, Manager, NotFound
+from pyscaffold_op.runtime import Client, Invalid, Manager, ManagerOptions, NotFound
 from pyscaffold_op.testing import FakeClock, eventually
 
 from programming_kubernetes.api.v1alpha1.at_types import At, AtSpec, ScheduleError
@@ -46,7 +46,7 @@ def new_at(name: str, schedule: str, command: str = "echo hello") -> At:
 
 def start_manager(env: Environment, clock: FakeClock | None = None) -> Manager:
     """A manager for `env`; with a fake `clock`, its work queue and the reconciler both read time from it."""
-    mgr = Manager(env.config, metrics_bind_address="0", health_probe_bind_address="0", clock=clock)
+    mgr = Manager(env.config, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", clock=clock))
     reconciler = AtReconciler(client=mgr.client, recorder=mgr.get_event_recorder_for("at-controller"))
     if clock is not None:
         reconciler.clock = clock.now
