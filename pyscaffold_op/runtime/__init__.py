@@ -89,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "Manager": "manager",
     "ManagerOptions": "manager",
     "LeaderElectionLost": "manager",
+    "ShutdownTimeout": "manager",
     "LeaderElector": "leader",
     "EventRecorder": "recorder",
     "RuntimeMetrics": "metrics",
@@ -159,6 +160,7 @@ __all__ = [
     "RuntimeMetrics",
     "ServerError",
     "ServerTimeout",
+    "ShutdownTimeout",
     "Source",
     "StatusClient",
     "TerminalError",
@@ -249,7 +251,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from pyscaffold_op.runtime.informer import Informer
     from pyscaffold_op.runtime.leader import LeaderElector
     from pyscaffold_op.runtime.log import setup_logging
-    from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager, ManagerOptions
+    from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager, ManagerOptions, ShutdownTimeout
     from pyscaffold_op.runtime.metrics import RuntimeMetrics
     from pyscaffold_op.runtime.predicate import (
         AnnotationChanged,

@@ -115,6 +115,14 @@ class Controller:
             for i in range(self.max_concurrent_reconciles)
         ]
 
+    def abort(self) -> None:
+        """Stop at once: no more requests, in-flight reconciles cancelled (lost leadership, a forced
+        stop). `stop()` afterwards waits for them to unwind."""
+        self._stopping = True
+        self.queue.shut_down()
+        for task in self._workers:
+            task.cancel()
+
     async def stop(self, timeout: float = 30.0) -> bool:  # noqa: ASYNC109
         """Stop taking requests, let in-flight reconciles finish within `timeout` (then cancel them).
         True when everything finished in time."""

@@ -46,6 +46,10 @@ _RELEASE_TIMEOUT = 2.0
 SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
+class ShutdownTimeout(RuntimeError):
+    """In-flight reconciles ran past `graceful_shutdown_timeout` and were cancelled (exit non-zero)."""
+
+
 class LeaderElectionLost(RuntimeError):
     """The manager lost its lease; it stopped. Exit non-zero so the pod restarts as a candidate."""
 
@@ -274,13 +278,24 @@ class Manager:
                 for w in waits:
                     w.cancel()
             lost = self.elector is not None and self.elector.lost.is_set()
+            if lost:
+                # Another replica may lead already: stop reconciling now, not after a drain
+                # (controller-runtime stops at once on lost leadership).
+                for ctrl in self.controllers:
+                    if ctrl.need_leader_election:
+                        ctrl.abort()
         finally:
-            await self._shutdown()
+            drained = await self._shutdown(drain_timeout=0.0 if lost else self.graceful_shutdown_timeout)
             if installed:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(sig)
         if lost:
             raise LeaderElectionLost(f"leader election lost for lease {self.leader_election_id}")
+        if not drained:
+            raise ShutdownTimeout(
+                f"in-flight reconciles ran past graceful_shutdown_timeout "
+                f"({self.graceful_shutdown_timeout:g}s) and were cancelled"
+            )
 
     async def _until_stop(self, aw: Any) -> bool:
         """Await `aw` unless stop comes first; True when `aw` finished (and returned truthy or None)."""
@@ -350,30 +365,41 @@ class Manager:
         app.router.add_get("/metrics", handle)
         return app
 
-    async def _shutdown(self) -> None:
-        # Every step is bounded: a manager stops within its graceful timeout (plus a short, bounded
-        # lease release and cleanup), whatever the reconcilers and the API server do.
+    async def _shutdown(self, drain_timeout: float) -> bool:
+        """Stop everything; True when in-flight reconciles finished within `drain_timeout`.
+
+        Every step is bounded: a manager stops within its graceful timeout (plus a short, bounded
+        lease release and cleanup), whatever the reconcilers and the API server do. If the stop is
+        itself cancelled (a second signal), the connections are still closed."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.graceful_shutdown_timeout
+        deadline = loop.time() + drain_timeout
         self._ready.clear()
-        results = await asyncio.gather(
-            *(c.stop(timeout=self.graceful_shutdown_timeout) for c in self.controllers),
-            return_exceptions=True,
-        )
-        if not all(r is True for r in results):
-            log.warning("graceful shutdown timed out; some reconciles were cancelled")
-        await _cancel_all(self._tasks, timeout=max(0.1, deadline - loop.time()))
-        if self.elector is not None:  # after the drain, so the next leader never overlaps with us
-            await self.elector.stop(timeout=max(_RELEASE_TIMEOUT, deadline - loop.time()))
-        remaining = max(0.1, deadline - loop.time())
-        for recorder in self._recorders.values():
-            await recorder.flush(timeout=min(remaining, 5.0))
-        await self.cache.stop()
-        for runner in self._runners:
-            with contextlib.suppress(Exception):
-                await runner.cleanup()
-        await self.transport.close()
-        log.info("manager stopped")
+        drained = True
+        try:
+            results = await asyncio.gather(
+                *(c.stop(timeout=drain_timeout) for c in self.controllers), return_exceptions=True
+            )
+            drained = all(r is True for r in results)
+            if not drained:
+                log.warning("graceful shutdown timed out; some reconciles were cancelled")
+            await _cancel_all(self._tasks, timeout=max(0.1, deadline - loop.time()))
+            if self.elector is not None:  # after the drain, so the next leader never overlaps with us
+                await self.elector.stop(timeout=max(_RELEASE_TIMEOUT, deadline - loop.time()))
+            remaining = max(0.1, deadline - loop.time())
+            for recorder in self._recorders.values():
+                await recorder.flush(timeout=min(remaining, 5.0))
+        finally:
+            for ctrl in self.controllers:
+                ctrl.abort()
+            for task in self._tasks:
+                task.cancel()
+            await self.cache.stop()
+            for runner in self._runners:
+                with contextlib.suppress(Exception):
+                    await runner.cleanup()
+            await self.transport.close()
+            log.info("manager stopped")
+        return drained
 
     def _not_synced_report(self) -> str:
         reasons = _unsynced_reasons(self.cache.informers())

@@ -1,11 +1,13 @@
 """A manager in its own process for the SIGTERM test: `python -m tests.runtime.sigterm_app KUBECONFIG DIR`.
 
-Its reconciler writes DIR/started, works for a second, then writes DIR/finished.
+Its reconciler writes DIR/started, works until the process gets SIGUSR1, then writes DIR/finished, so
+the test decides when the in-flight reconcile ends instead of guessing how long a drain takes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from pathlib import Path
 
@@ -16,10 +18,14 @@ from tests.runtime.widgets import Widget
 class SlowReconciler:
     def __init__(self, out: Path) -> None:
         self.out = out
+        self.release: asyncio.Event | None = None
 
     async def reconcile(self, request: Request) -> None:
+        if self.release is None:
+            self.release = asyncio.Event()
+            asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, self.release.set)
         (self.out / "started").write_text(str(request))
-        await asyncio.sleep(1.0)
+        await self.release.wait()
         (self.out / "finished").write_text(str(request))
 
 

@@ -43,6 +43,7 @@ from pyscaffold_op.runtime.kinds import info_for, replace_contents
 from pyscaffold_op.runtime.log import reconcile_context, setup_logging
 from pyscaffold_op.runtime.selector import parse, render
 from pyscaffold_op.runtime.store import Indexer
+from pyscaffold_op.testing import eventually
 
 from .widgets import Gadget, Widget, widget
 
@@ -260,11 +261,11 @@ async def test_map_func_handler_sync_and_async() -> None:
     )
 
     async def amap(o: object) -> list[Request]:
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a yield: the map really is asynchronous
         return [Request("y", "z")]
 
     EnqueueRequestsFromMapFunc(amap).generic(GenericEvent(widget("b")), sink)
-    await asyncio.sleep(0.01)
+    await eventually(lambda: len(sink.items) == 2)
     assert sink.items == [Request("x", "a"), Request("y", "z")]
 
 

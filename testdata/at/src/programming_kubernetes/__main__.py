@@ -25,7 +25,14 @@ import logging
 import sys
 
 from pyscaffold_op.errors import PyopError
-from pyscaffold_op.runtime import LeaderElectionLost, Manager, ManagerOptions, load_config, setup_logging
+from pyscaffold_op.runtime import (
+    LeaderElectionLost,
+    Manager,
+    ManagerOptions,
+    ShutdownTimeout,
+    load_config,
+    setup_logging,
+)
 
 from programming_kubernetes.controllers.at_controller import AtReconciler
 
@@ -122,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     log.info("starting manager")
     try:
         asyncio.run(mgr.start())
-    except LeaderElectionLost as err:  # another replica leads now: restart as a candidate, no traceback
+    except (LeaderElectionLost, ShutdownTimeout) as err:  # one line and exit 1, not a traceback
         log.error("%s", err)
         return 1
     return 0
