@@ -465,3 +465,21 @@ def test_manager_options_and_the_deprecated_keywords() -> None:
         old = Manager(cfg, leader_election=True, leader_election_id="x", retry_period=0.5)
     assert [w.category for w in caught] == [DeprecationWarning]
     assert old.options.retry_period == 0.5 and old.elector is not None and old.elector.retry_period == 0.5
+
+
+async def test_patch_options_are_keyword_only_and_checked() -> None:
+    from lightkube import KubeConfig
+
+    from pyscaffold_op.runtime import Client
+    from pyscaffold_op.runtime.client import PatchRequest
+    from pyscaffold_op.runtime.rest import RestTransport
+
+    client = Client(RestTransport(KubeConfig.from_server("http://127.0.0.1:1")))
+    with pytest.raises(TypeError, match="patchtype"):
+        await client.patch(Widget, "w", {}, patchtype="merge")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="bogus"):
+        await client.status().patch(Widget, "w", {}, bogus=True)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="force= is only valid"):
+        await client.patch(Widget, "w", {}, force=True)
+    req = PatchRequest(kind=Widget, name="w", subresource="status", dry_run=True)
+    assert (req.patch_type, req.field_manager, req.dry_run) == ("merge", None, True)
