@@ -109,6 +109,20 @@ def gone(message: str) -> ApiError:
     return ApiError(410, "Expired", message)
 
 
+def too_large_resource_version(requested: int, current: int) -> ApiError:
+    """The watch cache's answer to a resourceVersion it has not reached (k8s.io/apiserver's
+    storage.NewTooLargeResourceVersionError: a Timeout Status with a ResourceVersionTooLarge cause)."""
+    return ApiError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {requested}, current: {current}",
+        {
+            "causes": [{"type": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
+
+
 def method_not_allowed(method: str) -> ApiError:
     return ApiError(
         405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}
