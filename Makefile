@@ -36,8 +36,16 @@ lint: ## Lint and check formatting with ruff.
 	$(PYTHON) -m ruff format --check pyscaffold_op tests benchmarks
 
 .PHONY: bench
-bench: ## Run every benchmark (scaffolder, generator, emulator, runtime); each prints a table.
-	$(PYTHON) benchmarks/bench_scaffold.py
-	$(PYTHON) benchmarks/bench_generate.py
-	$(PYTHON) benchmarks/bench_envtest.py
-	$(PYTHON) benchmarks/bench_runtime.py
+BENCHES ?= bench_scaffold bench_generate bench_envtest bench_runtime
+bench: ## Run every benchmark (scaffolder, generator, emulator, runtime); print every miss, fail at the end.
+	@failed=""; \
+	for b in $(BENCHES); do \
+		echo "== $$b"; \
+		$(PYTHON) benchmarks/$$b.py || failed="$$failed $$b"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "== goals missed by:$$failed"; exit 1; fi; \
+	echo "== every benchmark met its goals"
+
+.PHONY: bench-kopf
+bench-kopf: ## pyop and kopf side by side on one emulator (needs `pip install -e '.[bench]'`).
+	$(PYTHON) benchmarks/bench_vs_kopf.py
