@@ -1,0 +1,557 @@
+"""pyop and kopf side by side on the same emulator (issue 18).
+
+    pip install -e '.[bench]'     # kopf is only needed here
+    python benchmarks/bench_vs_kopf.py [--sizes 100,1000] [--runs 2] [--latency-samples 50]
+
+Every run starts a fresh emulator (`pyop envtest serve --no-kubelet --no-workloads`, in a child
+process, with a request counter) and a fresh operator process, pyop or kopf; the frameworks alternate
+(run 1 pyop first, run 2 kopf first, ...). Both operators run the same trivial handler: on a BenchItem,
+patch `status.observed = spec.value` (plus `status.handledAt`, the wall time the handler started, which
+the driver uses for the latency). The pyop operator is a `Manager` with `for_(BenchItem)` and default
+options; the kopf operator is `@kopf.on.create`/`@kopf.on.resume` with kopf's default settings.
+
+Per run, after a warm-up object has been handled (caches synced, connections open):
+* burst: N objects created with 64 requests in flight; throughput = N / (first create sent -> last
+  object seen with status.observed == spec.value, through the driver's own watch);
+* operator CPU (user+system) and server CPU over the burst, per object; server requests per object
+  (the emulator counts every request it serves, watches included);
+* operator RSS after the burst (VmRSS);
+* latency, one object at a time: event -> handler (create sent -> handler started, `handledAt`) and
+  end to end (create sent -> the driver's watch sees it done), p50 of `--latency-samples`.
+Separately, in this process: bytes of the runtime's informer cache per object for the same objects
+(tracemalloc around decoding a list of them into an informer store), next to their JSON size.
+
+Prints one table per size with the medians of the runs, the ratio pyop/kopf and the issue's targets;
+exits 1 when a target is missed. `--json PATH` also writes every run's raw figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+GROUP, VERSION, PLURAL = "bench.pyop.io", "v1", "benchitems"
+NAMESPACE = "default"
+CRD = f"""apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: {PLURAL}.{GROUP}}}
+spec:
+  group: {GROUP}
+  names: {{kind: BenchItem, listKind: BenchItemList, plural: {PLURAL}, singular: benchitem}}
+  scope: Namespaced
+  versions:
+  - name: {VERSION}
+    served: true
+    storage: true
+    subresources: {{status: {{}}}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              value: {{type: integer}}
+              sentAt: {{type: number}}
+              owner: {{type: string}}
+          status:
+            type: object
+            properties:
+              observed: {{type: integer}}
+              handledAt: {{type: number}}
+"""
+_CLK = os.sysconf("SC_CLK_TCK")
+
+
+# -- the two operators (each runs in its own process) ------------------------------------------------
+
+
+def run_pyop_operator(kubeconfig: str) -> None:
+    from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
+    from pyscaffold_op.runtime import Manager, ManagerOptions, NotFound, Request, load_config
+
+    class BenchSpec(KubeModel):
+        value: int = 0
+        sent_at: float | None = None
+        owner: str = ""
+
+    class BenchStatus(KubeModel):
+        observed: int | None = None
+        handled_at: float | None = None
+
+    class BenchItem(CustomResource):
+        gvk = GroupVersionKind(GROUP, VERSION, "BenchItem")
+        spec: BenchSpec = BenchSpec()
+        status: BenchStatus | None = None
+
+    mgr = Manager(
+        load_config(kubeconfig), ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0")
+    )
+    client = mgr.client
+
+    async def reconcile(req: Request) -> None:
+        started = time.time()
+        try:
+            item = await client.get(BenchItem, req.name, namespace=req.namespace)
+        except NotFound:
+            return
+        if item.status is not None and item.status.observed == item.spec.value:
+            return  # level-triggered: nothing to do
+        patch = {"status": {"observed": item.spec.value, "handledAt": started}}
+        await client.status().patch(BenchItem, req.name, patch, namespace=req.namespace)
+
+    mgr.builder().for_(BenchItem).complete(reconcile)
+    asyncio.run(mgr.start())
+
+
+def run_kopf_operator(kubeconfig: str) -> None:
+    import logging
+
+    import kopf
+
+    logging.basicConfig(level=logging.WARNING)
+
+    @kopf.on.resume(GROUP, VERSION, PLURAL)
+    @kopf.on.create(GROUP, VERSION, PLURAL)
+    async def handle(spec: Any, patch: Any, **_: Any) -> None:
+        patch.status["observed"] = spec.get("value")
+        patch.status["handledAt"] = time.time()
+
+    kopf.run(standalone=True, namespaces=[NAMESPACE])
+
+
+# -- the emulator with a request counter (child process) ---------------------------------------------
+
+
+def serve() -> None:
+    """`--serve`: the emulator as `pyop envtest serve --no-kubelet --no-workloads` runs it, counting
+    requests; prints the kubeconfig path, then answers each line on stdin with the counts as JSON."""
+    from pyscaffold_op.envtest import Environment
+
+    counts: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        crd = Path(tmp) / "crd.yaml"
+        crd.write_text(CRD)
+        env = Environment(crd_paths=[crd], kubelet=None, workloads=False)
+        handle = env.api.handle
+
+        async def counted(req: Any) -> Any:
+            counts[f"{'WATCH' if req.flag('watch') else req.method} {_what(req.path)}"] += 1
+            counts["total"] += 1
+            return await handle(req)
+
+        env.api.handle = counted  # type: ignore[method-assign]
+        env.start_in_thread()
+        print(env.kubeconfig_path, flush=True)
+        for _line in sys.stdin:
+            print(json.dumps(dict(counts)), flush=True)
+        env.stop()
+
+
+def _what(path: str) -> str:
+    parts = path.strip("/").split("/")
+    if PLURAL in parts:
+        rest = parts[parts.index(PLURAL) + 1 :]
+        return "benchitems" if not rest else "benchitem" if len(rest) == 1 else f"benchitem/{rest[1]}"
+    if "events" in parts:
+        return "events"
+    return "other (discovery, leases, ...)"
+
+
+class Server:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.kubeconfig = self.proc.stdout.readline().strip()
+
+    def counts(self) -> dict[str, int]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("counts\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(20)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK  # utime + stime
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+# -- the driver ---------------------------------------------------------------------------------------
+
+
+class _Status(msgspec.Struct):
+    observed: int | None = None
+    handledAt: float | None = None
+
+
+class _Spec(msgspec.Struct):
+    value: int | None = None
+    sentAt: float | None = None
+
+
+class _Meta(msgspec.Struct):
+    name: str = ""
+
+
+class _Item(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _Spec = msgspec.field(default_factory=_Spec)
+    status: _Status | None = None
+
+
+class _Event(msgspec.Struct):
+    type: str
+    object: _Item
+
+
+class Watcher:
+    """The driver's own watch: when each object was first seen handled (observed == value)."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.done: dict[str, float] = {}
+        self.handled_at: dict[str, float] = {}
+        self.sent_at: dict[str, float] = {}
+        self.waiters: dict[str, asyncio.Event] = {}
+        self.target = 0
+        self.all_done = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        from pyscaffold_op.runtime.kinds import _ListEnvelope
+
+        path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"
+        env = msgspec.json.decode(await self.transport.request("GET", path), type=_ListEnvelope)
+        rv = env.metadata.resourceVersion if env.metadata else None
+        self._task = asyncio.create_task(self._run(path, rv))
+
+    async def _run(self, path: str, rv: str | None) -> None:
+        params = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": 3600}
+        decoder = msgspec.json.Decoder(_Event)
+        async with self.transport.stream_lines(path, params) as lines:
+            async for line in lines:
+                ev = decoder.decode(line)
+                obj, name = ev.object, ev.object.metadata.name
+                if name in self.done or obj.status is None or obj.status.observed != obj.spec.value:
+                    continue
+                self.done[name] = time.perf_counter()
+                if obj.status.handledAt is not None and obj.spec.sentAt is not None:
+                    self.handled_at[name] = obj.status.handledAt - obj.spec.sentAt
+                waiter = self.waiters.pop(name, None)
+                if waiter is not None:
+                    waiter.set()
+                if self.target and len(self.done) >= self.target:
+                    self.all_done.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+def _body(name: str, value: int) -> bytes:
+    return json.dumps(
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "BenchItem",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "bench", "tier": "x"}},
+            "spec": {"value": value, "sentAt": time.time(), "owner": "bench"},
+        }
+    ).encode()
+
+
+async def drive(server: Server, operator: subprocess.Popen[bytes], n: int, samples: int) -> dict[str, float]:
+    from pyscaffold_op.runtime import load_config
+    from pyscaffold_op.runtime.rest import RestTransport
+
+    transport = RestTransport(load_config(server.kubeconfig), timeout=120)
+    path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"
+    watcher = Watcher(transport)
+    out: dict[str, float] = {}
+    try:
+        await watcher.start()
+
+        async def create_and_wait(name: str, value: int) -> None:
+            waiter = watcher.waiters[name] = asyncio.Event()
+            watcher.sent_at[name] = time.perf_counter()
+            await transport.request("POST", path, body=_body(name, value))
+            await asyncio.wait_for(waiter.wait(), 60)
+
+        await create_and_wait("warmup", 1)  # the operator is up, synced and connected
+        # Burst.
+        watcher.target = len(watcher.done) + n
+        before_req = server.counts()
+        before_op, before_srv = cpu_seconds(operator.pid), cpu_seconds(server.proc.pid)
+        sem = asyncio.Semaphore(64)
+
+        async def one(i: int) -> None:
+            async with sem:
+                await transport.request("POST", path, body=_body(f"item-{i:05d}", i))
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        await asyncio.wait_for(watcher.all_done.wait(), 60 + n / 20)
+        out["burst_s"] = time.perf_counter() - t0
+        out["throughput"] = n / out["burst_s"]
+        after_req = server.counts()
+        out["op_cpu_ms"] = (cpu_seconds(operator.pid) - before_op) * 1000 / n
+        out["srv_cpu_ms"] = (cpu_seconds(server.proc.pid) - before_srv) * 1000 / n
+        out["requests"] = (after_req["total"] - before_req["total"]) / n
+        for key in sorted(set(after_req) - {"total"}):
+            out[f"req {key}"] = (after_req[key] - before_req.get(key, 0)) / n
+        out["rss_mb"] = rss_mb(operator.pid)
+        # Latency, one object at a time.
+        for i in range(samples):
+            await create_and_wait(f"lat-{i:04d}", i + 1)
+        lat = [f"lat-{i:04d}" for i in range(samples)]
+        out["handler_p50_ms"] = statistics.median(watcher.handled_at[k] for k in lat) * 1000
+        out["e2e_p50_ms"] = statistics.median(watcher.done[k] - watcher.sent_at[k] for k in lat) * 1000
+    finally:
+        await watcher.stop()
+        await transport.close()
+    return out
+
+
+def one_run(framework: str, n: int, samples: int) -> dict[str, float]:
+    server = Server()
+    operator = subprocess.Popen(
+        [sys.executable, __file__, "--operator", framework, server.kubeconfig],
+        stdout=subprocess.DEVNULL,
+        stderr=None if os.environ.get("BENCH_VERBOSE") else subprocess.DEVNULL,
+        env={**os.environ, "KUBECONFIG": server.kubeconfig},  # read when kubernetes is imported
+    )
+    try:
+        return asyncio.run(drive(server, operator, n, samples))
+    finally:
+        operator.send_signal(signal.SIGTERM)
+        try:
+            operator.wait(15)
+        except subprocess.TimeoutExpired:
+            operator.kill()
+            operator.wait()
+        server.stop()
+
+
+def cache_bytes_per_object(n: int) -> tuple[float, float]:
+    """(JSON bytes, cache bytes) per object: a list of n objects as the server sends them, decoded
+    into an informer store the way the runtime's informer fills it."""
+    from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
+    from pyscaffold_op.runtime.informer import Informer
+    from pyscaffold_op.runtime.kinds import info_for
+
+    class BenchSpec(KubeModel):
+        value: int = 0
+        sent_at: float | None = None
+        owner: str = ""
+
+    class BenchStatus(KubeModel):
+        observed: int | None = None
+        handled_at: float | None = None
+
+    class BenchItem(CustomResource):
+        gvk = GroupVersionKind(GROUP, VERSION, "BenchItem")
+        spec: BenchSpec = BenchSpec()
+        status: BenchStatus | None = None
+
+    server = Server()
+
+    async def fetch() -> bytes:
+        from pyscaffold_op.runtime import load_config
+        from pyscaffold_op.runtime.rest import RestTransport
+
+        transport = RestTransport(load_config(server.kubeconfig), timeout=120)
+        path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"
+        sem = asyncio.Semaphore(64)
+
+        async def one(i: int) -> None:
+            async with sem:
+                name = f"item-{i:05d}"
+                await transport.request("POST", path, body=_body(name, i))
+                patch = json.dumps({"status": {"observed": i, "handledAt": time.time()}}).encode()
+                await transport.request(
+                    "PATCH", f"{path}/{name}/status", body=patch, content_type="application/merge-patch+json"
+                )
+
+        try:
+            await asyncio.gather(*(one(i) for i in range(n)))
+            return await transport.request("GET", path)
+        finally:
+            await transport.close()
+
+    try:
+        data = asyncio.run(fetch())
+    finally:
+        server.stop()
+    info = info_for(BenchItem)
+    raws = msgspec.json.decode(data, type=dict[str, Any])["items"]
+    json_size = sum(len(msgspec.json.encode(r)) for r in raws) / len(raws)
+    informer = Informer(None, info)  # type: ignore[arg-type]  # no transport: only its store is used
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    items, _rv, _cont = info.decode_list(data)
+    informer._replace(items)
+    del items, data
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return json_size, (after - before) / n
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+ROWS = [
+    # key, label, format, better ("high"/"low")
+    ("throughput", "burst throughput (objects/s)", "{:.0f}", "high"),
+    ("handler_p50_ms", "event -> handler p50 (ms)", "{:.2f}", "low"),
+    ("e2e_p50_ms", "end-to-end p50 (ms)", "{:.2f}", "low"),
+    ("op_cpu_ms", "operator CPU per object (ms)", "{:.2f}", "low"),
+    ("rss_mb", "operator RSS after the burst (MB)", "{:.0f}", "low"),
+    ("requests", "server requests per object", "{:.2f}", "low"),
+    ("srv_cpu_ms", "server CPU per object (ms)", "{:.2f}", "low"),
+]
+
+
+def targets(n: int, pyop: dict[str, float], kopf: dict[str, float]) -> dict[str, tuple[str, bool]]:
+    ratio = pyop["throughput"] / kopf["throughput"]
+    want = 1.0 if n < 1000 else 5.0
+    out = {
+        "throughput": (f">= {want:g}x kopf", ratio >= want),
+        "handler_p50_ms": ("<= 2 ms", pyop["handler_p50_ms"] <= 2.0),
+    }
+    if n >= 10_000:
+        out["rss_mb"] = ("<= kopf", pyop["rss_mb"] <= kopf["rss_mb"])
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000", help="burst sizes, comma-separated (add 10000)")
+    parser.add_argument("--runs", type=int, default=2, help="runs per framework and size (alternating)")
+    parser.add_argument("--latency-samples", type=int, default=50)
+    parser.add_argument("--cache-objects", type=int, default=2000, help="objects for the cache-size row")
+    parser.add_argument("--json", type=Path, help="write every run's raw figures here")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--operator", nargs=2, metavar=("FRAMEWORK", "KUBECONFIG"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve()
+        return 0
+    if args.operator:
+        framework, kubeconfig = args.operator
+        (run_pyop_operator if framework == "pyop" else run_kopf_operator)(kubeconfig)
+        return 0
+    try:
+        import kopf
+    except ImportError:
+        print("kopf is not installed: pip install -e '.[bench]' (or pip install kopf)", file=sys.stderr)
+        return 2
+
+    import pydantic
+
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    loads = [load_average()]
+    print(
+        f"pyop vs kopf {kopf.__version__ if hasattr(kopf, '__version__') else ''}: sizes {sizes}, "
+        f"{args.runs} run(s) each, {args.latency_samples} latency samples"
+    )
+    print(
+        f"{platform.node()} | {platform.processor() or platform.machine()} | {os.cpu_count()} CPUs | "
+        f"Python {platform.python_version()} | pydantic {pydantic.VERSION} | "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC | load average {loads[0]}"
+    )
+    raw: dict[str, Any] = {"sizes": {}}
+    ok = True
+    for n in sizes:
+        runs: dict[str, list[dict[str, float]]] = {"pyop": [], "kopf": []}
+        for r in range(args.runs):
+            order = ["pyop", "kopf"] if r % 2 == 0 else ["kopf", "pyop"]
+            for fw in order:
+                result = one_run(fw, n, args.latency_samples)
+                runs[fw].append(result)
+                print(
+                    f"  n={n} run {r + 1} {fw}: {result['throughput']:.0f} obj/s, "
+                    f"handler p50 {result['handler_p50_ms']:.2f} ms, RSS {result['rss_mb']:.0f} MB, "
+                    f"load {load_average()}",
+                    flush=True,
+                )
+        loads.append(load_average())
+        med = {
+            fw: {k: statistics.median(r[k] for r in rs if k in r) for k in {k for r in rs for k in r}}
+            for fw, rs in runs.items()
+        }
+        raw["sizes"][str(n)] = runs
+        goals = targets(n, med["pyop"], med["kopf"])
+        print(f"\n{n} objects (median of {args.runs} runs)")
+        width = max(len(label) for _k, label, _f, _b in ROWS)
+        print(f"{'measure':<{width}}  {'pyop':>9}  {'kopf':>9}  {'pyop/kopf':>9}  target")
+        for key, label, fmt, _better in ROWS:
+            p, k = med["pyop"].get(key, float("nan")), med["kopf"].get(key, float("nan"))
+            ratio = p / k if k else float("nan")
+            goal, met = goals.get(key, ("", True))
+            ok &= met
+            mark = "" if not goal else (" (met)" if met else " (NOT MET)")
+            print(f"{label:<{width}}  {fmt.format(p):>9}  {fmt.format(k):>9}  {ratio:>8.2f}x  {goal}{mark}")
+        kinds = sorted({k for fw in med for k in med[fw] if k.startswith("req ")})
+        for key in kinds:
+            p, k = med["pyop"].get(key, 0.0), med["kopf"].get(key, 0.0)
+            if p >= 0.005 or k >= 0.005:
+                print(f"{'  ' + key[4:]:<{width}}  {p:>9.2f}  {k:>9.2f}")
+    json_size, cache_size = cache_bytes_per_object(args.cache_objects)
+    cache_ok = cache_size <= 2.5 * 1024
+    ok &= cache_ok
+    print(
+        f"\ninformer cache: {cache_size / 1024:.2f} KB per object of {json_size:.0f} JSON bytes "
+        f"({args.cache_objects} objects; target <= 2.5 KB: {'met' if cache_ok else 'NOT MET'})"
+    )
+    print(f"load average before/after each size: {' -> '.join(loads)}")
+    raw.update(cache_kb=cache_size / 1024, json_bytes=json_size, loads=loads)
+    if args.json:
+        args.json.write_text(json.dumps(raw, indent=1))
+    print("targets met" if ok else "TARGETS NOT MET")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(BrokenPipeError):
+        sys.exit(main())
