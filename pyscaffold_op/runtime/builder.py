@@ -1,6 +1,8 @@
 """The controller builder (pkg/builder): `mgr.builder().for_(At).owns(Pod).complete(reconciler)`.
 
 * `for_(Kind)`: reconcile objects of this kind (EnqueueRequestForObject); exactly one per controller.
+  Updates that change only status are dropped (`IgnoreStatusChanges`): the controller's own status
+  write does not reconcile the object a second time. `with_status_events()` lets them through.
 * `owns(Kind)`: reconcile the controller owner of changed objects of this kind (EnqueueRequestForOwner).
 * `watches(source_or_kind, handler)`: any other mapping (e.g. EnqueueRequestsFromMapFunc).
 * `with_event_filter(predicate)`: applies to every watch of the controller.
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.runtime.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from pyscaffold_op.runtime.kinds import info_for
-from pyscaffold_op.runtime.predicate import Predicate, as_predicate
+from pyscaffold_op.runtime.predicate import IgnoreStatusChanges, Predicate, as_predicate
 from pyscaffold_op.runtime.source import Kind, Source
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ class Builder:
         self._global: list[Predicate] = []
         self._options: dict[str, Any] = {}
         self._name: str | None = None
+        self._status_events = False
 
     def for_(self, kind: type, *predicates: Predicate) -> Builder:
         if self._for is not None:
@@ -47,6 +50,12 @@ class Builder:
     def watches(self, source: Source | type, handler: EventHandler, *predicates: Predicate) -> Builder:
         src = source if isinstance(source, Source) else Kind(source)
         self._watches.append((src, handler, tuple(as_predicate(p) for p in predicates)))
+        return self
+
+    def with_status_events(self) -> Builder:
+        """Reconcile the `for_()` object on status-only changes too (off by default: those are mostly
+        the controller's own status writes)."""
+        self._status_events = True
         return self
 
     def with_event_filter(self, *predicates: Predicate) -> Builder:
@@ -86,7 +95,8 @@ class Builder:
             ctrl.group_kind = info_for(self._for[0]).group_kind
         glob = tuple(self._global)
         if self._for is not None:
-            ctrl.watch(Kind(self._for[0]), EnqueueRequestForObject(), *glob, *self._for[1])
+            own = () if self._status_events else (IgnoreStatusChanges(),)
+            ctrl.watch(Kind(self._for[0]), EnqueueRequestForObject(), *own, *glob, *self._for[1])
         for kind, preds, only_controller in self._owns:
             owner = self._for[0] if self._for is not None else None
             if owner is None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
+from pyscaffold_op.apimachinery import KubeObject
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 
@@ -85,6 +88,38 @@ class GenerationChanged(_UpdateOnly):
 
     def changed(self, old: Any, new: Any) -> bool:
         return objmeta.generation(old) != objmeta.generation(new)
+
+
+# What a write to the status subresource changes besides status itself (generation too, for a kind
+# whose status is not a subresource: there every write to a non-metadata field bumps it).
+_STATUS_NOISE = frozenset(
+    {"resource_version", "resourceVersion", "managed_fields", "managedFields", "generation"}
+)
+
+
+def _beyond_status(obj: Any) -> tuple[Any, Any]:
+    """The object minus status and minus the metadata a status write changes, in a form that compares
+    by value: (top-level fields, metadata fields)."""
+    if isinstance(obj, KubeObject):
+        top = {k: v for k, v in obj.__dict__.items() if k not in ("status", "metadata")}
+        meta = obj.metadata.__dict__ if obj.metadata is not None else {}
+        extra = {k: v for k, v in (obj.__pydantic_extra__ or {}).items() if k != "status"}
+        return (top, extra), {k: v for k, v in meta.items() if k not in _STATUS_NOISE}
+    data = obj if isinstance(obj, dict) else msgspec.to_builtins(obj)
+    top = {k: v for k, v in data.items() if k not in ("status", "metadata")}
+    meta = data.get("metadata") or {}
+    return top, {k: v for k, v in meta.items() if k not in _STATUS_NOISE}
+
+
+class IgnoreStatusChanges(_UpdateOnly):
+    """Drops updates whose only change is status (and the resourceVersion, managedFields and generation
+    that come with a status write), so a controller's own status write does not reconcile it again.
+    Resyncs (the same version replayed) pass. `for_()` applies it unless `with_status_events()`."""
+
+    def changed(self, old: Any, new: Any) -> bool:
+        if old is new or objmeta.resource_version(old) == objmeta.resource_version(new):
+            return True  # a resync: the periodic reconcile is wanted
+        return _beyond_status(old) != _beyond_status(new)
 
 
 class LabelChanged(_UpdateOnly):

@@ -99,6 +99,47 @@ async def test_create_triggers_reconcile_which_writes_status(env: Environment, a
     )
 
 
+@pytest.mark.parametrize("status_events", [False, True])
+async def test_own_status_write_reconciles_again_only_with_status_events(
+    env: Environment, api: Client, status_events: bool
+) -> None:
+    """for_() without predicates: the controller's status write comes back as an update event, which
+    is dropped by default and reconciles once more with with_status_events()."""
+    mgr = make_manager(env)
+
+    class StatusWriter(Recorder):
+        async def work(self, request: Request) -> None:
+            obj = await self.client.get(Widget, request.name, namespace=request.namespace)
+            if obj.status is None or obj.status.observed_size != obj.spec.size:
+                obj.status = WidgetStatus(observed_size=obj.spec.size)
+                await self.client.status().update(obj)
+
+    rec = StatusWriter(mgr.client)
+    builder = mgr.builder().for_(Widget)
+    if status_events:
+        builder = builder.with_status_events()
+    builder.complete(rec)
+    async with mgr.running():
+        await api.create(widget("w1", size=4))
+
+        async def written() -> bool:
+            w = await api.get(Widget, "w1")
+            return w.status is not None and w.status.observed_size == 4
+
+        await eventually(written)
+        latest = (await api.get(Widget, "w1")).metadata.resource_version
+
+        async def cache_caught_up() -> bool:
+            return (await mgr.client.get(Widget, "w1")).metadata.resource_version == latest
+
+        await eventually(cache_caught_up)
+        queue = mgr.controllers[0].queue
+        await eventually(lambda: len(queue) == 0 and not queue.processing())
+        assert rec.count("w1") == (2 if status_events else 1)
+        await api.patch(Widget, "w1", {"metadata": {"labels": {"x": "y"}}})  # metadata still counts
+        await eventually(lambda: rec.count("w1") == (3 if status_events else 2))
+
+
 async def test_owned_object_change_reconciles_owner(env: Environment, api: Client) -> None:
     mgr = make_manager(env)
 

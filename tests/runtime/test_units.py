@@ -9,6 +9,7 @@ import logging
 
 import httpx2 as httpx
 import pytest
+from lightkube.models.core_v1 import PodStatus
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Namespace, Pod
 
@@ -23,6 +24,7 @@ from pyscaffold_op.runtime import (
     Funcs,
     GenerationChanged,
     Gone,
+    IgnoreStatusChanges,
     Invalid,
     LabelChanged,
     NotFound,
@@ -44,7 +46,7 @@ from pyscaffold_op.runtime.log import reconcile_context, setup_logging
 from pyscaffold_op.runtime.store import Indexer
 from pyscaffold_op.testing import eventually
 
-from .widgets import Gadget, Widget, widget
+from .widgets import Gadget, Widget, WidgetStatus, widget
 
 
 class Sink:
@@ -184,6 +186,42 @@ def test_change_predicates() -> None:
     assert LabelChanged().update(_pair(labels={"x": "y"}))
     assert AnnotationChanged().update(_pair(annotations={"x": "y"}))
     assert not GenerationChanged().update(UpdateEvent(None, widget("a")))
+
+
+def test_ignore_status_changes_drops_only_status_writes() -> None:
+    keep = IgnoreStatusChanges()
+
+    def status_write(obj: Widget) -> Widget:
+        new = obj.model_copy(deep=True)
+        new.status = WidgetStatus(observed_size=3)
+        new.metadata.resource_version = "2"
+        new.metadata.generation = 2  # a kind without the status subresource bumps it too
+        new.metadata.managed_fields = [{"manager": "op", "operation": "Update", "subresource": "status"}]
+        return new
+
+    old = widget("a")
+    old.metadata.resource_version, old.metadata.generation = "1", 1
+    assert not keep.update(UpdateEvent(old, status_write(old)))
+    spec = status_write(old)
+    spec.spec.size = 9
+    assert keep.update(UpdateEvent(old, spec))
+    labelled = status_write(old)
+    labelled.metadata.labels = {"x": "y"}
+    assert keep.update(UpdateEvent(old, labelled))
+    finalized = status_write(old)
+    finalized.metadata.finalizers = ["example.com/f"]
+    assert keep.update(UpdateEvent(old, finalized))
+    assert keep.update(UpdateEvent(old, old))  # a resync replays the same object: reconcile
+    assert keep.create(CreateEvent(old)) and keep.delete(DeleteEvent(old))
+    # dicts (lightkube generic resources) and msgspec structs compare the same way
+    d_old = {"metadata": {"name": "a", "resourceVersion": "1"}, "data": {"k": "v"}, "status": {}}
+    d_status = {"metadata": {"name": "a", "resourceVersion": "2"}, "data": {"k": "v"}, "status": {"p": 1}}
+    d_data = {"metadata": {"name": "a", "resourceVersion": "2"}, "data": {"k": "w"}}
+    assert not keep.update(UpdateEvent(d_old, d_status)) and keep.update(UpdateEvent(d_old, d_data))
+    p_old = Pod(metadata=ObjectMeta(name="p", resourceVersion="1"))
+    p_status = Pod(metadata=ObjectMeta(name="p", resourceVersion="2"), status=PodStatus(phase="Running"))
+    p_label = Pod(metadata=ObjectMeta(name="p", resourceVersion="2", labels={"a": "b"}))
+    assert not keep.update(UpdateEvent(p_old, p_status)) and keep.update(UpdateEvent(p_old, p_label))
 
 
 def test_predicate_combinators_and_funcs() -> None:
