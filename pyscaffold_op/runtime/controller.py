@@ -31,6 +31,10 @@ from pyscaffold_op.runtime.source import Kind, Source
 log = logging.getLogger("pyscaffold_op.runtime.controller")
 
 _CANCEL_WAIT = 5.0  # how long stop() waits for cancelled workers to unwind
+# controller-runtime defaults to 1 worker, where a worker is a goroutine-sized thread. Ours are asyncio
+# tasks: a reconcile mostly awaits API round trips, so a few workers overlap them for almost nothing.
+# The queue still never hands one key to two workers; pass 1 to serialize a controller completely.
+DEFAULT_MAX_CONCURRENT_RECONCILES = 8
 
 
 class Controller:
@@ -39,7 +43,7 @@ class Controller:
         name: str,
         reconciler: Any,
         *,
-        max_concurrent_reconciles: int = 1,
+        max_concurrent_reconciles: int = DEFAULT_MAX_CONCURRENT_RECONCILES,
         rate_limiter: RateLimiter | None = None,
         metrics: Any = None,
         cache: Any = None,

@@ -140,6 +140,35 @@ async def test_max_concurrency_and_no_overlap_per_key() -> None:
     await ctrl.stop()
 
 
+async def test_default_workers_overlap_keys_but_never_share_one() -> None:
+    """Eight workers by default: ten blocked keys keep eight in flight; a key re-added while in flight
+    waits for its own reconcile to finish."""
+    active: set[str] = set()
+    overlap = False
+    release = asyncio.Event()
+
+    async def reconcile(req: Request) -> None:
+        nonlocal overlap
+        overlap |= req.name in active
+        active.add(req.name)
+        await release.wait()
+        active.discard(req.name)
+
+    ctrl, source, metrics = make(reconcile)
+    assert ctrl.max_concurrent_reconciles == 8
+    assert metrics.value("controller_runtime_max_concurrent_reconciles", {"controller": "t"}) == 8
+    await ctrl.start()
+    for i in range(10):
+        await source.put(f"k{i}")
+    await eventually(lambda: len(active) == 8 and len(ctrl.queue) == 2)
+    await source.put("k0")
+    await eventually(lambda: source.empty())
+    release.set()
+    await eventually(lambda: idle(ctrl))
+    assert not overlap
+    await ctrl.stop()
+
+
 async def test_stop_waits_for_an_in_flight_reconcile() -> None:
     started, release, finished = asyncio.Event(), asyncio.Event(), []
 
