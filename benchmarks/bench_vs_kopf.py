@@ -427,9 +427,10 @@ def cache_bytes_per_object(n: int) -> tuple[float, float]:
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    items, _rv, _cont = info.decode_list(data)
+    raw_items, _rv, _cont = info.split_list(data)
+    items = [(info.decode(raw), raw) for raw in raw_items]
     informer._replace(items)
-    del items, data
+    del items, raw_items, data
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

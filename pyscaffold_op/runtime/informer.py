@@ -64,13 +64,15 @@ class Informer:
         indexers: dict[str, IndexFunc] | None = None,
         page_size: int = 500,
         backoff: Backoff | None = None,
+        raw: bool = True,
     ) -> None:
         self.transport, self.info = transport, info
         self.namespace = namespace if info.namespaced else None
         self.label_selector, self.field_selector = render(label_selector), render(field_selector)
         self.resync_period = resync_period
         self.page_size = page_size
-        self.store = Indexer(indexers)
+        # raw: the store keeps each object's JSON and decodes a new object per read (see store.py)
+        self.store = Indexer(indexers, decode=info.decode if raw else None)
         self._handlers: list[ResourceEventHandler] = []
         self._rv: str | None = None
         self._synced = asyncio.Event()
@@ -205,11 +207,11 @@ class Informer:
             "fieldSelector": self.field_selector,
             "limit": self.page_size,
         }
-        items: list[Any] = []
+        items: list[tuple[Any, bytes]] = []
         rv = ""
         while True:
-            page, rv, cont = self.info.decode_list(await self.transport.request("GET", path, params=params))
-            items.extend(page)
+            page, rv, cont = self.info.split_list(await self.transport.request("GET", path, params=params))
+            items.extend((self.info.decode(raw), raw) for raw in page)
             if not cont:
                 break
             params["continue"] = cont
@@ -230,14 +232,14 @@ class Informer:
         if self._rv is None:
             raise RuntimeError(f"list of {self.info.kind} returned no resourceVersion")
 
-    def _replace(self, items: list[Any]) -> None:
-        """Make the store equal `items`, emitting only real differences."""
+    def _replace(self, items: list[tuple[Any, bytes]]) -> None:
+        """Make the store equal `items` ((object, its JSON) pairs), emitting only real differences."""
         initial = not self._synced.is_set()
         seen: set[str] = set()
-        for obj in items:
+        for obj, raw in items:
             key = objmeta.key(obj)
             seen.add(key)
-            old = self.store.put(key, obj)
+            old = self.store.put(key, obj, raw)
             if old is None:
                 self._dispatch_add(obj, initial)
             elif objmeta.resource_version(old) != objmeta.resource_version(obj):
@@ -283,13 +285,13 @@ class Informer:
         self.stats["events"] += 1
         key = objmeta.key(obj)
         if kind in ("ADDED", "MODIFIED"):
-            old = self.store.put(key, obj)
+            old = self.store.put(key, obj, bytes(raw))
             if old is None:
                 self._dispatch_add(obj, False)
             else:
                 self._dispatch_update(old, obj)
         elif kind == "DELETED":
-            self.store.delete(key)
+            self.store.discard(key)
             self._dispatch_delete(obj, False)
         self._rv = objmeta.resource_version(obj) or self._rv
 

@@ -121,6 +121,12 @@ class ResourceInfo:
             return _decode(data, type=self.cls)
         return self.cls(_decode(data))
 
+    def split_list(self, data: bytes) -> tuple[list[bytes], str, str | None]:
+        """(each item's JSON, resourceVersion, continue token) of a list response, items undecoded."""
+        env = _decode(data, type=_ListEnvelope)
+        meta = env.metadata or _ListMeta()
+        return [bytes(raw) for raw in env.items or []], meta.resourceVersion or "", meta.continue_
+
     def decode_list(self, data: bytes) -> tuple[list[Any], str, str | None]:
         """(items, resourceVersion, continue token) of a list response."""
         env = _decode(data, type=_ListEnvelope)

@@ -84,6 +84,7 @@ class ManagerOptions:
     cache_sync_timeout: float = 120.0
     field_manager: str | None = None
     unsafe_disable_deep_copy: bool = False
+    """Cache reads return shared decoded objects instead of decoding a new one per read (see cache.py)."""
     clock: Clock | None = None
     """Time for the work queues, rate limiters and leader election; a FakeClock in tests."""
 

@@ -140,6 +140,28 @@ async def test_own_status_write_reconciles_again_only_with_status_events(
         await eventually(lambda: rec.count("w1") == (3 if status_events else 2))
 
 
+@pytest.mark.parametrize("unsafe", [False, True])
+async def test_cache_reads_are_the_readers_own_unless_unsafe(
+    env: Environment, api: Client, unsafe: bool
+) -> None:
+    mgr = make_manager(env, unsafe_disable_deep_copy=unsafe)
+    mgr.builder().for_(Widget).complete(Recorder())
+    await api.create(widget("w1", size=4, app="x"))
+    async with mgr.running():
+        await eventually(lambda: mgr.client.get(Widget, "w1"))
+        read = await mgr.client.get(Widget, "w1")
+        read.spec.size = 99
+        read.metadata.labels["app"] = "changed"
+        listed = await mgr.client.list(Widget, labels={"app": "x"})
+        if unsafe:  # shared objects: the mutation is visible to every later reader (that is the risk)
+            assert listed == [] and (await mgr.client.get(Widget, "w1")) is read
+        else:
+            assert [w.spec.size for w in listed] == [4]
+            listed[0].spec.size = 7
+            again = await mgr.client.get(Widget, "w1")
+            assert again.spec.size == 4 and again.metadata.labels == {"app": "x"} and again is not read
+
+
 async def test_owned_object_change_reconciles_owner(env: Environment, api: Client) -> None:
     mgr = make_manager(env)
 

@@ -133,6 +133,30 @@ def test_indexer_namespace_owner_and_custom_indexes() -> None:
     assert len(store.by_index("size", "1")) == 2
 
 
+def test_raw_indexer_decodes_a_new_object_per_read() -> None:
+    info = info_for(Widget)
+    store = Indexer(decode=info.decode)
+    a = widget("a", "ns1", size=3)
+    owner = widget("owner", "ns1")
+    owner.metadata.uid = "u9"
+    controllerutil.set_owner_reference(owner, a)
+    store.put(objmeta.key(a), a, info.encode(a))
+    first, second = store.get("ns1/a"), store.get("ns1/a")
+    assert first == a and first is not a and first is not second
+    first.spec.size = 99  # the reader's own object: the store still has what the server sent
+    first.metadata.labels = {"x": "y"}
+    assert store.get("ns1/a").spec.size == 3 and not store.get("ns1/a").metadata.labels
+    assert [o.metadata.name for o in store.by_index("owner", "u9")] == ["a"]
+    assert store.index_keys("namespace", "ns1") == ["ns1/a"]
+    old = store.put("ns1/a", widget("a", "ns1", size=4), info.encode(widget("a", "ns1", size=4)))
+    assert old.spec.size == 3 and store.by_index("owner", "u9") == []  # re-indexed from the new object
+    with pytest.raises(ValueError, match="JSON"):
+        store.put("ns1/b", widget("b", "ns1"))
+    assert (
+        store.discard("ns1/a") and not store.discard("ns1/a") and store.index_keys("namespace", "ns1") == []
+    )
+
+
 # -- metadata access across model libraries ------------------------------------------------------------------
 
 
