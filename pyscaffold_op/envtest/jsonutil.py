@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -20,6 +21,16 @@ try:  # msgspec is 3-5x faster than json for the dict-heavy payloads the server 
         except msgspec.DecodeError as err:
             raise ValueError(str(err)) from None
 
+    def json_copy(obj: Any) -> Any:
+        """A deep copy of a JSON tree (dicts, lists, str, numbers, bools, None: what `loads` gives and
+        the store holds), 5-6x faster than `copy.deepcopy`, whose memo bookkeeping was a third of a
+        status PATCH. Only for JSON trees: msgspec would turn a tuple or set into a list and a datetime
+        into a string. An object msgspec cannot encode at all falls back to `copy.deepcopy`."""
+        try:
+            return _decoder.decode(_encoder.encode(obj))
+        except TypeError:
+            return copy.deepcopy(obj)
+
 except ImportError:  # pragma: no cover - lightkube always brings msgspec
 
     def dumps(obj: Any) -> bytes:
@@ -30,3 +41,6 @@ except ImportError:  # pragma: no cover - lightkube always brings msgspec
             return json.loads(data)
         except json.JSONDecodeError as err:
             raise ValueError(str(err)) from None
+
+    def json_copy(obj: Any) -> Any:
+        return copy.deepcopy(obj)

@@ -7,11 +7,11 @@ fieldsV1 elements (`f:spec`, `k:{"name":"app"}`, `v:"x"`); lists are associative
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
 
+from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.patch import MERGE_KEYS
 from pyscaffold_op.envtest.status import StatusError
 
@@ -240,7 +240,7 @@ def apply(
     mine = set(applied_paths)
     me = (manager, "Apply", subresource)
     if current is None:
-        result = copy.deepcopy(applied)
+        result = json_copy(applied)
         _set_ownership(result, [], me, mine, set(), now, api_version, replace=True)
         return result
     cur_paths = field_paths(current, schema, custom, status_only)
@@ -254,7 +254,7 @@ def apply(
                 conflicts.append((e.get("manager", ""), e.get("apiVersion", api_version), p))
     if conflicts and not force:
         raise _conflict_error(conflicts, group, resource, name)
-    result = _merge(copy.deepcopy(current), applied, schema if custom else None, lk)
+    result = _merge(json_copy(current), applied, schema if custom else None, lk)
     previous: set[Path] = set()
     others: set[Path] = set()
     for e in entries:
@@ -338,9 +338,9 @@ def _merge(current: Any, applied: Any, schema: dict[str, Any] | None, lk: Any, n
                     current[idx[k]] = _merge(current[idx[k]], item, item_schema, lk, "")
                 else:
                     idx[k] = len(current)
-                    current.append(copy.deepcopy(item))
+                    current.append(json_copy(item))
             return current
-    return copy.deepcopy(applied)
+    return json_copy(applied)
 
 
 def _remove_path(obj: Any, path: Path) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import bisect
-import copy
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import admission, crds, defaulting, graceful, strategies
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.gc import GarbageCollector
-from pyscaffold_op.envtest.jsonutil import dumps, loads
+from pyscaffold_op.envtest.jsonutil import dumps, json_copy, loads
 from pyscaffold_op.envtest.managed import record_update
 from pyscaffold_op.envtest.namespacecontroller import NamespaceController
 from pyscaffold_op.envtest.objectmeta import generate_name, label_causes, name_causes
@@ -233,7 +232,7 @@ class Store:
         fresh: bool = False,
     ) -> Obj:
         if not fresh:  # callers that built `obj` just for this call (decoded bodies) skip the copy
-            obj = copy.deepcopy(obj)
+            obj = json_copy(obj)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise E.bad_request("metadata must be an object")
@@ -391,9 +390,9 @@ class Store:
 
     def _merge_update(self, info: ServedResource, old: Obj, obj: Obj, subresource: str) -> Obj:
         if subresource == "status":
-            new = {**copy.deepcopy(old)}
+            new = {**json_copy(old)}
             if "status" in obj:
-                new["status"] = copy.deepcopy(obj["status"])
+                new["status"] = json_copy(obj["status"])
             else:
                 new.pop("status", None)
             if info.custom:
@@ -405,7 +404,7 @@ class Store:
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new
-        new = copy.deepcopy(obj)
+        new = json_copy(obj)
         new["apiVersion"], new["kind"] = info.storage_type
         meta = new["metadata"]
         ometa = old["metadata"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import managed, patch
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.builtin_fields import prune_unknown
 from pyscaffold_op.envtest.decode import load_json
+from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import now_rfc3339
 from pyscaffold_op.envtest.protocol import (
@@ -276,7 +276,7 @@ class WriteVerbs:
                     )
                 ],
             )
-        new = copy.deepcopy(current)
+        new = json_copy(current)
         set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         new["metadata"]["resourceVersion"] = rv or current["metadata"]["resourceVersion"]
