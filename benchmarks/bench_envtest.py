@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import subprocess
@@ -27,6 +28,36 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CMS = "/api/v1/namespaces/default/configmaps"
+ITEMS = "/apis/bench.pyop.io/v1/namespaces/default/benchitems"
+STATUS_PATCH_GOAL_US = 300  # issue 18: server CPU per status PATCH
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: benchitems.bench.pyop.io}
+spec:
+  group: bench.pyop.io
+  names: {kind: BenchItem, listKind: BenchItemList, plural: benchitems, singular: benchitem}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {value: {type: integer}, owner: {type: string}}}
+          status: {type: object, properties: {observed: {type: integer}, handledAt: {type: number}}}
+"""
+
+
+def item(name: str) -> dict:
+    return {
+        "apiVersion": "bench.pyop.io/v1",
+        "kind": "BenchItem",
+        "metadata": {"name": name, "labels": {"app": "bench"}},
+        "spec": {"value": 1, "owner": "bench"},
+    }
 
 
 def cm(name: str) -> dict:
@@ -50,6 +81,7 @@ def cpu_seconds(pid: int) -> float:
 def start_server() -> tuple[subprocess.Popen[bytes], str]:
     tmp = Path(tempfile.mkdtemp(prefix="bench-envtest-"))
     kc = tmp / "kubeconfig"
+    (tmp / "crd.yaml").write_text(CRD)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -59,6 +91,8 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
             "serve",
             "--no-kubelet",
             "--no-workloads",  # the API server alone, as measured before the controllers existed
+            "--crds",
+            str(tmp / "crd.yaml"),
             "--kubeconfig-out",
             str(kc),
         ],
@@ -82,8 +116,10 @@ async def rate(url: str, n: int, concurrency: int, make: object) -> float:
 
         async def worker() -> None:
             for i in counter:
-                method, path, body = make(i)  # type: ignore[operator]
-                async with session.request(method, path, json=body) as r:
+                method, path, body, *ctype = make(i)  # type: ignore[operator]
+                data = json.dumps(body).encode() if body is not None else None
+                headers = {"Content-Type": ctype[0] if ctype else "application/json"}
+                async with session.request(method, path, data=data, headers=headers) as r:
                     await r.read()
                     assert r.status < 300, (r.status, await r.text())
 
@@ -163,17 +199,19 @@ async def per_call(n: int) -> tuple[float, float]:
         return out[0], out[1]
 
 
-async def main(quick: bool) -> None:
+async def main(quick: bool) -> int:
     n = 2_000 if quick else 10_000
     conc = 16
     proc, url = start_server()
     rows: list[tuple[str, str, str]] = []
+    cpu: dict[str, float] = {}
 
     async def measure(label: str, count: int, make: object) -> None:
         c0 = cpu_seconds(proc.pid)
         rps = await rate(url, count, conc, make)
         per = (cpu_seconds(proc.pid) - c0) / count * 1e6
         rows.append((label, f"{rps:,.0f}", f"{per:,.0f}"))
+        cpu[label] = per
 
     try:
         await measure("create ConfigMap (req/s, 16 conc.)", n, lambda i: ("POST", CMS, cm(f"c{i}")))
@@ -182,6 +220,17 @@ async def main(quick: bool) -> None:
             "list 100 ConfigMaps, limit=100 (req/s)", n // 10, lambda i: ("GET", CMS + "?limit=100", None)
         )
         await measure("/version (req/s, 16 conc.)", n, lambda i: ("GET", "/version", None))
+        await rate(url, 100, conc, lambda i: ("POST", ITEMS, item(f"s{i}")))
+        await measure(
+            "status PATCH of a custom resource (req/s, 16 conc.)",
+            n,
+            lambda i: (
+                "PATCH",
+                f"{ITEMS}/s{i % 100}/status?fieldManager=bench",
+                {"status": {"observed": i, "handledAt": time.time()}},
+                "application/merge-patch+json",
+            ),
+        )
         w, e = (50, 100) if quick else (100, 200)
         c0 = cpu_seconds(proc.pid)
         eps = await fan_out(url, w, e)
@@ -204,9 +253,16 @@ async def main(quick: bool) -> None:
     print(f"{'-' * width}  {'-' * 8}  ---------------")
     for k, v, c in rows:
         print(f"{k.ljust(width)}  {v:>8}  {c}")
+    status_us = cpu["status PATCH of a custom resource (req/s, 16 conc.)"]
+    met = status_us <= STATUS_PATCH_GOAL_US
+    print(
+        f"goal: status PATCH <= {STATUS_PATCH_GOAL_US} µs server CPU: {status_us:.0f} µs, "
+        + ("met" if met else "NOT MET")
+    )
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer requests (for CI smoke runs)")
-    asyncio.run(main(ap.parse_args().quick))
+    sys.exit(asyncio.run(main(ap.parse_args().quick)))

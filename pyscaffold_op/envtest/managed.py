@@ -194,15 +194,17 @@ def _set_ownership(
     result: list[dict[str, Any]] = []
     found = False
     for e in entries:
-        paths = from_fields_v1(e.get("fieldsV1") or {})
+        before = from_fields_v1(e.get("fieldsV1") or {})
         if _entry_key(e) == me:
             found = True
-            paths = set(mine) if replace else (paths | mine)
+            paths = set(mine) if replace else (before | mine)
             paths -= removed
             e = {**e, "time": now, "apiVersion": api_version}
         else:
-            paths = paths - mine - removed if me[1] == "Update" or not replace else paths - removed
-        if paths:
+            paths = before - mine - removed if me[1] == "Update" or not replace else before - removed
+        if paths == before and e.get("fieldsType") == "FieldsV1":
+            result.append(e)  # the same set: keep its fieldsV1 instead of rebuilding it
+        elif paths:
             result.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
     if not found and mine:
         entry: dict[str, Any] = {
