@@ -121,7 +121,15 @@ def run_pyop_operator(kubeconfig: str) -> None:
         await client.status().patch(BenchItem, req.name, patch, namespace=req.namespace)
 
     mgr.builder().for_(BenchItem).complete(reconcile)
-    asyncio.run(mgr.start())
+    profile = os.environ.get("BENCH_PROFILE")  # where the operator writes its cProfile stats
+    if not profile:
+        asyncio.run(mgr.start())
+        return
+    import cProfile
+
+    with cProfile.Profile() as prof:
+        asyncio.run(mgr.start())
+    prof.dump_stats(profile)
 
 
 def run_kopf_operator(kubeconfig: str) -> None:
