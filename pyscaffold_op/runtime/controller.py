@@ -78,6 +78,13 @@ class Controller:
             for result in ("success", "error", "requeue", "requeue_after"):
                 metrics.reconcile_total.labels(name, result)
             metrics.reconcile_errors.labels(name)
+            # the children every reconcile touches, looked up once (labels() costs ~20 µs a call)
+            self._m_active = metrics.active_workers.labels(name)
+            self._m_time = metrics.reconcile_time.labels(name)
+            self._m_total = {
+                r: metrics.reconcile_total.labels(name, r)
+                for r in ("success", "error", "requeue", "requeue_after")
+            }
         self._watches: list[tuple[Source, EventHandler, tuple[Predicate, ...]]] = []
         self._workers: list[asyncio.Task[None]] = []
         self._started = False
@@ -180,7 +187,7 @@ class Controller:
     async def _process(self, req: Request) -> None:
         m, name = self.metrics, self.name
         if m is not None:
-            m.active_workers.labels(name).inc()
+            self._m_active.inc()
         started = self.clock.monotonic()
         reconcile_id = uuid.uuid4().hex[:12]
         try:
@@ -208,10 +215,10 @@ class Controller:
             self._log_error("Reconciler error", req, reconcile_id, err)
         finally:
             if m is not None:
-                m.active_workers.labels(name).dec()
-                m.reconcile_time.labels(name).observe(self.clock.monotonic() - started)
+                self._m_active.dec()
+                self._m_time.observe(self.clock.monotonic() - started)
         if m is not None:
-            m.reconcile_total.labels(name, outcome).inc()
+            self._m_total[outcome].inc()
 
     def _log_error(self, msg: str, req: Request, reconcile_id: str, err: Exception) -> None:
         """One structured line, as controller-runtime's `log.Error(err, "Reconciler error")`.
