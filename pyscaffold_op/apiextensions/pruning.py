@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import msgspec
+
 from pyscaffold_op.apimachinery.objectmeta import OBJECT_META_FIELDS
 
 __all__ = ["OBJECT_META_FIELDS", "prune", "unknown_fields"]
@@ -35,7 +37,18 @@ def prune(obj: Any, schema: Schema | None, *, is_resource_root: bool = True) -> 
 
 def unknown_fields(obj: Any, schema: Schema | None) -> list[str]:
     """The paths pruning would drop, leaving `obj` as it is (for `fieldValidation=Strict/Warn`)."""
-    return prune(copy.deepcopy(obj), schema)
+    return prune(_json_copy(obj), schema)
+
+
+_encode, _decode = msgspec.json.Encoder().encode, msgspec.json.Decoder().decode
+
+
+def _json_copy(obj: Any) -> Any:
+    """A deep copy of a JSON tree through msgspec: copy.deepcopy was a fifth of the emulator's create."""
+    try:
+        return _decode(_encode(obj))
+    except TypeError:
+        return copy.deepcopy(obj)
 
 
 def _prune_meta(value: Any, path: str, removed: list[str]) -> None:
