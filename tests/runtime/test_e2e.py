@@ -8,7 +8,7 @@ import logging
 import time
 from typing import Any
 
-import httpx2 as httpx
+import httpx2
 import pytest
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Event
@@ -193,7 +193,7 @@ async def test_reconcile_exception_backs_off_exponentially_visible_in_metrics(
         await eventually(lambda: _true(rec.count("bad") >= 8), timeout=5)
         assert mgr.metrics_address is not None
         host, port = mgr.metrics_address
-        async with httpx.AsyncClient() as http:
+        async with httpx2.AsyncClient() as http:
             text = (await http.get(f"http://{host}:{port}/metrics")).text
     times = rec.times("bad")
     gaps = [b - a for a, b in itertools.pairwise(times)]
@@ -415,7 +415,7 @@ async def test_health_probes_and_event_recorder(env: Environment, api: Client) -
     mgr.builder().for_(Widget).complete(Eventful())
     async with mgr.running():
         host, port = mgr.health_address
-        async with httpx.AsyncClient(base_url=f"http://{host}:{port}") as http:
+        async with httpx2.AsyncClient(base_url=f"http://{host}:{port}") as http:
             assert (await http.get("/healthz")).text == "ok"
             r = await http.get("/readyz")
             assert r.status_code == 500 and "[-]flag failed" in r.text
