@@ -81,6 +81,8 @@ class Resource(_Model):
 class Project(_Model):
     """The contents of PROJECT."""
 
+    cli_version: str | None = None
+    """The pyop that ran `pyop init` (kubebuilder's `cliVersion`); absent in projects made before it."""
     domain: str
     layout: list[str] = Field(default_factory=lambda: [LAYOUT])
     multigroup: bool = False

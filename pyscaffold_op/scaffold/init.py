@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pyscaffold_op import __version__
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root
 from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.boilerplate import LICENSES, boilerplate, header_from_boilerplate
+from pyscaffold_op.scaffold.pins import version_range
 from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.templates import INIT_TEMPLATE_TOKEN, templates_dir
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
@@ -57,6 +59,7 @@ class InitContext:
             "leader_election_id": self.leader_election_id,
             "boilerplate": self.boilerplate,
             "header": header_from_boilerplate(self.boilerplate),
+            "pyop_version_range": version_range(),
         }
 
     def project(self) -> Project:
@@ -66,6 +69,7 @@ class InitContext:
             project_name=self.project_name,
             multigroup=self.multigroup,
             namespaced=self.namespaced,
+            cli_version=__version__,
         )
 
 

@@ -8,7 +8,7 @@ import logging
 import time
 from typing import Any
 
-import httpx2 as httpx
+import httpx2
 import pytest
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Event
@@ -216,7 +216,7 @@ async def test_reconcile_exception_backs_off_exponentially_visible_in_metrics(
         await eventually(lambda: rec.count("bad") == 9)
         assert mgr.metrics_address is not None
         host, port = mgr.metrics_address
-        async with httpx.AsyncClient() as http:
+        async with httpx2.AsyncClient() as http:
             text = (await http.get(f"http://{host}:{port}/metrics")).text
     gaps = [b - a for a, b in itertools.pairwise(rec.times("bad"))]
     assert gaps == pytest.approx([0.005 * 2**i for i in range(8)])
@@ -441,7 +441,7 @@ async def test_health_probes_and_event_recorder(env: Environment, api: Client) -
     mgr.builder().for_(Widget).complete(Eventful())
     async with mgr.running():
         host, port = mgr.health_address
-        async with httpx.AsyncClient(base_url=f"http://{host}:{port}") as http:
+        async with httpx2.AsyncClient(base_url=f"http://{host}:{port}") as http:
             assert (await http.get("/healthz")).text == "ok"
             r = await http.get("/readyz")
             assert r.status_code == 500 and "[-]flag failed" in r.text
