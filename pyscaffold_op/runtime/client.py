@@ -24,6 +24,18 @@ T = TypeVar("T")
 PatchType = Literal["merge", "json", "apply", "strategic"]
 
 
+class ListOptions(TypedDict, total=False):
+    """The keyword-only options of every `list` (client, cached client, cache, `Reader`): written once.
+
+    `labels`/`fields`: a dict of equalities or a selector string; `limit`: the page size of each
+    request to the server (the cache, which holds every object, ignores it).
+    """
+
+    labels: SelectorLike
+    fields: SelectorLike
+    limit: int | None
+
+
 class PatchOptions(TypedDict, total=False):
     """The keyword-only options of every `patch` (client, status client, protocol): written once."""
 
@@ -64,12 +76,7 @@ class Reader(Protocol):
     async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T: ...
 
     async def list(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> list[T]: ...
 
 
@@ -126,35 +133,25 @@ class Client:
         return info.decode(data)
 
     async def list(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> list[T]:
         """All objects of `kind` (in `namespace`, or in every namespace when None) matching the selectors.
 
         `labels`/`fields` are a dict of equalities or a selector string (`"app=x,tier in (a,b)"`).
         `limit` is the page size; every page is fetched.
         """
-        items, _rv = await self.list_with_version(kind, namespace, labels, fields, limit)
+        items, _rv = await self.list_with_version(kind, namespace, **options)
         return items
 
     async def list_with_version(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> tuple[list[T], str]:
         info = info_for(kind)
         path = info.path(namespace if info.namespaced else None)
         params: dict[str, Any] = {
-            "labelSelector": render(labels),
-            "fieldSelector": render(fields),
-            "limit": limit,
+            "labelSelector": render(options.get("labels")),
+            "fieldSelector": render(options.get("fields")),
+            "limit": options.get("limit"),
         }
         items: list[T] = []
         while True:
@@ -331,13 +328,8 @@ class CachedClient(Client):
         return await super().get(kind, name, namespace)
 
     async def list(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> list[T]:
         if self.cache.has_informer(kind):
-            return await self.cache.list(kind, namespace, labels, fields)
-        return await super().list(kind, namespace, labels, fields, limit)
+            return await self.cache.list(kind, namespace, **options)
+        return await super().list(kind, namespace, **options)
