@@ -1,6 +1,6 @@
 """Request routing, independent of the HTTP framework.
 
-`Api.handle(Request) -> Response` is shared by the aiohttp server and the in-process httpx transport, so
+`Api.handle(HttpRequest) -> Response` is shared by the aiohttp server and the in-process httpx transport, so
 both ways in behave identically. Every failure becomes a `Status` body; nothing a client sends can
 crash the server. The verbs live in `verbs_read` and `verbs_write`.
 """
@@ -19,7 +19,7 @@ from pyscaffold_op.envtest.objectstore import Store
 from pyscaffold_op.envtest.protocol import (
     JSON,
     PROTOBUF,
-    Request,
+    HttpRequest,
     Response,
     Target,
     check_write_options,
@@ -34,7 +34,7 @@ from pyscaffold_op.envtest.verbs_write import WriteVerbs
 
 log = logging.getLogger("pyscaffold_op.envtest")
 
-__all__ = ["MAX_BODY", "Api", "Request", "Response", "error_response"]
+__all__ = ["MAX_BODY", "Api", "HttpRequest", "Response", "error_response"]
 
 
 class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
@@ -46,7 +46,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         self.bookmark_interval = bookmark_interval
         self.policy = Policy()
 
-    async def handle(self, req: Request) -> Response:
+    async def handle(self, req: HttpRequest) -> Response:
         try:
             if len(req.body) > MAX_BODY:
                 raise E.too_large(MAX_BODY)
@@ -61,7 +61,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
 
     # -- routing -----------------------------------------------------------------------------------
 
-    def _dispatch(self, req: Request) -> Response:
+    def _dispatch(self, req: HttpRequest) -> Response:
         parts = [p for p in req.path.split("/") if p]
         reg = self.store.registry
         if req.method == "GET":
@@ -170,7 +170,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         return obj
 
     def _body(
-        self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
+        self, req: HttpRequest, info: ServedResource, *, check_kind: bool = True, options: str = ""
     ) -> dict[str, Any]:
         """The decoded body, checked in the handlers' order: media type (415), then the request's
         `options` kind (CreateOptions, ...: 422), then decoding (400)."""
@@ -203,7 +203,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         obj = decode_body(req.body, ctype != JSON, info.kind)
         return self._checked(obj, req, info, check_kind)
 
-    def _checked(self, obj: Any, req: Request, info: ServedResource, check_kind: bool) -> dict[str, Any]:
+    def _checked(self, obj: Any, req: HttpRequest, info: ServedResource, check_kind: bool) -> dict[str, Any]:
         if not isinstance(obj, dict):
             raise E.bad_request("the body of the request must be a JSON object")
         if check_kind:
@@ -236,7 +236,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             )
 
     @staticmethod
-    def _manager(req: Request) -> str:
+    def _manager(req: HttpRequest) -> str:
         fm = req.q("fieldManager")
         if fm:
             return fm
@@ -244,7 +244,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         return ua.split("/")[0] if ua else "unknown"
 
     @staticmethod
-    def _dry_run(req: Request) -> bool:
+    def _dry_run(req: HttpRequest) -> bool:
         return "All" in req.query.get("dryRun", [])
 
     # -- verbs -------------------------------------------------------------------------------------

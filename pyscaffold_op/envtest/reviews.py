@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.auth import Attributes, Policy
-from pyscaffold_op.envtest.protocol import Request, Response, Target, json_response
+from pyscaffold_op.envtest.protocol import HttpRequest, Response, Target, json_response
 from pyscaffold_op.envtest.resources import ServedResource
 
 ANONYMOUS = ("system:anonymous", ("system:unauthenticated",))
@@ -22,10 +22,10 @@ class ReviewVerbs:
     if TYPE_CHECKING:  # provided by Api
 
         def _body(
-            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
+            self, req: HttpRequest, info: ServedResource, *, check_kind: bool = True, options: str = ""
         ) -> dict[str, Any]: ...
 
-    def _review(self, req: Request, t: Target) -> Response:
+    def _review(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource:
             raise E.not_found_path()
         if req.method != "POST" or t.name is not None:
@@ -65,7 +65,7 @@ class ReviewVerbs:
             status["audiences"] = list(audiences)
         return status
 
-    def _access_review(self, req: Request, info: ServedResource, spec: dict[str, Any]) -> dict[str, Any]:
+    def _access_review(self, req: HttpRequest, info: ServedResource, spec: dict[str, Any]) -> dict[str, Any]:
         res, nonres = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
         for name, value in (("resourceAttributes", res), ("nonResourceAttributes", nonres)):
             if value is not None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pyscaffold_op.envtest import partial, tables
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.protocol import (
-    Request,
+    HttpRequest,
     Response,
     Target,
     json_response,
@@ -33,15 +33,15 @@ class ReadVerbs:
 
         def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
         def _body(
-            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
+            self, req: HttpRequest, info: ServedResource, *, check_kind: bool = True, options: str = ""
         ) -> dict[str, Any]: ...
         def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
         @staticmethod
-        def _manager(req: Request) -> str: ...
+        def _manager(req: HttpRequest) -> str: ...
         @staticmethod
-        def _dry_run(req: Request) -> bool: ...
+        def _dry_run(req: HttpRequest) -> bool: ...
 
-    def _get(self, req: Request, t: Target) -> Response:
+    def _get(self, req: HttpRequest, t: Target) -> Response:
         obj = self.store.get(t.info, t.namespace or "", t.name or "")
         if t.subresource == "scale":
             return json_response(200, to_scale(t.info, obj))
@@ -61,7 +61,7 @@ class ReadVerbs:
             )
         return json_response(200, obj)
 
-    def _pod_log(self, req: Request, t: Target) -> Response:
+    def _pod_log(self, req: HttpRequest, t: Target) -> Response:
         """pods/log from the kubelet simulator (text/plain, like the kubelet's)."""
         pod = self.store.get(t.info, t.namespace or "", t.name or "")
         containers = [
@@ -92,7 +92,7 @@ class ReadVerbs:
             return Response(200, content_type="text/plain", stream=follow(self.store, pod, container, rest))
         return Response(200, text.encode(), "text/plain")
 
-    def _selector(self, req: Request, info: ServedResource) -> Any:
+    def _selector(self, req: HttpRequest, info: ServedResource) -> Any:
         pred = combine(
             parse_label_selector(req.q("labelSelector")),
             parse_field_selector(req.q("fieldSelector"), info.field_selectors),
@@ -103,7 +103,7 @@ class ReadVerbs:
             return lambda o: inner(conv(o))
         return pred
 
-    def _list(self, req: Request, t: Target) -> Response:
+    def _list(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         pred = self._selector(req, info)
         try:
@@ -167,7 +167,7 @@ class ReadVerbs:
             {"apiVersion": info.api_version, "items": out_items, "kind": info.list_kind, "metadata": meta},
         )
 
-    def _watch(self, req: Request, t: Target) -> Response:
+    def _watch(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         pred = self._selector(req, info)
         rv_param = req.q("resourceVersion")

@@ -13,7 +13,7 @@ from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import now_rfc3339
 from pyscaffold_op.envtest.protocol import (
     PATCH_TYPES,
-    Request,
+    HttpRequest,
     Response,
     Target,
     check_write_options,
@@ -35,15 +35,15 @@ class WriteVerbs:
 
         def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
         def _body(
-            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
+            self, req: HttpRequest, info: ServedResource, *, check_kind: bool = True, options: str = ""
         ) -> dict[str, Any]: ...
         def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
         @staticmethod
-        def _manager(req: Request) -> str: ...
+        def _manager(req: HttpRequest) -> str: ...
         @staticmethod
-        def _dry_run(req: Request) -> bool: ...
+        def _dry_run(req: HttpRequest) -> bool: ...
 
-    def _create(self, req: Request, t: Target) -> Response:
+    def _create(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
@@ -63,7 +63,7 @@ class WriteVerbs:
             resp.headers["Warning"] = unknown
         return resp
 
-    def _unknown_fields(self, req: Request, info: ServedResource, obj: dict[str, Any]) -> str:
+    def _unknown_fields(self, req: HttpRequest, info: ServedResource, obj: dict[str, Any]) -> str:
         """fieldValidation=Strict rejects unknown fields, Warn (the server's default since field
         validation went GA) reports them in a Warning header, Ignore says nothing. Custom resources
         are pruned later against their schema; built-ins lose them here, as decoding into the Go
@@ -87,7 +87,7 @@ class WriteVerbs:
             )
         return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
 
-    def _update(self, req: Request, t: Target) -> Response:
+    def _update(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource == "scale":
             return self._update_scale(
                 req, t, self._body(req, t.info, check_kind=False, options="UpdateOptions")
@@ -110,7 +110,7 @@ class WriteVerbs:
             resp.headers["Warning"] = unknown
         return resp
 
-    def _patch(self, req: Request, t: Target) -> Response:
+    def _patch(self, req: HttpRequest, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype not in PATCH_TYPES:
             raise E.unsupported_media(
@@ -174,7 +174,7 @@ class WriteVerbs:
         )
         return json_response(200, self._out(info, updated))
 
-    def _apply(self, req: Request, t: Target) -> Response:
+    def _apply(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         manager = req.q("fieldManager")
         if not manager:  # ValidatePatchOptions: 422 on the PatchOptions "kind"
@@ -257,7 +257,7 @@ class WriteVerbs:
         )
         return json_response(200, self._out(info, updated))
 
-    def _update_scale(self, req: Request, t: Target, scale: dict[str, Any]) -> Response:
+    def _update_scale(self, req: HttpRequest, t: Target, scale: dict[str, Any]) -> Response:
         info = t.info
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
@@ -283,7 +283,7 @@ class WriteVerbs:
         updated = self.store.update(info, ns, name, new, manager=self._manager(req), require_rv=False)
         return json_response(200, to_scale(info, updated))
 
-    def _delete_options(self, req: Request) -> dict[str, Any]:
+    def _delete_options(self, req: HttpRequest) -> dict[str, Any]:
         opts: dict[str, Any] = {}
         if req.body:
             try:
@@ -338,7 +338,7 @@ class WriteVerbs:
             )
         return opts
 
-    def _delete(self, req: Request, t: Target) -> Response:
+    def _delete(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
         obj, gone = self.store.delete(
@@ -360,7 +360,7 @@ class WriteVerbs:
             200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
         )
 
-    def _delete_collection(self, req: Request, t: Target) -> Response:
+    def _delete_collection(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
         pred = self._selector(req, info)
