@@ -10,6 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscaffold_op.apimachinery import fieldselector, labels
+from pyscaffold_op.envtest.protocol import HttpRequest
+from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.status import bad_request
 
 Predicate = Callable[[dict[str, Any]], bool]
@@ -40,6 +42,24 @@ def parse_field_selector(text: str | None, allowed: tuple[str, ...]) -> Predicat
     return selector.matches
 
 
+def query_selector(req: HttpRequest, allowed: tuple[str, ...]) -> Predicate | None:
+    """The request's `labelSelector` and `fieldSelector` together, over served objects."""
+    return combine(
+        parse_label_selector(req.q("labelSelector")),
+        parse_field_selector(req.q("fieldSelector"), allowed),
+    )
+
+
+def served_selector(req: HttpRequest, info: ServedResource) -> Predicate | None:
+    """`query_selector` over stored objects: each is seen in its served form (regarding.name, ...)."""
+    pred = query_selector(req, info.field_selectors)
+    conv = info.from_storage
+    if pred is not None and conv is not None:
+        inner = pred
+        return lambda o: inner(conv(o))
+    return pred
+
+
 def combine(*preds: Predicate | None) -> Predicate | None:
     active = [p for p in preds if p is not None]
     if not active:
@@ -53,4 +73,6 @@ __all__ = [
     "combine",
     "parse_field_selector",
     "parse_label_selector",
+    "query_selector",
+    "served_selector",
 ]
