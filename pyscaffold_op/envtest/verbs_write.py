@@ -194,25 +194,23 @@ class WriteVerbs:
         wire.check_namespace(applied, t)
         ns, name = t.namespace or "", t.name or ""
         current = self.store.find(info.bucket, ns if info.namespaced else "", name)
-        force = req.flag("force")
-        now = now_rfc3339()
+        apply_req = managed.ApplyRequest(
+            manager=manager,
+            now=now_rfc3339(),
+            schema=info.schema,
+            custom=info.custom,
+            api_version=info.api_version,
+            subresource=t.subresource,
+            force=req.flag("force"),
+            group=info.group,
+            resource=info.plural,
+            name=name,
+        )
         if current is None:
             if t.subresource:
                 raise E.not_found(info.group, info.plural, name)
             meta["name"] = name
-            obj = managed.apply(
-                None,
-                applied,
-                manager,
-                force,
-                now,
-                info.schema,
-                info.custom,
-                info.api_version,
-                info.group,
-                info.plural,
-                name,
-            )
+            obj = managed.apply(None, applied, apply_req)
             created = self.store.create(
                 info,
                 ns,
@@ -222,20 +220,7 @@ class WriteVerbs:
                 fresh=True,
             )
             return json_response(201, wire.served(info, created))
-        new = managed.apply(
-            wire.served(info, current),
-            applied,
-            manager,
-            force,
-            now,
-            info.schema,
-            info.custom,
-            info.api_version,
-            info.group,
-            info.plural,
-            name,
-            t.subresource,
-        )
+        new = managed.apply(wire.served(info, current), applied, apply_req)
         new = to_storage(info, new)
         new["metadata"]["resourceVersion"] = (
             meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
