@@ -36,6 +36,15 @@ class ListOptions(TypedDict, total=False):
     limit: int | None
 
 
+class DeleteOptions(TypedDict, total=False):
+    """The keyword-only options of every `delete` (client, `ClientProtocol`): written once."""
+
+    propagation_policy: Literal["Background", "Foreground", "Orphan"] | None
+    grace_period_seconds: int | None
+    preconditions: Mapping[str, str] | None
+    dry_run: bool
+
+
 class PatchOptions(TypedDict, total=False):
     """The keyword-only options of every `patch` (client, status client, protocol): written once."""
 
@@ -97,11 +106,7 @@ class ClientProtocol(Reader, Protocol):
         obj_or_kind: Any,
         name: str | None = None,
         namespace: str | None = None,
-        *,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = "Background",
-        grace_period_seconds: int | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        **options: Unpack[DeleteOptions],
     ) -> None: ...
 
     def status(self) -> StatusClient: ...
@@ -236,30 +241,31 @@ class Client:
         obj_or_kind: Any,
         name: str | None = None,
         namespace: str | None = None,
-        *,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = "Background",
-        grace_period_seconds: int | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        **options: Unpack[DeleteOptions],
     ) -> None:
-        """Delete by object or by kind + name. Raises NotFound when it does not exist."""
+        """Delete by object or by kind + name. Raises NotFound when it does not exist.
+
+        Options (keyword-only): `propagation_policy` ("Background" by default, "Foreground", "Orphan",
+        or None for the server's default), `grace_period_seconds`, `preconditions` (uid and/or
+        resourceVersion), `dry_run`."""
         info = info_of(obj_or_kind)
         if not isinstance(obj_or_kind, type):
             name = name or objmeta.name(obj_or_kind)
             namespace = namespace or objmeta.namespace(obj_or_kind) or None
         if not name:
             raise ValueError("delete needs a name (or an object)")
-        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        propagation_policy = options.get("propagation_policy", "Background")
         if propagation_policy:
-            options["propagationPolicy"] = propagation_policy
-        if grace_period_seconds is not None:
-            options["gracePeriodSeconds"] = grace_period_seconds
-        if preconditions:
-            options["preconditions"] = dict(preconditions)
-        if dry_run:
-            options["dryRun"] = ["All"]
+            body["propagationPolicy"] = propagation_policy
+        if options.get("grace_period_seconds") is not None:
+            body["gracePeriodSeconds"] = options.get("grace_period_seconds")
+        if preconditions := options.get("preconditions"):
+            body["preconditions"] = dict(preconditions)
+        if options.get("dry_run"):
+            body["dryRun"] = ["All"]
         await self.transport.request(
-            "DELETE", info.path(self._ns(info, namespace), name), body=json.dumps(options).encode()
+            "DELETE", info.path(self._ns(info, namespace), name), body=json.dumps(body).encode()
         )
 
     def status(self) -> StatusClient:
