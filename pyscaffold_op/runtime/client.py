@@ -205,12 +205,7 @@ class Client:
         """Send one PatchRequest (what `patch` and `status().patch` build)."""
         kind, name, namespace, patch = req.kind, req.name, req.namespace, req.patch
         patch_type = req.patch_type
-        info = info_of(kind)
-        if not isinstance(kind, type):
-            name = name or objmeta.name(kind)
-            namespace = namespace or objmeta.namespace(kind) or None
-        if not name:
-            raise ValueError("patch needs a name (or an object)")
+        info, name, namespace = _named("patch", kind, name, namespace)
         if patch_type not in PATCH_CONTENT_TYPES:
             raise ValueError(f"patch_type must be one of {sorted(PATCH_CONTENT_TYPES)}, got {patch_type!r}")
         if patch is None and not isinstance(kind, type):
@@ -248,12 +243,7 @@ class Client:
         Options (keyword-only): `propagation_policy` ("Background" by default, "Foreground", "Orphan",
         or None for the server's default), `grace_period_seconds`, `preconditions` (uid and/or
         resourceVersion), `dry_run`."""
-        info = info_of(obj_or_kind)
-        if not isinstance(obj_or_kind, type):
-            name = name or objmeta.name(obj_or_kind)
-            namespace = namespace or objmeta.namespace(obj_or_kind) or None
-        if not name:
-            raise ValueError("delete needs a name (or an object)")
+        info, name, namespace = _named("delete", obj_or_kind, name, namespace)
         body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         propagation_policy = options.get("propagation_policy", "Background")
         if propagation_policy:
@@ -299,6 +289,19 @@ class StatusClient:
     ) -> Any:
         req = PatchRequest(kind=kind, name=name, patch=patch, subresource="status", **options)
         return await self._client.send_patch(req)
+
+
+def _named(
+    verb: str, obj_or_kind: Any, name: str | None, namespace: str | None
+) -> tuple[ResourceInfo, str, str | None]:
+    """The kind, name and namespace a write by object or by kind + name is for."""
+    info = info_of(obj_or_kind)
+    if not isinstance(obj_or_kind, type):
+        name = name or objmeta.name(obj_or_kind)
+        namespace = namespace or objmeta.namespace(obj_or_kind) or None
+    if not name:
+        raise ValueError(f"{verb} needs a name (or an object)")
+    return info, name, namespace
 
 
 def _patch_body(info: ResourceInfo, patch: Any) -> bytes:
