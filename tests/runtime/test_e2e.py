@@ -416,6 +416,11 @@ async def test_cached_client_reads_copies_and_serves_selectors(env: Environment,
         assert [w.metadata.name for w in await mgr.client.list(Widget, labels={"app": "y"})] == ["b"]
         assert [w.metadata.name for w in await mgr.client.list(Widget, labels="app in (x,y)")] == ["a", "b"]
         assert len(await mgr.client.list(Widget, fields={"spec.color": "blue"})) == 2
+        # one grammar with the server's: `!=` and `==`, through the index or evaluated on the object
+        assert [w.metadata.name for w in await mgr.client.list(Widget, fields="metadata.name!=a")] == ["b"]
+        assert [
+            w.metadata.name for w in await mgr.client.list(Widget, fields="spec.color==blue,metadata.name=b")
+        ] == ["b"]
         assert await mgr.client.list(Widget, namespace="other") == []
         with pytest.raises(NotFound):
             await mgr.client.get(Widget, "zzz")
