@@ -77,9 +77,9 @@ def test_init_writes_the_whole_project(pyop: RunPyop, tmp_path: Path) -> None:
 
     main_py = (tmp_path / f"src/{PACKAGE}/__main__.py").read_text()
     for flag in ("--metrics-bind-address", "--health-probe-bind-address", "--leader-elect", "--kubeconfig",
-                 "--log-level", "--log-format"):  # fmt: skip
+                 "--log-level", "--log-format", "--cache-sync-timeout"):  # fmt: skip
         assert f'"{flag}"' in main_py
-    assert 'default="0"' in main_py and 'default=":8081"' in main_py
+    assert 'default="0"' in main_py and 'default="127.0.0.1:8081"' in main_py  # local runs: loopback only
     assert "# +pyop:scaffold:imports\n" in main_py and "    # +pyop:scaffold:controllers\n" in main_py
     assert re.search(r'LEADER_ELECTION_ID = "[0-9a-f]{8}\.viper\.run"', main_py)
 
