@@ -66,7 +66,8 @@ def test_readme_flow_reaches_done(tmp_path: Path) -> None:
         _wait(lambda: subprocess.run(["kubectl", "get", "ns"], env=env, capture_output=True).returncode == 0,
               20, "the emulator to answer")  # fmt: skip
         manager = subprocess.Popen(
-            ["make", "-s", "run", f"PYTHON={sys.executable}"],
+            # PYOP: `make run` regenerates the manifests with it; the one on PATH may be another pyop
+            ["make", "-s", "run", f"PYTHON={sys.executable}", f"PYOP={sys.executable} -m pyscaffold_op"],
             cwd=AT_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True,
         )  # fmt: skip
