@@ -149,9 +149,18 @@ KIND_DESCRIPTION = (
 )
 
 _NO_SPEC = MarkerSpec()
-_STRUCTURAL_MARKERS = {"structType"}
 _VALIDATION = "kubebuilder:validation:"
-_REQUIREDNESS = {"optional", "required", "kubebuilder:validation:Optional", "kubebuilder:validation:Required"}
+_OPTIONAL = {"optional", "k8s:optional", "kubebuilder:validation:Optional"}
+_REQUIRED = {"required", "k8s:required", "kubebuilder:validation:Required"}
+_REQUIREDNESS = _OPTIONAL | _REQUIRED
+# type-level markers that count the fields set, in the order controller-gen writes their rules
+# (after the XValidation rules), with its rule operator and message
+_ONE_OF = {
+    _VALIDATION + "AtMostOneOf": ("<= 1", "at most one of the fields in {} may be set"),
+    _VALIDATION + "ExactlyOneOf": ("== 1", "exactly one of the fields in {} must be set"),
+    _VALIDATION + "AtLeastOneOf": (">= 1", "at least one of the fields in {} must be set"),
+}
+_IMMUTABLE = {"message": "field is immutable", "rule": "self == oldSelf"}
 
 
 def _holds_model(value: Any) -> bool:
@@ -378,6 +387,7 @@ class _Run:
         names = _alias_to_field(cls)
         required = set(node.get("required", []))
         props: dict[str, Any] = {}
+        immutable: list[str] = []
         for alias, sub in node.get("properties", {}).items():
             field_name = names.get(alias, alias)
             here = f"{model_name}.{field_name}"
@@ -385,10 +395,12 @@ class _Run:
             if "description" not in sub and field_name in markers.docs:
                 prop["description"] = markers.docs[field_name]  # the attribute docstring
             for marker in markers.fields.get(field_name, []):
-                if marker.name in ("optional", "kubebuilder:validation:Optional"):
+                if marker.name in _OPTIONAL:
                     required.discard(alias)
-                elif marker.name in ("required", "kubebuilder:validation:Required"):
+                elif marker.name in _REQUIRED:
                     required.add(alias)
+                elif marker.name == "k8s:immutable":
+                    immutable.append(alias)
             prop = apply_markers(prop, markers.fields.get(field_name, []), here)
             if prop.get("default", 0) is None and not prop.get("nullable"):
                 del prop["default"]
@@ -400,15 +412,54 @@ class _Run:
             out["required"] = sorted(required)
         else:
             out.pop("required", None)
+        # `+k8s:immutable` on an optional field: its own rule cannot see it removed, so the parent's
+        # rule forbids that (controller-gen writes these before the type's own rules)
+        once_set = [
+            {
+                "message": f"field {name} is immutable once set",
+                "rule": f"!has(oldSelf.{name}) || has(self.{name})",
+            }
+            for name in immutable
+            if name not in required
+        ]
+        if once_set:
+            out["x-kubernetes-validations"] = once_set
         # type-level markers above the class (CEL rules, Min/MaxProperties, ...) apply to its schema
         type_markers = [
             m
             for m in markers.kind
             if SPECS.get(m.name, _NO_SPEC).keyword
             or SPECS.get(m.name, _NO_SPEC).sets
-            or m.name == "kubebuilder:validation:XValidation"
+            or m.name in ("kubebuilder:validation:XValidation", "kubebuilder:externalDocs")
         ]
         out.update(apply_markers(dict(out), type_markers, model_name))
+        for name in _ONE_OF:
+            for marker in (m for m in markers.kind if m.name == name):
+                _one_of_rule(out, marker, required, model_name)
+
+
+def _one_of_rule(out: dict[str, Any], marker: Marker, required: set[str], where: str) -> None:
+    """controller-gen's rule for `+kubebuilder:validation:AtMostOneOf=a;b` (and Exactly/AtLeast)."""
+    fields = list(marker.value)
+    nested = [f for f in fields if "." in f]
+    if nested:
+        raise GenerateError(
+            f"{marker.where}: +{marker.name} cannot reference nested fields: {','.join(nested)}"
+        )
+    for name in fields:
+        if name not in out.get("properties", {}):
+            raise GenerateError(f"{marker.where}: +{marker.name} names {name!r}, not a field of {where}")
+        if name in required:
+            raise GenerateError(
+                f"{marker.where}: field {name} is part of a +{marker.name} constraint and cannot be "
+                f"required ({where}: give it a default or mark it +optional)"
+            )
+    if not fields:
+        return
+    operator, message = _ONE_OF[marker.name]
+    count = "[" + ",".join(f"has(self.{f})" for f in fields) + "].filter(x,x==true).size()"
+    rule = {"message": message.format("[" + " ".join(fields) + "]"), "rule": f"{count} {operator}"}
+    out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), rule]
 
 
 def _alias_to_field(cls: type | None) -> dict[str, str]:
@@ -462,10 +513,24 @@ def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> 
         out["items"] = apply_markers(out["items"], unprefixed, f"{where}[]")
         markers = [m for m in markers if not m.name.startswith(ITEMS_PREFIX)]
     list_keys: list[str] = []
+    if any(m.name == "kubebuilder:default" for m in markers):
+        markers = [m for m in markers if m.name != "default"]  # controller-gen: kubebuilder's wins
     for marker in markers:
         name = marker.name
-        if name in _REQUIREDNESS or name in _STRUCTURAL_MARKERS:
+        if name in _REQUIREDNESS or (name == "default" and marker.value is None):
             continue
+        if name == "k8s:immutable":
+            out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), dict(_IMMUTABLE)]
+            continue
+        if name == "kubebuilder:externalDocs":
+            out["externalDocs"] = {k: marker.args[k] for k in ("description", "url") if k in marker.args}
+            continue
+        if name == "structType" and (
+            out.get("type", "object") != "object" or marker.value not in ("granular", "atomic")
+        ):
+            raise GenerateError(
+                f"{marker.where}: +structType must be granular or atomic, on a model field ({where})"
+            )
         if name == "listMapKey":
             list_keys.append(marker.value)
             continue

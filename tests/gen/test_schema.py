@@ -353,12 +353,13 @@ def test_every_registered_marker_applies_through_the_one_registry() -> None:
     from pyscaffold_op.gen.markers import SPECS, Marker
     from pyscaffold_op.gen.schema import apply_markers
 
-    samples = {"number": 2, "int": 2, "bool": True, "str": "x", "values": ["x"], "any": "x"}
+    samples = {"number": 2, "int": 2, "bool": True, "str": "x", "values": ["x"], "any": "x", "json": "x"}
     for name, spec in SPECS.items():
         if name.startswith("kubebuilder:validation:items:"):
             continue
         if spec.keyword is not None:
-            marker = Marker(name, samples[spec.value or "any"], where="t.py:1")
+            value = "atomic" if name == "structType" else samples[spec.value or "any"]
+            marker = Marker(name, value, where="t.py:1")
             assert apply_markers({}, [marker], "T.f")[spec.keyword] == marker.value, name
         if spec.sets is not None:
             key, value = spec.sets
