@@ -182,7 +182,8 @@ def select(defs: dict[str, Any]) -> list[str]:
     """Definitions of the chosen group/versions, plus the custom types they reference.
 
     A reference to another group (batch/v1's alpha `scheduling.v1alpha3` fields) becomes a free-form
-    object (`_OUTSIDE`), so the modules stay one per group/version.
+    object (`_OUTSIDE`) in the models, so the modules stay one per group/version; `_spec.json` keeps
+    its schema all the same (for CRDs embedding the type).
     """
     names = {name for name in defs if module_of(name)}
     refs: list[str] = []
@@ -192,7 +193,6 @@ def select(defs: dict[str, Any]) -> list[str]:
 
 
 _OUTSIDE = "pyscaffold_op.apimachinery.fields.FreeForm"
-_OUTSIDE_SPEC = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
 def top_level_gvk(schema: dict[str, Any]) -> dict[str, str] | None:
@@ -246,12 +246,16 @@ def codegen_schema(defs: dict[str, Any], names: list[str]) -> dict[str, Any]:
 def compact_spec(defs: dict[str, Any], names: list[str], scopes: dict[Any, Any]) -> dict[str, Any]:
     """The run-time spec: per definition its structural keywords, refs by short name, the overlay."""
     out: dict[str, Any] = {}
+    outside: list[str] = []
 
     def trim(schema: dict[str, Any]) -> dict[str, Any]:
         _plain_type(schema)
         ref = _ref_name(schema)
         if ref and not module_of(ref) and ref not in CUSTOM_TYPES:
-            return dict(_OUTSIDE_SPEC)
+            # no model (FreeForm in Python), but its schema is kept under its full name: a CRD
+            # embedding batch/v1's JobSpec gets the nodes controller-gen writes for it
+            outside.append(ref)
+            return {"$ref": ref}
         if ref:
             return {"$ref": short_name(ref)}
         kept = {k: schema[k] for k in _SPEC_KEYS if k in schema}
@@ -280,6 +284,10 @@ def compact_spec(defs: dict[str, Any], names: list[str], scopes: dict[Any, Any])
         for prop, value in DEFAULTS.get(name, {}).items():
             entry["properties"][prop]["default"] = value
         out[short_name(name)] = entry
+    while outside:
+        name = outside.pop()
+        if name not in out:
+            out[name] = trim(copy.deepcopy(defs[name]))
     missing = [f"{n}.{p}" for n, ps in DEFAULTS.items() for p in ps if n not in names]
     if missing:
         raise SystemExit(f"overlay names definitions not generated: {missing}")

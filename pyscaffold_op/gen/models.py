@@ -18,6 +18,7 @@ from pyscaffold_op.errors import GenerateError
 
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata")
 _NULLABLE = "x-pyop-nullable"
+_FORMAT = "x-pyop-format"
 
 
 def pick_version(crd: dict[str, Any], version: str | None) -> dict[str, Any]:
@@ -49,6 +50,7 @@ def models_from_crd(crd: dict[str, Any], *, version: str | None = None) -> str:
     if "required" in schema:
         schema["required"] = [r for r in schema["required"] if r not in _ROOT_FIELDS]
     code = _generate(_mark_nullable(schema), kind).replace(f"'{_NULLABLE}': True", "'nullable': True")
+    code = code.replace(f"'{_FORMAT}': ", "'format': ")
     return _as_custom_resource(
         code,
         _kind_markers(crd, entry),
@@ -107,12 +109,19 @@ def _generate(schema: dict[str, Any], kind: str) -> str:
 
 
 def _mark_nullable(node: Any) -> Any:
-    """`nullable: true` -> a private extension key, so the generator keeps it in json_schema_extra
-    (it would otherwise fold it into `X | None`, which our CRD generator reads as "optional")."""
+    """`nullable: true` and integer formats -> private extension keys, so the generator keeps them in
+    json_schema_extra (it would otherwise fold `nullable` into `X | None`, which our CRD generator
+    reads as "optional", and drop `format: int32` for a plain `int`)."""
     if isinstance(node, dict):
-        return {
-            (_NULLABLE if k == "nullable" and v is True else k): _mark_nullable(v) for k, v in node.items()
-        }
+        integer = node.get("type") == "integer"
+        out = {}
+        for k, v in node.items():
+            if k == "nullable" and v is True:
+                k = _NULLABLE
+            elif k == "format" and integer and v in ("int32", "int64"):
+                k = _FORMAT
+            out[k] = _mark_nullable(v)
+        return out
     if isinstance(node, list):
         return [_mark_nullable(v) for v in node]
     return node

@@ -27,9 +27,11 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from pyscaffold_op.errors import GenerateError
+from pyscaffold_op.gen.builtin import builtin_schema, definition_of
 from pyscaffold_op.gen.markers import ITEMS_PREFIX, SPECS, ClassMarkers, Marker, MarkerSpec, class_markers
 
 _MODEL_KEY = "x-pyop-model"
+_BUILTIN_KEY = "x-pyop-builtin"
 # Formats the API server knows (k8s.io/kube-openapi strfmt) and pydantic's wire form matches; others are
 # dropped. Not `duration`: pydantic writes timedelta as ISO 8601 (PT1H), the server expects Go's (1h).
 K8S_FORMATS = {
@@ -97,8 +99,20 @@ _SHAPE_KEYS = {
     "x-kubernetes-int-or-string",
     "x-kubernetes-preserve-unknown-fields",
     _MODEL_KEY,
+    _BUILTIN_KEY,
 }
 _NUMERIC = {"minimum", "maximum", "multipleOf"}
+# pydantic leaks a constraint's own name into the JSON schema when it sits on a validated type
+# (`Annotated[Int64, Field(ge=0)]`): the JSON schema keyword each one means
+_LEAKED = {
+    "ge": "minimum",
+    "le": "maximum",
+    "gt": "exclusiveMinimum",
+    "lt": "exclusiveMaximum",
+    "multiple_of": "multipleOf",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+}
 _KEEP = {
     "description",
     "type",
@@ -177,10 +191,13 @@ def _generator(models: dict[str, type]) -> type[GenerateJsonSchema]:
             return super().encode_default(dft)
 
         def model_schema(self, schema: Any) -> Any:
+            cls = schema["cls"]
+            builtin = definition_of(cls)
+            if builtin is not None:  # a built-in type: its schema comes from the Kubernetes spec
+                return {_BUILTIN_KEY: builtin}
             result = super().model_schema(schema)
             if schema.get("root_model"):
                 return result  # a RootModel is its root's schema, not an object
-            cls = schema["cls"]
             key = f"{cls.__module__}:{cls.__qualname__}"
             models[key] = cls
             result[_MODEL_KEY] = key
@@ -241,6 +258,8 @@ class _Run:
             node.update(node.pop("allOf")[0])  # older pydantic wraps refs with siblings in allOf
         if "$ref" in node:
             return self._ref(node, stack, where)
+        if _BUILTIN_KEY in node:
+            return builtin_schema(node[_BUILTIN_KEY])
         for key, why in _UNSUPPORTED.items():
             if key in node:
                 raise self.fail(where, why)
@@ -251,6 +270,7 @@ class _Run:
         if isinstance(node.get("type"), list):
             raise self.fail(where, f"several types {node['type']} are not structural")
         out: dict[str, Any] = {}
+        node = {_LEAKED.get(key, key): value for key, value in node.items()}
         for key, value in node.items():
             if key in _DROP or key == _MODEL_KEY or key == "uniqueItems":
                 continue
