@@ -116,9 +116,10 @@ def _as_go_condition(schema: dict[str, Any]) -> None:
 
 
 class Condition(KubeModel):
-    """metav1.Condition: one aspect of an object's current state. Its CRD schema is metav1.Condition's:
-    every field but observedGeneration required (message and lastTransitionTime have Python defaults,
-    so they are always on the wire), with the same patterns and limits."""
+    """Condition contains details for one aspect of the current state of this API Resource."""
+
+    # metav1.Condition's schema exactly: every field but observedGeneration required (message and
+    # lastTransitionTime have Python defaults, so they are always on the wire), same patterns and limits
 
     model_config = ConfigDict(json_schema_extra=_as_go_condition)
 
