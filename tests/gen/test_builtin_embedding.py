@@ -7,6 +7,7 @@ from the published Kubernetes v1.37 definitions with controller-gen's rules, nev
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,17 @@ import httpx2
 import pytest
 import yaml
 
-from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
+from pyscaffold_op.apimachinery import (
+    CustomResource,
+    Duration,
+    GroupVersionKind,
+    Int32,
+    Int64,
+    IntOrString,
+    KubeModel,
+    Quantity,
+    Time,
+)
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.gen import generate_manifests
 from pyscaffold_op.gen.schema import SchemaConverter
@@ -198,3 +209,31 @@ def test_each_embeddable_type_has_its_go_schema() -> None:
     assert spec["selector"]["x-kubernetes-map-type"] == "atomic"
     assert spec["selector"]["properties"]["matchExpressions"]["items"]["required"] == ["key", "operator"]
     assert spec["target"]["x-kubernetes-map-type"] == "atomic"
+
+
+class Scalars(KubeModel):
+    small: Int32
+    big: Int64 | None = None
+    # +kubebuilder:validation:Format=int32
+    marked: int = 0
+    timeout: Duration | None = None
+    plain: timedelta | None = None
+    when: Time | None = None
+    port: IntOrString | None = None
+    memory: Quantity | None = None
+
+
+def test_scalar_types_have_controller_gens_schema() -> None:
+    props = SchemaConverter().model_schema(Scalars)["properties"]
+    assert props["small"] == {"type": "integer", "format": "int32"}
+    assert props["big"] == {"type": "integer", "format": "int64"}
+    assert props["marked"] == {"type": "integer", "format": "int32", "default": 0}
+    assert props["timeout"] == props["plain"] == {"type": "string"}  # metav1.Duration
+    assert props["when"] == {"type": "string", "format": "date-time"}
+    assert props["port"] == {
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+        "x-kubernetes-int-or-string": True,
+    }
+    assert props["memory"]["x-kubernetes-int-or-string"] is True and props["memory"]["pattern"].startswith(
+        "^"
+    )
