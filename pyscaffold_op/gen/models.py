@@ -41,6 +41,13 @@ def models_from_crd(crd: dict[str, Any], *, version: str | None = None) -> str:
     """Python source of pydantic models for one version of `crd`."""
     if crd.get("kind") != "CustomResourceDefinition":
         raise GenerateError(f"not a CustomResourceDefinition (kind: {crd.get('kind')!r})")
+    from pyscaffold_op.apiextensions.crdvalidation import check_crd
+
+    problems = check_crd(crd)
+    if problems:  # the generator would make up a model for a schema no server serves
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        name = (crd.get("metadata") or {}).get("name")
+        raise GenerateError(f"CRD {name} would be rejected by the API server: {problems[0]}{more}")
     spec = crd["spec"]
     entry = pick_version(crd, version)
     kind = spec["names"]["kind"]
@@ -51,7 +58,7 @@ def models_from_crd(crd: dict[str, Any], *, version: str | None = None) -> str:
         schema["required"] = [r for r in schema["required"] if r not in _ROOT_FIELDS]
     code = _generate(_mark_nullable(schema), kind).replace(f"'{_NULLABLE}': True", "'nullable': True")
     code = code.replace(f"'{_FORMAT}': ", "'format': ")
-    return _as_custom_resource(
+    module = _as_custom_resource(
         code,
         _kind_markers(crd, entry),
         kind,
@@ -60,6 +67,8 @@ def models_from_crd(crd: dict[str, Any], *, version: str | None = None) -> str:
         plural=spec["names"]["plural"],
         namespaced=spec.get("scope", "Namespaced") == "Namespaced",
     )
+    _check_imports(module, kind)
+    return module
 
 
 def models_from_crd_file(path: Path, *, version: str | None = None) -> str:
@@ -74,6 +83,30 @@ def models_from_crd_file(path: Path, *, version: str | None = None) -> str:
     if not crds:
         raise GenerateError(f"{path}: no CustomResourceDefinition in the file")
     return models_from_crd(crds[0], version=version)
+
+
+def _check_imports(code: str, kind: str) -> None:
+    """Run the generated module once (never exit 0 with a module that fails to import)."""
+    import sys
+    import types
+
+    from pyscaffold_op.apimachinery import CustomResource
+
+    saved = dict(CustomResource.registry)
+    module = types.ModuleType("_pyop_generated_models")
+    sys.modules[module.__name__] = module  # pydantic resolves the annotations through it
+    try:
+        exec(compile(code, f"<models of {kind}>", "exec"), module.__dict__)
+        getattr(module, kind).model_rebuild()
+    except Exception as err:  # anything the generated code raises means broken output
+        first = (str(err).strip().splitlines() or [""])[0]
+        raise GenerateError(
+            f"the models generated for {kind} do not import ({type(err).__name__}: {first}); nothing written"
+        ) from err
+    finally:
+        sys.modules.pop(module.__name__, None)
+        CustomResource.registry.clear()
+        CustomResource.registry.update(saved)
 
 
 def _generate(schema: dict[str, Any], kind: str) -> str:

@@ -32,6 +32,7 @@ from pyscaffold_op.gen.markers import ITEMS_PREFIX, SPECS, ClassMarkers, Marker,
 
 _MODEL_KEY = "x-pyop-model"
 _BUILTIN_KEY = "x-pyop-builtin"
+_UNSUPPORTED_KEY = "x-pyop-unsupported"
 # Formats the API server knows (k8s.io/kube-openapi strfmt) and pydantic's wire form matches; others are
 # dropped. Not `duration`: pydantic writes timedelta as ISO 8601 (PT1H), the server expects Go's (1h).
 K8S_FORMATS = {
@@ -102,6 +103,7 @@ _SHAPE_KEYS = {
     _BUILTIN_KEY,
 }
 _NUMERIC = {"minimum", "maximum", "multipleOf"}
+_TYPES = {"array", "boolean", "integer", "number", "object", "string"}  # what the API server accepts
 # pydantic leaks a constraint's own name into the JSON schema when it sits on a validated type
 # (`Annotated[Int64, Field(ge=0)]`): the JSON schema keyword each one means
 _LEAKED = {
@@ -190,6 +192,10 @@ def _generator(models: dict[str, type]) -> type[GenerateJsonSchema]:
                 return pydantic_core.to_jsonable_python(dft, by_alias=True, exclude_none=True)
             return super().encode_default(dft)
 
+        def complex_schema(self, schema: Any) -> Any:
+            # pydantic writes `complex` as a plain string: a CRD would silently take any text
+            return {_UNSUPPORTED_KEY: "complex numbers have no Kubernetes type (use two numbers or a string)"}
+
         def model_schema(self, schema: Any) -> Any:
             cls = schema["cls"]
             builtin = definition_of(cls)
@@ -243,9 +249,13 @@ class _Run:
         self.owner = owner
         self.defs = defs
         self.models = models
+        self.lines: dict[str, str] = {}  # "Model.field" -> "path:line"
 
     def fail(self, where: str, message: str) -> GenerateError:
-        return GenerateError(f"{where}: {message}")
+        """An error naming the model and field, after the file and line that declare the field."""
+        field_path = where.split("[", 1)[0].split("{", 1)[0]
+        line = self.lines.get(field_path)
+        return GenerateError(f"{_relative(line)}: {where}: {message}" if line else f"{where}: {message}")
 
     # ---------------------------------------------------------- nodes
 
@@ -260,6 +270,8 @@ class _Run:
             return self._ref(node, stack, where)
         if _BUILTIN_KEY in node:
             return builtin_schema(node[_BUILTIN_KEY])
+        if _UNSUPPORTED_KEY in node:
+            raise self.fail(where, node[_UNSUPPORTED_KEY])
         for key, why in _UNSUPPORTED.items():
             if key in node:
                 raise self.fail(where, why)
@@ -389,6 +401,7 @@ class _Run:
             own = self.owner._markers_of(klass)
             merged.fields.update(own.fields)
             merged.docs.update(own.docs)
+            merged.lines.update(own.lines)
         return merged
 
     def _model(self, node: dict[str, Any], out: dict[str, Any], stack: tuple[str, ...], where: str) -> None:
@@ -401,6 +414,8 @@ class _Run:
         for alias, sub in node.get("properties", {}).items():
             field_name = names.get(alias, alias)
             here = f"{model_name}.{field_name}"
+            if field_name in markers.lines:
+                self.lines[here] = markers.lines[field_name]
             prop = self.convert(sub, stack, here)
             if "description" not in sub and field_name in markers.docs:
                 prop["description"] = markers.docs[field_name]  # the attribute docstring
@@ -429,6 +444,15 @@ class _Run:
             or m.name == "kubebuilder:validation:XValidation"
         ]
         out.update(apply_markers(dict(out), type_markers, model_name))
+
+
+def _relative(location: str) -> str:
+    """`path:line` with the path relative to the working folder when it is inside it."""
+    from pathlib import Path
+
+    path, _, line = location.rpartition(":")
+    full, here = Path(path).resolve(), Path.cwd().resolve()
+    return f"{full.relative_to(here) if full.is_relative_to(here) else path}:{line}"
 
 
 def _alias_to_field(cls: type | None) -> dict[str, str]:
@@ -513,6 +537,10 @@ def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> 
         value = marker.value
         if key == "enum":
             value = _coerce_enum(list(value), out.get("type"))
+        if key == "type" and value not in _TYPES:
+            raise GenerateError(
+                f"{marker.where}: +{name}={value}: supported values: {', '.join(sorted(_TYPES))} ({where})"
+            )
         if (
             key in ("minimum", "maximum", "multipleOf")
             and out.get("type") == "integer"
