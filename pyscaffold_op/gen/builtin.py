@@ -73,7 +73,8 @@ def definition_of(cls: type) -> str | None:
         return None
     from pyscaffold_op.models import spec
 
-    name = f"{cls.__module__[len(_MODELS_PACKAGE) :]}.{cls.__qualname__}"
+    group_version = cls.__module__[len(_MODELS_PACKAGE) :].split(".", 1)[0]  # core_v1._pod -> core_v1
+    name = f"{group_version}.{cls.__qualname__}"
     return name if name in spec.load()["definitions"] else None
 
 
