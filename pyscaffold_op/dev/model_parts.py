@@ -111,7 +111,7 @@ def _package(header: str, part_of: dict[str, str]) -> str:
     ordered = sorted(part_of)
     table = "\n".join(f'    "{name}": "{part_of[name]}",' for name in ordered)
     typing = "\n".join(f"    from .{part_of[name]} import {name}" for name in ordered)
-    return f'''{header}# Each class lives in a part with exactly the classes it needs; `__getattr__` imports
+    return f"""{header}# Each class lives in a part with exactly the classes it needs; `__getattr__` imports
 # the part on first use, so importing Pod does not build the ~100 classes Pod never uses.
 import importlib
 from typing import TYPE_CHECKING, Any
@@ -137,4 +137,4 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({{*globals(), *__all__}})
-'''
+"""
