@@ -115,6 +115,7 @@ _LEAKED = {
     "min_length": "minLength",
     "max_length": "maxLength",
 }
+_LEAKED_ARRAY = {**_LEAKED, "min_length": "minItems", "max_length": "maxItems"}
 _KEEP = {
     "description",
     "type",
@@ -282,7 +283,8 @@ class _Run:
         if isinstance(node.get("type"), list):
             raise self.fail(where, f"several types {node['type']} are not structural")
         out: dict[str, Any] = {}
-        node = {_LEAKED.get(key, key): value for key, value in node.items()}
+        leaked = _LEAKED_ARRAY if node.get("type") == "array" else _LEAKED
+        node = {leaked.get(key, key): value for key, value in node.items()}
         for key, value in node.items():
             if key in _DROP or key == _MODEL_KEY or key == "uniqueItems":
                 continue

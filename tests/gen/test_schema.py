@@ -18,6 +18,8 @@ from pyscaffold_op.apimachinery import (
     EmbeddedResource,
     FreeForm,
     GroupVersionKind,
+    Int32,
+    Int64,
     IntOrString,
     KubeModel,
     ListType,
@@ -373,3 +375,27 @@ def test_every_registered_marker_applies_through_the_one_registry() -> None:
                 "string" if spec.keyword == "type" else samples[spec.value or "any"],
             )
             assert apply_markers({"type": "array", "items": {}}, [item], "T.f")["items"][spec.keyword], name
+
+
+class ConstrainedAliases(KubeModel):
+    generation: Annotated[Int64, Field(ge=0, lt=10)] | None = None
+    small: Annotated[Int32, Field(gt=-1)] = 0
+
+
+def test_constraints_on_validated_aliases_become_schema_keywords() -> None:
+    # pydantic writes `ge`/`lt` as is when they sit on a type with its own validator (Int64)
+    p = props(ConstrainedAliases)
+    assert p["generation"] == {
+        "type": "integer",
+        "format": "int64",
+        "minimum": 0,
+        "maximum": 10,
+        "exclusiveMaximum": True,
+    }
+    assert p["small"] == {
+        "type": "integer",
+        "format": "int32",
+        "minimum": -1,
+        "exclusiveMinimum": True,
+        "default": 0,
+    }
