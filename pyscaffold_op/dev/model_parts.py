@@ -16,8 +16,9 @@ from __future__ import annotations
 import ast
 import re
 
-SPLIT_ABOVE = 60
-"""Modules with more classes than this become packages of parts (core_v1 only, today)."""
+SPLIT_ABOVE = 20
+"""Modules with more classes than this become packages of parts (core_v1, apps_v1, meta_v1, ...)."""
+_REEXPORTED = "pyscaffold_op.apimachinery.resource"  # meta_v1.ObjectMeta is apimachinery's, kept there
 
 
 def _snake(name: str) -> str:
@@ -89,7 +90,14 @@ def split(text: str, header: str) -> dict[str, str]:
         lines += [f"from .{other} import {', '.join(sorted(deps))}" for other, deps in sorted(needed.items())]
         body = "\n\n\n".join(ast.unparse(by_name[name]) for name in members)
         files[f"{part}.py"] = header + "\n".join(lines) + "\n\n\n" + body + "\n"
-    files["__init__.py"] = _package(header, part_of)
+    shared = sorted(
+        a.name
+        for node in imports
+        if isinstance(node, ast.ImportFrom) and node.module == _REEXPORTED
+        for a in node.names
+        if a.name != "GroupVersionKind"
+    )
+    files["__init__.py"] = _package(header, part_of, shared)
     return files
 
 
@@ -107,8 +115,9 @@ def _used_imports(imports: list[ast.Import | ast.ImportFrom], used: set[str]) ->
     return kept
 
 
-def _package(header: str, part_of: dict[str, str]) -> str:
+def _package(header: str, part_of: dict[str, str], shared: list[str]) -> str:
     ordered = sorted(part_of)
+    reexport = f"from {_REEXPORTED} import {', '.join(shared)}\n" if shared else ""
     table = "\n".join(f'    "{name}": "{part_of[name]}",' for name in ordered)
     typing = "\n".join(f"    from .{part_of[name]} import {name}" for name in ordered)
     return f"""{header}# Each class lives in a part with exactly the classes it needs; `__getattr__` imports
@@ -116,6 +125,7 @@ def _package(header: str, part_of: dict[str, str]) -> str:
 import importlib
 from typing import TYPE_CHECKING, Any
 
+{reexport}
 if TYPE_CHECKING:
 {typing}
 
@@ -123,7 +133,7 @@ _PART_OF = {{
 {table}
 }}
 
-__all__ = sorted(_PART_OF)
+__all__ = sorted([*_PART_OF{"".join(f", {name!r}" for name in shared)}])
 
 
 def __getattr__(name: str) -> Any:

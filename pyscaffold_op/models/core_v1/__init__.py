@@ -11,6 +11,8 @@ snake_case attributes, camelCase on the wire (`obj.to_dict()`), like every pyop 
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from pyscaffold_op.apimachinery.resource import ObjectMeta
+
 if TYPE_CHECKING:
     from ._aws_elastic_block_store_volume_source import AWSElasticBlockStoreVolumeSource
     from ._pod_spec import Affinity
@@ -474,7 +476,7 @@ _PART_OF = {
     "WindowsSecurityContextOptions": "_pod_spec",
 }
 
-__all__ = sorted(_PART_OF)
+__all__ = sorted([*_PART_OF, "ObjectMeta"])
 
 
 def __getattr__(name: str) -> Any:
