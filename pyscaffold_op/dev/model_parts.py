@@ -121,7 +121,7 @@ def _package(header: str, part_of: dict[str, str], shared: list[str]) -> str:
     table = "\n".join(f'    "{name}": "{part_of[name]}",' for name in ordered)
     typing = "\n".join(f"    from .{part_of[name]} import {name}" for name in ordered)
     return f"""{header}# Each class lives in a part with exactly the classes it needs; `__getattr__` imports
-# the part on first use, so importing Pod does not build the ~100 classes Pod never uses.
+# the part on first use, so importing one kind builds only the classes that kind needs.
 import importlib
 from typing import TYPE_CHECKING, Any
 

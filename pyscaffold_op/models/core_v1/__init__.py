@@ -7,7 +7,7 @@ snake_case attributes, camelCase on the wire (`obj.to_dict()`), like every pyop 
 
 # ruff: noqa
 # Each class lives in a part with exactly the classes it needs; `__getattr__` imports
-# the part on first use, so importing Pod does not build the ~100 classes Pod never uses.
+# the part on first use, so importing one kind builds only the classes that kind needs.
 import importlib
 from typing import TYPE_CHECKING, Any
 
