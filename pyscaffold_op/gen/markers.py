@@ -188,6 +188,8 @@ class ClassMarkers:
 
     kind: list[Marker] = field(default_factory=list)
     fields: dict[str, list[Marker]] = field(default_factory=dict)
+    lines: dict[str, str] = field(default_factory=dict)
+    """Where each field is written (`path:line`), for errors about its type."""
     docs: dict[str, str] = field(default_factory=dict)
     """Attribute docstrings (the string under a field), read here too so descriptions never depend on
     pydantic's `use_attribute_docstrings` (which reads sources at every import of the models)."""
@@ -420,6 +422,7 @@ def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
             info = ClassMarkers(kind=_markers_in(block, path))
             for index, stmt in enumerate(node.body):
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    info.lines[stmt.target.id] = f"{path}:{stmt.lineno}"
                     found = _markers_in(_block_above(comments, stmt.lineno), path)
                     if found:
                         info.fields[stmt.target.id] = found

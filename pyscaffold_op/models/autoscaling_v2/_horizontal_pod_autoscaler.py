@@ -7,12 +7,10 @@ snake_case attributes, camelCase on the wire (`obj.to_dict()`), like every pyop 
 
 # ruff: noqa
 from pyscaffold_op.apimachinery.resource import GroupVersionKind
-from typing import Annotated
-from pydantic import Field
 from pyscaffold_op.models._base import K8sModel, K8sObject
 from pyscaffold_op.apimachinery.fields import Quantity
 from datetime import datetime
-from . import meta_v1
+from .. import meta_v1
 
 
 class CrossVersionObjectReference(K8sModel):
@@ -161,10 +159,3 @@ class HorizontalPodAutoscaler(K8sObject):
     namespaced = True
     spec: HorizontalPodAutoscalerSpec | None = None
     status: HorizontalPodAutoscalerStatus | None = None
-
-
-class HorizontalPodAutoscalerList(K8sModel):
-    api_version: str | None = None
-    items: list[HorizontalPodAutoscaler]
-    kind: str | None = None
-    metadata: meta_v1.ListMeta | None = None
