@@ -1,6 +1,6 @@
 """Request routing, independent of the HTTP framework.
 
-`Api.handle(Request) -> Response` is shared by the aiohttp server and the in-process httpx transport, so
+`Api.handle(HttpRequest) -> Response` is shared by the aiohttp server and the in-process httpx transport, so
 both ways in behave identically. Every failure becomes a `Status` body; nothing a client sends can
 crash the server. The verbs live in `verbs_read` and `verbs_write`.
 """
@@ -8,45 +8,37 @@ crash the server. The verbs live in `verbs_read` and `verbs_write`.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from pyscaffold_op.envtest import discovery, openapi, subresources
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.auth import Policy
-from pyscaffold_op.envtest.decode import MAX_BODY, check_object_depth, decode_body
-from pyscaffold_op.envtest.metatypes import check_meta_types
+from pyscaffold_op.envtest.decode import MAX_BODY
 from pyscaffold_op.envtest.objectstore import Store
-from pyscaffold_op.envtest.protocol import (
-    JSON,
-    PROTOBUF,
-    Request,
-    Response,
-    Target,
-    check_write_options,
-    error_response,
-    json_response,
-    media_type,
-)
-from pyscaffold_op.envtest.resources import ServedResource
+from pyscaffold_op.envtest.protocol import HttpRequest, Response, Target, error_response, json_response
 from pyscaffold_op.envtest.reviews import ReviewVerbs
 from pyscaffold_op.envtest.verbs_read import ReadVerbs
 from pyscaffold_op.envtest.verbs_write import WriteVerbs
 
 log = logging.getLogger("pyscaffold_op.envtest")
 
-__all__ = ["MAX_BODY", "Api", "Request", "Response", "error_response"]
+__all__ = ["MAX_BODY", "Api", "HttpRequest", "Response", "error_response"]
 
 
-class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
+class Api:
+    """Routes each request to its verb: the reading, writing and review verbs are collaborators
+    over the same store (and policy), not base classes."""
+
     def __init__(
         self, store: Store, server_address: str = "127.0.0.1", bookmark_interval: float = 1.0
     ) -> None:
         self.store = store
         self.server_address = server_address
-        self.bookmark_interval = bookmark_interval
         self.policy = Policy()
+        self.reads = ReadVerbs(store, bookmark_interval)
+        self.writes = WriteVerbs(store)
+        self.reviews = ReviewVerbs(self.policy)
 
-    async def handle(self, req: Request) -> Response:
+    async def handle(self, req: HttpRequest) -> Response:
         try:
             if len(req.body) > MAX_BODY:
                 raise E.too_large(MAX_BODY)
@@ -61,7 +53,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
 
     # -- routing -----------------------------------------------------------------------------------
 
-    def _dispatch(self, req: Request) -> Response:
+    def _dispatch(self, req: HttpRequest) -> Response:
         parts = [p for p in req.path.split("/") if p]
         reg = self.store.registry
         if req.method == "GET":
@@ -109,7 +101,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             watch, rest = True, rest[1:]
         target = self._target(group, version, rest)
         if target.info.review:
-            return self._review(req, target)
+            return self.reviews.review(req, target)
         if target.subresource and (served := subresources.serve(self, req, target)) is not None:
             return served
         if target.subresource and target.subresource not in ("status", "scale"):
@@ -121,20 +113,20 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         m = req.method
         if target.name is None:
             if m == "GET":
-                return self._watch(req, target) if watch else self._list(req, target)
+                return self.reads.watch(req, target) if watch else self.reads.list(req, target)
             if m == "POST":
-                return self._create(req, target)
+                return self.writes.create(req, target)
             if m == "DELETE":
-                return self._delete_collection(req, target)
+                return self.writes.delete_collection(req, target)
             raise E.method_not_allowed(m)
         if m == "GET":
-            return self._get(req, target)
+            return self.reads.get(req, target)
         if m == "PUT":
-            return self._update(req, target)
+            return self.writes.update(req, target)
         if m == "PATCH":
-            return self._patch(req, target)
+            return self.writes.patch(req, target)
         if m == "DELETE" and not target.subresource:
-            return self._delete(req, target)
+            return self.writes.delete(req, target)
         raise E.method_not_allowed(m)
 
     def _target(self, group: str, version: str, rest: list[str]) -> Target:
@@ -158,96 +150,6 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         if info.namespaced and name is not None and ns is None:
             raise E.not_found_path()
         return Target(info, ns, name, sub)
-
-    # -- helpers -----------------------------------------------------------------------------------
-
-    def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
-        """The object as served under the requested version (CRD versions share storage, no conversion)."""
-        if info.from_storage is not None:
-            return info.from_storage(obj)
-        if obj.get("apiVersion") != info.api_version:
-            return {**obj, "apiVersion": info.api_version}
-        return obj
-
-    def _body(
-        self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
-    ) -> dict[str, Any]:
-        """The decoded body, checked in the handlers' order: media type (415), then the request's
-        `options` kind (CreateOptions, ...: 422), then decoding (400)."""
-        ctype = media_type(req)
-        if ctype == PROTOBUF and not info.custom:
-            from pyscaffold_op.envtest.protobuf import ProtobufError, decode
-
-            if options:
-                check_write_options(req, options)
-            try:
-                obj = decode(req.body)
-            except ProtobufError as err:
-                # kubectl's typed generators send protobuf; only simple kinds are described here
-                raise E.unsupported_media(
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    f"application/json, application/yaml ({err})"
-                ) from None
-            return self._checked(obj, req, info, check_kind)
-        if ctype not in (JSON, "application/yaml", "application/apply-patch+yaml"):
-            # NegotiateInputSerializer: a missing Content-Type is JSON, anything unknown is 415
-            accepted = [JSON, "application/yaml"] + ([] if info.custom else [PROTOBUF])
-            raise E.unsupported_media(
-                "the body of the request was in an unknown format - accepted media types include: "
-                + ", ".join(accepted)
-            )
-        if options:
-            check_write_options(req, options)
-        if not req.body:
-            raise E.bad_request("the body of the request was empty")
-        obj = decode_body(req.body, ctype != JSON, info.kind)
-        return self._checked(obj, req, info, check_kind)
-
-    def _checked(self, obj: Any, req: Request, info: ServedResource, check_kind: bool) -> dict[str, Any]:
-        if not isinstance(obj, dict):
-            raise E.bad_request("the body of the request must be a JSON object")
-        if check_kind:
-            av, kind = obj.get("apiVersion"), obj.get("kind")
-            if info.custom and (not av or not kind):
-                missing = "Kind" if not kind else "apiVersion"
-                raise E.bad_request(
-                    f"Object '{missing}' is missing in '{req.body[:200].decode(errors='replace')}'"
-                )
-            if av and av != info.api_version:
-                raise E.bad_request(
-                    f"the API version in the data ({av}) does not match the expected API "
-                    f"version ({info.api_version})"
-                )
-            if kind and kind != info.kind:
-                raise E.bad_request(
-                    f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
-                )
-        meta = obj.get("metadata")
-        if meta is not None:
-            check_meta_types(meta)
-        check_object_depth(obj, req.body, info.kind)
-        return obj
-
-    def _check_namespace(self, obj: dict[str, Any], t: Target) -> None:
-        ns = (obj.get("metadata") or {}).get("namespace")
-        if t.info.namespaced and ns and ns != t.namespace:
-            raise E.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request"
-            )
-
-    @staticmethod
-    def _manager(req: Request) -> str:
-        fm = req.q("fieldManager")
-        if fm:
-            return fm
-        ua = req.headers.get("user-agent", "")
-        return ua.split("/")[0] if ua else "unknown"
-
-    @staticmethod
-    def _dry_run(req: Request) -> bool:
-        return "All" in req.query.get("dryRun", [])
-
-    # -- verbs -------------------------------------------------------------------------------------
 
 
 def _path_namespace(path: str) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest import managed, patch
+from pyscaffold_op.envtest import managed, patch, selectors, wire
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.builtin_fields import prune_unknown
 from pyscaffold_op.envtest.decode import load_json
@@ -13,7 +13,7 @@ from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import now_rfc3339
 from pyscaffold_op.envtest.protocol import (
     PATCH_TYPES,
-    Request,
+    HttpRequest,
     Response,
     Target,
     check_write_options,
@@ -28,42 +28,37 @@ if TYPE_CHECKING:
 
 
 class WriteVerbs:
-    store: Store
-    bookmark_interval: float
+    """create, update, patch (merge, JSON, strategic, apply), scale and delete over the store."""
 
-    if TYPE_CHECKING:  # provided by Api
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
-        def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
-        def _body(
-            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
-        ) -> dict[str, Any]: ...
-        def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
-        @staticmethod
-        def _manager(req: Request) -> str: ...
-        @staticmethod
-        def _dry_run(req: Request) -> bool: ...
-
-    def _create(self, req: Request, t: Target) -> Response:
+    def create(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
             raise E.method_not_allowed("POST")
-        obj = self._body(req, t.info, options="CreateOptions")
-        self._check_namespace(obj, t)
+        obj = wire.read_body(req, t.info, options="CreateOptions")
+        wire.check_namespace(obj, t)
         if (obj.get("metadata") or {}).get("resourceVersion"):
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
             raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         unknown = self._unknown_fields(req, t.info, obj)
         obj = to_storage(t.info, obj)
         created = self.store.create(
-            t.info, t.namespace or "", obj, manager=self._manager(req), dry_run=self._dry_run(req), fresh=True
+            t.info,
+            t.namespace or "",
+            obj,
+            manager=wire.field_manager(req),
+            dry_run=wire.dry_run(req),
+            fresh=True,
         )
-        resp = json_response(201, self._out(t.info, created))
+        resp = json_response(201, wire.served(t.info, created))
         if unknown:
             resp.headers["Warning"] = unknown
         return resp
 
-    def _unknown_fields(self, req: Request, info: ServedResource, obj: dict[str, Any]) -> str:
+    def _unknown_fields(self, req: HttpRequest, info: ServedResource, obj: dict[str, Any]) -> str:
         """fieldValidation=Strict rejects unknown fields, Warn (the server's default since field
         validation went GA) reports them in a Warning header, Ignore says nothing. Custom resources
         are pruned later against their schema; built-ins lose them here, as decoding into the Go
@@ -87,13 +82,13 @@ class WriteVerbs:
             )
         return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
 
-    def _update(self, req: Request, t: Target) -> Response:
+    def update(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource == "scale":
             return self._update_scale(
-                req, t, self._body(req, t.info, check_kind=False, options="UpdateOptions")
+                req, t, wire.read_body(req, t.info, check_kind=False, options="UpdateOptions")
             )
-        obj = self._body(req, t.info, options="UpdateOptions")
-        self._check_namespace(obj, t)
+        obj = wire.read_body(req, t.info, options="UpdateOptions")
+        wire.check_namespace(obj, t)
         unknown = self._unknown_fields(req, t.info, obj)
         obj = to_storage(t.info, obj)
         updated = self.store.update(
@@ -102,15 +97,15 @@ class WriteVerbs:
             t.name or "",
             obj,
             subresource=t.subresource,
-            manager=self._manager(req),
-            dry_run=self._dry_run(req),
+            manager=wire.field_manager(req),
+            dry_run=wire.dry_run(req),
         )
-        resp = json_response(200, self._out(t.info, updated))
+        resp = json_response(200, wire.served(t.info, updated))
         if unknown:
             resp.headers["Warning"] = unknown
         return resp
 
-    def _patch(self, req: Request, t: Target) -> Response:
+    def patch(self, req: HttpRequest, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype not in PATCH_TYPES:
             raise E.unsupported_media(
@@ -145,7 +140,7 @@ class WriteVerbs:
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
         # the patch functions never mutate their target, so the stored object serves as the base
-        base = to_scale(info, current) if t.subresource == "scale" else self._out(info, current)
+        base = to_scale(info, current) if t.subresource == "scale" else wire.served(info, current)
         if ctype == "application/json-patch+json":
             patched = patch.json_patch(base, body)
         elif ctype == "application/merge-patch+json":
@@ -168,13 +163,13 @@ class WriteVerbs:
             name,
             patched,
             subresource=t.subresource,
-            manager=self._manager(req),
-            dry_run=self._dry_run(req),
+            manager=wire.field_manager(req),
+            dry_run=wire.dry_run(req),
             require_rv=False,
         )
-        return json_response(200, self._out(info, updated))
+        return json_response(200, wire.served(info, updated))
 
-    def _apply(self, req: Request, t: Target) -> Response:
+    def _apply(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         manager = req.q("fieldManager")
         if not manager:  # ValidatePatchOptions: 422 on the PatchOptions "kind"
@@ -188,7 +183,7 @@ class WriteVerbs:
                     )
                 ],
             )
-        applied = self._body(req, info, options="PatchOptions")
+        applied = wire.read_body(req, info, options="PatchOptions")
         if not applied.get("apiVersion") or not applied.get("kind"):
             raise E.bad_request("apiVersion and kind must be set in an apply request")
         meta = applied.setdefault("metadata", {})
@@ -196,51 +191,36 @@ class WriteVerbs:
             raise E.bad_request(
                 f"the name of the object ({meta['name']}) does not match the name on the URL ({t.name})"
             )
-        self._check_namespace(applied, t)
+        wire.check_namespace(applied, t)
         ns, name = t.namespace or "", t.name or ""
         current = self.store.find(info.bucket, ns if info.namespaced else "", name)
-        force = req.flag("force")
-        now = now_rfc3339()
+        apply_req = managed.ApplyRequest(
+            manager=manager,
+            now=now_rfc3339(),
+            schema=info.schema,
+            custom=info.custom,
+            api_version=info.api_version,
+            subresource=t.subresource,
+            force=req.flag("force"),
+            group=info.group,
+            resource=info.plural,
+            name=name,
+        )
         if current is None:
             if t.subresource:
                 raise E.not_found(info.group, info.plural, name)
             meta["name"] = name
-            obj = managed.apply(
-                None,
-                applied,
-                manager,
-                force,
-                now,
-                info.schema,
-                info.custom,
-                info.api_version,
-                info.group,
-                info.plural,
-                name,
-            )
+            obj = managed.apply(None, applied, apply_req)
             created = self.store.create(
                 info,
                 ns,
                 to_storage(info, obj),
-                dry_run=self._dry_run(req),
+                dry_run=wire.dry_run(req),
                 managed_fields=obj["metadata"].get("managedFields"),
                 fresh=True,
             )
-            return json_response(201, self._out(info, created))
-        new = managed.apply(
-            self._out(info, current),
-            applied,
-            manager,
-            force,
-            now,
-            info.schema,
-            info.custom,
-            info.api_version,
-            info.group,
-            info.plural,
-            name,
-            t.subresource,
-        )
+            return json_response(201, wire.served(info, created))
+        new = managed.apply(wire.served(info, current), applied, apply_req)
         new = to_storage(info, new)
         new["metadata"]["resourceVersion"] = (
             meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
@@ -251,13 +231,13 @@ class WriteVerbs:
             name,
             new,
             subresource=t.subresource,
-            dry_run=self._dry_run(req),
+            dry_run=wire.dry_run(req),
             require_rv=False,
             managed_fields=new["metadata"].get("managedFields"),
         )
-        return json_response(200, self._out(info, updated))
+        return json_response(200, wire.served(info, updated))
 
-    def _update_scale(self, req: Request, t: Target, scale: dict[str, Any]) -> Response:
+    def _update_scale(self, req: HttpRequest, t: Target, scale: dict[str, Any]) -> Response:
         info = t.info
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
@@ -280,10 +260,10 @@ class WriteVerbs:
         set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         new["metadata"]["resourceVersion"] = rv or current["metadata"]["resourceVersion"]
-        updated = self.store.update(info, ns, name, new, manager=self._manager(req), require_rv=False)
+        updated = self.store.update(info, ns, name, new, manager=wire.field_manager(req), require_rv=False)
         return json_response(200, to_scale(info, updated))
 
-    def _delete_options(self, req: Request) -> dict[str, Any]:
+    def _delete_options(self, req: HttpRequest) -> dict[str, Any]:
         opts: dict[str, Any] = {}
         if req.body:
             try:
@@ -338,7 +318,7 @@ class WriteVerbs:
             )
         return opts
 
-    def _delete(self, req: Request, t: Target) -> Response:
+    def delete(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
         obj, gone = self.store.delete(
@@ -347,23 +327,25 @@ class WriteVerbs:
             t.name or "",
             propagation=opts.get("propagationPolicy"),
             preconditions=opts.get("preconditions"),
-            dry_run=self._dry_run(req) or "All" in (opts.get("dryRun") or []),
+            dry_run=wire.dry_run(req) or "All" in (opts.get("dryRun") or []),
             grace_period=_grace(opts),
         )
         if not gone:
             # like the real handler: 202 only when the client explicitly asked for cascading deletion
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
-            return json_response(202 if opts.get("orphanDependents") is False else 200, self._out(info, obj))
+            return json_response(
+                202 if opts.get("orphanDependents") is False else 200, wire.served(info, obj)
+            )
         if info.custom or info.delete_returns_object:
-            return json_response(200, self._out(info, obj))
+            return json_response(200, wire.served(info, obj))
         return json_response(
             200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
         )
 
-    def _delete_collection(self, req: Request, t: Target) -> Response:
+    def delete_collection(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
-        pred = self._selector(req, info)
+        pred = selectors.served_selector(req, info)
         items, _rv, _c, _r = self.store.list(info, t.namespace, pred)
         deleted = []
         for obj in list(items):
@@ -374,10 +356,10 @@ class WriteVerbs:
                     meta.get("namespace", ""),
                     meta["name"],
                     propagation=opts.get("propagationPolicy"),
-                    dry_run=self._dry_run(req),
+                    dry_run=wire.dry_run(req),
                     grace_period=_grace(opts),
                 )
-                deleted.append(self._out(info, o))
+                deleted.append(wire.served(info, o))
             except E.StatusError as err:
                 if err.code != 404:
                     raise

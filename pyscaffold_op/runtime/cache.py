@@ -13,15 +13,20 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pyscaffold_op.apimachinery.labels import SelectorLike, matcher
+from pyscaffold_op.apimachinery import fieldselector, labels
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.errors import NotFound
 from pyscaffold_op.runtime.informer import Informer
 from pyscaffold_op.runtime.kinds import ResourceInfo, info_for
 from pyscaffold_op.runtime.rest import RestTransport
 from pyscaffold_op.runtime.store import NAMESPACE_INDEX
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pyscaffold_op.runtime.client import ListOptions
 
 T = TypeVar("T")
 
@@ -115,12 +120,7 @@ class InformerCache:
         return obj  # a raw store decodes a new object per read: the caller owns it
 
     async def list(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> list[T]:
         informer = await self._synced_informer(kind)
         info, store = informer.info, informer.store
@@ -128,44 +128,22 @@ class InformerCache:
             keys = store.index_keys(NAMESPACE_INDEX, namespace)
         else:
             keys = store.list_keys()
-        pairs = _field_pairs(fields)
-        for field, value in list(pairs.items()):
-            index = field_index_name(field)
-            if store.has_index(index):  # indexed fields narrow the keys before anything is decoded
-                indexed = set(store.index_keys(index, value))
+        # Field selectors: an equality through a registered field index narrows the keys before
+        # anything is decoded; the rest is evaluated on the object's wire form (slower, but
+        # `fields={"status.phase": "Running"}` just works).
+        rest = []
+        for req in fieldselector.matcher(options.get("fields")).requirements:
+            index = field_index_name(req.field)
+            if req.equal and store.has_index(index):
+                indexed = set(store.index_keys(index, req.value))
                 keys = [k for k in keys if k in indexed]
-                del pairs[field]
+            else:
+                rest.append(req)
         keys.sort()
         objs = store.get_many(keys)
-        for field, value in pairs.items():
-            objs = [o for o in objs if _field_value(info, o, field) == value]
-        if labels:
-            selector = matcher(labels)
+        for req in rest:
+            objs = [o for o in objs if req.matches(info.to_dict(o))]
+        if options.get("labels"):
+            selector = labels.matcher(options.get("labels"))
             objs = [o for o in objs if selector.matches(objmeta.labels(o))]
         return objs
-
-
-def _field_pairs(fields: SelectorLike) -> dict[str, str]:
-    """Field selectors: through a registered field index when there is one, else by evaluating the path
-    on the object's wire form (slower, but `fields={"status.phase": "Running"}` just works)."""
-    if isinstance(fields, str):
-        pairs = dict(p.split("=", 1) for p in fields.split(",") if p)
-        return {k.rstrip("="): v for k, v in pairs.items()}
-    return dict(fields or {})
-
-
-def _field_value(info: ResourceInfo, obj: Any, path: str) -> str | None:
-    if path == "metadata.name":
-        return objmeta.name(obj)
-    if path == "metadata.namespace":
-        return objmeta.namespace(obj)
-    node: Any = info.to_dict(obj)
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    if node is None:
-        return None
-    if isinstance(node, bool):
-        return "true" if node else "false"
-    return str(node)
