@@ -6,6 +6,7 @@ server's answer (uid, resourceVersion, defaults), as the Go client does, and ret
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -150,7 +151,7 @@ class Client:
 
     async def list_with_version(
         self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
-    ) -> tuple[list[T], str]:
+    ) -> tuple[builtins.list[T], str]:
         info = info_for(kind)
         path = info.path(namespace if info.namespaced else None)
         params: dict[str, Any] = {
