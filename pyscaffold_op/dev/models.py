@@ -444,8 +444,8 @@ def optimise_module(text: str) -> str:
     tree = ast.parse(text)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     # imports first; datamodel-code-generator's `X.model_rebuild()` calls go: defer_build resolves on use
-    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-    tree.body = imports + _topological(classes)
+    imports: list[ast.stmt] = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    tree.body = [*imports, *_topological(classes)]
     defined: set[str] = set()
     all_names = {c.name for c in classes}
     for node in tree.body:

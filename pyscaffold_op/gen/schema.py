@@ -598,9 +598,10 @@ def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> 
                 out.pop("type", None)
                 out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
             continue
-        key = spec.keyword
-        if key is None:
+        keyword = spec.keyword
+        if keyword is None:
             raise GenerateError(f"{marker.where}: +{name} cannot be used on a field ({where})")
+        key = keyword
         value = marker.value
         if key == "enum":
             value = _coerce_enum(list(value), out.get("type"))

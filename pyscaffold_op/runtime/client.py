@@ -134,7 +134,7 @@ class Client:
 
     # -- reads --------------------------------------------------------------------------------------
     async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T:
-        info = info_for(kind)
+        info = info_for(kind)  # type: ignore[arg-type]  # mypy: type[T] is not Hashable to functools.cache
         data = await self.transport.request("GET", info.path(self._ns(info, namespace), name))
         return info.decode(data)
 
@@ -152,7 +152,7 @@ class Client:
     async def list_with_version(
         self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> tuple[builtins.list[T], str]:
-        info = info_for(kind)
+        info = info_for(kind)  # type: ignore[arg-type]  # mypy: type[T] is not Hashable to functools.cache
         path = info.path(namespace if info.namespaced else None)
         params: dict[str, Any] = {
             "labelSelector": render(options.get("labels")),

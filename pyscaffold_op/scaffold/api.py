@@ -283,16 +283,16 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
             )
     if options.controller and not options.force and options.controller_name is None:
         # a kind has one controller (its file is named after the kind, not the version)
-        other = next(
+        sibling = next(
             (r for r in project.resources
              if r.controller and (r.group, r.kind) == (options.group, options.kind)
              and r.version != options.version),
             None,
         )  # fmt: skip
-        if other is not None:
+        if sibling is not None:
             raise ProjectError(
                 f"kind {options.kind} of group {options.group} already has a controller (for version "
-                f"{other.version}); to add version {options.version} of its API pass --no-controller, "
+                f"{sibling.version}); to add version {options.version} of its API pass --no-controller, "
                 "or pass --force to replace that controller"
             )
     ctx = build_context(options, project, plural, project_header(root))
