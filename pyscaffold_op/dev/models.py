@@ -405,7 +405,7 @@ def _drop_redundant_alias(stmt: ast.AnnAssign) -> None:
     ann = stmt.annotation
     if not (isinstance(ann, ast.Subscript) and getattr(ann.value, "id", "") == "Annotated"):
         return
-    elts = ann.slice.elts  # type: ignore[attr-defined]
+    elts = ann.slice.elts  # type: ignore[attr-defined]  # Annotated[...] subscripts with a Tuple
     field = elts[1] if len(elts) == 2 else None
     if not (isinstance(field, ast.Call) and getattr(field.func, "id", "") == "Field" and not field.args):
         return
@@ -460,7 +460,7 @@ def optimise_module(text: str) -> str:
                 continue
             ann = stmt.annotation
             if isinstance(ann, ast.Subscript) and getattr(ann.value, "id", "") == "Annotated":
-                elts = ann.slice.elts  # type: ignore[attr-defined]
+                elts = ann.slice.elts  # type: ignore[attr-defined]  # Annotated[...] subscripts with a Tuple
                 elts[0] = ast.Constant(ast.unparse(elts[0]))
             else:
                 stmt.annotation = ast.Constant(ast.unparse(ann))

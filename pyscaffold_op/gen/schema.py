@@ -230,10 +230,10 @@ class SchemaConverter:
 
     # ---------------------------------------------------------- entry points
 
-    def model_schema(self, cls: type) -> dict[str, Any]:
+    def model_schema(self, cls: type[BaseModel]) -> dict[str, Any]:
         """The structural schema of any pydantic model (no Kubernetes root rules)."""
         models: dict[str, type] = {}
-        raw = cls.model_json_schema(by_alias=True, schema_generator=_generator(models))  # type: ignore[attr-defined]
+        raw = cls.model_json_schema(by_alias=True, schema_generator=_generator(models))
         defs = raw.pop("$defs", {})
         return _Run(self, defs, models).convert(raw, (), f"{cls.__name__}")
 

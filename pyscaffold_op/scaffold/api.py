@@ -354,7 +354,8 @@ def _plan_other(
         more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
         raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
     updated = project.model_copy(deep=True)
-    if updated.find(other.group, other.version, other.kind) is None:
+    listed = updated.find(other.group, other.version, other.kind)
+    if listed is None:
         updated.resources.append(
             Resource(
                 controller=True,
@@ -369,7 +370,7 @@ def _plan_other(
             )
         )
     else:
-        updated.find(other.group, other.version, other.kind).controller = True  # type: ignore[union-attr]
+        listed.controller = True
     planner.plan.write(PROJECT_FILE, updated.dump())
     format_python(planner.plan)
     return planner.plan, updated
