@@ -42,7 +42,7 @@ async def eventually(
             last_error = err
         else:
             if value:
-                return value  # type: ignore[return-value]
+                return value
             last_value, last_error = value, None
         if loop.time() >= deadline:
             raise _failure(check, timeout, last_value, last_error)

@@ -538,7 +538,7 @@ _COLUMN_FORMATS = {"int32", "int64", "float", "double", "byte", "date", "date-ti
 
 def _check_names(names: dict[str, Any]) -> list[str]:
     """spec.names as ValidateCustomResourceDefinitionNames checks them."""
-    errors = []
+    errors: list[str] = []
 
     def label(field: str, value: str) -> None:
         errors.extend(f'{field}: Invalid value: "{value}": {why}' for why in is_dns1035_label(value))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pyscaffold_op.apimachinery.validation import is_qualified_name, is_valid_label_value
 
@@ -223,15 +224,15 @@ def matcher(selector: SelectorLike) -> Selector:
 _EXPRESSION_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
 
 
-def from_label_selector(selector: Mapping[str, object]) -> Selector:
+def from_label_selector(selector: Mapping[str, Any]) -> Selector:
     """A `Selector` from a structured metav1.LabelSelector (`matchLabels` + `matchExpressions`), as
     `metav1.LabelSelectorAsSelector` builds it; an unknown operator raises `SelectorError`."""
     reqs: list[Requirement] = []
     try:
         match_labels = selector.get("matchLabels") or {}
-        for key, value in sorted(match_labels.items()):  # type: ignore[union-attr]
+        for key, value in sorted(match_labels.items()):
             reqs.append(_requirement(key, "=", (str(value),)))
-        for expr in selector.get("matchExpressions") or []:  # type: ignore[union-attr]
+        for expr in selector.get("matchExpressions") or []:
             operator = _EXPRESSION_OPERATORS.get(expr.get("operator", ""))
             if operator is None:
                 raise ValueError(f'"{expr.get("operator")}" is not a valid label selector operator')

@@ -26,7 +26,8 @@ class Option(Protocol):
 
 
 class Command(Protocol):
-    params: Sequence[Any]
+    @property
+    def params(self) -> Sequence[Any]: ...  # read-only: click's list[Parameter] matches
 
 
 # The spellings Go's strconv.ParseBool accepts, which is what pflag parses `--flag=value` with.
@@ -73,7 +74,7 @@ def normalize(command: Command, args: list[str]) -> list[str]:
 def _option(command: Command, name: str) -> Option | None:
     for param in command.params:
         if name in getattr(param, "opts", ()) or name in getattr(param, "secondary_opts", ()):
-            return param  # type: ignore[no-any-return]
+            return param
     return None
 
 

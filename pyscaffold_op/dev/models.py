@@ -405,7 +405,7 @@ def _drop_redundant_alias(stmt: ast.AnnAssign) -> None:
     ann = stmt.annotation
     if not (isinstance(ann, ast.Subscript) and getattr(ann.value, "id", "") == "Annotated"):
         return
-    elts = ann.slice.elts  # type: ignore[attr-defined]
+    elts = ann.slice.elts  # type: ignore[attr-defined]  # Annotated[...] subscripts with a Tuple
     field = elts[1] if len(elts) == 2 else None
     if not (isinstance(field, ast.Call) and getattr(field.func, "id", "") == "Field" and not field.args):
         return
@@ -444,8 +444,8 @@ def optimise_module(text: str) -> str:
     tree = ast.parse(text)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     # imports first; datamodel-code-generator's `X.model_rebuild()` calls go: defer_build resolves on use
-    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-    tree.body = imports + _topological(classes)
+    imports: list[ast.stmt] = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    tree.body = [*imports, *_topological(classes)]
     defined: set[str] = set()
     all_names = {c.name for c in classes}
     for node in tree.body:
@@ -460,7 +460,7 @@ def optimise_module(text: str) -> str:
                 continue
             ann = stmt.annotation
             if isinstance(ann, ast.Subscript) and getattr(ann.value, "id", "") == "Annotated":
-                elts = ann.slice.elts  # type: ignore[attr-defined]
+                elts = ann.slice.elts  # type: ignore[attr-defined]  # Annotated[...] subscripts with a Tuple
                 elts[0] = ast.Constant(ast.unparse(elts[0]))
             else:
                 stmt.annotation = ast.Constant(ast.unparse(ann))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import builtins
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -228,7 +229,7 @@ class Store:
         *,
         manager: str = "",
         dry_run: bool = False,
-        managed_fields: list[Obj] | None = None,
+        managed_fields: builtins.list[Obj] | None = None,
         fresh: bool = False,
     ) -> Obj:
         if not fresh:  # callers that built `obj` just for this call (decoded bodies) skip the copy
@@ -334,7 +335,7 @@ class Store:
         manager: str = "",
         dry_run: bool = False,
         require_rv: bool | None = None,
-        managed_fields: list[Obj] | None = None,
+        managed_fields: builtins.list[Obj] | None = None,
     ) -> Obj:
         """PUT semantics: optimistic concurrency on metadata.resourceVersion, spec/status kept apart."""
         key = (namespace if info.namespaced else "", name)
@@ -561,10 +562,10 @@ class Store:
     def locate(self, uid: str) -> tuple[GR, Key] | None:
         return self._by_uid.get(uid)
 
-    def keys_in(self, gr: GR) -> list[Key]:
+    def keys_in(self, gr: GR) -> builtins.list[Key]:
         return list(self._bucket(gr).keys)
 
-    def stored_resources(self) -> list[GR]:
+    def stored_resources(self) -> builtins.list[GR]:
         return list(self._buckets)
 
     def put(self, gr: GR, key: Key, old: Obj | None, new: Obj) -> None:
@@ -574,7 +575,7 @@ class Store:
         self._remove(gr, key, obj)
 
     @property
-    def terminating_namespaces(self) -> list[str]:
+    def terminating_namespaces(self) -> builtins.list[str]:
         """Namespaces whose deletion has started and that still exist."""
         return sorted(
             k[1] for k, o in self._bucket(NAMESPACES).objs.items() if o["metadata"].get("deletionTimestamp")
@@ -633,7 +634,7 @@ class Store:
 
     # -- watch -------------------------------------------------------------------------------------
 
-    def watch(self, watcher: Watcher, gr: GR, since: int | None) -> list[Event] | None:
+    def watch(self, watcher: Watcher, gr: GR, since: int | None) -> builtins.list[Event] | None:
         """Register `watcher`; return the events after `since` to replay, or None if compacted (410)."""
         replay: list[Event] = []
         if since is not None:

@@ -20,7 +20,7 @@ _PARAMS = [
 
 
 V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-_V2 = {
+_V2: dict[str, Any] = {
     "swagger": "2.0",
     "info": {"title": "Kubernetes", "version": "v1.32.0"},
     "paths": {},

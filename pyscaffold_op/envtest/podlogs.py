@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def _running(pod: dict[str, Any], container: str) -> bool:
 
 async def follow(
     store: Store, pod: dict[str, Any], container: str, text: Callable[[dict[str, Any]], str | None]
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """What the container has logged, then what it logs next, until it is no longer running (it
     ended, restarts, or the Pod is deleted), as the kubelet's follow stream ends."""
     ns, name, uid = pod["metadata"].get("namespace", ""), pod["metadata"]["name"], pod["metadata"]["uid"]

@@ -184,11 +184,12 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     """(field number, wire type, value) triples; value is an int or bytes."""
-    out = []
+    out: list[tuple[int, int, Any]] = []
     pos = 0
     while pos < len(data):
         key, pos = _varint(data, pos)
         num, wt = key >> 3, key & 7
+        val: int | bytes
         if wt == 0:
             val, pos = _varint(data, pos)
         elif wt == 2:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -54,7 +54,7 @@ class Response:
     status: int
     body: bytes = b""
     content_type: str = JSON
-    stream: AsyncIterator[bytes] | None = None
+    stream: AsyncGenerator[bytes, None] | None = None
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -135,5 +135,5 @@ def wants_table(req: HttpRequest) -> bool:
     return "as=Table" in accept
 
 
-async def once(data: bytes) -> AsyncIterator[bytes]:
+async def once(data: bytes) -> AsyncGenerator[bytes, None]:
     yield data

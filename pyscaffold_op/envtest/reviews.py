@@ -134,9 +134,12 @@ class ReviewVerbs:
         return status
 
 
+_GO_TYPES: dict[type, str] = {dict: "object", str: "string", list: "array"}
+
+
 def _expect(info: ServedResource, path: str, value: Any, typ: type) -> None:
     if not isinstance(value, typ):
-        go = {dict: "object", str: "string", list: "array"}[typ]
+        go = _GO_TYPES[typ]
         raise E.bad_request(
             f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
             f"{path}: expected {go}, got {_json_type(value)}"
@@ -156,4 +159,4 @@ def _json_type(value: Any) -> str:
         return "boolean"
     if isinstance(value, int | float):
         return "number"
-    return {dict: "object", str: "string", list: "array"}.get(type(value), type(value).__name__)
+    return _GO_TYPES.get(type(value), type(value).__name__)

@@ -89,7 +89,7 @@ def conflict(group: str, resource: str, name: str, why: str) -> StatusError:
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 
 
-def invalid(group: str, kind: str, name: str, causes: list[dict[str, str]]) -> StatusError:
+def invalid(group: str, kind: str, name: str, causes: list[Cause]) -> StatusError:
     """422 Invalid. `causes` items: {"reason", "message", "field"}; message joins `field: message`."""
     parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
     joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"

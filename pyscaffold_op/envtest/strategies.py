@@ -8,7 +8,7 @@ import itertools
 from typing import Any
 
 from pyscaffold_op.envtest.resources import ServedResource
-from pyscaffold_op.envtest.status import cause
+from pyscaffold_op.envtest.status import Cause, cause
 
 _cluster_ips = itertools.count(1)
 
@@ -49,10 +49,10 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
         obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
 
 
-def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, str]]:
+def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     """Field validation of built-ins: only the checks most likely to catch operator bugs."""
     key = (info.group, info.plural)
-    out: list[dict[str, str]] = []
+    out: list[Cause] = []
     spec = obj.get("spec")
     if key == ("", "pods"):
         containers = (spec or {}).get("containers")

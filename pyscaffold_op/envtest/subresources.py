@@ -77,7 +77,7 @@ def _binding(api: Api, req: HttpRequest, t: Target) -> Response:
 def _eviction(api: Api, req: HttpRequest, t: Target) -> Response:
     """POST pods/NAME/eviction: a delete that PodDisruptionBudgets may refuse (429)."""
     body = wire.read_body(req, t.info, check_kind=False)
-    opts = body.get("deleteOptions") if isinstance(body.get("deleteOptions"), dict) else {}
+    opts = given if isinstance(given := body.get("deleteOptions"), dict) else {}
     store = api.store
     ns, name = t.namespace or "", t.name or ""
     pod = store.get(t.info, ns, name)
@@ -165,7 +165,7 @@ def _token(api: Api, req: HttpRequest, t: Target) -> Response:
     body = wire.read_body(req, t.info, check_kind=False)
     ns, name = t.namespace or "", t.name or ""
     sa = api.store.get(t.info, ns, name)
-    spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+    spec = given if isinstance(given := body.get("spec"), dict) else {}
     seconds = spec.get("expirationSeconds") or DEFAULT_TOKEN_SECONDS
     if not isinstance(seconds, int) or seconds < 600:
         raise E.invalid(

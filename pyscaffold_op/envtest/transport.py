@@ -7,7 +7,7 @@ thread. `SyncTransport` serves lightkube's sync `Client` against a server starte
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -29,7 +29,7 @@ def _headers(resp: Response) -> dict[str, str]:
 
 
 class _AsyncStream(httpx2.AsyncByteStream):
-    def __init__(self, gen: AsyncIterator[bytes], run: Any) -> None:
+    def __init__(self, gen: AsyncGenerator[bytes, None], run: Any) -> None:
         self._gen = gen
         self._run = run
 
@@ -42,7 +42,7 @@ class _AsyncStream(httpx2.AsyncByteStream):
             yield chunk
 
     async def aclose(self) -> None:
-        await self._run(self._gen.aclose())  # type: ignore[attr-defined]
+        await self._run(self._gen.aclose())
 
 
 class AsyncTransport(httpx2.AsyncBaseTransport):
@@ -66,7 +66,7 @@ class AsyncTransport(httpx2.AsyncBaseTransport):
 
 
 class _SyncStream(httpx2.SyncByteStream):
-    def __init__(self, gen: AsyncIterator[bytes], loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, gen: AsyncGenerator[bytes, None], loop: asyncio.AbstractEventLoop) -> None:
         self._gen = gen
         self._loop = loop
 
@@ -82,7 +82,7 @@ class _SyncStream(httpx2.SyncByteStream):
         return await self._gen.__anext__()
 
     def close(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._gen.aclose(), self._loop).result()  # type: ignore[attr-defined]
+        asyncio.run_coroutine_threadsafe(self._gen.aclose(), self._loop).result()
 
 
 class SyncTransport(httpx2.BaseTransport):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.jsonutil import dumps
@@ -94,7 +94,7 @@ async def stream(
     bookmark: Callable[[], bytes] | None,
     bookmark_interval: float,
     on_close: Callable[[], None],
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The body of a watch response: replayed lines, then live events until timeout or close."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_seconds if timeout_seconds else None

@@ -54,7 +54,7 @@ def make_app(api: Api) -> web.Application:
             pass  # the client went away: the stream's finally unregisters the watcher
         finally:
             with contextlib.suppress(Exception):
-                await stream.aclose()  # type: ignore[attr-defined]
+                await stream.aclose()
         return out
 
     app = web.Application(client_max_size=_READ_LIMIT)

@@ -110,20 +110,18 @@ def load_kinds(project: Project, root: Path | None = None) -> list[type[CustomRe
         package = _import(module_name)
         names = [module_name]
         if hasattr(package, "__path__"):
-            names += sorted(
-                info.name
-                for info in pkgutil.walk_packages(package.__path__, module_name + ".")  # type: ignore[attr-defined]
-            )
+            names += sorted(info.name for info in pkgutil.walk_packages(package.__path__, module_name + "."))
         for name in names:
-            module = _import(name)
-            for value in vars(module).values():
+            mod = _import(name)
+            for value in vars(mod).values():
                 if (
                     isinstance(value, type)
                     and issubclass(value, CustomResource)
                     and value.__module__ == name
                     and "gvk" in value.__dict__
                 ):
-                    kinds[tuple(value.gvk)] = value
+                    group, version, kind = value.gvk
+                    kinds[(group, version, kind)] = value
     for resource in project.resources:
         if resource.api is None or project.api_module(resource) not in modules:
             continue

@@ -182,10 +182,10 @@ def _kind_markers(crd: dict[str, Any], entry: dict[str, Any]) -> list[str]:
         lines.append("# +kubebuilder:subresource:status")
     scale = subresources.get("scale")
     if scale:
-        args = f"specpath={scale['specReplicasPath']},statuspath={scale['statusReplicasPath']}"
+        paths = f"specpath={scale['specReplicasPath']},statuspath={scale['statusReplicasPath']}"
         if scale.get("labelSelectorPath"):
-            args += f",selectorpath={scale['labelSelectorPath']}"
-        lines.append(f"# +kubebuilder:subresource:scale:{args}")
+            paths += f",selectorpath={scale['labelSelectorPath']}"
+        lines.append(f"# +kubebuilder:subresource:scale:{paths}")
     for column in entry.get("additionalPrinterColumns") or []:
         args = [f"name={_quote(column['name'])}", f"type={_quote(column['type'])}",
                 f"JSONPath={_quote(column['jsonPath'])}"]  # fmt: skip

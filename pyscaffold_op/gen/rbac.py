@@ -125,9 +125,9 @@ def build_roles(
             rules.append(Rule(resources=[resource], **{k: list(v) for k, v in common.items()}))
     docs = []
     for namespace, name in sorted(by_target):
-        rules = normalize_rules(by_target[(namespace, name)])
-        if rules:
-            docs.append(_role(name, namespace, rules))
+        normalized = normalize_rules(by_target[(namespace, name)])
+        if normalized:
+            docs.append(_role(name, namespace, normalized))
     return docs or [_role(role_name, empty_namespace or "", [])]
 
 

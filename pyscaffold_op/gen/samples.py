@@ -15,7 +15,7 @@ def check_samples(samples_dir: Path, crds: list[dict[str, Any]]) -> list[str]:
     """Validate every `*.yaml` document of kinds we define, after pruning; pruned fields are problems."""
     import yaml
 
-    by_gvk: dict[tuple[str, str], dict[str, Any]] = {}
+    by_gvk: dict[tuple[str | None, str | None], dict[str, Any]] = {}
     for crd in crds:
         spec = crd["spec"]
         for version in spec["versions"]:

@@ -230,10 +230,10 @@ class SchemaConverter:
 
     # ---------------------------------------------------------- entry points
 
-    def model_schema(self, cls: type) -> dict[str, Any]:
+    def model_schema(self, cls: type[BaseModel]) -> dict[str, Any]:
         """The structural schema of any pydantic model (no Kubernetes root rules)."""
         models: dict[str, type] = {}
-        raw = cls.model_json_schema(by_alias=True, schema_generator=_generator(models))  # type: ignore[attr-defined]
+        raw = cls.model_json_schema(by_alias=True, schema_generator=_generator(models))
         defs = raw.pop("$defs", {})
         return _Run(self, defs, models).convert(raw, (), f"{cls.__name__}")
 
@@ -598,9 +598,10 @@ def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> 
                 out.pop("type", None)
                 out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
             continue
-        key = spec.keyword
-        if key is None:
+        keyword = spec.keyword
+        if keyword is None:
             raise GenerateError(f"{marker.where}: +{name} cannot be used on a field ({where})")
+        key = keyword
         value = marker.value
         if key == "enum":
             value = _coerce_enum(list(value), out.get("type"))

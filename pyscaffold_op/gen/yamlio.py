@@ -14,7 +14,7 @@ import yaml
 _Base: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter when available: 5x faster
 
 
-class _Dumper(_Base):  # type: ignore[misc, valid-type]
+class _Dumper(_Base):
     def ignore_aliases(self, data: Any) -> bool:
         return True  # never emit &anchors for shared dicts
 

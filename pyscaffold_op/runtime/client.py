@@ -6,6 +6,7 @@ server's answer (uid, resourceVersion, defaults), as the Go client does, and ret
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -133,7 +134,7 @@ class Client:
 
     # -- reads --------------------------------------------------------------------------------------
     async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T:
-        info = info_for(kind)
+        info = info_for(kind)  # type: ignore[arg-type]  # mypy: type[T] is not Hashable to functools.cache
         data = await self.transport.request("GET", info.path(self._ns(info, namespace), name))
         return info.decode(data)
 
@@ -150,8 +151,8 @@ class Client:
 
     async def list_with_version(
         self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
-    ) -> tuple[list[T], str]:
-        info = info_for(kind)
+    ) -> tuple[builtins.list[T], str]:
+        info = info_for(kind)  # type: ignore[arg-type]  # mypy: type[T] is not Hashable to functools.cache
         path = info.path(namespace if info.namespaced else None)
         params: dict[str, Any] = {
             "labelSelector": render(options.get("labels")),

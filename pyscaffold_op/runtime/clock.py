@@ -37,7 +37,7 @@ class Clock(Protocol):
         """Run `callback` on the event loop after `delay` seconds; `cancel()` the returned timer."""
         ...
 
-    def timeout(self, seconds: float | None) -> AbstractAsyncContextManager[None]:
+    def timeout(self, seconds: float | None) -> AbstractAsyncContextManager[object]:
         """`asyncio.timeout` on this clock: the body is cancelled and TimeoutError raised after `seconds`."""
         ...
 
@@ -57,7 +57,7 @@ class RealClock:
     def call_later(self, delay: float, callback: Callable[[], object]) -> Timer:
         return asyncio.get_running_loop().call_later(max(0.0, delay), callback)
 
-    def timeout(self, seconds: float | None) -> AbstractAsyncContextManager[None]:
+    def timeout(self, seconds: float | None) -> AbstractAsyncContextManager[object]:
         return asyncio.timeout(seconds)
 
 
@@ -106,7 +106,12 @@ class FakeClock:
             await asyncio.sleep(0)
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        timer = self.call_later(seconds, lambda: fut.done() or fut.set_result(None))
+
+        def wake() -> None:
+            if not fut.done():
+                fut.set_result(None)
+
+        timer = self.call_later(seconds, wake)
         try:
             await fut
         finally:

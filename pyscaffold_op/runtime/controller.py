@@ -174,7 +174,7 @@ class Controller:
             self._active += 1
             self._idle.clear()
             try:
-                await self._process(item)  # type: ignore[arg-type]
+                await self._process(item)  # type: ignore[arg-type]  # the queue holds Hashables: ours are Requests
             finally:
                 self.queue.done(item)
                 self._active -= 1

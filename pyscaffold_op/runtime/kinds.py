@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from pydantic import BaseModel
@@ -116,7 +116,8 @@ class ResourceInfo:
     # -- decoding ---------------------------------------------------------------------------------
     def decode(self, data: bytes | msgspec.Raw) -> Any:
         if self.shape == "pydantic":
-            return self.cls.model_validate_json(bytes(data))
+            # shape "pydantic" is only given to KubeObject subclasses (info_for)
+            return cast("type[BaseModel]", self.cls).model_validate_json(bytes(data))
         if self.shape == "struct":
             return _decode(data, type=self.cls)
         return self.cls(_decode(data))
@@ -151,7 +152,8 @@ class ResourceInfo:
             return _encode(obj.to_dict())
         if self.shape == "struct" and isinstance(obj, msgspec.Struct):
             if getattr(obj, "apiVersion", None) is None or getattr(obj, "kind", None) is None:
-                obj.apiVersion, obj.kind = self.api_version, self.kind
+                kind_struct: Any = obj  # a lightkube model: a Struct with apiVersion and kind fields
+                kind_struct.apiVersion, kind_struct.kind = self.api_version, self.kind
             return _encode(obj)
         return _encode(self.to_dict(obj))
 

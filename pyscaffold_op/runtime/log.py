@@ -103,7 +103,7 @@ def setup_logging(level: str | int = "info", fmt: str = "json", stream: Any = No
         if getattr(h, "_pyop", False):
             root.removeHandler(h)
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler._pyop = True  # type: ignore[attr-defined]
+    handler._pyop = True  # type: ignore[attr-defined]  # our mark, found again by getattr above
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     handler.addFilter(ReconcileContextFilter())
     root.addHandler(handler)

@@ -9,7 +9,8 @@ Handlers, predicates, the cache and controllerutil all go through these function
 cares which shape it was given.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: it would bind the name `annotations`, which is one of
+# this module's functions.
 
 from dataclasses import dataclass
 from typing import Any

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from lightkube import KubeConfig, SingleConfig
 from lightkube.config import client_adapter
@@ -35,9 +35,12 @@ class RestTransport:
         user_agent: str = "pyop-runtime",
         max_connections: int = 256,
     ) -> None:
-        single = config.get() if isinstance(config, KubeConfig) else config
-        if single.user is None:  # an unauthenticated server: lightkube's helpers expect a user
-            single = single._replace(user=User())
+        # KubeConfig.get() without a default raises rather than return None (its annotation says Optional)
+        single = cast(SingleConfig, config.get()) if isinstance(config, KubeConfig) else config
+        user = single.user
+        if user is None:  # an unauthenticated server: lightkube's helpers expect a user
+            user = User()
+            single = single._replace(user=user)
         self.config = single
         self.default_namespace = single.namespace or "default"
         self.server = single.cluster.server.rstrip("/")
@@ -45,10 +48,8 @@ class RestTransport:
         self.max_connections = max_connections
         self._ssl: ssl.SSLContext | None = None
         if self.server.startswith("https"):
-            self._ssl = client_adapter.verify_cluster(
-                single.cluster, single.user, single.abs_file, trust_env=False
-            )
-        self._auth = client_adapter.user_auth(single.user)
+            self._ssl = client_adapter.verify_cluster(single.cluster, user, single.abs_file, trust_env=False)
+        self._auth = client_adapter.user_auth(user)
         self._static_auth: str | None = None
         if isinstance(self._auth, client_adapter.BearerAuth):
             self._static_auth = self._auth._bearer  # a fixed token: no per-request auth flow needed

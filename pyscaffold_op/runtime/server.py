@@ -16,8 +16,7 @@ def parse_bind_address(address: str) -> tuple[str | None, int] | None:
     host, sep, port = address.rpartition(":")
     if not sep:
         raise ValueError(f"bind address {address!r} must look like ':8080' or 'host:port', or be '0'")
-    host = host.strip("[]") or None
-    return host, int(port)
+    return host.strip("[]") or None, int(port)
 
 
 async def start_site(

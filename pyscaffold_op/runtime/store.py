@@ -43,7 +43,7 @@ class Indexer:
         }
         self._index_funcs.update(indexers or {})
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._index_funcs}
-        self._values: dict[str, dict[str, list[str]]] = {name: {} for name in self._index_funcs}
+        self._values: dict[str, dict[str, tuple[str, ...]]] = {name: {} for name in self._index_funcs}
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
         """Add an index; existing objects are indexed right away."""

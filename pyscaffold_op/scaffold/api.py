@@ -283,16 +283,16 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
             )
     if options.controller and not options.force and options.controller_name is None:
         # a kind has one controller (its file is named after the kind, not the version)
-        other = next(
+        sibling = next(
             (r for r in project.resources
              if r.controller and (r.group, r.kind) == (options.group, options.kind)
              and r.version != options.version),
             None,
         )  # fmt: skip
-        if other is not None:
+        if sibling is not None:
             raise ProjectError(
                 f"kind {options.kind} of group {options.group} already has a controller (for version "
-                f"{other.version}); to add version {options.version} of its API pass --no-controller, "
+                f"{sibling.version}); to add version {options.version} of its API pass --no-controller, "
                 "or pass --force to replace that controller"
             )
     ctx = build_context(options, project, plural, project_header(root))
@@ -354,7 +354,8 @@ def _plan_other(
         more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
         raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
     updated = project.model_copy(deep=True)
-    if updated.find(other.group, other.version, other.kind) is None:
+    listed = updated.find(other.group, other.version, other.kind)
+    if listed is None:
         updated.resources.append(
             Resource(
                 controller=True,
@@ -369,7 +370,7 @@ def _plan_other(
             )
         )
     else:
-        updated.find(other.group, other.version, other.kind).controller = True  # type: ignore[union-attr]
+        listed.controller = True
     planner.plan.write(PROJECT_FILE, updated.dump())
     format_python(planner.plan)
     return planner.plan, updated

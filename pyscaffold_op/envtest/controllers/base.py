@@ -4,6 +4,7 @@ drained on the server's event loop so that every reconcile is one atomic pass ov
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -134,7 +135,7 @@ class Controller:
         items, _rv, _c, _r = self.store.list(self.info(gvr), namespace)
         return items
 
-    def owned(self, gvr: tuple[str, str, str], owner: Obj) -> list[Obj]:
+    def owned(self, gvr: tuple[str, str, str], owner: Obj) -> builtins.list[Obj]:
         """Objects in the owner's namespace whose controller reference is the owner."""
         uid = owner["metadata"]["uid"]
         ns = owner["metadata"].get("namespace", "")

@@ -84,7 +84,8 @@ class EndpointSliceController(Controller):
         pods.sort(key=lambda p: p["metadata"]["name"])
         svc_ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
         endpoints = []
-        ready_addrs, not_ready_addrs = [], []
+        ready_addrs: list[Obj] = []
+        not_ready_addrs: list[Obj] = []
         ports: list[Obj] | None = None
         for pod in pods:
             terminating = bool(pod["metadata"].get("deletionTimestamp"))

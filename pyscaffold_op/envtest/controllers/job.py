@@ -222,11 +222,11 @@ def _index(pod: Obj) -> int:
 
 
 def _finished_at(pod: Obj) -> Any:
-    times = [
+    parsed = [
         parse_time((cs.get("state") or {}).get("terminated", {}).get("finishedAt"))
         for cs in (pod.get("status") or {}).get("containerStatuses") or []
     ]
-    times = [t for t in times if t is not None]
+    times = [t for t in parsed if t is not None]
     return max(times) if times else None
 
 

@@ -43,9 +43,9 @@ class StatefulSetController(Controller):
         current_revision = status.get("currentRevision") or update_revision
         pods = {ordinal(name, p): p for p in self.owned(P.PODS, sts)}
         # failed or succeeded pods are replaced
-        for i, p in list(pods.items()):
-            if P.is_terminal(p) and not p["metadata"].get("deletionTimestamp"):
-                self.delete(P.PODS, p)
+        for i, existing in list(pods.items()):
+            if P.is_terminal(existing) and not existing["metadata"].get("deletionTimestamp"):
+                self.delete(P.PODS, existing)
                 del pods[i]
         blocked = False
         for i in range(replicas):

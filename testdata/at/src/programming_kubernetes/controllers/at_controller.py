@@ -31,6 +31,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 from pyscaffold_op.apimachinery import Condition, ObjectMeta, set_condition
 from pyscaffold_op.models.core_v1 import Container, Pod, PodSpec, SecurityContext
@@ -152,7 +153,7 @@ class AtReconciler:
         if phase not in ("Succeeded", "Failed"):
             return Result()  # the owned-Pod watch wakes us when it finishes
         status.phase = PHASE_DONE
-        status.outcome = phase
+        status.outcome = "Succeeded" if phase == "Succeeded" else "Failed"
         status.exit_code = _exit_code(pod)
         status.completion_time = self.clock().replace(microsecond=0)
         message = f"command {'succeeded' if phase == 'Succeeded' else 'failed'}"
@@ -215,12 +216,14 @@ class AtReconciler:
             ),
         )
 
-    def _condition(self, status: AtStatus, at: At, type_: str, value: str, reason: str, message: str) -> None:
+    def _condition(
+        self, status: AtStatus, at: At, type_: str, value: Literal["True", "False"], reason: str, message: str
+    ) -> None:
         set_condition(
             status.conditions,
             Condition(
                 type=type_,
-                status=value,  # type: ignore[arg-type]
+                status=value,
                 reason=reason,
                 message=message,
                 observed_generation=at.metadata.generation,

@@ -27,12 +27,12 @@ from pyscaffold_op.apimachinery import Condition, CustomResource, GroupVersionKi
 
 from programming_kubernetes.api.v1alpha1.groupversion_info import GROUP, VERSION
 
-PHASE_PENDING = "PENDING"
-PHASE_RUNNING = "RUNNING"
-PHASE_DONE = "DONE"
-
 Phase = Literal["PENDING", "RUNNING", "DONE"]
 Outcome = Literal["Succeeded", "Failed"]
+
+PHASE_PENDING: Phase = "PENDING"
+PHASE_RUNNING: Phase = "RUNNING"
+PHASE_DONE: Phase = "DONE"
 
 
 class ScheduleError(ValueError):
