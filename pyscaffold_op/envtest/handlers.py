@@ -7,14 +7,17 @@ crash the server. The verbs live in `verbs_read` and `verbs_write`.
 
 from __future__ import annotations
 
+import copy
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
 from pyscaffold_op.envtest import discovery, openapi
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.auth import Policy
+from pyscaffold_op.envtest.admission import VALIDATING, Admission, Attributes, warning_header
+from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
 from pyscaffold_op.envtest.jsonutil import loads
 from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import Store
@@ -45,6 +48,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         self.server_address = server_address
         self.bookmark_interval = bookmark_interval
         self.policy = Policy()
+        self.admission = Admission(store)
 
     async def handle(self, req: Request) -> Response:
         try:
@@ -52,7 +56,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
                 raise E.too_large(MAX_BODY)
             if self.store.namespaces_pending and req.method != "GET":
                 self.store.namespace_activity(req.method, _path_namespace(req.path))
-            return self._dispatch(req)
+            return await self._dispatch(req)
         except E.StatusError as err:
             return error_response(err)
         except Exception as err:  # a bug here must not drop the connection: answer 500 like the server
@@ -61,7 +65,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
 
     # -- routing -----------------------------------------------------------------------------------
 
-    def _dispatch(self, req: Request) -> Response:
+    async def _dispatch(self, req: Request) -> Response:
         parts = [p for p in req.path.split("/") if p]
         reg = self.store.registry
         if req.method == "GET":
@@ -120,18 +124,18 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             if m == "GET":
                 return self._watch(req, target) if watch else self._list(req, target)
             if m == "POST":
-                return self._create(req, target)
+                return await self._create(req, target)
             if m == "DELETE":
-                return self._delete_collection(req, target)
+                return await self._delete_collection(req, target)
             raise E.method_not_allowed(m)
         if m == "GET":
             return self._get(req, target)
         if m == "PUT":
-            return self._update(req, target)
+            return await self._update(req, target)
         if m == "PATCH":
-            return self._patch(req, target)
+            return await self._patch(req, target)
         if m == "DELETE" and not target.subresource:
-            return self._delete(req, target)
+            return await self._delete(req, target)
         raise E.method_not_allowed(m)
 
     def _target(self, group: str, version: str, rest: list[str]) -> Target:
@@ -240,6 +244,60 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
     @staticmethod
     def _dry_run(req: Request) -> bool:
         return "All" in req.query.get("dryRun", [])
+
+    def _user(self, req: Request) -> dict[str, Any]:
+        auth = req.headers.get("authorization", "")
+        user = self.policy.authenticate(auth[7:]) if auth.lower().startswith("bearer ") else None
+        if user is None:
+            return {"username": ADMIN_USER, "groups": [MASTERS, "system:authenticated"]}
+        return {"username": user.username, "groups": [*user.groups, "system:authenticated"]}
+
+    async def _convert(self, obj: dict[str, Any], to: ServedResource) -> dict[str, Any]:
+        """An object of one served version of a resource in another (CRD versions share a schema
+        unless the CRD has a conversion webhook)."""
+        if obj.get("apiVersion") == to.api_version:
+            return obj
+        return {**obj, "apiVersion": to.api_version}
+
+    async def _admitted(
+        self,
+        req: Request,
+        t: Target,
+        operation: str,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+        write: Callable[[Any, bool], Any],
+    ) -> tuple[Any, list[str]]:
+        """Run `write(obj, dry_run)` through the admission webhooks: mutating ones on the decoded
+        object, then `write` as a dry run (defaulting and schema validation), the validating ones on
+        its result, then the real `write`. Returns what `write` returned and the webhooks' warnings."""
+        dry_run = self._dry_run(req)
+        if not self.admission.active() or (operation != "CREATE" and old is None):
+            return write(obj, dry_run), []  # nothing to call, or the write fails on its own (404)
+        info = t.info
+        if obj is not None and info.custom:  # custom resources are pruned and defaulted on decode
+            from pyscaffold_op import apiextensions
+
+            obj = copy.deepcopy(obj)
+            apiextensions.prune(obj, info.schema)
+            apiextensions.apply_defaults(obj, info.schema)
+        name = t.name or ((obj or {}).get("metadata") or {}).get("name") or ""
+        namespace = (t.namespace or "") if info.namespaced else ""
+        a = Attributes(operation, info, namespace, name, obj, old, t.subresource, dry_run, self._user(req))
+        mutated, warnings = await self.admission.mutate(a, self._convert)
+        if self.admission.matching(VALIDATING, a):
+            if operation != "DELETE":
+                a.obj = self._out(info, write(copy.deepcopy(mutated), True))
+            warnings += await self.admission.validate(a, self._convert)
+        return write(mutated, dry_run), warnings
+
+    @staticmethod
+    def _warn(resp: Response, *warnings: str) -> Response:
+        """Add Warning headers: preformatted ones (`299 - ...`) and plain webhook warnings."""
+        values = [w if w.startswith("299 ") else warning_header([w]) for w in warnings if w]
+        if values:
+            resp.headers["Warning"] = ", ".join(values)
+        return resp
 
     # -- verbs -------------------------------------------------------------------------------------
 

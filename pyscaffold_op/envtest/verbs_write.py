@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import managed, patch
@@ -38,8 +39,19 @@ class WriteVerbs:
         def _manager(req: Request) -> str: ...
         @staticmethod
         def _dry_run(req: Request) -> bool: ...
+        async def _admitted(
+            self,
+            req: Request,
+            t: Target,
+            operation: str,
+            obj: dict[str, Any] | None,
+            old: dict[str, Any] | None,
+            write: Callable[[Any, bool], Any],
+        ) -> tuple[Any, list[str]]: ...
+        @staticmethod
+        def _warn(resp: Response, *headers: str) -> Response: ...
 
-    def _create(self, req: Request, t: Target) -> Response:
+    async def _create(self, req: Request, t: Target) -> Response:
         if t.subresource:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
@@ -50,14 +62,19 @@ class WriteVerbs:
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
             raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         unknown = self._unknown_fields(req, t.info, obj)
-        obj = to_storage(t.info, obj)
-        created = self.store.create(
-            t.info, t.namespace or "", obj, manager=self._manager(req), dry_run=self._dry_run(req), fresh=True
-        )
-        resp = json_response(201, self._out(t.info, created))
-        if unknown:
-            resp.headers["Warning"] = unknown
-        return resp
+
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.create(
+                t.info,
+                t.namespace or "",
+                to_storage(t.info, o),
+                manager=self._manager(req),
+                dry_run=dry_run,
+                fresh=True,
+            )
+
+        created, warnings = await self._admitted(req, t, "CREATE", obj, None, write)
+        return self._warn(json_response(201, self._out(t.info, created)), unknown, *warnings)
 
     def _unknown_fields(self, req: Request, info: ServedResource, obj: dict[str, Any]) -> str:
         """fieldValidation=Strict rejects fields the CRD schema would prune; Warn (the server's default
@@ -78,28 +95,30 @@ class WriteVerbs:
             )
         return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
 
-    def _update(self, req: Request, t: Target) -> Response:
+    async def _update(self, req: Request, t: Target) -> Response:
         if t.subresource == "scale":
             return self._update_scale(req, t, self._body(req, t.info, check_kind=False))
         obj = self._body(req, t.info)
         self._check_namespace(obj, t)
         unknown = self._unknown_fields(req, t.info, obj)
-        obj = to_storage(t.info, obj)
-        updated = self.store.update(
-            t.info,
-            t.namespace or "",
-            t.name or "",
-            obj,
-            subresource=t.subresource,
-            manager=self._manager(req),
-            dry_run=self._dry_run(req),
-        )
-        resp = json_response(200, self._out(t.info, updated))
-        if unknown:
-            resp.headers["Warning"] = unknown
-        return resp
 
-    def _patch(self, req: Request, t: Target) -> Response:
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                t.info,
+                t.namespace or "",
+                t.name or "",
+                to_storage(t.info, o),
+                subresource=t.subresource,
+                manager=self._manager(req),
+                dry_run=dry_run,
+            )
+
+        current = self.store.find(t.info.bucket, t.namespace if t.info.namespaced else "", t.name or "")
+        old = self._out(t.info, current) if current is not None else None
+        updated, warnings = await self._admitted(req, t, "UPDATE", obj, old, write)
+        return self._warn(json_response(200, self._out(t.info, updated)), unknown, *warnings)
+
+    async def _patch(self, req: Request, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype not in PATCH_TYPES:
             raise E.unsupported_media(
@@ -114,7 +133,7 @@ class WriteVerbs:
                 "application/apply-patch+yaml"
             )
         if ctype == "application/apply-patch+yaml":
-            return self._apply(req, t)
+            return await self._apply(req, t)
         if req.q("force") is not None:
             raise E.invalid(
                 "meta.k8s.io",
@@ -147,22 +166,25 @@ class WriteVerbs:
         if t.subresource == "scale":
             return self._update_scale(req, t, patched)
         check_meta_types(patched.setdefault("metadata", {}))
-        patched = to_storage(info, patched)
         if not patched["metadata"].get("resourceVersion"):
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-        updated = self.store.update(
-            info,
-            ns,
-            name,
-            patched,
-            subresource=t.subresource,
-            manager=self._manager(req),
-            dry_run=self._dry_run(req),
-            require_rv=False,
-        )
-        return json_response(200, self._out(info, updated))
 
-    def _apply(self, req: Request, t: Target) -> Response:
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                info,
+                ns,
+                name,
+                to_storage(info, o),
+                subresource=t.subresource,
+                manager=self._manager(req),
+                dry_run=dry_run,
+                require_rv=False,
+            )
+
+        updated, warnings = await self._admitted(req, t, "UPDATE", patched, base, write)
+        return self._warn(json_response(200, self._out(info, updated)), *warnings)
+
+    async def _apply(self, req: Request, t: Target) -> Response:
         info = t.info
         manager = req.q("fieldManager")
         if not manager:  # ValidatePatchOptions: 422 on the PatchOptions "kind"
@@ -206,15 +228,19 @@ class WriteVerbs:
                 info.plural,
                 name,
             )
-            created = self.store.create(
-                info,
-                ns,
-                to_storage(info, obj),
-                dry_run=self._dry_run(req),
-                managed_fields=obj["metadata"].get("managedFields"),
-                fresh=True,
-            )
-            return json_response(201, self._out(info, created))
+
+            def create(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+                return self.store.create(
+                    info,
+                    ns,
+                    to_storage(info, o),
+                    dry_run=dry_run,
+                    managed_fields=o["metadata"].get("managedFields"),
+                    fresh=True,
+                )
+
+            created, warnings = await self._admitted(req, t, "CREATE", obj, None, create)
+            return self._warn(json_response(201, self._out(info, created)), *warnings)
         new = managed.apply(
             self._out(info, current),
             applied,
@@ -229,21 +255,25 @@ class WriteVerbs:
             name,
             t.subresource,
         )
-        new = to_storage(info, new)
         new["metadata"]["resourceVersion"] = (
             meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
         )
-        updated = self.store.update(
-            info,
-            ns,
-            name,
-            new,
-            subresource=t.subresource,
-            dry_run=self._dry_run(req),
-            require_rv=False,
-            managed_fields=new["metadata"].get("managedFields"),
-        )
-        return json_response(200, self._out(info, updated))
+
+        def update(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                info,
+                ns,
+                name,
+                to_storage(info, o),
+                subresource=t.subresource,
+                dry_run=dry_run,
+                require_rv=False,
+                managed_fields=o["metadata"].get("managedFields"),
+            )
+
+        old = self._out(info, current)
+        updated, warnings = await self._admitted(req, t, "UPDATE", new, old, update)
+        return self._warn(json_response(200, self._out(info, updated)), *warnings)
 
     def _update_scale(self, req: Request, t: Target, scale: dict[str, Any]) -> Response:
         info = t.info
@@ -315,28 +345,39 @@ class WriteVerbs:
             )
         return opts
 
-    def _delete(self, req: Request, t: Target) -> Response:
+    async def _delete(self, req: Request, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
-        obj, gone = self.store.delete(
-            info,
-            t.namespace or "",
-            t.name or "",
-            propagation=opts.get("propagationPolicy"),
-            preconditions=opts.get("preconditions"),
-            dry_run=self._dry_run(req) or "All" in (opts.get("dryRun") or []),
-        )
+        dry = self._dry_run(req) or "All" in (opts.get("dryRun") or [])
+
+        def delete(_o: Any, dry_run: bool) -> tuple[dict[str, Any], bool]:
+            return self.store.delete(
+                info,
+                t.namespace or "",
+                t.name or "",
+                propagation=opts.get("propagationPolicy"),
+                preconditions=opts.get("preconditions"),
+                dry_run=dry_run or dry,
+            )
+
+        current = self.store.find(info.bucket, t.namespace if info.namespaced else "", t.name or "")
+        old = self._out(info, current) if current is not None else None
+        (obj, gone), warnings = await self._admitted(req, t, "DELETE", None, old, delete)
         if not gone:
             # like the real handler: 202 only when the client explicitly asked for cascading deletion
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
-            return json_response(202 if opts.get("orphanDependents") is False else 200, self._out(info, obj))
+            code = 202 if opts.get("orphanDependents") is False else 200
+            return self._warn(json_response(code, self._out(info, obj)), *warnings)
         if info.custom or info.group_resource == ("", "pods"):
-            return json_response(200, self._out(info, obj))
-        return json_response(
-            200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
+            return self._warn(json_response(200, self._out(info, obj)), *warnings)
+        return self._warn(
+            json_response(
+                200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
+            ),
+            *warnings,
         )
 
-    def _delete_collection(self, req: Request, t: Target) -> Response:
+    async def _delete_collection(self, req: Request, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
         pred = self._selector(req, info)
@@ -344,14 +385,19 @@ class WriteVerbs:
         deleted = []
         for obj in list(items):
             meta = obj["metadata"]
-            try:
-                o, _gone = self.store.delete(
+
+            def delete(_o: Any, dry_run: bool, meta: dict[str, Any] = meta) -> tuple[dict[str, Any], bool]:
+                return self.store.delete(
                     info,
                     meta.get("namespace", ""),
                     meta["name"],
                     propagation=opts.get("propagationPolicy"),
-                    dry_run=self._dry_run(req),
+                    dry_run=dry_run,
                 )
+
+            item = Target(info, meta.get("namespace") or t.namespace, meta["name"], "")
+            try:
+                (o, _gone), _w = await self._admitted(req, item, "DELETE", None, self._out(info, obj), delete)
                 deleted.append(self._out(info, o))
             except E.StatusError as err:
                 if err.code != 404:
