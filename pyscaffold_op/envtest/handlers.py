@@ -18,7 +18,7 @@ from pyscaffold_op.envtest import discovery, openapi
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission import VALIDATING, Admission, Attributes, warning_header
 from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
-from pyscaffold_op.envtest.jsonutil import loads
+from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import Store
 from pyscaffold_op.envtest.protocol import (
@@ -109,6 +109,11 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         if rest and rest[0] == "watch":  # legacy /watch/ paths
             watch, rest = True, rest[1:]
         target = self._target(group, version, rest)
+        if target.info.conversion_webhook is not None and not target.info.storage:
+            return await self._via_storage(req, target, watch)
+        return await self._serve(req, target, watch)
+
+    async def _serve(self, req: Request, target: Target, watch: bool) -> Response:
         if target.info.review:
             return self._review(req, target)
         if target.subresource == "log" and target.info.group_resource == ("", "pods") and req.method == "GET":
@@ -253,11 +258,80 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         return {"username": user.username, "groups": [*user.groups, "system:authenticated"]}
 
     async def _convert(self, obj: dict[str, Any], to: ServedResource) -> dict[str, Any]:
-        """An object of one served version of a resource in another (CRD versions share a schema
-        unless the CRD has a conversion webhook)."""
+        """An object of one served version of a resource in another: by the CRD's conversion webhook,
+        else (strategy None) only the apiVersion changes."""
         if obj.get("apiVersion") == to.api_version:
             return obj
+        if to.conversion_webhook is not None:
+            from pyscaffold_op.envtest import crdconversion
+
+            services = self.admission.services
+            return (await crdconversion.convert(services, to.conversion_webhook, [obj], to.api_version))[0]
         return {**obj, "apiVersion": to.api_version}
+
+    async def _via_storage(self, req: Request, t: Target, watch: bool) -> Response:
+        """Serve a request for a version other than the storage one of a CRD with a conversion
+        webhook: through the storage version, converting bodies and answers (crdconversion)."""
+        from pyscaffold_op.envtest import crdconversion, patch, tables
+        from pyscaffold_op.envtest.protocol import wants_table
+
+        conv = t.info.conversion_webhook
+        assert conv is not None
+        storage = self.store.registry.storage_for(t.info.group, t.info.plural)
+        if storage is None:
+            raise E.not_found_path()
+        st = Target(storage, t.namespace, t.name, t.subresource)
+        services, sv, to = self.admission.services, storage.api_version, t.info.api_version
+        headers = {k: v for k, v in req.headers.items() if k != "accept"}
+        table = wants_table(req)
+        body = req.body
+        if req.method in ("POST", "PUT") and t.subresource != "scale":
+            obj = await self._convert(self._body(req, t.info), storage)
+            headers["content-type"] = JSON
+            body = dumps(obj)
+        elif req.method == "PATCH" and t.subresource != "scale":
+            ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype == "application/apply-patch+yaml":
+                body = dumps(await self._convert(self._body(req, t.info), storage))
+            else:  # patch the object as the client sees it, then store the converted result
+                try:
+                    ops = loads(req.body) if req.body else None
+                except ValueError as err:
+                    raise E.bad_request(f"error decoding patch: {err}") from None
+                current = self.store.get(storage, t.namespace or "", t.name or "")
+                seen = await self._convert(self._out(storage, current), t.info)
+                if ctype == "application/json-patch+json":
+                    patched = patch.json_patch(seen, ops)
+                elif ctype == "application/merge-patch+json" and isinstance(ops, dict):
+                    patched = patch.merge_patch(seen, ops)
+                else:
+                    return await self._serve(req, t, watch)  # the usual 415/400 answers
+                patched.setdefault("metadata", {}).setdefault(
+                    "resourceVersion", current["metadata"]["resourceVersion"]
+                )
+                body = dumps(await self._convert(patched, storage))
+                headers["content-type"] = JSON
+                req = Request("PUT", req.path, req.query, headers, body)
+        inner = Request(req.method, req.path, req.query, headers, body)
+        resp = await self._serve(inner, st, watch)
+        if resp.stream is not None:
+            resp.stream = crdconversion.convert_stream(services, conv, resp.stream, sv, to)
+            return resp
+        if resp.status >= 300 or resp.content_type != JSON:
+            return resp
+        resp.body = await crdconversion.convert_body(services, conv, resp.body, sv, to)
+        if table:  # built here from the converted objects, with the request version's columns
+            doc = loads(resp.body)
+            listed = isinstance(doc.get("items"), list)
+            items = [
+                {"apiVersion": to, "kind": t.info.kind, **o} for o in (doc["items"] if listed else [doc])
+            ]
+            meta = (
+                doc.get("metadata", {}) if listed else {"resourceVersion": doc["metadata"]["resourceVersion"]}
+            )
+            include = req.q("includeObject", "Metadata") or "Metadata"
+            resp.body = dumps(tables.to_table(t.info, items, include, meta))
+        return resp
 
     async def _admitted(
         self,

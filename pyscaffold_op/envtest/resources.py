@@ -36,6 +36,8 @@ class ServedResource:
     to_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     review: bool = False  # create-only and never stored (TokenReview, SubjectAccessReview): reviews.py
+    # A CRD's spec.conversion when its strategy is Webhook: other versions are converted by calling it.
+    conversion_webhook: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.singular = self.singular or self.kind.lower()

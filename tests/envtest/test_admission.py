@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -394,3 +395,39 @@ async def test_install_webhooks_from_manifests(
     env.webhook_service_url("system", "webhook-service", hooks.server.url)
     r = await http.post(WIDGETS, json=wid("m"))
     assert r.status_code == 201 and r.json()["spec"]["color"] == "green"
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+async def test_kubectl_create_of_an_invalid_object_is_denied(env: Environment, hooks: Hooks) -> None:
+    await hooks.configure(
+        "MutatingWebhookConfiguration", "m", hooks.hook("mwidget.test.pyop.io", mutate_path(Widget))
+    )
+    await hooks.configure(
+        "ValidatingWebhookConfiguration", "v", hooks.hook("vwidget.test.pyop.io", validate_path(Widget))
+    )
+
+    async def kubectl(*args: str, stdin: str = "") -> tuple[int, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            "kubectl",
+            "--kubeconfig",
+            str(env.kubeconfig_path),
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await proc.communicate(stdin.encode())
+        return proc.returncode or 0, out.decode(), err.decode()
+
+    manifest = "apiVersion: test.pyop.io/v1\nkind: Widget\nmetadata:\n  name: {name}\nspec:\n  size: {size}\n"
+    code, out, err = await kubectl("create", "-f", "-", stdin=manifest.format(name="good", size=2))
+    assert code == 0, err
+    code, out, err = await kubectl("get", "widget", "good", "-o", "jsonpath={.metadata.labels.defaulted}")
+    assert out == "true"
+    code, out, err = await kubectl("create", "-f", "-", stdin=manifest.format(name="bad", size=12))
+    assert code == 1
+    # kubectl prints a 422 with causes in its own words (the Status message is checked above)
+    assert 'The Widget "bad" is invalid: spec.size: Invalid value: 12: must be at most 10' in err
+    code, out, err = await kubectl("create", "-f", "-", stdin=manifest.format(name="zero", size=0))
+    assert code == 0 and "Warning: size 0 widgets are invisible" in err

@@ -2,7 +2,9 @@
 
 Certificates come from `cert_dir` (`tls.crt`/`tls.key`, reloaded on change by the metrics server's
 `CertWatcher`, as cert-manager rotates them) or, with `cert_dir=None`, from a throw-away CA made at
-start for local runs: its PEM is `server.ca_bundle`, the `caBundle` a webhook configuration needs."""
+start for local runs: its PEM is `server.ca_bundle`, the `caBundle` a webhook configuration needs.
+With `generate_missing=True` an empty `cert_dir` gets such a CA written into it (`ca.crt` beside
+`tls.crt`/`tls.key`), which is how `make run` works without cert-manager."""
 
 from __future__ import annotations
 
@@ -61,12 +63,14 @@ class WebhookServer:
         port: int = DEFAULT_PORT,
         cert_dir: str | Path | None = None,
         cert_watch_interval: float = 10.0,
+        generate_missing: bool = False,
         local_hosts: tuple[str, ...] = ("localhost",),
         local_ips: tuple[str, ...] = ("127.0.0.1",),
     ) -> None:
         self.host, self.port = host, port
         self.cert_dir = Path(cert_dir) if cert_dir is not None else None
         self.cert_watch_interval = cert_watch_interval
+        self.generate_missing = generate_missing
         self.local_hosts, self.local_ips = local_hosts, local_ips
         self._endpoints: dict[str, Endpoint] = {}
         self.metrics: WebhookMetrics | None = None
@@ -123,6 +127,10 @@ class WebhookServer:
         from pyscaffold_op.runtime.certs import CertWatcher, server_context
 
         cert_dir = self.cert_dir
+        if cert_dir is not None and self.generate_missing and not (cert_dir / "tls.crt").is_file():
+            # `make run`: a local CA in the cert dir, so `pyop envtest serve --webhook-ca` can trust it
+            self.ca_bundle = write_local_certs(cert_dir, self.local_hosts, self.local_ips)
+            log.info("wrote a local webhook certificate", extra={"dir": str(cert_dir)})
         if cert_dir is None:
             self._tmp = Path(tempfile.mkdtemp(prefix="pyop-webhook-"))
             self.ca_bundle = write_local_certs(self._tmp, self.local_hosts, self.local_ips)
