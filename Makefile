@@ -9,6 +9,10 @@ help: ## Display this help.
 testdata: ## Regenerate the golden scaffold testdata/project/ (commit it with template changes).
 	$(PYTHON) -m pyscaffold_op.dev.regen
 
+.PHONY: models
+models: ## Regenerate pyscaffold_op/models/ from the pinned Kubernetes schemas (kubernetes-validate).
+	$(PYTHON) -m pyscaffold_op.dev.models
+
 .PHONY: test
 test: ## Run the whole test suite.
 	$(PYTHON) -m pytest

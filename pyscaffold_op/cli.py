@@ -47,12 +47,21 @@ app.add_typer(envtest_commands.app, name="envtest")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry: every `PyopError` becomes one line on stderr and exit status 2."""
+    """Console-script entry: every `PyopError`, and any failure of the file system (a full disk, a
+    name too long) or Ctrl-C, becomes one line on stderr and exit status 2, never a traceback.
+    The scaffolding commands roll back what they had moved into place before the error reaches here."""
     try:
         app(args=argv, prog_name="pyop")
     except PyopError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(err.exit_code)
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`CustomResource`, `ObjectMeta`, `OwnerReference` and `Condition` as pydantic v2 models.
+"""`KubeObject`, `CustomResource`, `ObjectMeta`, `OwnerReference` and `Condition` as pydantic v2 models.
 
 Field names are snake_case in Python and camelCase on the wire: every model validates from either and
 dumps by alias, so `obj.to_dict()` is exactly what the API server expects.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal, NamedTuple, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
 from pyscaffold_op.apimachinery.naming import pluralize
@@ -72,6 +72,7 @@ class ObjectMeta(KubeModel):
     creation_timestamp: datetime | None = None
     deletion_timestamp: datetime | None = None
     deletion_grace_period_seconds: int | None = None
+    self_link: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
     owner_references: list[OwnerReference] = Field(default_factory=list)
@@ -141,17 +142,9 @@ def remove_condition(conditions: list[Condition], type_: str) -> bool:
     return False
 
 
-class CustomResource(KubeModel):
-    """Base class of every custom resource kind.
-
-    A subclass names its API with class attributes and declares `spec` (and usually `status`):
-
-        class At(CustomResource):
-            gvk = GroupVersionKind("programming-kubernetes.viper.run", "v1alpha1", "At")
-            plural = "ats"          # optional: computed from the kind like kubebuilder does
-            namespaced = True       # optional: False for cluster-scoped kinds
-            spec: AtSpec
-            status: AtStatus | None = None
+class KubeObject(KubeModel):
+    """Base of every top-level Kubernetes object: built-in kinds (`pyscaffold_op.models`) and custom
+    resources alike. Class attributes name where the kind lives in the API; the runtime reads them.
 
     `apiVersion` and `kind` are filled from `gvk`; a body naming another type is rejected.
     """
@@ -159,11 +152,21 @@ class CustomResource(KubeModel):
     gvk: ClassVar[GroupVersionKind]
     plural: ClassVar[str]
     namespaced: ClassVar[bool] = True
-    registry: ClassVar[dict[GroupVersionKind, type[CustomResource]]] = {}
 
     api_version: str = Field(default="", alias="apiVersion")
     kind: str = ""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _not_lightkube_meta(cls, value: Any) -> Any:
+        if type(value).__module__.startswith("lightkube."):
+            raise ValueError(
+                f"metadata is lightkube's {type(value).__name__}; pyop models take "
+                "pyscaffold_op.apimachinery.ObjectMeta (snake_case: ObjectMeta(name=..., "
+                "owner_references=...)), or build the whole object with lightkube's models"
+            )
+        return value
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -175,7 +178,6 @@ class CustomResource(KubeModel):
             raise TypeError(f"{cls.__name__}.gvk must be a GroupVersionKind, got {gvk!r}")
         if "plural" not in cls.__dict__:
             cls.plural = pluralize(gvk.kind)
-        CustomResource.registry[gvk] = cls
 
     @model_validator(mode="after")
     def _fill_type_meta(self) -> Self:
@@ -203,3 +205,29 @@ class CustomResource(KubeModel):
     def to_dict(self) -> dict[str, Any]:
         """The wire form: camelCase keys, no nulls, datetimes as RFC 3339 strings."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class CustomResource(KubeObject):
+    """Base class of every custom resource kind.
+
+    A subclass names its API with class attributes and declares `spec` (and usually `status`):
+
+        class At(CustomResource):
+            gvk = GroupVersionKind("programming-kubernetes.viper.run", "v1alpha1", "At")
+            plural = "ats"          # optional: computed from the kind like kubebuilder does
+            namespaced = True       # optional: False for cluster-scoped kinds
+            spec: AtSpec
+            status: AtStatus | None = None
+
+    `apiVersion` and `kind` are filled from `gvk`; a body naming another type is rejected.
+    Every concrete subclass is recorded in `CustomResource.registry` by GVK.
+    """
+
+    registry: ClassVar[dict[GroupVersionKind, type[CustomResource]]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        gvk = cls.__dict__.get("gvk")
+        if gvk is not None:
+            CustomResource.registry[gvk] = cls

@@ -1,12 +1,14 @@
 """`pyop envtest serve` (owned by the API server emulator).
 
-aiohttp and the emulator are imported inside the command so `pyop --help` stays fast.
+aiohttp and the emulator are imported inside the command so `pyop --help` stays fast. Every failure
+to start is one line on stderr and exit status 2 (`PyopError`), naming the flag to blame.
 """
 
 from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import NamedTuple
 
 import typer
 
@@ -37,12 +39,10 @@ def serve(
     ),
 ) -> None:
     """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
-    import asyncio
-    import signal
+    from pyscaffold_op.errors import PyopError, ValidationError
 
-    from pyscaffold_op.envtest import Environment, KubeletSimulator
-    from pyscaffold_op.errors import ValidationError
-
+    if not 0 <= port <= 65535:
+        raise ValidationError(f"--port {port}: must be a port number from 0 to 65535 (0: any free port)")
     for p in crds:
         if not p.exists():
             raise ValidationError(f"--crds {p}: no such file or folder")
@@ -56,10 +56,38 @@ def serve(
         if not (sep and slash and ns and name and url.startswith("https://")):
             raise ValidationError(f"--webhook-service {spec}: expected NAMESPACE/NAME=https://HOST:PORT")
         services.append((ns, name, url))
+    try:
+        _serve(crds, port, kubeconfig_out, kubelet, Webhooks(webhooks, services, webhook_ca))
+    except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
+        raise PyopError("interrupted while starting; nothing is served") from None
+
+
+class Webhooks(NamedTuple):
+    manifests: list[Path]
+    services: list[tuple[str, str, str]]  # namespace, name, URL
+    ca: Path | None
+
+
+def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool, hooks: Webhooks) -> None:
+    """Run until SIGINT/SIGTERM (KeyboardInterrupt escapes only before the server is up)."""
+    import asyncio
+    import signal
+
+    from pyscaffold_op.envtest import Environment, KubeletSimulator
+    from pyscaffold_op.envtest.crds import CrdFileError, load_crd_files
+    from pyscaffold_op.envtest.status import StatusError as ApiError
+    from pyscaffold_op.errors import ValidationError
+
+    try:
+        load_crd_files(list(crds))  # read before serving: a bad file is named, nothing starts
+    except CrdFileError as err:
+        raise ValidationError(f"--crds {err}") from None
+    started = False
 
     async def main() -> None:
+        nonlocal started
         env = Environment(
-            crd_paths=crds,
+            crd_paths=crds,  # installed before the socket opens: an invalid CRD fails the start
             kubelet=KubeletSimulator() if kubelet else None,
             port=port,
             kubeconfig_path=kubeconfig_out,
@@ -70,10 +98,11 @@ def serve(
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
         async with env:
-            for ns, name, url in services:
-                env.webhook_service_url(ns, name, url, ca=webhook_ca)
-            if webhooks:
-                await env.install_webhooks(webhooks)
+            started = True
+            for ns, name, url in hooks.services:
+                env.webhook_service_url(ns, name, url, ca=hooks.ca)
+            if hooks.manifests:
+                await env.install_webhooks(hooks.manifests)
             typer.echo(str(env.kubeconfig_path))
             typer.echo(
                 f"# serving {env.url}; try: kubectl --kubeconfig {env.kubeconfig_path} get ns", err=True
@@ -81,9 +110,14 @@ def serve(
             await stop.wait()
 
     try:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(main())
-    except OSError as err:  # e.g. the port is taken: one line, exit status 2
-        raise ValidationError(
-            f"--port {port}: cannot serve on 127.0.0.1:{port}: {err.strerror or err}"
-        ) from None
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        if not started:
+            raise
+    except ApiError as err:  # the API server's own answer to an invalid CRD
+        raise ValidationError(f"--crds: {err.message}") from None
+    except OSError as err:
+        reason = err.strerror or str(err)
+        if kubeconfig_out is not None and err.filename and kubeconfig_out.is_relative_to(err.filename):
+            raise ValidationError(f"--kubeconfig-out {kubeconfig_out}: cannot write it: {reason}") from None
+        raise ValidationError(f"--port {port}: cannot serve on 127.0.0.1:{port}: {reason}") from None

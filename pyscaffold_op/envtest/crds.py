@@ -129,8 +129,13 @@ def resource_infos(crd: dict[str, Any]) -> list[ServedResource]:
     return out
 
 
+class CrdFileError(ValueError):
+    """A CRD file cannot be read or is not YAML; the message starts with the file's path."""
+
+
 def load_crd_files(paths: list[str | Path]) -> list[dict[str, Any]]:
-    """Every CustomResourceDefinition document in the given files or folders (*.yaml, *.yml, *.json)."""
+    """Every CustomResourceDefinition document in the given files or folders (*.yaml, *.yml, *.json).
+    Raises `CrdFileError` naming the file (and line) that cannot be read or parsed."""
     docs: list[dict[str, Any]] = []
     for p in paths:
         path = Path(p)
@@ -140,7 +145,16 @@ def load_crd_files(paths: list[str | Path]) -> list[dict[str, Any]]:
             else [path]
         )
         for f in files:
-            for doc in yaml.safe_load_all(f.read_text()):
-                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                    docs.append(doc)
+            try:
+                found = list(yaml.safe_load_all(f.read_text()))
+            except yaml.YAMLError as err:
+                mark = getattr(err, "problem_mark", None)
+                where = f" (line {mark.line + 1})" if mark is not None else ""
+                problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+                raise CrdFileError(f"{f}: not valid YAML: {problem}{where}") from None
+            except (OSError, UnicodeDecodeError) as err:
+                raise CrdFileError(f"{f}: cannot be read: {getattr(err, 'strerror', None) or err}") from None
+            docs.extend(
+                d for d in found if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
+            )
     return docs

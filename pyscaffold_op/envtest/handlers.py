@@ -12,23 +12,24 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-
 from pyscaffold_op.envtest import discovery, openapi
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission import VALIDATING, Admission, Attributes, warning_header
 from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
+from pyscaffold_op.envtest.decode import MAX_BODY, check_object_depth, decode_body
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import Store
 from pyscaffold_op.envtest.protocol import (
     JSON,
-    MAX_BODY,
+    PROTOBUF,
     Request,
     Response,
     Target,
+    check_write_options,
     error_response,
     json_response,
+    media_type,
 )
 from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.reviews import ReviewVerbs
@@ -73,6 +74,9 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
                 return json_response(200, discovery.VERSION)
             if parts in (["healthz"], ["readyz"], ["livez"]):
                 return Response(200, b"ok", "text/plain")
+            if parts == ["openapi", "v2"]:
+                body, ctype = openapi.v2(req.headers.get("accept", ""))
+                return Response(200, body, ctype)
             if parts[:2] == ["openapi", "v3"]:
                 doc = None
                 if len(parts) == 2:
@@ -175,11 +179,17 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             return {**obj, "apiVersion": info.api_version}
         return obj
 
-    def _body(self, req: Request, info: ServedResource, *, check_kind: bool = True) -> dict[str, Any]:
-        ctype = req.headers.get("content-type", JSON).split(";")[0].strip().lower()
-        if ctype == "application/vnd.kubernetes.protobuf":
+    def _body(
+        self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
+    ) -> dict[str, Any]:
+        """The decoded body, checked in the handlers' order: media type (415), then the request's
+        `options` kind (CreateOptions, ...: 422), then decoding (400)."""
+        ctype = media_type(req)
+        if ctype == PROTOBUF and not info.custom:
             from pyscaffold_op.envtest.protobuf import ProtobufError, decode
 
+            if options:
+                check_write_options(req, options)
             try:
                 obj = decode(req.body)
             except ProtobufError as err:
@@ -189,22 +199,18 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
                     f"application/json, application/yaml ({err})"
                 ) from None
             return self._checked(obj, req, info, check_kind)
-        if ctype == "application/cbor":
+        if ctype not in (JSON, "application/yaml", "application/apply-patch+yaml"):
+            # NegotiateInputSerializer: a missing Content-Type is JSON, anything unknown is 415
+            accepted = [JSON, "application/yaml"] + ([] if info.custom else [PROTOBUF])
             raise E.unsupported_media(
                 "the body of the request was in an unknown format - accepted media types include: "
-                "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+                + ", ".join(accepted)
             )
+        if options:
+            check_write_options(req, options)
         if not req.body:
             raise E.bad_request("the body of the request was empty")
-        try:
-            if ctype in ("application/yaml", "application/apply-patch+yaml"):
-                obj = yaml.safe_load(req.body)
-            else:
-                obj = loads(req.body)
-        except (ValueError, yaml.YAMLError) as err:
-            raise E.bad_request(
-                f"error decoding body: {str(err).splitlines()[0] if str(err) else err}"
-            ) from None
+        obj = decode_body(req.body, ctype != JSON, info.kind)
         return self._checked(obj, req, info, check_kind)
 
     def _checked(self, obj: Any, req: Request, info: ServedResource, check_kind: bool) -> dict[str, Any]:
@@ -229,6 +235,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         meta = obj.get("metadata")
         if meta is not None:
             check_meta_types(meta)
+        check_object_depth(obj, req.body, info.kind)
         return obj
 
     def _check_namespace(self, obj: dict[str, Any], t: Target) -> None:

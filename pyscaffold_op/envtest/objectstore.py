@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyscaffold_op import apiextensions
-from pyscaffold_op.envtest import crds, strategies
+from pyscaffold_op.envtest import crds, defaulting, strategies
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.controllers import Controller
 from pyscaffold_op.envtest.gc import GarbageCollector
@@ -315,6 +315,7 @@ class Store:
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
+            defaulting.apply(info, obj, old)  # every write, like the server's defaulting
             causes = strategies.validate(info, obj, old)
             if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
                 causes += crds.crd_causes(obj)

@@ -1,6 +1,9 @@
 """A minimal /openapi/v3: enough for kubectl to see that the server validates fields itself
 (`fieldValidation` on every PATCH), so `kubectl create/apply` send `fieldValidation=Strict` instead
-of downloading schemas. Schemas of CRDs are published; built-in kinds get open objects."""
+of downloading schemas. Schemas of CRDs are published; built-in kinds get open objects.
+
+/openapi/v2 is a document without definitions: kubectl fetches it (as gnostic protobuf) to validate
+what /openapi/v3 cannot name, such as the items of a `kind: List`, and skips the kinds it lacks."""
 
 from __future__ import annotations
 
@@ -14,6 +17,31 @@ _PARAMS = [
     {"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
     for n in ("dryRun", "fieldManager", "fieldValidation", "force")
 ]
+
+
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+_V2 = {
+    "swagger": "2.0",
+    "info": {"title": "Kubernetes", "version": "v1.32.0"},
+    "paths": {},
+    "definitions": {},
+}
+
+
+def _pb_string(field: int, value: str) -> bytes:
+    data = value.encode()
+    return bytes([field << 3 | 2, len(data)]) + data  # short strings: one-byte lengths
+
+
+def v2(accept: str) -> tuple[bytes, str]:
+    """The v2 document and its media type: gnostic's `openapi_v2.Document` in protobuf
+    (swagger = 1, info = 2 with title = 1 and version = 2) when asked for, JSON otherwise."""
+    if V2_PROTOBUF in accept:
+        info = _pb_string(1, _V2["info"]["title"]) + _pb_string(2, _V2["info"]["version"])
+        # kube-openapi answers with a parseable media type (Go's mime rejects the '@' of the Accept)
+        doc = _pb_string(1, _V2["swagger"]) + bytes([2 << 3 | 2, len(info)]) + info
+        return doc, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    return dumps(_V2), "application/json"
 
 
 def _gv_path(group: str, version: str) -> str:

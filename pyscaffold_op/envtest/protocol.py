@@ -11,8 +11,8 @@ from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import dumps
 from pyscaffold_op.envtest.resources import ServedResource
 
-MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's maxRequestBodyBytes
 JSON = "application/json"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
 PATCH_TYPES = (
     "application/json-patch+json",
     "application/merge-patch+json",
@@ -79,13 +79,55 @@ def to_storage(info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_rv(value: str | None) -> str:
-    if value is None or not value.isdigit():
-        raise (
-            E.bad_request(f'invalid resource version: "{value}"')
-            if value
-            else E.bad_request("resourceVersion is required")
+    """A resourceVersion query parameter, parsed as the storage layer does (`strconv.ParseUint`).
+
+    The real server answers a malformed one with a bare 500 (no reason), kubernetes#101350."""
+    if not value:
+        raise E.bad_request("resourceVersion is required")
+    if not value.isascii() or not value.isdigit():
+        why = "invalid syntax"
+    elif int(value) >= 2**64:
+        why = "value out of range"
+    else:
+        return value
+    raise E.StatusError(
+        500, "", f'resourceVersion: Invalid value: "{value}": strconv.ParseUint: parsing "{value}": {why}'
+    )
+
+
+def _go_strings(values: list[str]) -> str:
+    return "[]string{" + ", ".join(f'"{v}"' for v in values) + "}"
+
+
+def check_write_options(req: Request, kind: str, dry_run: list[str] | None = None) -> None:
+    """ValidateCreate/Update/Patch/DeleteOptions: `dryRun` may only be All, `fieldValidation` one of
+    Ignore, Warn, Strict (or empty); otherwise 422 on the options kind, before anything is written."""
+    causes = []
+    dry = req.query.get("dryRun", []) if dry_run is None else dry_run
+    if any(v != "All" for v in dry):
+        causes.append(
+            E.cause(
+                "FieldValueNotSupported",
+                "dryRun",
+                f'Unsupported value: {_go_strings(dry)}: supported values: "All"',
+            )
         )
-    return value
+    validation = req.q("fieldValidation", "") or ""
+    if kind != "DeleteOptions" and validation not in ("", "Ignore", "Warn", "Strict"):
+        causes.append(
+            E.cause(
+                "FieldValueNotSupported",
+                "fieldValidation",
+                f'Unsupported value: "{validation}": supported values: "", "Ignore", "Strict", "Warn"',
+            )
+        )
+    if causes:
+        raise E.invalid("meta.k8s.io", kind, "", causes)
+
+
+def media_type(req: Request) -> str:
+    """The Content-Type without parameters, lower-case; JSON when missing (as the server assumes)."""
+    return (req.headers.get("content-type") or JSON).split(";")[0].strip().lower()
 
 
 def wants_table(req: Request) -> bool:

@@ -21,7 +21,9 @@ class ReviewVerbs:
 
     if TYPE_CHECKING:  # provided by Api
 
-        def _body(self, req: Request, info: ServedResource, *, check_kind: bool = True) -> dict[str, Any]: ...
+        def _body(
+            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
+        ) -> dict[str, Any]: ...
 
     def _review(self, req: Request, t: Target) -> Response:
         if t.subresource:

@@ -1,5 +1,6 @@
 """Per-kind behaviour of built-in resources on create and update (a small part of the real strategies):
-status reset on create, the defaults controllers rely on, and the few validations that bite."""
+status reset and allocation on create, and the few validations that bite. Defaulting, which runs on
+every write, is in `defaulting.py`."""
 
 from __future__ import annotations
 
@@ -19,21 +20,7 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     if key == ("", "pods"):
         spec = obj.setdefault("spec", {})
-        spec.setdefault("restartPolicy", "Always")
-        spec.setdefault("dnsPolicy", "ClusterFirst")
-        spec.setdefault("schedulerName", "default-scheduler")
-        spec.setdefault("terminationGracePeriodSeconds", 30)
-        spec.setdefault("serviceAccountName", "default")
-        spec.setdefault("securityContext", {})
-        for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
-            if isinstance(c, dict):
-                image = str(c.get("image", ""))
-                tag = image.rsplit("/", 1)[-1]
-                latest = ":" not in tag or tag.endswith(":latest")
-                c.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
-                c.setdefault("terminationMessagePath", "/dev/termination-log")
-                c.setdefault("terminationMessagePolicy", "File")
-                c.setdefault("resources", {})
+        spec.setdefault("serviceAccountName", "default")  # the ServiceAccount admission plugin
         obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
     elif key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
@@ -42,34 +29,13 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
             "metadata"
         ]["name"]
     elif key == ("", "services") and isinstance(spec, dict):
-        spec.setdefault("type", "ClusterIP")
-        spec.setdefault("sessionAffinity", "None")
-        if spec.get("clusterIP") != "None" and spec["type"] != "ExternalName":
+        # allocation runs before defaulting (envtest/defaulting.py), which sets the same type default
+        if spec.get("clusterIP") != "None" and spec.get("type", "ClusterIP") != "ExternalName":
             n = next(_cluster_ips)
             spec.setdefault("clusterIP", f"10.96.{n // 250 % 250}.{n % 250 + 1}")
             spec.setdefault("clusterIPs", [spec["clusterIP"]])
-        for p in spec.get("ports") or []:
-            if isinstance(p, dict):
-                p.setdefault("protocol", "TCP")
-                p.setdefault("targetPort", p.get("port"))
         obj["status"] = {"loadBalancer": {}}
-    elif key in (("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets")) and isinstance(
-        spec, dict
-    ):
-        spec.setdefault("replicas", 1)
-        spec.setdefault("revisionHistoryLimit", 10)
-        if key == ("apps", "deployments"):
-            spec.setdefault(
-                "strategy",
-                {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
-            )
-            spec.setdefault("progressDeadlineSeconds", 600)
     elif key == ("batch", "jobs") and isinstance(spec, dict):
-        spec.setdefault("backoffLimit", 6)
-        spec.setdefault("completions", 1)
-        spec.setdefault("parallelism", 1)
-        spec.setdefault("completionMode", "NonIndexed")
-        spec.setdefault("suspend", False)
         tmpl = spec.get("template")
         if isinstance(tmpl, dict):
             labels = tmpl.setdefault("metadata", {}).setdefault("labels", {})
@@ -79,13 +45,6 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
             labels.setdefault("controller-uid", uid)
             labels.setdefault("job-name", obj["metadata"]["name"])
             spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
-    elif key == ("batch", "cronjobs") and isinstance(spec, dict):
-        spec.setdefault("concurrencyPolicy", "Allow")
-        spec.setdefault("suspend", False)
-        spec.setdefault("successfulJobsHistoryLimit", 3)
-        spec.setdefault("failedJobsHistoryLimit", 1)
-    elif key == ("", "secrets"):
-        obj.setdefault("type", "Opaque")
 
 
 def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, str]]:

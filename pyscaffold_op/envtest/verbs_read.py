@@ -32,7 +32,9 @@ class ReadVerbs:
     if TYPE_CHECKING:  # provided by Api
 
         def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
-        def _body(self, req: Request, info: ServedResource, *, check_kind: bool = True) -> dict[str, Any]: ...
+        def _body(
+            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
+        ) -> dict[str, Any]: ...
         def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
         @staticmethod
         def _manager(req: Request) -> str: ...
@@ -95,6 +97,8 @@ class ReadVerbs:
         except ValueError:
             raise E.bad_request(f"invalid limit: {req.q('limit')}") from None
         rv_match = req.q("resourceVersionMatch")
+        if req.q("resourceVersion") not in (None, "", "0"):
+            parse_rv(req.q("resourceVersion"))
         if rv_match and not req.q("resourceVersion"):
             raise E.invalid(
                 "meta.k8s.io",
@@ -150,6 +154,8 @@ class ReadVerbs:
         info = t.info
         pred = self._selector(req, info)
         rv_param = req.q("resourceVersion")
+        if rv_param not in (None, "", "0"):
+            parse_rv(rv_param)
         send_initial = req.q("sendInitialEvents")
         bookmarks = req.flag("allowWatchBookmarks")
         table = wants_table(req)

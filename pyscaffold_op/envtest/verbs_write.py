@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import managed, patch
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.jsonutil import loads
+from pyscaffold_op.envtest.builtin_fields import prune_unknown
+from pyscaffold_op.envtest.decode import load_json
 from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import now_rfc3339
 from pyscaffold_op.envtest.protocol import (
@@ -16,6 +17,7 @@ from pyscaffold_op.envtest.protocol import (
     Request,
     Response,
     Target,
+    check_write_options,
     json_response,
     to_storage,
 )
@@ -33,7 +35,9 @@ class WriteVerbs:
     if TYPE_CHECKING:  # provided by Api
 
         def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
-        def _body(self, req: Request, info: ServedResource, *, check_kind: bool = True) -> dict[str, Any]: ...
+        def _body(
+            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
+        ) -> dict[str, Any]: ...
         def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
         @staticmethod
         def _manager(req: Request) -> str: ...
@@ -56,7 +60,7 @@ class WriteVerbs:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
             raise E.method_not_allowed("POST")
-        obj = self._body(req, t.info)
+        obj = self._body(req, t.info, options="CreateOptions")
         self._check_namespace(obj, t)
         if (obj.get("metadata") or {}).get("resourceVersion"):
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
@@ -77,15 +81,20 @@ class WriteVerbs:
         return self._warn(json_response(201, self._out(t.info, created)), unknown, *warnings)
 
     def _unknown_fields(self, req: Request, info: ServedResource, obj: dict[str, Any]) -> str:
-        """fieldValidation=Strict rejects fields the CRD schema would prune; Warn (the server's default
-        since field validation went GA) reports them in a Warning header; Ignore drops them silently."""
+        """fieldValidation=Strict rejects unknown fields, Warn (the server's default since field
+        validation went GA) reports them in a Warning header, Ignore says nothing. Custom resources
+        are pruned later against their schema; built-ins lose them here, as decoding into the Go
+        type drops them."""
         mode = req.q("fieldValidation", "") or "Warn"
-        if not info.custom or mode not in ("Strict", "Warn"):
-            return ""
-        from pyscaffold_op.apiextensions import unknown_fields
+        if info.custom:
+            if mode not in ("Strict", "Warn"):
+                return ""
+            from pyscaffold_op.apiextensions import unknown_fields
 
-        found = unknown_fields(obj, info.schema)
-        if not found:
+            found = unknown_fields(obj, info.schema)
+        else:
+            found = prune_unknown(info.group, info.kind, obj)
+        if not found or mode == "Ignore":
             return ""
         if mode == "Strict":
             msgs = [f'unknown field "{f}"' for f in found]
@@ -97,8 +106,10 @@ class WriteVerbs:
 
     async def _update(self, req: Request, t: Target) -> Response:
         if t.subresource == "scale":
-            return self._update_scale(req, t, self._body(req, t.info, check_kind=False))
-        obj = self._body(req, t.info)
+            return self._update_scale(
+                req, t, self._body(req, t.info, check_kind=False, options="UpdateOptions")
+            )
+        obj = self._body(req, t.info, options="UpdateOptions")
         self._check_namespace(obj, t)
         unknown = self._unknown_fields(req, t.info, obj)
 
@@ -134,6 +145,7 @@ class WriteVerbs:
             )
         if ctype == "application/apply-patch+yaml":
             return await self._apply(req, t)
+        check_write_options(req, "PatchOptions")
         if req.q("force") is not None:
             raise E.invalid(
                 "meta.k8s.io",
@@ -146,7 +158,7 @@ class WriteVerbs:
                 ],
             )
         try:
-            body = loads(req.body) if req.body else None
+            body = load_json(req.body) if req.body else None
         except ValueError as err:
             raise E.bad_request(f"error decoding patch: {err}") from None
         ns, name = t.namespace or "", t.name or ""
@@ -198,7 +210,7 @@ class WriteVerbs:
                     )
                 ],
             )
-        applied = self._body(req, info)
+        applied = self._body(req, info, options="PatchOptions")
         if not applied.get("apiVersion") or not applied.get("kind"):
             raise E.bad_request("apiVersion and kind must be set in an apply request")
         meta = applied.setdefault("metadata", {})
@@ -305,7 +317,7 @@ class WriteVerbs:
         opts: dict[str, Any] = {}
         if req.body:
             try:
-                parsed = loads(req.body)
+                parsed = load_json(req.body)
             except ValueError as err:
                 raise E.bad_request(f"error decoding DeleteOptions: {err}") from None
             if isinstance(parsed, dict):
@@ -326,6 +338,12 @@ class WriteVerbs:
                     )
                 ],
             )
+        dry_run = opts.get("dryRun")
+        check_write_options(
+            req,
+            "DeleteOptions",
+            [*req.query.get("dryRun", []), *(dry_run if isinstance(dry_run, list) else [])],
+        )
         if opts.get("orphanDependents") is True:
             opts["propagationPolicy"] = "Orphan"
         pp = opts.get("propagationPolicy")

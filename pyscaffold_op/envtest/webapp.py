@@ -11,6 +11,11 @@ from pyscaffold_op.envtest.handlers import MAX_BODY, Api, Request, error_respons
 
 # Bodies are read up to this size so that anything over MAX_BODY gets the API server's 413 Status.
 _READ_LIMIT = MAX_BODY * 4
+# kube-apiserver's http.Server: ReadHeaderTimeout 32 s, MaxHeaderBytes 1 MiB. aiohttp has one timer
+# for "no complete request yet" (from the connection or the last response), which bounds both a
+# client trickling its headers and an idle keep-alive connection (90 s on the real server).
+HEADER_TIMEOUT = 32.0
+_MAX_HEADER_BYTES = 1 << 20
 
 
 def make_app(api: Api) -> web.Application:
@@ -55,9 +60,21 @@ def make_app(api: Api) -> web.Application:
     return app
 
 
-async def serve(api: Api, host: str = "127.0.0.1", port: int = 0) -> tuple[web.AppRunner, int]:
-    """Start serving; returns the runner (for cleanup) and the bound port."""
-    runner = web.AppRunner(make_app(api), handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
+async def serve(
+    api: Api, host: str = "127.0.0.1", port: int = 0, *, header_timeout: float = HEADER_TIMEOUT
+) -> tuple[web.AppRunner, int]:
+    """Start serving; returns the runner (for cleanup) and the bound port. A connection that has not
+    sent a complete request `header_timeout` seconds after opening (or after its last response) is
+    closed, so slow or silent clients cannot hold connections forever."""
+    runner = web.AppRunner(
+        make_app(api),
+        handler_cancellation=True,
+        access_log=None,
+        shutdown_timeout=0.5,
+        keepalive_timeout=header_timeout,
+        max_line_size=_MAX_HEADER_BYTES,
+        max_field_size=_MAX_HEADER_BYTES,
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_address=True)
     await site.start()

@@ -1,9 +1,11 @@
 """Resource information for a kind class: where it lives in the API and how to (de)serialize it.
 
-One thin adapter over the three kinds of classes the client accepts: our pydantic `CustomResource`
-subclasses, lightkube's typed models (`lightkube.resources.core_v1.Pod`, msgspec structs) and lightkube
-generic resources (dict subclasses). Decoding goes straight from bytes (pydantic-core or msgspec), which
-is what keeps a 10,000-object list cheap.
+One thin adapter over the three kinds of classes the client accepts: our pydantic `KubeObject`s (the
+user's `CustomResource` subclasses and the built-in models of `pyscaffold_op.models`), lightkube's typed
+models (`lightkube.resources.core_v1.Pod`, msgspec structs) and lightkube generic resources (dict
+subclasses). A lightkube object holding a pydantic model (or the reverse) is refused with the fix.
+Decoding goes straight from bytes (pydantic-core or msgspec), which is what keeps a 10,000-object list
+cheap.
 """
 
 from __future__ import annotations
@@ -13,11 +15,48 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+from pydantic import BaseModel
 
-from pyscaffold_op.apimachinery import CustomResource
+from pyscaffold_op.apimachinery import KubeObject
 
-_encode = msgspec.json.encode
 _decode = msgspec.json.decode
+
+
+def typed_module(group: str, version: str) -> str:
+    """The `pyscaffold_op.models` module of a built-in group/version (`apps`, `v1` -> `apps_v1`)."""
+    return f"pyscaffold_op.models.{group.split('.')[0] or 'core'}_{version}"
+
+
+class MixedModelsError(TypeError):
+    """A lightkube object holds one of pyop's pydantic models, or a pyop model holds a lightkube one."""
+
+
+def mixed_lightkube(holder: Any, value: Any, where: str) -> MixedModelsError:
+    info = getattr(type(holder), "_api_info", None)
+    kind = type(holder).__name__
+    typed = (
+        f"{typed_module(info.resource.group, info.resource.version)}.{kind}"
+        if info
+        else "pyscaffold_op.models"
+    )
+    return MixedModelsError(
+        f"lightkube {kind} holds pyop's {type(value).__name__} (pydantic) at {where}: build the object "
+        f"from the typed models ({typed}, which use pyop's ObjectMeta), or keep it all lightkube "
+        f"(lightkube.models.meta_v1.ObjectMeta)"
+    )
+
+
+def _enc_hook(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        raise MixedModelsError(
+            f"a lightkube object holds pyop's {type(value).__name__} (pydantic): build the whole object "
+            "from pyscaffold_op.models (typed models), or use only lightkube.models inside it"
+        )
+    raise TypeError(f"Encoding objects of type {type(value).__name__} is unsupported")
+
+
+def _encode(obj: Any) -> bytes:
+    return msgspec.json.encode(obj, enc_hook=_enc_hook)
 
 
 class _ListMeta(msgspec.Struct):
@@ -90,9 +129,9 @@ class ResourceInfo:
 
     # -- encoding ---------------------------------------------------------------------------------
     def to_dict(self, obj: Any) -> dict[str, Any]:
-        if isinstance(obj, CustomResource):
+        if isinstance(obj, KubeObject):
             return obj.to_dict()
-        out = dict(obj) if isinstance(obj, dict) else msgspec.to_builtins(obj)
+        out = dict(obj) if isinstance(obj, dict) else msgspec.to_builtins(obj, enc_hook=_enc_hook)
         out.setdefault("apiVersion", self.api_version)
         out.setdefault("kind", self.kind)
         if out.get("apiVersion") is None:
@@ -102,7 +141,7 @@ class ResourceInfo:
         return out
 
     def encode(self, obj: Any) -> bytes:
-        if isinstance(obj, CustomResource):
+        if isinstance(obj, KubeObject):
             return _encode(obj.to_dict())
         if self.shape == "struct" and isinstance(obj, msgspec.Struct):
             if getattr(obj, "apiVersion", None) is None or getattr(obj, "kind", None) is None:
@@ -133,16 +172,19 @@ def raw_resource_version(raw: bytes | msgspec.Raw) -> str:
 @functools.cache
 def info_for(cls: type) -> ResourceInfo:
     """The ResourceInfo of a kind class (cached per class)."""
-    if isinstance(cls, type) and issubclass(cls, CustomResource):
+    if isinstance(cls, type) and issubclass(cls, KubeObject):
         gvk = getattr(cls, "gvk", None)
         if gvk is None:
-            raise TypeError(f"{cls.__name__} has no gvk: not a concrete CustomResource kind")
+            raise TypeError(f"{cls.__name__} has no gvk: not a concrete kind (CustomResource or built-in)")
         return ResourceInfo(
             cls, gvk.group, gvk.version, gvk.kind, cls.plural, bool(cls.namespaced), "pydantic"
         )
     api = getattr(cls, "_api_info", None)
     if api is None:
-        raise TypeError(f"{cls!r} is not a CustomResource subclass nor a lightkube resource class")
+        raise TypeError(
+            f"{cls!r} is not a kind class: use a CustomResource subclass, a built-in model of "
+            "pyscaffold_op.models (core_v1.Pod, apps_v1.Deployment, ...) or a lightkube resource class"
+        )
     from lightkube.core import resource as lk
 
     if api.parent is not None:
@@ -161,7 +203,7 @@ def replace_contents(target: Any, source: Any) -> None:
     """Make `target` equal `source` in place (the Go client fills the object you pass; so do we)."""
     if target is source:
         return
-    if isinstance(target, CustomResource):
+    if isinstance(target, KubeObject):
         object.__setattr__(target, "__dict__", source.__dict__)
         object.__setattr__(target, "__pydantic_fields_set__", set(source.__pydantic_fields_set__))
         object.__setattr__(target, "__pydantic_extra__", source.__pydantic_extra__)

@@ -1,6 +1,7 @@
 """Uniform access to metadata of the three object shapes the runtime handles.
 
-* our pydantic `CustomResource` (snake_case: `metadata.resource_version`, `owner_references`, ...)
+* our pydantic `KubeObject`s: `CustomResource`s and the built-in models of `pyscaffold_op.models`
+  (snake_case: `metadata.resource_version`, `owner_references`, ...)
 * lightkube's msgspec models (camelCase: `metadata.resourceVersion`, `ownerReferences`, ...)
 * lightkube generic resources and plain dicts (`obj["metadata"]["resourceVersion"]`)
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pyscaffold_op.apimachinery import KubeObject
 from pyscaffold_op.apimachinery import ObjectMeta as PydanticMeta
 from pyscaffold_op.apimachinery import OwnerReference as PydanticOwnerRef
 
@@ -65,6 +67,10 @@ def _meta(obj: Any) -> Any:
     if meta is None:
         meta = _new_meta(obj)
         obj.metadata = meta
+    elif isinstance(meta, PydanticMeta) and not isinstance(obj, KubeObject):
+        from pyscaffold_op.runtime.kinds import mixed_lightkube
+
+        raise mixed_lightkube(obj, meta, ".metadata")
     return meta
 
 

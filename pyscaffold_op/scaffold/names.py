@@ -87,6 +87,10 @@ def validate_kind(kind: str) -> str:
             f"invalid kind {kind!r}: must be CamelCase, start with an upper-case letter and contain "
             "only letters and digits"
         )
+    if len(kind) > 63:  # kubebuilder: the lower-cased kind must be a DNS-1035 label
+        raise ValidationError(
+            f"invalid kind {kind[:20]!r}...: must be at most 63 characters, not {len(kind)}"
+        )
     lower = kind.lower()
     if keyword.iskeyword(lower) or keyword.iskeyword(kind):
         raise ValidationError(f"invalid kind {kind!r}: {lower!r} is a Python keyword")
@@ -98,14 +102,30 @@ def validate_kind(kind: str) -> str:
     return kind
 
 
+# golang.org/x/mod/module.CheckImportPath: the characters a path element may hold
+_REPO_ELEMENT = re.compile(r"[A-Za-z0-9._~+-]+")
+
+
 def validate_repo(repo: str) -> str:
-    """A repository path such as `github.com/owner/name`: non-empty, no spaces, no URL scheme."""
+    """A Go module path such as `github.com/owner/name` (golang.org/x/mod's CheckImportPath rules):
+    elements of letters, digits and `-._~+`, none empty, none starting or ending with a dot (so no
+    `.` or `..`); no scheme, no spaces. Leading and trailing slashes are dropped."""
+    rule = "must be a Go module path such as github.com/owner/name"
     if not repo or repo != repo.strip() or " " in repo or "://" in repo or not repo.strip("/"):
-        raise ValidationError(
-            f"invalid repo {repo!r}: must be a repository path such as github.com/owner/name "
-            "(no scheme, no spaces)"
-        )
-    return repo.strip("/")
+        raise ValidationError(f"invalid repo {repo!r}: {rule} (no scheme, no spaces)")
+    path = repo.strip("/")
+    for elem in path.split("/"):
+        if not elem:
+            raise ValidationError(f"invalid repo {repo!r}: {rule}; it has an empty element (//)")
+        if not _REPO_ELEMENT.fullmatch(elem):
+            raise ValidationError(
+                f"invalid repo {repo!r}: {rule}; element {elem!r} may hold only letters, digits and -._~+"
+            )
+        if elem.startswith(".") or elem.endswith("."):
+            raise ValidationError(
+                f"invalid repo {repo!r}: {rule}; element {elem!r} may not start or end with a dot"
+            )
+    return path
 
 
 def project_name_from_repo(repo: str) -> str:

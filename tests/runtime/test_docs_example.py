@@ -25,12 +25,7 @@ def example_module() -> types.ModuleType:
     saved = dict(CustomResource.registry)
     try:
         exec(compile(operator, "docs/runtime.md:widget_operator", "exec"), module.__dict__)
-        exec(
-            compile(
-                "from lightkube.resources.core_v1 import ConfigMap\n" + test, "docs/runtime.md:test", "exec"
-            ),
-            module.__dict__,
-        )
+        exec(compile(test, "docs/runtime.md:test", "exec"), module.__dict__)
         yield module
     finally:
         sys.modules.pop(module.__name__, None)

@@ -26,9 +26,9 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from lightkube.resources.core_v1 import Pod
 from pyscaffold_op.apimachinery import ObjectMeta
 from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome
+from pyscaffold_op.models.core_v1 import Pod
 from pyscaffold_op.runtime import Client, Invalid, Manager, NotFound
 from pyscaffold_op.testing import eventually
 
@@ -78,9 +78,9 @@ async def test_past_schedule_creates_pod_right_away(manager: Manager, client: Cl
     await client.create(new_at("past", rfc3339(datetime.now(UTC) - timedelta(hours=1))))
     pod = await eventually(lambda: get_pod(client, "past"), timeout=3)
     assert pod.metadata.labels[LABEL_AT] == "past"
-    owner = pod.metadata.ownerReferences[0]
+    owner = pod.metadata.owner_references[0]
     assert (owner.kind, owner.name, owner.controller) == ("At", "past", True)
-    assert pod.spec.restartPolicy == "Never"
+    assert pod.spec.restart_policy == "Never"
     assert pod.spec.containers[0].image == "busybox"
 
 

@@ -31,12 +31,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
-from lightkube.models.core_v1 import Container, PodSpec, SecurityContext
-from lightkube.models.meta_v1 import ObjectMeta as PodMeta
-from lightkube.resources.core_v1 import Pod
-from pyscaffold_op.apimachinery import Condition, set_condition
+from pyscaffold_op.apimachinery import Condition, ObjectMeta, set_condition
+from pyscaffold_op.models.core_v1 import Container, Pod, PodSpec, SecurityContext
 from pyscaffold_op.runtime import (
     AlreadyExists,
     Client,
@@ -174,7 +171,7 @@ class AtReconciler:
             pod = None
         if pod is not None:
             if not _controlled_by(pod, at):
-                if any(ref.controller for ref in pod.metadata.ownerReferences or []):
+                if any(ref.controller for ref in pod.metadata.owner_references):
                     message = f"Pod {name} exists and is controlled by another object"
                     self._condition(status, at, "Scheduled", "False", "PodConflict", message)
                     self._event(at, "Warning", "PodConflict", message)
@@ -198,21 +195,21 @@ class AtReconciler:
 
     def _new_pod(self, at: At, name: str) -> Pod:
         return Pod(
-            metadata=PodMeta(
+            metadata=ObjectMeta(
                 name=name,
                 namespace=at.metadata.namespace,
                 labels={LABEL_AT: label_value_for(at.metadata.name or ""), LABEL_MANAGED_BY: "at-controller"},
             ),
             spec=PodSpec(
                 # Never: a failing command must end the At in DONE/Failed, not restart forever.
-                restartPolicy="Never",
+                restart_policy="Never",
                 containers=[
                     Container(
                         name=POD_CONTAINER,
                         image=at.spec.image,
                         # The whole command goes to one shell, so quoting survives intact.
                         command=["/bin/sh", "-c", at.spec.command],
-                        securityContext=SecurityContext(allowPrivilegeEscalation=False),
+                        security_context=SecurityContext(allow_privilege_escalation=False),
                     )
                 ],
             ),
@@ -239,13 +236,12 @@ class AtReconciler:
 
 
 def _controlled_by(pod: Pod, at: At) -> bool:
-    refs: list[Any] = pod.metadata.ownerReferences or []
-    return any(ref.controller and ref.uid == at.metadata.uid for ref in refs)
+    return any(ref.controller and ref.uid == at.metadata.uid for ref in pod.metadata.owner_references)
 
 
 def _exit_code(pod: Pod) -> int | None:
-    for container in (pod.status.containerStatuses if pod.status else None) or []:
+    for container in (pod.status.container_statuses if pod.status else None) or []:
         terminated = container.state.terminated if container.state else None
         if container.name == POD_CONTAINER and terminated is not None:
-            return terminated.exitCode
+            return terminated.exit_code
     return None

@@ -1,0 +1,75 @@
+"""Start-up cost of importing pyop's parts, in fresh processes: `pyop --help`, the at operator's manager
+module, and the built-in models (pyop's typed `core_v1` + `apps_v1` against lightkube's).
+
+    python benchmarks/bench_imports.py [--runs 15] [--root PATH]
+
+`--root` adds another checkout (for example `git archive main | tar -x -C /tmp/main`): its
+`pyscaffold_op` and `testdata/at/src` go first on PYTHONPATH, so "before" and "after" a change run
+with the same interpreter and libraries, interleaved run by run so machine load hits both alike.
+Each process reports its own CPU time (`time.process_time()` at exit: start-up plus imports), which
+other engineers' test runs on the shared cores disturb much less than wall-clock time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+CASES: dict[str, str] = {
+    "pyop --help": "import sys; sys.argv = ['pyop', '--help']\n"
+    "from pyscaffold_op.cli import main\ntry: main()\nexcept SystemExit: pass",
+    "at manager (__main__ imports)": "import programming_kubernetes.__main__",
+    "lightkube core_v1 + apps_v1 + runtime.manager": "import pyscaffold_op.runtime.manager, "
+    "lightkube.resources.core_v1, lightkube.resources.apps_v1",
+    "typed core_v1 + apps_v1 + runtime.manager": "import pyscaffold_op.runtime.manager, "
+    "pyscaffold_op.models.core_v1, pyscaffold_op.models.apps_v1",
+}
+
+
+_REPORT = "\nimport time as _t, sys as _s; _s.__stdout__.write(f'\\nCPU={_t.process_time()}\\n')"
+
+
+def run_once(code: str, root: Path) -> float | None:
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{root / 'testdata' / 'at' / 'src'}"}
+    proc = subprocess.run(  # cwd: `python -c` puts it first on sys.path, before PYTHONPATH
+        [sys.executable, "-c", code + _REPORT],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return None  # not importable in that checkout (no typed models before they existed)
+    return float(proc.stdout.rsplit("CPU=", 1)[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--root", type=Path, action="append", default=None)
+    args = parser.parse_args()
+    roots = [*(args.root or []), REPO]
+    print(f"{args.runs} fresh processes per case and checkout (python -c), CPU seconds, median (min)")
+    print("| case | " + " | ".join(str(r) for r in roots) + " |")
+    print("| --- |" + " --- |" * len(roots))
+    for name, code in CASES.items():
+        times: dict[Path, list[float]] = {r: [] for r in roots}
+        for _ in range(args.runs):
+            for root in roots:
+                value = run_once(code, root)
+                if value is not None:
+                    times[root].append(value)
+        cells = [f"{statistics.median(t):.3f} ({min(t):.3f})" if t else "n/a" for t in times.values()]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
