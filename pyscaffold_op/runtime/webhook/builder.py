@@ -55,6 +55,7 @@ class WebhookBuilder:
         self._validator: Validator | None = None
         self._defaulter_path: str | None = None
         self._validator_path: str | None = None
+        self._spokes: list[type] = []
 
     def for_(self, kind: type) -> WebhookBuilder:
         if self._for is not None:
@@ -79,6 +80,11 @@ class WebhookBuilder:
         self._validator = validator
         return self
 
+    def with_spokes(self, *spokes: type) -> WebhookBuilder:
+        """The spoke versions `/convert` serves besides the ones already imported (the hub's `for_`)."""
+        self._spokes.extend(spokes)
+        return self
+
     def with_defaulter_custom_path(self, path: str) -> WebhookBuilder:
         self._defaulter_path = path
         return self
@@ -100,13 +106,14 @@ class WebhookBuilder:
             p = self._validator_path or validate_path(cls)
             self._server.register(p, Admission(validating_handler(cls, self._validator)))
             paths.append(p)
-        if is_convertible(cls):
+        if is_convertible(cls) or self._spokes:
+            kinds = [*versions_of(cls), *self._spokes]
             existing = self._server.endpoint(CONVERT_PATH)
             if isinstance(existing, Conversion):
-                for v in versions_of(cls):
+                for v in kinds:
                     existing.add(v)
             else:
-                self._server.register(CONVERT_PATH, Conversion(versions_of(cls)))
+                self._server.register(CONVERT_PATH, Conversion(kinds))
             paths.append(CONVERT_PATH)
         if not paths:
             raise ValueError(

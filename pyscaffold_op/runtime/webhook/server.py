@@ -88,9 +88,7 @@ class WebhookServer:
             raise ValueError(f"webhook path {path!r} must start with '/'")
         if path in self._endpoints:
             raise ValueError(f"a webhook is already registered at {path}")
-        if self._runner is not None:
-            raise RuntimeError("register webhooks before the server starts")
-        self._endpoints[path] = endpoint
+        self._endpoints[path] = endpoint  # a running server serves it from its next request
 
     def paths(self) -> list[str]:
         return sorted(self._endpoints)
