@@ -58,6 +58,7 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
             "envtest",
             "serve",
             "--no-kubelet",
+            "--no-workloads",  # the API server alone, as measured before the controllers existed
             "--kubeconfig-out",
             str(kc),
         ],

@@ -1,6 +1,6 @@
 """The `pyop` command line. Thin: parse flags, call the scaffold/gen/envtest layers, print.
 
-Heavy libraries (copier, datamodel-code-generator, validators, aiohttp) are imported inside the
+Heavy libraries (jinja2, datamodel-code-generator, validators, aiohttp) are imported inside the
 commands, never here, so `pyop --help` stays fast.
 """
 
@@ -11,6 +11,7 @@ import sys
 import typer
 
 from pyscaffold_op import __version__
+from pyscaffold_op.commands import boolflags, examples
 from pyscaffold_op.commands import envtest as envtest_commands
 from pyscaffold_op.commands import generate as generate_commands
 from pyscaffold_op.commands import scaffold as scaffold_commands
@@ -49,9 +50,15 @@ app.add_typer(envtest_commands.app, name="envtest")
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: every `PyopError`, and any failure of the file system (a full disk, a
     name too long) or Ctrl-C, becomes one line on stderr and exit status 2, never a traceback.
-    The scaffolding commands roll back what they had moved into place before the error reaches here."""
+    The scaffolding commands roll back what they had moved into place before the error reaches here.
+
+    Boolean flags also take kubebuilder's `--flag=true|false` form (see `commands.boolflags`).
+    """
+    command = typer.main.get_command(app)
+    examples.attach(command)
+    args = boolflags.normalize(command, sys.argv[1:] if argv is None else list(argv))
     try:
-        app(args=argv, prog_name="pyop")
+        command.main(args=args, prog_name="pyop")
     except PyopError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(err.exit_code)

@@ -9,29 +9,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pyscaffold_op.apimachinery.objectmeta import OBJECT_META_FIELDS
+
 __all__ = ["OBJECT_META_FIELDS", "prune", "unknown_fields"]
 
 Schema = dict[str, Any]
 
-OBJECT_META_FIELDS = frozenset(
-    {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    }
-)
 _RESOURCE_ROOT = ("apiVersion", "kind", "metadata")
 
 

@@ -22,7 +22,9 @@ from pyscaffold_op.apimachinery.fielderrors import Cause, cause
 __all__ = ["TYPE_NAMES", "validate"]
 
 Schema = dict[str, Any]
-_DATE_TIME = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
+# re.ASCII: Go's \d is [0-9]; Python's also matches other scripts' digits
+_DATE_TIME = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)", re.ASCII)
+_DATE = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)  # strptime's %Y also takes other scripts' digits
 _RESOURCE_ROOT = ("apiVersion", "kind", "metadata")
 
 
@@ -79,7 +81,7 @@ def _format_ok(value: Any, fmt: str) -> bool:
                 and datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00")) is not None
             )
         if fmt == "date":
-            return datetime.strptime(value, "%Y-%m-%d") is not None
+            return bool(_DATE.fullmatch(value)) and datetime.strptime(value, "%Y-%m-%d") is not None
         if fmt == "uuid":
             return uuid.UUID(value) is not None
         if fmt == "ipv4":

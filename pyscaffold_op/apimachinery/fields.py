@@ -50,7 +50,7 @@ _QUANTITY = re.compile(QUANTITY_PATTERN)
 
 
 def _check_quantity(value: int | str) -> int | str:
-    if isinstance(value, str) and not _QUANTITY.match(value):
+    if isinstance(value, str) and not _QUANTITY.fullmatch(value):
         raise ValueError(f"{value!r} is not a Kubernetes quantity (for example 500m, 1Gi, 2)")
     return value
 

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 
 from pyscaffold_op.apimachinery.validation import is_qualified_name, is_valid_label_value
 
-__all__ = ["Requirement", "Selector", "SelectorError", "SelectorLike", "matcher", "parse", "render"]
+__all__ = [
+    "Requirement",
+    "Selector",
+    "SelectorError",
+    "SelectorLike",
+    "from_label_selector",
+    "matcher",
+    "parse",
+    "render",
+]
 
 SelectorLike = Mapping[str, str] | str | None
 """What callers pass: a dict of equalities, a selector string, or None for everything."""
@@ -209,6 +218,28 @@ def matcher(selector: SelectorLike) -> Selector:
     if isinstance(selector, str):
         return parse(selector)
     return Selector(tuple(_requirement(k, "=", (v,)) for k, v in selector.items()))
+
+
+_EXPRESSION_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
+
+
+def from_label_selector(selector: Mapping[str, object]) -> Selector:
+    """A `Selector` from a structured metav1.LabelSelector (`matchLabels` + `matchExpressions`), as
+    `metav1.LabelSelectorAsSelector` builds it; an unknown operator raises `SelectorError`."""
+    reqs: list[Requirement] = []
+    try:
+        match_labels = selector.get("matchLabels") or {}
+        for key, value in sorted(match_labels.items()):  # type: ignore[union-attr]
+            reqs.append(_requirement(key, "=", (str(value),)))
+        for expr in selector.get("matchExpressions") or []:  # type: ignore[union-attr]
+            operator = _EXPRESSION_OPERATORS.get(expr.get("operator", ""))
+            if operator is None:
+                raise ValueError(f'"{expr.get("operator")}" is not a valid label selector operator')
+            values = tuple(expr.get("values") or ()) if operator in ("in", "notin") else ()
+            reqs.append(_requirement(expr.get("key", ""), operator, values))
+    except ValueError as err:
+        raise SelectorError(str(err)) from None
+    return Selector(tuple(reqs))
 
 
 def render(selector: SelectorLike) -> str | None:

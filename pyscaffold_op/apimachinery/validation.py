@@ -7,6 +7,7 @@ the scaffolder's one-line errors and the emulator's 422 causes say the same thin
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 __all__ = [
     "is_dns1035_label",
@@ -39,51 +40,68 @@ def _regex_error(message: str, fmt: str, *examples: str) -> str:
     return f"{message} (e.g. {shown}, regex used for validation is '{fmt}')"
 
 
+@dataclass(frozen=True)
+class _Rule:
+    max_len: int
+    regex: re.Pattern[str]
+    message: str
+    fmt: str
+    examples: tuple[str, ...]
+
+    def check(self, value: str) -> list[str]:
+        errors = [max_len_error(self.max_len)] if len(value) > self.max_len else []
+        if not self.regex.fullmatch(value):
+            errors.append(_regex_error(self.message, self.fmt, *self.examples))
+        return errors
+
+
+_DNS1123_LABEL = _Rule(
+    63,
+    _LABEL,
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+    "and end with an alphanumeric character",
+    _LABEL_FMT,
+    ("my-name", "123-abc"),
+)
+_DNS1123_SUBDOMAIN = _Rule(
+    253,
+    _SUBDOMAIN,
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+    "must start and end with an alphanumeric character",
+    _SUBDOMAIN_FMT,
+    ("example.com",),
+)
+_DNS1035_LABEL = _Rule(
+    63,
+    _DNS1035,
+    "a lowercase RFC 1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character",
+    _DNS1035_FMT,
+    ("my-name", "abc-123"),
+)
+_LABEL_VALUE_RULE = _Rule(
+    63,
+    _LABEL_VALUE,
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+    "must start and end with an alphanumeric character",
+    _LABEL_VALUE_FMT,
+    ("MyValue", "my_value", "12345"),
+)
+
+
 def is_dns1123_label(value: str) -> list[str]:
     """A DNS-1123 label (namespace names, most resource names of the core group): at most 63."""
-    errors = [max_len_error(63)] if len(value) > 63 else []
-    if not _LABEL.fullmatch(value):
-        errors.append(
-            _regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                "and must start and end with an alphanumeric character",
-                _LABEL_FMT,
-                "my-name",
-                "123-abc",
-            )
-        )
-    return errors
+    return _DNS1123_LABEL.check(value)
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
     """A DNS-1123 subdomain (most object names, API groups): at most 253."""
-    errors = [max_len_error(253)] if len(value) > 253 else []
-    if not _SUBDOMAIN.fullmatch(value):
-        errors.append(
-            _regex_error(
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-                "or '.', and must start and end with an alphanumeric character",
-                _SUBDOMAIN_FMT,
-                "example.com",
-            )
-        )
-    return errors
+    return _DNS1123_SUBDOMAIN.check(value)
 
 
 def is_dns1035_label(value: str) -> list[str]:
     """A DNS-1035 label (CRD plural, singular, short names, categories): starts with a letter."""
-    errors = [max_len_error(63)] if len(value) > 63 else []
-    if not _DNS1035.fullmatch(value):
-        errors.append(
-            _regex_error(
-                "a lowercase RFC 1035 label must consist of lower case alphanumeric characters or '-', "
-                "start with an alphabetic character, and end with an alphanumeric character",
-                _DNS1035_FMT,
-                "my-name",
-                "abc-123",
-            )
-        )
-    return errors
+    return _DNS1035_LABEL.check(value)
 
 
 def is_qualified_name(value: str) -> list[str]:
@@ -124,16 +142,4 @@ def is_qualified_name(value: str) -> list[str]:
 
 def is_valid_label_value(value: str) -> list[str]:
     """A label value: empty, or at most 63 of `[-A-Za-z0-9_.]` starting and ending alphanumeric."""
-    errors = [max_len_error(63)] if len(value) > 63 else []
-    if not _LABEL_VALUE.fullmatch(value):
-        errors.append(
-            _regex_error(
-                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-                "or '.', and must start and end with an alphanumeric character",
-                _LABEL_VALUE_FMT,
-                "MyValue",
-                "my_value",
-                "12345",
-            )
-        )
-    return errors
+    return _LABEL_VALUE_RULE.check(value)

@@ -17,12 +17,19 @@ app = typer.Typer(help="Run the in-process Kubernetes API server emulator.", no_
 
 @app.command()
 def serve(
-    crds: list[Path] = typer.Option([], "--crds", help="CRD file or folder to install (repeatable)."),
+    crds: list[Path] = typer.Option(
+        [], "--crds", metavar="<path>", help="CRD file or folder to install (repeatable)."
+    ),
     port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: any free port)."),
     kubeconfig_out: Path | None = typer.Option(
         None, "--kubeconfig-out", help="Write the kubeconfig here (default: a temp file)."
     ),
     kubelet: bool = typer.Option(True, "--kubelet/--no-kubelet", help="Simulate a kubelet that runs Pods."),
+    workloads: bool = typer.Option(
+        True,
+        "--workloads/--no-workloads",
+        help="Simulate the workload controllers (Deployments, Jobs, ServiceAccounts, EndpointSlices...).",
+    ),
     webhooks: list[Path] = typer.Option(
         [], "--webhooks", help="Webhook configurations to install, e.g. config/webhook/manifests.yaml."
     ),
@@ -57,7 +64,7 @@ def serve(
             raise ValidationError(f"--webhook-service {spec}: expected NAMESPACE/NAME=https://HOST:PORT")
         services.append((ns, name, url))
     try:
-        _serve(crds, port, kubeconfig_out, kubelet, Webhooks(webhooks, services, webhook_ca))
+        _serve(crds, port, kubeconfig_out, kubelet, workloads, Webhooks(webhooks, services, webhook_ca))
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
 
@@ -68,7 +75,9 @@ class Webhooks(NamedTuple):
     ca: Path | None
 
 
-def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool, hooks: Webhooks) -> None:
+def _serve(
+    crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool, workloads: bool, hooks: Webhooks
+) -> None:
     """Run until SIGINT/SIGTERM (KeyboardInterrupt escapes only before the server is up)."""
     import asyncio
     import signal
@@ -89,6 +98,7 @@ def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bo
         env = Environment(
             crd_paths=crds,  # installed before the socket opens: an invalid CRD fails the start
             kubelet=KubeletSimulator() if kubelet else None,
+            workloads=workloads,
             port=port,
             kubeconfig_path=kubeconfig_out,
         )

@@ -1,10 +1,12 @@
 """`pyop init`, `pyop create api` (owned by the scaffolder).
 
 Thin: parse the flags, call `pyscaffold_op.scaffold`, print what was written. The scaffolding modules
-(and copier, jinja2, ruamel.yaml behind them) are imported inside the commands so `pyop --help` is fast.
+(and jinja2, PyYAML, ruamel.yaml behind them) are imported inside the commands so `pyop --help` is fast.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
@@ -37,11 +39,13 @@ def init(
         "apache2", "--license", help="License header of generated files: apache2 or none."
     ),
     namespaced: bool = typer.Option(
-        False, "--namespaced", help="The manager watches only its own namespace (Role/RoleBinding RBAC)."
+        False,
+        "--namespaced/--no-namespaced",
+        help="The manager watches only its own namespace (Role/RoleBinding RBAC).",
     ),
     multigroup: bool = typer.Option(
         False,
-        "--multigroup",
+        "--multigroup/--no-multigroup",
         help="Put APIs under api/<group>/<version>/ so the project can hold several groups.",
     ),
 ) -> None:
@@ -76,14 +80,19 @@ def create_api(
     ),
     controller: bool = typer.Option(True, "--controller/--no-controller", help="Scaffold the controller."),
     namespaced: bool = typer.Option(
-        True, "--namespaced/--cluster-scoped", help="Whether objects of the kind live in a namespace."
+        True,
+        "--namespaced/--no-namespaced",
+        " /--cluster-scoped",
+        help="Whether objects of the kind live in a namespace (--cluster-scoped: --no-namespaced).",
     ),
     plural: str | None = typer.Option(
         None,
         "--plural",
         help="Resource plural (lower-case). Default: computed from the kind like kubebuilder.",
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite the files of an API that already exists."),
+    force: bool = typer.Option(
+        False, "--force/--no-force", help="Overwrite the files of an API that already exists."
+    ),
     make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
 ) -> None:
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""
@@ -111,6 +120,58 @@ def create_api(
         from pyscaffold_op.scaffold.make import run_make
 
         run_make(root, "manifests")
+    typer.echo(next_steps(written, make=make))
+
+
+def next_steps(written: list[str], *, make: bool) -> str:
+    """kubebuilder's closing hint: where to write the API and the reconcile logic, and what to run."""
+    types = next((path for path in written if path.endswith("_types.py")), None)
+    controller = next(
+        (path for path in written if "/controllers/" in path and path.endswith("_controller.py")), None
+    )
+    steps = []
+    if types is not None:
+        steps.append(f"define the spec and status in {types},")
+    if controller is not None:
+        steps.append(f"write the reconcile logic in {controller},")
+    if not steps:  # --force rewrote nothing: the files were already there
+        steps.append("edit the API types and the reconciler,")
+    steps.append(f"then {'re' if make else ''}generate the manifests (CRDs, RBAC) and run the tests:")
+    return "Next: " + "\n      ".join(steps) + "\n$ make manifests test"
+
+
+def upgrade(
+    dry_run: bool = typer.Option(
+        False, "--dry-run/--no-dry-run", help="Print the diff and the conflicts; change nothing."
+    ),
+    base_templates: Path | None = typer.Option(
+        None,
+        "--base-templates",
+        metavar="<path>",
+        help="The templates/init folder of the pyop release that made the project, when it is not this one.",
+    ),
+) -> None:
+    """Re-render the project from the current init template and merge it with your edits (3-way)."""
+    from pyscaffold_op.scaffold.templates import templates_dir
+    from pyscaffold_op.scaffold.upgrade import apply_upgrade, plan_upgrade
+
+    plan = plan_upgrade(Path.cwd(), templates=templates_dir() / "init", base_templates=base_templates)
+    if dry_run:
+        typer.echo(plan.diff(), nl=False)
+    elif plan.files or plan.removed:
+        apply_upgrade(plan)
+    done = {"update": "updated", "remove": "removed", "merge": "merged", "conflict": "conflict in"}
+    lines = [("remove" if path in plan.removed else "update", path) for path in plan.updated]
+    lines += [("merge", path) for path in plan.merged] + [("conflict", path) for path in plan.conflicts]
+    for action, relpath in lines:
+        typer.echo(f"would {action} {relpath}" if dry_run else f"{done[action]} {relpath}")
+    for relpath in plan.kept:
+        typer.echo(f"kept {relpath}: the template changed it, but you removed or edited it; compare by hand")
+    if not lines and not plan.kept:
+        typer.echo("the project is up to date with the template")
+    if plan.conflicts and not dry_run:
+        typer.echo(f"resolve the <<<<<<< conflict markers in: {', '.join(plan.conflicts)}", err=True)
+        raise typer.Exit(1)
 
 
 @create_app.command("webhook")
@@ -168,6 +229,7 @@ def create_webhook(
 def register(app: typer.Typer) -> None:
     """Add the scaffolding commands to the root app."""
     app.command("init")(init)
+    app.command("upgrade")(upgrade)
     app.add_typer(
         create_app, name="create", help="Scaffold a Kubernetes API (types, controller, samples, RBAC)."
     )

@@ -50,8 +50,7 @@ def build_at(dest: Path, finished_from: Path) -> None:
     scaffold_at_example(dest)
     for relative in HAND_FINISHED:
         shutil.copyfile(finished_from / relative, dest / relative)
-    if not generate_manifests(dest):
-        raise RuntimeError("pyscaffold_op.gen.generate_manifests is needed to build testdata/at")
+    generate_manifests(dest)
 
 
 def drift(at_dir: Path = AT_DIR) -> list[str]:

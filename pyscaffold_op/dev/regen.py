@@ -5,9 +5,8 @@ The tree is exactly what the at example's commands produce (seed 000):
     pyop init --domain viper.run --repo github.com/AbyssViper/programming-kubernetes
     pyop create api --group programming-kubernetes --version v1alpha1 --kind At --resource --controller
 
-plus, once the generator provides `pyscaffold_op.gen.generate_manifests`, the generated manifests
-(what `create api`'s default `--make` would add). `tests/scaffold/test_golden.py` regenerates it into a
-temporary folder and fails on any difference.
+plus the generated manifests (what `create api`'s default `--make` adds).
+`tests/scaffold/test_golden.py` regenerates it into a temporary folder and fails on any difference.
 """
 
 from __future__ import annotations
@@ -36,20 +35,17 @@ def scaffold_at_example(dest: Path) -> None:
     create_api(AT_API, dest)
 
 
-def generate_manifests(dest: Path) -> bool:
-    """`make manifests` in-process when the generator is available; False when it is not (yet)."""
-    try:
-        from pyscaffold_op.gen import generate_manifests as generate
-    except ImportError:
-        return False
+def generate_manifests(dest: Path) -> None:
+    """`make manifests` in-process."""
+    from pyscaffold_op.gen import generate_manifests as generate
+
     generate(dest)
-    return True
 
 
-def build_golden(dest: Path) -> bool:
-    """The whole golden tree into `dest`; returns whether manifests were generated."""
+def build_golden(dest: Path) -> None:
+    """The whole golden tree into `dest`: the scaffold and its manifests."""
     scaffold_at_example(dest)
-    return generate_manifests(dest)
+    generate_manifests(dest)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,15 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     dest: Path = args.dest.resolve()
     if dest.exists():
         shutil.rmtree(dest)
-    generated = build_golden(dest)
+    build_golden(dest)
     files = sum(1 for path in dest.rglob("*") if path.is_file())
-    note = (
-        "with generated manifests"
-        if generated
-        else "without manifests (no pyscaffold_op.gen.generate_manifests)"
-    )
-    print(f"regenerated {dest} ({files} files, {note})", file=sys.stderr)
-    if dest == GOLDEN_DIR and generated:
+    print(f"regenerated {dest} ({files} files, with generated manifests)", file=sys.stderr)
+    if dest == GOLDEN_DIR:
         from pyscaffold_op.dev.golden_at import AT_DIR, refresh_at
 
         if AT_DIR.is_dir():

@@ -65,7 +65,7 @@ Authorizer = Callable[[Attributes], bool | None]
 
 
 @dataclass(frozen=True)
-class Rule:
+class AccessRule:
     subject: str  # a user name or a group name
     verbs: frozenset[str]
     paths: tuple[str, ...] = ()  # non-resource URLs; a trailing `*` is a prefix match
@@ -92,7 +92,7 @@ class Rule:
 @dataclass
 class Policy:
     tokens: dict[str, UserInfo] = field(default_factory=dict)
-    rules: list[Rule] = field(default_factory=list)
+    rules: list[AccessRule] = field(default_factory=list)
     authorizers: list[Authorizer] = field(default_factory=list)
     # The reviews answered, newest last (for tests: "was a TokenReview sent?"); bounded.
     reviews: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=1000))
@@ -123,7 +123,7 @@ class Policy:
         ps = (paths,) if isinstance(paths, str) else tuple(paths)
         rs = (resources,) if isinstance(resources, str) else tuple(resources)
         with self._lock:
-            self.rules.append(Rule(subject, vs, ps, rs))
+            self.rules.append(AccessRule(subject, vs, ps, rs))
 
     def add_authorizer(self, fn: Authorizer) -> None:
         with self._lock:

@@ -10,25 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-OBJECT_META = frozenset(
-    {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    }
-)
+from pyscaffold_op.apimachinery.objectmeta import OBJECT_META_FIELDS
 
 _SPEC_STATUS = ("spec", "status")
 
@@ -125,7 +107,7 @@ def prune_unknown(group: str, kind: str, obj: dict[str, Any]) -> list[str]:
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         for key in list(meta):
-            if key not in OBJECT_META:
+            if key not in OBJECT_META_FIELDS:
                 found.append(f"metadata.{key}")
                 del meta[key]
     return found

@@ -150,9 +150,14 @@ def _spec(obj: Obj) -> Obj | None:
     return value if isinstance(value, dict) else None
 
 
-def _empty_status(obj: Obj, old: Obj | None) -> None:
+def _empty_status(obj: Obj, old: Obj | None, **zero_fields: int) -> None:
+    """A created object's status as the server writes it: the struct is not a pointer (`status: {}`),
+    and its fields without `omitempty` are written as zeros (StatefulSetStatus.replicas, ...)."""
     if old is None:
-        obj.setdefault("status", {})  # a struct without a pointer: the server writes `status: {}`
+        status = obj.setdefault("status", {})
+        if isinstance(status, dict):
+            for name, value in zero_fields.items():
+                status.setdefault(name, value)
 
 
 def _deployment(obj: Obj, old: Obj | None) -> None:
@@ -172,7 +177,7 @@ def _deployment(obj: Obj, old: Obj | None) -> None:
 
 
 def _statefulset(obj: Obj, old: Obj | None) -> None:
-    _empty_status(obj, old)
+    _empty_status(obj, old, replicas=0, availableReplicas=0)
     s = _spec(obj)
     if s is None:
         return
@@ -189,7 +194,9 @@ def _statefulset(obj: Obj, old: Obj | None) -> None:
 
 
 def _daemonset(obj: Obj, old: Obj | None) -> None:
-    _empty_status(obj, old)
+    _empty_status(
+        obj, old, currentNumberScheduled=0, numberMisscheduled=0, desiredNumberScheduled=0, numberReady=0
+    )
     s = _spec(obj)
     if s is None:
         return
@@ -203,7 +210,7 @@ def _daemonset(obj: Obj, old: Obj | None) -> None:
 
 
 def _replicaset(obj: Obj, old: Obj | None) -> None:
-    _empty_status(obj, old)
+    _empty_status(obj, old, replicas=0)
     s = _spec(obj)
     if s is not None:
         s.setdefault("replicas", 1)

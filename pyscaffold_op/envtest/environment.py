@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 
 import yaml
 
-from pyscaffold_op.envtest import crds
+from pyscaffold_op.envtest import bootstrap, crds
 from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Authorizer, Policy
+from pyscaffold_op.envtest.controllers import Workloads
 from pyscaffold_op.envtest.handlers import Api
 from pyscaffold_op.envtest.kubelet import KubeletSimulator
 from pyscaffold_op.envtest.objectstore import Store
@@ -48,9 +49,12 @@ class Environment:
         kubeconfig_path: str | Path | None = None,
         namespace_deletion_delay: float = 0.2,
         namespace_deletion_max_delay: float = 5.0,
+        workloads: Workloads | bool = False,
     ) -> None:
         self.crd_paths = [Path(p) for p in crd_paths or []]
         self.kubelet = kubelet
+        # the simulated controller-manager (Deployments, Jobs, ServiceAccounts ...): opt-in here
+        self.workloads: Workloads | None = Workloads() if workloads is True else workloads or None
         self.host = host
         self.port = port
         self.store = Store(
@@ -82,6 +86,9 @@ class Environment:
         self.url = f"http://{self.host}:{self.port}"
         self.api.server_address = f"{self.host}:{self.port}"
         self._write_kubeconfig()
+        bootstrap.apiserver_objects(self.store, self.host, self.port)
+        if self.workloads is not None:
+            self.workloads.attach(self.store)
         if self.kubelet is not None:
             self.kubelet.attach(self.store)
         return self
@@ -89,6 +96,8 @@ class Environment:
     async def astop(self) -> None:
         if self.kubelet is not None:
             await self.kubelet.detach()
+        if self.workloads is not None:
+            self.workloads.detach()
         self.store.stop_controllers()
         self.store.drop_watches()
         if self._runner is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest.controllers import GR, Key, Obj, StoreAccess, write_metadata
+from pyscaffold_op.envtest.storeaccess import GR, Key, Obj, StoreAccess, write_metadata
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.objectstore import Event

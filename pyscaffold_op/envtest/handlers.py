@@ -12,9 +12,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pyscaffold_op.envtest import discovery, openapi
+from pyscaffold_op.envtest import discovery, openapi, subresources
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.admission import VALIDATING, Admission, Attributes, warning_header
 from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
 from pyscaffold_op.envtest.decode import MAX_BODY, check_object_depth, decode_body
 from pyscaffold_op.envtest.jsonutil import dumps, loads
@@ -35,6 +34,7 @@ from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.reviews import ReviewVerbs
 from pyscaffold_op.envtest.verbs_read import ReadVerbs
 from pyscaffold_op.envtest.verbs_write import WriteVerbs
+from pyscaffold_op.envtest.webhookadmission import VALIDATING, Admission, Attributes, warning_header
 
 log = logging.getLogger("pyscaffold_op.envtest")
 
@@ -120,8 +120,8 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
     async def _serve(self, req: Request, target: Target, watch: bool) -> Response:
         if target.info.review:
             return self._review(req, target)
-        if target.subresource == "log" and target.info.group_resource == ("", "pods") and req.method == "GET":
-            return self._pod_log(req, target)
+        if target.subresource and (served := subresources.serve(self, req, target)) is not None:
+            return served
         if target.subresource and target.subresource not in ("status", "scale"):
             raise E.not_found_path()
         if target.subresource == "status" and not target.info.status:

@@ -25,9 +25,10 @@ _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
 
 @dataclass
 class PodOutcome:
-    """How a simulated pod ends: its containers' exit code, optionally after `run_seconds`."""
+    """How a simulated pod ends: its containers' exit code, optionally after `run_seconds`; an
+    `exit_code` of None is a long-running container, which runs until the Pod is deleted."""
 
-    exit_code: int
+    exit_code: int | None
     run_seconds: float | None = None
     message: str = ""
     logs: str | None = None  # what `kubectl logs` shows; None: the `echo` output of the command
@@ -60,19 +61,51 @@ def echo_output(pod: dict[str, Any]) -> str:
     return "".join(out)
 
 
+# A container that sleeps this long (the default terminationGracePeriodSeconds) is taken for a
+# long-running one: it stays Running until the Pod is deleted instead of completing.
+LONG_SLEEP_SECONDS = 30
+_SIMPLE = {"echo", "true", "false", "sleep", "printf", "exit", "date", "env", "cat", "ls"}
+
+
+def _sleep_seconds(word: str) -> float:
+    if word == "infinity":
+        return float("inf")
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", word)
+    if not m:
+        return 0.0
+    return float(m[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m[2]]
+
+
+def _long_running_script(script: str) -> bool:
+    """`sleep infinity`, `sleep 300`, `tail -f`, `while true` loops: a script that does not end soon."""
+    if re.search(r"\bwhile\s+(true|:|\[\s*1\s*\])", script) or re.search(r"\btail\s+(-\w*f)", script):
+        return True
+    return any(_sleep_seconds(w) >= LONG_SLEEP_SECONDS for w in re.findall(r"\bsleep\s+(\S+)", script))
+
+
 def default_rule(pod: dict[str, Any]) -> PodOutcome:
-    """Exit code N for `sh -c '... exit N'`, 1 for `false`, 0 otherwise (first container)."""
-    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    """How the first container ends, guessed from its command: exit N for `sh -c '... exit N'`, 1 for
+    `false`, 0 for other short commands; never (`PodOutcome(None)`, Running until deleted) for a
+    container without a command (the image's server), `sleep 300`/`infinity`, `tail -f`, `while true`,
+    and, in Pods that restart Always, commands that are not simple shell utilities (servers)."""
+    spec = pod.get("spec") or {}
+    containers = spec.get("containers") or [{}]
     c = containers[0] if isinstance(containers[0], dict) else {}
+    always = spec.get("restartPolicy", "Always") == "Always"
     argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
     if not argv:
-        return PodOutcome(0)
-    script = " ".join(argv)
-    if os.path.basename(argv[0]) in _SHELLS and "-c" in argv:
-        idx = argv.index("-c")
-        script = " ".join(argv[idx + 1 :])
-    elif os.path.basename(argv[0]) == "false":
-        return PodOutcome(1)
+        return PodOutcome(None)
+    base = os.path.basename(argv[0])
+    if base in _SHELLS and "-c" in argv:
+        script = " ".join(argv[argv.index("-c") + 1 :])
+    elif base in _SHELLS and len(argv) == 1:
+        return PodOutcome(0)  # a shell without a script or a terminal exits at once
+    elif base in _SIMPLE:
+        script = shlex.join(argv)
+    else:
+        return PodOutcome(None) if always else PodOutcome(0)
+    if _long_running_script(script):
+        return PodOutcome(None)
     codes = re.findall(r"(?:^|[;&|\s])exit\s+(\d+)", script)
     if codes:
         return PodOutcome(int(codes[-1]) % 256)
@@ -94,8 +127,11 @@ class KubeletSimulator:
         run_seconds: float = 0.1,
         node_name: str = "envtest-node",
         restart_backoff: float = 0.2,
+        stop_seconds: float = 0.05,
     ) -> None:
         self.rule = rule or default_rule
+        # how long containers take to stop after a graceful delete (at most the grace period)
+        self.stop_seconds = stop_seconds
         self.pending_seconds = pending_seconds
         self.run_seconds = run_seconds
         self.node_name = node_name
@@ -103,6 +139,7 @@ class KubeletSimulator:
         self._store: Store | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._logs: dict[str, str] = {}  # pod uid -> log text of its runs
+        self._stopping: dict[str, asyncio.Task[None]] = {}  # pod uid -> graceful termination
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -115,7 +152,8 @@ class KubeletSimulator:
             store.create(
                 nodes,
                 "",
-                {"metadata": {"name": self.node_name, "labels": {"kubernetes.io/hostname": self.node_name}}},
+                {"metadata": {"name": self.node_name, "labels": node_labels(self.node_name)}, "spec": {}},
+                manager="kubelet",
             )
             node = store.get(nodes, "", self.node_name)
             ts = now_rfc3339()
@@ -160,8 +198,12 @@ class KubeletSimulator:
                 manager="kubelet",
             )
         store.on_change.append(self._on_event)
-        for pod in list(store._bucket(("", "pods")).objs.values()):
-            self._maybe_start(pod)
+        pods, _rv, _c, _r = store.list(store.info("", "v1", "pods"), None)
+        for pod in pods:
+            if pod["metadata"].get("deletionTimestamp"):
+                self._maybe_stop(pod)
+            else:
+                self._maybe_start(pod)
 
     def logs(self, pod: dict[str, Any]) -> str | None:
         """The pod's logs so far; None when its containers have not started."""
@@ -170,17 +212,67 @@ class KubeletSimulator:
     async def detach(self) -> None:
         if self._store is not None and self._on_event in self._store.on_change:
             self._store.on_change.remove(self._on_event)
-        tasks = list(self._tasks.values())
+        tasks = list(self._tasks.values()) + list(self._stopping.values())
         for t in tasks:
             t.cancel()
         for t in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self._tasks.clear()
+        self._stopping.clear()
 
     def _on_event(self, event: Event) -> None:
-        if event.gr == ("", "pods") and event.type != "DELETED":
+        if event.gr != ("", "pods"):
+            return
+        if event.type == "DELETED":
+            self._logs.pop(event.obj["metadata"]["uid"], None)
+        elif event.obj["metadata"].get("deletionTimestamp"):
+            self._maybe_stop(event.obj)
+        else:
             self._maybe_start(event.obj)
+
+    def _maybe_stop(self, pod: dict[str, Any]) -> None:
+        """A Pod on this node is being deleted gracefully: stop its containers, then remove it."""
+        meta = pod["metadata"]
+        uid = meta["uid"]
+        if uid in self._stopping or (pod.get("spec") or {}).get("nodeName") != self.node_name:
+            return
+        running = self._tasks.pop(uid, None)
+        if running is not None:
+            running.cancel()
+        task = asyncio.get_running_loop().create_task(
+            self._stop(meta.get("namespace", ""), meta["name"], uid)
+        )
+        self._stopping[uid] = task
+
+    async def _stop(self, ns: str, name: str, uid: str) -> None:
+        assert self._store is not None
+        store = self._store
+        info = store.info("", "v1", "pods")
+        try:
+            pod = store.find(("", "pods"), ns, name)
+            if pod is None or pod["metadata"]["uid"] != uid:
+                return
+            grace = pod["metadata"].get("deletionGracePeriodSeconds") or 0
+            await asyncio.sleep(min(self.stop_seconds, grace))
+            pod = store.find(("", "pods"), ns, name)
+            if pod is None or pod["metadata"]["uid"] != uid:
+                return
+            status = pod.get("status") or {}
+            if status.get("phase") not in ("Succeeded", "Failed"):
+                store.update(
+                    info,
+                    ns,
+                    name,
+                    {**pod, "status": stopped_status(pod)},
+                    subresource="status",
+                    manager="kubelet",
+                )
+            store.delete(info, ns, name, grace_period=0, preconditions={"uid": uid})
+        except StatusError as err:
+            log.debug("kubelet: stopping pod %s/%s: %s", ns, name, err.message)
+        finally:
+            self._stopping.pop(uid, None)
 
     def _maybe_start(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
@@ -188,7 +280,7 @@ class KubeletSimulator:
         phase = (pod.get("status") or {}).get("phase")
         if uid in self._tasks or phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp"):
             return
-        node = (pod.get("spec") or {}).get("nodeName")
+        node = (pod.get("spec") or {}).get("nodeName") or required_node(pod)
         if node and node != self.node_name:
             return
         task = asyncio.get_running_loop().create_task(self._run(meta.get("namespace", ""), meta["name"], uid))
@@ -287,9 +379,11 @@ class KubeletSimulator:
             self._logs[uid] = self._logs.get(uid, "") + (
                 outcome.logs if outcome.logs is not None else echo_output(pod)
             )
+            if outcome.exit_code is None:  # long-running: Running and Ready until the Pod is deleted
+                await asyncio.Event().wait()
             await asyncio.sleep(self.run_seconds if outcome.run_seconds is None else outcome.run_seconds)
             finished = now_rfc3339()
-            code = outcome.exit_code
+            code = outcome.exit_code or 0
             terminated = {
                 "exitCode": code,
                 "reason": "Completed" if code == 0 else "Error",
@@ -352,6 +446,57 @@ class KubeletSimulator:
                 },
             )
             await asyncio.sleep(min(self.restart_backoff * 2 ** (restarts - 1), 2.0))
+
+
+def node_labels(name: str) -> dict[str, str]:
+    """The labels a kubelet on linux/amd64 registers its Node with."""
+    return {
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+    }
+
+
+def required_node(pod: dict[str, Any]) -> str | None:
+    """The node a Pod's required node affinity pins it to (`metadata.name In [node]`, as DaemonSet
+    Pods have), if any: the stand-in scheduler binds such a Pod only there."""
+    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    for term in required.get("nodeSelectorTerms") or []:
+        for req in (term or {}).get("matchFields") or []:
+            values = req.get("values") or []
+            if req.get("key") == "metadata.name" and req.get("operator") == "In" and len(values) == 1:
+                return str(values[0])
+    return None
+
+
+def stopped_status(pod: dict[str, Any]) -> dict[str, Any]:
+    """The status a kubelet writes once it has stopped a deleted Pod's containers (SIGTERM, exit 143):
+    not Ready, containers terminated, a terminal phase (kubelets since 1.27 set one before deletion)."""
+    status = dict(pod.get("status") or {})
+    ts = now_rfc3339()
+    statuses = []
+    for cs in status.get("containerStatuses") or []:
+        state = cs.get("state") or {}
+        started = (state.get("running") or {}).get("startedAt") or ts
+        term = state.get("terminated") or {
+            "exitCode": 143,
+            "reason": "Error",
+            "startedAt": started,
+            "finishedAt": ts,
+            "containerID": cs.get("containerID", ""),
+        }
+        statuses.append({**cs, "ready": False, "started": False, "state": {"terminated": term}})
+    failed = any(s["state"]["terminated"].get("exitCode") for s in statuses)
+    started_at = status.get("startTime", ts)
+    return {
+        **status,
+        "phase": "Failed" if failed else "Succeeded",
+        "conditions": _conds("False", started_at, ts, reason="PodCompleted"),
+        "containerStatuses": statuses,
+    }
 
 
 def _cond(typ: str, status: str, ts: str, reason: str | None = None) -> dict[str, Any]:

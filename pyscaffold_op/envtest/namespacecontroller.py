@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from pyscaffold_op.envtest.controllers import NAMESPACES, StoreAccess
+from pyscaffold_op.envtest.storeaccess import NAMESPACES, StoreAccess
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.objectstore import Event
@@ -28,7 +28,7 @@ class NamespaceController:
         self._dirty: set[str] = set()  # active namespaces to look at again
         self._timer: asyncio.TimerHandle | None = None
 
-    # -- Controller --------------------------------------------------------------------------------
+    # -- StoreController -----------------------------------------------------------------------
 
     def observe(self, event: Event) -> None:
         meta = event.obj["metadata"]

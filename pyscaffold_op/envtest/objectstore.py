@@ -21,15 +21,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyscaffold_op import apiextensions
-from pyscaffold_op.envtest import crds, defaulting, strategies
+from pyscaffold_op.envtest import admission, crds, defaulting, graceful, strategies
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.controllers import Controller
 from pyscaffold_op.envtest.gc import GarbageCollector
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.managed import record_update
 from pyscaffold_op.envtest.namespacecontroller import NamespaceController
 from pyscaffold_op.envtest.objectmeta import generate_name, label_causes, name_causes
 from pyscaffold_op.envtest.resources import LABEL_NAMED, Registry, ServedResource
+from pyscaffold_op.envtest.storeaccess import StoreController
 from pyscaffold_op.envtest.watch import Watcher
 
 Obj = dict[str, Any]
@@ -101,7 +101,7 @@ class Store:
         self.namespaces = NamespaceController(
             self, delay=namespace_deletion_delay, max_delay=namespace_deletion_max_delay
         )
-        self._controllers: tuple[Controller, ...] = (self.gc, self.namespaces)
+        self._controllers: tuple[StoreController, ...] = (self.gc, self.namespaces)
         self._reconciling = False
         self.rv = 0
         self._buckets: dict[GR, _Bucket] = {}
@@ -315,6 +315,7 @@ class Store:
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
+                admission.admit_create(info, obj)
             defaulting.apply(info, obj, old)  # every write, like the server's defaulting
             causes = strategies.validate(info, obj, old)
             if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
@@ -449,7 +450,12 @@ class Store:
 
     def _write(self, info: ServedResource, key: Key, old: Obj, new: Obj) -> Obj:
         meta = new["metadata"]
-        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+        # a Pod in its grace period stays until the kubelet deletes it with grace period 0
+        if (
+            meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and not meta.get("deletionGracePeriodSeconds")
+        ):
             self._remove(info.bucket, key, new)
             self.run_controllers()
             return new
@@ -466,8 +472,9 @@ class Store:
         propagation: str | None = None,
         preconditions: dict[str, Any] | None = None,
         dry_run: bool = False,
+        grace_period: int | None = None,
     ) -> tuple[Obj, bool]:
-        """Returns (object, gone): gone is False while finalizers hold the object."""
+        """Returns (object, gone): gone is False while finalizers (or a Pod's grace period) hold it."""
         key = (namespace if info.namespaced else "", name)
         obj = self._bucket(info.bucket).objs.get(key)
         if obj is None:
@@ -475,22 +482,18 @@ class Store:
         meta = obj["metadata"]
         pre = preconditions or {}
         # BeforeDelete's messages: the conflict names the Kind, not the resource
-        if pre.get("uid") and pre["uid"] != meta["uid"]:
-            raise E.conflict(
-                info.group,
-                info.kind,
-                name,
-                f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
-                f"({meta['uid']}). The object might have been deleted and then recreated",
-            )
-        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
-            raise E.conflict(
-                info.group,
-                info.kind,
-                name,
-                f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not match the "
-                f"ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified",
-            )
+        for meta_field, label, why in (
+            ("uid", "UID", "deleted and then recreated"),
+            ("resourceVersion", "ResourceVersion", "modified"),
+        ):
+            if pre.get(meta_field) and pre[meta_field] != meta[meta_field]:
+                raise E.conflict(
+                    info.group,
+                    info.kind,
+                    name,
+                    f"the {label} in the precondition ({pre[meta_field]}) does not match the {label} in "
+                    f"record ({meta[meta_field]}). The object might have been {why}",
+                )
         is_ns = info.group_resource == NAMESPACES
         if is_ns and name in IMMORTAL_NAMESPACES:
             raise E.forbidden(info.group, info.plural, name, "this namespace may not be deleted")
@@ -501,22 +504,24 @@ class Store:
             finalizers.append("orphan")
         elif propagation == "Foreground" and "foregroundDeletion" not in finalizers:
             finalizers.append("foregroundDeletion")
-        if not finalizers:
+        grace = graceful.grace_seconds(info, obj, grace_period)
+        if not finalizers and not grace:
             if not dry_run:
                 self._remove(info.bucket, key, obj)
                 self.run_controllers()
             return obj, True
         wanted = [f for f in finalizers if f != "kubernetes"] if is_ns else finalizers
-        if meta.get("deletionTimestamp") and wanted == list(meta.get("finalizers") or []):
+        shorter = grace < meta.get("deletionGracePeriodSeconds", grace + 1)
+        if meta.get("deletionTimestamp") and wanted == list(meta.get("finalizers") or []) and not shorter:
             return obj, False  # already terminating with these finalizers: nothing changes
         new = {**obj, "metadata": {**meta, "finalizers": [f for f in finalizers if f != "kubernetes"]}}
         if not new["metadata"]["finalizers"]:
             del new["metadata"]["finalizers"]
-        if "deletionTimestamp" not in new["metadata"]:
-            new["metadata"]["deletionTimestamp"] = now_rfc3339()
-            new["metadata"]["deletionGracePeriodSeconds"] = 0
-            if new["metadata"].get("generation", 0) > 0:  # controllers see deletion as a spec change
-                new["metadata"]["generation"] += 1
+        if "deletionTimestamp" not in new["metadata"] or shorter:
+            new["metadata"]["deletionTimestamp"] = graceful.deadline(grace)
+            new["metadata"]["deletionGracePeriodSeconds"] = grace
+            if "deletionTimestamp" not in meta and new["metadata"].get("generation", 0) > 0:
+                new["metadata"]["generation"] += 1  # controllers see deletion as a spec change
         if is_ns:
             new["status"] = {**new.get("status", {}), "phase": "Terminating"}
         if dry_run:

@@ -117,6 +117,52 @@ KINDS.update(
 )
 
 
+# subresource bodies: kubectl create token (TokenRequest), evictions and bindings
+_DELETE_OPTIONS = {
+    1: ("gracePeriodSeconds", "int", None),
+    3: ("orphanDependents", "bool", None),
+    4: ("propagationPolicy", "str", None),
+    5: ("dryRun", "rep_str", None),
+}
+_OBJECT_REFERENCE = {
+    1: ("kind", "str", None),
+    2: ("namespace", "str", None),
+    3: ("name", "str", None),
+    4: ("uid", "str", None),
+    5: ("apiVersion", "str", None),
+}
+KINDS.update(
+    {
+        ("authentication.k8s.io/v1", "TokenRequest"): {
+            1: ("metadata", "msg", _OBJECT_META),
+            2: (
+                "spec",
+                "msg",
+                {
+                    1: ("audiences", "rep_str", None),
+                    3: (
+                        "boundObjectRef",
+                        "msg",
+                        {
+                            1: ("kind", "str", None),
+                            2: ("apiVersion", "str", None),
+                            3: ("name", "str", None),
+                            4: ("uid", "str", None),
+                        },
+                    ),
+                    4: ("expirationSeconds", "int", None),
+                },
+            ),
+        },
+        ("policy/v1", "Eviction"): {
+            1: ("metadata", "msg", _OBJECT_META),
+            2: ("deleteOptions", "msg", _DELETE_OPTIONS),
+        },
+        ("v1", "Binding"): {1: ("metadata", "msg", _OBJECT_META), 2: ("target", "msg", _OBJECT_REFERENCE)},
+    }
+)
+
+
 class ProtobufError(ValueError):
     pass
 

@@ -59,7 +59,7 @@ class Response:
 
 
 def json_response(status: int, obj: Any) -> Response:
-    return Response(status, dumps(obj))
+    return Response(status, dumps(obj) + b"\n")  # Go's json.Encoder ends every document with one
 
 
 def error_response(err: E.StatusError) -> Response:

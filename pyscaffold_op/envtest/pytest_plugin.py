@@ -4,8 +4,9 @@
     pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]
 
 Fixtures: `envtest_crd_paths` (override to choose CRD folders), `envtest_kubelet` (override with
-`KubeletSimulator(rule=...)` or None), `envtest` (a running `Environment`), `kubeconfig` (its path as a
-string) and `client` (a `pyscaffold_op.runtime` client for it).
+`KubeletSimulator(rule=...)` or None), `envtest_workloads` (None: override with `Workloads()` to run
+Deployments, Jobs, ... as a cluster would), `envtest` (a running `Environment`), `kubeconfig` (its
+path as a string) and `client` (a `pyscaffold_op.runtime` client for it).
 
 Webhooks: `webhook_server` is a running `pyscaffold_op.runtime.webhook.WebhookServer` on 127.0.0.1 with
 its own CA, registered with the emulator as Service `system/webhook-service` (what
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pyscaffold_op.envtest import Environment, KubeletSimulator
+from pyscaffold_op.envtest import Environment, KubeletSimulator, Workloads
 
 
 @pytest.fixture
@@ -38,11 +39,20 @@ def envtest_kubelet() -> KubeletSimulator | None:
 
 
 @pytest.fixture
+def envtest_workloads() -> Workloads | None:
+    """No workload controllers, like envtest's bare API server; return `Workloads()` to opt in."""
+    return None
+
+
+@pytest.fixture
 async def envtest(
     envtest_crd_paths: list[Path],
     envtest_kubelet: KubeletSimulator | None,
+    envtest_workloads: Workloads | None,
 ) -> AsyncIterator[Environment]:
-    async with Environment(crd_paths=envtest_crd_paths, kubelet=envtest_kubelet) as env:
+    async with Environment(
+        crd_paths=envtest_crd_paths, kubelet=envtest_kubelet, workloads=envtest_workloads or False
+    ) as env:
         yield env
 
 

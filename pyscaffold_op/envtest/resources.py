@@ -36,6 +36,11 @@ class ServedResource:
     to_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     from_storage: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     review: bool = False  # create-only and never stored (TokenReview, SubjectAccessReview): reviews.py
+    # DELETE answers with the deleted object instead of a Status (the registry's ReturnDeletedObject)
+    delete_returns_object: bool = False
+    # more subresources in discovery: (name, verbs, group, version, kind) of e.g. pods/log, served
+    # by subresources.py
+    subresources: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = ()
     # A CRD's spec.conversion when its strategy is Webhook: other versions are converted by calling it.
     conversion_webhook: dict[str, Any] | None = None
 
@@ -97,6 +102,15 @@ class ServedResource:
                     "verbs": ["get", "patch", "update"],
                 }
             )
+        for sub, verbs, group, version, kind in self.subresources:
+            entry: dict[str, Any] = {
+                "name": f"{self.plural}/{sub}",
+                "singularName": "",
+                "namespaced": self.namespaced,
+            }
+            if group or version != self.version:
+                entry["group"], entry["version"] = group, version
+            out.append({**entry, "kind": kind, "verbs": list(verbs)})
         return out
 
 
@@ -146,8 +160,22 @@ def builtin_resources() -> list[ServedResource]:
             categories=["all"],
             status=True,
             field_selectors=_POD_FIELDS,
+            delete_returns_object=True,
+            subresources=(
+                ("binding", ("create",), "", "v1", "Binding"),
+                ("eviction", ("create",), "policy", "v1", "Eviction"),
+                ("log", ("get",), "", "v1", "Pod"),
+            ),
         ),
-        _r("v1", "Service", "services", short_names=["svc"], categories=["all"], status=True),
+        _r(
+            "v1",
+            "Service",
+            "services",
+            short_names=["svc"],
+            categories=["all"],
+            status=True,
+            delete_returns_object=True,
+        ),
         _r("v1", "ConfigMap", "configmaps", short_names=["cm"]),
         _r("v1", "Secret", "secrets", field_selectors=("type",)),
         _r("v1", "Event", "events", short_names=["ev"], field_selectors=_EVENT_FIELDS),
@@ -160,10 +188,32 @@ def builtin_resources() -> list[ServedResource]:
             status=True,
             field_selectors=("status.phase",),
         ),
-        _r("v1", "ServiceAccount", "serviceaccounts", short_names=["sa"]),
+        _r(
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            short_names=["sa"],
+            delete_returns_object=True,
+            subresources=(("token", ("create",), "authentication.k8s.io", "v1", "TokenRequest"),),
+        ),
         _r("v1", "Endpoints", "endpoints", short_names=["ep"], singular="endpoints"),
-        _r("v1", "PersistentVolumeClaim", "persistentvolumeclaims", short_names=["pvc"], status=True),
-        _r("v1", "PersistentVolume", "persistentvolumes", namespaced=False, short_names=["pv"], status=True),
+        _r(
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            short_names=["pvc"],
+            status=True,
+            delete_returns_object=True,
+        ),
+        _r(
+            "v1",
+            "PersistentVolume",
+            "persistentvolumes",
+            namespaced=False,
+            short_names=["pv"],
+            status=True,
+            delete_returns_object=True,
+        ),
         _r(
             "v1",
             "Node",
@@ -173,8 +223,26 @@ def builtin_resources() -> list[ServedResource]:
             status=True,
             field_selectors=("spec.unschedulable",),
         ),
-        _r("v1", "ResourceQuota", "resourcequotas", short_names=["quota"], status=True),
+        _r(
+            "v1",
+            "ResourceQuota",
+            "resourcequotas",
+            short_names=["quota"],
+            status=True,
+            delete_returns_object=True,
+        ),
         _r("v1", "LimitRange", "limitranges", short_names=["limits"]),
+        _r(
+            "v1",
+            "ReplicationController",
+            "replicationcontrollers",
+            short_names=["rc"],
+            categories=["all"],
+            status=True,
+            scale=_SCALE,
+            generation=True,
+        ),
+        _r("v1", "PodTemplate", "podtemplates", delete_returns_object=True),
         _r(
             "apps/v1",
             "Deployment",
@@ -284,6 +352,23 @@ def builtin_resources() -> list[ServedResource]:
         ),
         _r("discovery.k8s.io/v1", "EndpointSlice", "endpointslices"),
         _r("storage.k8s.io/v1", "StorageClass", "storageclasses", namespaced=False, short_names=["sc"]),
+        _r("storage.k8s.io/v1", "CSIStorageCapacity", "csistoragecapacities"),
+        _r(
+            "certificates.k8s.io/v1",
+            "CertificateSigningRequest",
+            "certificatesigningrequests",
+            namespaced=False,
+            short_names=["csr"],
+            status=True,
+        ),
+        _r(
+            "apiregistration.k8s.io/v1",
+            "APIService",
+            "apiservices",
+            namespaced=False,
+            categories=["api-extensions"],
+            status=True,
+        ),
         _r(
             "admissionregistration.k8s.io/v1",
             "ValidatingWebhookConfiguration",
@@ -325,12 +410,14 @@ LABEL_NAMED = {("", "namespaces"), ("", "services")}
 # Preferred group versions for discovery, in the order kubectl expects core groups.
 GROUP_ORDER = [
     "",
+    "apiregistration.k8s.io",
     "apps",
     "events.k8s.io",
     "authentication.k8s.io",
     "authorization.k8s.io",
     "autoscaling",
     "batch",
+    "certificates.k8s.io",
     "policy",
     "rbac.authorization.k8s.io",
     "storage.k8s.io",

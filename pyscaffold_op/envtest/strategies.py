@@ -45,6 +45,8 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
             labels.setdefault("controller-uid", uid)
             labels.setdefault("job-name", obj["metadata"]["name"])
             spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    elif key == ("", "persistentvolumeclaims"):
+        obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
 
 
 def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, str]]:

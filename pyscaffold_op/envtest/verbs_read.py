@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from pyscaffold_op.envtest import partial, tables
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest import tables
 from pyscaffold_op.envtest.protocol import (
     Request,
     Response,
@@ -46,6 +46,9 @@ class ReadVerbs:
         if t.subresource == "scale":
             return json_response(200, to_scale(t.info, obj))
         obj = self._out(t.info, obj)
+        version = partial.requested(req, listing=False)
+        if version is not None:
+            return json_response(200, partial.partial(obj, version))
         if wants_table(req):
             return json_response(
                 200,
@@ -76,6 +79,17 @@ class ReadVerbs:
             with contextlib.suppress(ValueError):
                 n = int(req.q("tailLines") or 0)
                 text = "".join(text.splitlines(keepends=True)[-n:]) if n > 0 else ""
+        if req.flag("follow"):
+            from pyscaffold_op.envtest.podlogs import follow
+
+            source = self.store.pod_logs
+            assert source is not None
+            already = len(source(pod) or "") - len(text)  # lines cut by tailLines are not sent
+
+            def rest(p: dict[str, Any]) -> str | None:
+                return (source(p) or "")[already:]
+
+            return Response(200, content_type="text/plain", stream=follow(self.store, pod, container, rest))
         return Response(200, text.encode(), "text/plain")
 
     def _selector(self, req: Request, info: ServedResource) -> Any:
@@ -126,6 +140,7 @@ class ReadVerbs:
                 ],
             )
         exact = int(parse_rv(req.q("resourceVersion"))) if rv_match == "Exact" else None
+        version = partial.requested(req, listing=True)
         items, rv, cont, remaining = self.store.list(
             info, t.namespace, pred, max(limit, 0), req.q("continue"), exact_rv=exact
         )
@@ -134,6 +149,8 @@ class ReadVerbs:
             meta["continue"] = cont
             if remaining is not None:
                 meta["remainingItemCount"] = remaining
+        if version is not None:
+            return json_response(200, partial.partial_list(items, meta, version))
         if wants_table(req):
             items = [self._out(info, o) for o in items]
             return json_response(
@@ -158,7 +175,8 @@ class ReadVerbs:
             parse_rv(rv_param)
         send_initial = req.q("sendInitialEvents")
         bookmarks = req.flag("allowWatchBookmarks")
-        table = wants_table(req)
+        version = partial.requested(req, listing=False)
+        table = wants_table(req) and version is None
         # the watcher converts itself: its selector sees the stored form
         raw_pred = combine(
             parse_label_selector(req.q("labelSelector")),
@@ -168,6 +186,8 @@ class ReadVerbs:
         watcher.convert = info.from_storage
         if table:
             watcher.transform = lambda o: tables.to_table(info, [o], "Metadata", {}, with_columns=False)
+        elif version is not None:
+            watcher.transform = lambda o: partial.partial(o, version)
         timeout = None
         if req.q("timeoutSeconds"):
             try:
@@ -182,7 +202,8 @@ class ReadVerbs:
             items, _rv_now, _c, _r = self.store.list(info, t.namespace, pred)
             for o in items:
                 obj = self._out(info, o)
-                first.append(event_line("ADDED", watcher.transform(obj) if table else obj))
+                transform = watcher.transform
+                first.append(event_line("ADDED", transform(obj) if transform is not None else obj))
             if send_initial and send_initial.lower() == "true" and bookmarks:
                 first.append(self._bookmark(info, initial_end=True))
         replay = self.store.watch(watcher, info.bucket, since)

@@ -324,6 +324,11 @@ class WriteVerbs:
                 opts = parsed
         if req.q("propagationPolicy"):
             opts["propagationPolicy"] = req.q("propagationPolicy")
+        if req.q("gracePeriodSeconds"):
+            try:
+                opts["gracePeriodSeconds"] = int(req.q("gracePeriodSeconds") or 0)
+            except ValueError:
+                raise E.bad_request(f'invalid gracePeriodSeconds: "{req.q("gracePeriodSeconds")}"') from None
         if opts.get("orphanDependents") is not None and opts.get("propagationPolicy") is not None:
             raise E.invalid(
                 "meta.k8s.io",
@@ -376,6 +381,7 @@ class WriteVerbs:
                 propagation=opts.get("propagationPolicy"),
                 preconditions=opts.get("preconditions"),
                 dry_run=dry_run or dry,
+                grace_period=_grace(opts),
             )
 
         current = self.store.find(info.bucket, t.namespace if info.namespaced else "", t.name or "")
@@ -386,7 +392,7 @@ class WriteVerbs:
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
             code = 202 if opts.get("orphanDependents") is False else 200
             return self._warn(json_response(code, self._out(info, obj)), *warnings)
-        if info.custom or info.group_resource == ("", "pods"):
+        if info.custom or info.delete_returns_object:
             return self._warn(json_response(200, self._out(info, obj)), *warnings)
         return self._warn(
             json_response(
@@ -411,6 +417,7 @@ class WriteVerbs:
                     meta["name"],
                     propagation=opts.get("propagationPolicy"),
                     dry_run=dry_run,
+                    grace_period=_grace(opts),
                 )
 
             item = Target(info, meta.get("namespace") or t.namespace, meta["name"], "")
@@ -429,3 +436,8 @@ class WriteVerbs:
                 "items": deleted,
             },
         )
+
+
+def _grace(opts: dict[str, Any]) -> int | None:
+    grace = opts.get("gracePeriodSeconds")
+    return grace if isinstance(grace, int) and not isinstance(grace, bool) else None

@@ -39,7 +39,7 @@ def make_app(api: Api) -> web.Application:
             )
         out = web.StreamResponse(
             status=resp.status,
-            headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"},
+            headers={"Content-Type": resp.content_type, "Cache-Control": "no-cache, private"},
         )
         out.enable_chunked_encoding()
         stream = resp.stream

@@ -12,7 +12,8 @@ from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
 from pyscaffold_op.scaffold import edits, names
 from pyscaffold_op.scaffold.boilerplate import project_header
-from pyscaffold_op.scaffold.render import recorder_arg, render
+from pyscaffold_op.scaffold.pyformat import format_python
+from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
 # Names the scaffolded modules import or define: a kind with one of them would shadow it.
@@ -33,7 +34,6 @@ RESERVED_VARIABLES = frozenset(
 NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 
 # The line length of the generated project's ruff configuration (templates/init/.../pyproject.toml).
-GENERATED_LINE_LENGTH = 120
 
 ROLE_VERBS = {
     "admin": ["'*'"],
@@ -120,10 +120,7 @@ def build_context(options: ApiOptions, project: Project, plural: str, header: st
         ", namespace=request.namespace" if options.namespaced else ""
     )
     return {
-        # the line `<var> = await self.client.get(<args>)` as `ruff format` would lay it out (120 columns)
         "get_args": get_args,
-        "get_call_fits": len(f"            {var} = await self.client.get({get_args})")
-        <= GENERATED_LINE_LENGTH,
         "header": header,
         "package": project.package,
         "project_name": project.project_name,
@@ -281,6 +278,7 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
         raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
     updated = _updated_project(project, options, plural, ctx)
     planner.plan.write(PROJECT_FILE, updated.dump())
+    format_python(planner.plan)
     return planner.plan, updated
 
 
@@ -331,9 +329,7 @@ def _plan_resource(
 def _register_kind(text: str, ctx: dict[str, Any], where: str) -> str:
     kind = ctx["kind"]
     module = f"{ctx['api_module']}.{ctx['kind_lower']}_types"
-    import_line = edits.format_import(
-        module, [kind, f"{kind}Spec", f"{kind}Status"], line_length=GENERATED_LINE_LENGTH
-    )
+    import_line = f"from {module} import {kind}, {kind}Spec, {kind}Status"
     text = edits.insert_sorted(text, "imports", import_line, where=where, sort_key=edits.import_sort_key)
     for name in (kind, f"{kind}Spec", f"{kind}Status"):
         text = edits.insert_sorted(text, "all", f'"{name}",', where=where, sort_key=edits.dunder_all_sort_key)
@@ -348,12 +344,11 @@ def _plan_controller(planner: _Planner, ctx: dict[str, Any], docstrings: dict[st
     kind = ctx["kind"]
     alias = ctx["reconciler_import"]
     imported = f"{kind}Reconciler" if alias == f"{kind}Reconciler" else f"{kind}Reconciler as {alias}"
-    import_line = edits.format_import(ctx["controller_module"], [imported], line_length=GENERATED_LINE_LENGTH)
+    import_line = f"from {ctx['controller_module']} import {imported}"
     registration = [
         f"{alias}(",
         "    client=mgr.client,",
-        # laid out at its final indentation (8: inside build_manager), inserted relative to the marker's 4
-        *(line[4:] for line in recorder_arg(ctx["recorder_name"], " " * 8).splitlines()),
+        f'    recorder=mgr.get_event_recorder_for("{ctx["recorder_name"]}"),',
         ").setup_with_manager(mgr)",
     ]
 

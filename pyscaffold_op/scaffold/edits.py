@@ -96,14 +96,6 @@ def insert_sorted(
     return "".join(lines[:at] + addition + lines[at:])
 
 
-def format_import(module: str, names: list[str], *, line_length: int) -> str:
-    """`from module import a, b` on one line, or parenthesized one name a line, as ruff's isort does."""
-    line = f"from {module} import {', '.join(names)}"
-    if len(line) <= line_length:
-        return line
-    return "\n".join([f"from {module} import (", *(f"    {name}," for name in names), ")"])
-
-
 def import_sort_key(line: str) -> tuple[str, ...]:
     """Order `from a.b import C` lines like isort/ruff do for one section: by module, then names."""
     parts = line.replace("from ", "", 1).split(" import ", 1)

@@ -1,13 +1,8 @@
-"""`pyop init`: validate the options, render the copier template into a staging folder, move it in place."""
+"""`pyop init`: validate the options, render the copier template in memory, move the files in place."""
 
 from __future__ import annotations
 
 import hashlib
-import re
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +11,7 @@ from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root
 from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.boilerplate import LICENSES, boilerplate, header_from_boilerplate
+from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.templates import INIT_TEMPLATE_TOKEN, templates_dir
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
@@ -48,7 +44,7 @@ class InitContext:
     leader_election_id: str
     boilerplate: str
 
-    def copier_data(self) -> dict[str, Any]:
+    def template_data(self) -> dict[str, Any]:
         return {
             "domain": self.domain,
             "repo": self.repo,
@@ -81,9 +77,21 @@ def leader_election_id(repo: str, domain: str) -> str:
 
 def validate(options: InitOptions, root: Path) -> InitContext:
     """Check every input and the target folder; raise a one-line error before anything is written."""
+    context = make_context(options)
+    _check_folder(root)
+    return context
+
+
+def make_context(options: InitOptions, *, check_installed: bool = True) -> InitContext:
+    """Every name the template needs, each input checked against its rule.
+
+    `check_installed=False` for a project that exists (`pyop upgrade`): once it is pip-installed, its
+    own package is an installed module.
+    """
     names.validate_dns1123_subdomain(options.domain, "domain")
     repo = names.validate_repo(options.repo)
-    package = names.validate_package_name(names.package_name_from_repo(repo), repo)
+    package = names.package_name_from_repo(repo)
+    package = names.validate_package_name(package, repo, check_installed=check_installed)
     if options.project_name is not None:
         project_name = names.validate_dns1123_label(options.project_name, "project name")
     else:
@@ -106,6 +114,21 @@ def validate(options: InitOptions, root: Path) -> InitContext:
     owner = options.owner if options.owner is not None else f"The {project_name} Authors"
     if "\n" in owner or "\r" in owner:
         raise ValidationError(f"invalid owner {owner!r}: must be a single line")
+    return InitContext(
+        domain=options.domain,
+        repo=repo,
+        project_name=project_name,
+        owner=owner,
+        license=options.license,
+        namespaced=options.namespaced,
+        multigroup=options.multigroup,
+        package=package,
+        leader_election_id=leader_election_id(repo, options.domain),
+        boilerplate=boilerplate(options.license, owner),
+    )
+
+
+def _check_folder(root: Path) -> None:
     if not root.is_dir():
         raise ProjectError(f"cannot initialize {root}: not a folder")
     existing = find_project_root(root)
@@ -121,18 +144,6 @@ def validate(options: InitOptions, root: Path) -> InitContext:
             f"cannot initialize {root}: the folder is not empty ({strangers[0]}{more}); only hidden entries, "
             "*.md files and capitalised files such as LICENSE may be there before `pyop init`"
         )
-    return InitContext(
-        domain=options.domain,
-        repo=repo,
-        project_name=project_name,
-        owner=owner,
-        license=options.license,
-        namespaced=options.namespaced,
-        multigroup=options.multigroup,
-        package=package,
-        leader_election_id=leader_election_id(repo, options.domain),
-        boilerplate=boilerplate(options.license, owner),
-    )
 
 
 def _may_precede_init(entry: Path) -> bool:
@@ -144,76 +155,30 @@ def _may_precede_init(entry: Path) -> bool:
     return entry.is_file() and (name.endswith(".md") or name[:1].isupper())
 
 
-def render(context: InitContext, root: Path) -> FilePlan:
-    """Render the copier template into a temporary folder and read it back as a plan of files."""
-    import copier
-
+def render(context: InitContext, root: Path, template_root: Path | None = None) -> FilePlan:
+    """Render templates/init (a copier template; `template_root` for another one) as a plan of files."""
     plan = FilePlan(root)
-    staging = Path(tempfile.mkdtemp(prefix="pyop-init-"))
-    try:
-        with _without_git_probes():
-            copier.run_copy(
-                str(templates_dir() / "init"),
-                str(staging),
-                data=context.copier_data(),
-                defaults=True,
-                quiet=True,
-                overwrite=True,
-                unsafe=False,
-            )
-        for path in sorted(staging.rglob("*")):
-            if path.is_file():
-                relpath = path.relative_to(staging).as_posix()
-                plan.write(relpath, path.read_bytes())
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    answers = plan.files.get(ANSWERS_FILE)
-    if answers is not None:
-        plan.write(ANSWERS_FILE, stable_answers(answers.decode("utf-8")))
+    for relpath, content in render_template(context, template_root).items():
+        plan.write(relpath, content)
     plan.write(PROJECT_FILE, context.project().dump())
+    format_python(plan)
     return plan
 
 
-@contextmanager
-def _without_git_probes() -> Iterator[None]:
-    """Skip copier's git probes, which cost ~35 `git` processes (~0.2 s) and do not apply here.
+def render_template(context: InitContext, template_root: Path | None = None) -> dict[str, bytes]:
+    """The init template's files for `context`, its answers file included (not PROJECT)."""
+    from pyscaffold_op.scaffold.tree import TreeTemplate
 
-    The template is a plain folder (never a git bundle) and the destination is a fresh staging folder
-    outside any repository (so there is no git index whose executable bits need syncing). Guarded so
-    a copier release without these helpers still works, only slower.
-    """
-    import copier._main as copier_main
-    import copier._vcs as copier_vcs
-
-    patches = [
-        (module, name, replacement)
-        for module, name, replacement in (
-            (copier_main, "is_git_available", lambda: False),
-            (copier_vcs, "is_git_bundle", lambda path: False),
-        )
-        if hasattr(module, name)
-    ]
-    originals = [(module, name, getattr(module, name)) for module, name, _ in patches]
-    try:
-        for module, name, replacement in patches:
-            setattr(module, name, replacement)
-        yield
-    finally:
-        for module, name, original in originals:
-            setattr(module, name, original)
+    template = TreeTemplate.load(template_root or templates_dir() / "init")
+    data = context.template_data()
+    return template.render(data, template.answers(data, INIT_TEMPLATE_TOKEN))
 
 
-def stable_answers(text: str) -> str:
-    """The answers file without machine-specific values: `_src_path` becomes a token, no `_commit`."""
-    text = re.sub(r"(?m)^_src_path:.*$", f"_src_path: {INIT_TEMPLATE_TOKEN}", text)
-    return re.sub(r"(?m)^_commit:.*\n", "", text)
-
-
-def init_project(options: InitOptions, root: Path) -> list[str]:
+def init_project(options: InitOptions, root: Path, template_root: Path | None = None) -> list[str]:
     """`pyop init` in `root`: validate, render, refuse to overwrite anything, apply atomically."""
     root = root.resolve()
     context = validate(options, root)
-    plan = render(context, root)
+    plan = render(context, root, template_root)
     clashes = [relpath for relpath in sorted(plan.files) if (root / relpath).exists()]
     if clashes:
         more = f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""

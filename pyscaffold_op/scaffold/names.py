@@ -27,28 +27,28 @@ __all__ = [
     "validate_version",
 ]
 
-_VERSION = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
-_KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+# Applied with `fullmatch`: Python's `$` also matches before a trailing newline, so `re.match("^...$")`
+# would accept "v1\n".
+_VERSION = re.compile(r"v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?")
+_KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
+
+
+def _dns1123(value: str, what: str, problems: list[str], shape: str) -> str:
+    if not value or problems:
+        raise ValidationError(f"invalid {what} {value!r}: must be a DNS-1123 {shape}")
+    return value
 
 
 def validate_dns1123_subdomain(value: str, what: str) -> str:
     """A DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters."""
-    if not value or is_dns1123_subdomain(value):
-        raise ValidationError(
-            f"invalid {what} {value!r}: must be a DNS-1123 subdomain (lower-case letters, digits, '-' "
-            "and '.', starting and ending with an alphanumeric, at most 253 characters)"
-        )
-    return value
+    shape = "subdomain (lower-case letters, digits, '-' and '.', starting and ending with an alphanumeric"
+    return _dns1123(value, what, is_dns1123_subdomain(value), f"{shape}, at most 253 characters)")
 
 
 def validate_dns1123_label(value: str, what: str) -> str:
     """A DNS-1123 label: lower-case alphanumerics and '-', at most 63 characters."""
-    if not value or is_dns1123_label(value):
-        raise ValidationError(
-            f"invalid {what} {value!r}: must be a DNS-1123 label (lower-case letters, digits and '-', "
-            "starting and ending with an alphanumeric, at most 63 characters)"
-        )
-    return value
+    shape = "label (lower-case letters, digits and '-', starting and ending with an alphanumeric"
+    return _dns1123(value, what, is_dns1123_label(value), f"{shape}, at most 63 characters)")
 
 
 def validate_group(group: str, domain: str) -> str:
@@ -64,7 +64,7 @@ def validate_group(group: str, domain: str) -> str:
 
 def validate_version(version: str) -> str:
     """Kubernetes API versions: v<N>, optionally followed by alpha<N> or beta<N>."""
-    if not _VERSION.match(version):
+    if not _VERSION.fullmatch(version):
         raise ValidationError(
             f"invalid version {version!r}: must be v<N> optionally followed by alpha<N> or beta<N> "
             "(for example v1, v1alpha1, v2beta3)"
@@ -82,7 +82,7 @@ def validate_kind(kind: str) -> str:
     everywhere, so `time = await client.get(Time, ...)` would make `time.monotonic()` in the same
     function an UnboundLocalError.
     """
-    if not _KIND.match(kind):
+    if not _KIND.fullmatch(kind):
         raise ValidationError(
             f"invalid kind {kind!r}: must be CamelCase, start with an upper-case letter and contain "
             "only letters and digits"
@@ -134,7 +134,7 @@ def project_name_from_repo(repo: str) -> str:
     return re.sub(r"[_.]", "-", last).lower()
 
 
-def validate_package_name(package: str, repo: str) -> str:
+def validate_package_name(package: str, repo: str, *, check_installed: bool = True) -> str:
     """The Python package derived from the repo must be importable and must not shadow stdlib."""
     if not package.isidentifier() or keyword.iskeyword(package) or package.startswith("_"):
         raise ValidationError(
@@ -146,7 +146,7 @@ def validate_package_name(package: str, repo: str) -> str:
             f"invalid repo {repo!r}: its last element gives the Python package {package!r}, which "
             "shadows a standard-library or pyop module"
         )
-    installed = installed_module_path(package)
+    installed = installed_module_path(package) if check_installed else None
     if installed is not None:
         raise ValidationError(
             f"invalid repo {repo!r}: its last element gives the Python package {package!r}, which "

@@ -32,7 +32,19 @@ def test_default_rule() -> None:
     assert default_rule(spec(["false"])).exit_code == 1
     assert default_rule(spec(["sh", "-c", "false"])).exit_code == 1
     assert default_rule(spec(["echo", "hello"])).exit_code == 0
-    assert default_rule({"spec": {"containers": [{"name": "c"}]}}).exit_code == 0
+    # long-running: no command (the image's server), long sleeps, tail -f, loops, servers
+    assert default_rule({"spec": {"containers": [{"name": "c"}]}}).exit_code is None
+    assert default_rule(spec(["sleep", "300"])).exit_code is None
+    assert default_rule(spec(["sleep", "infinity"])).exit_code is None
+    assert default_rule(spec(["sh", "-c", "echo start; sleep 3600"])).exit_code is None
+    assert default_rule(spec(["sh", "-c", "while true; do date; sleep 1; done"])).exit_code is None
+    assert default_rule(spec(["tail", "-f", "/dev/null"])).exit_code is None
+    assert default_rule(spec(["/manager"], ["--leader-elect"])).exit_code is None
+    # short commands still end; an unknown command ends when the Pod does not restart Always
+    assert default_rule(spec(["sleep", "2"])).exit_code == 0
+    perl = {"name": "c", "command": ["perl", "-e", "1"]}
+    never = {"spec": {"restartPolicy": "Never", "containers": [perl]}}
+    assert default_rule(never).exit_code == 0
 
 
 async def test_pod_phases() -> None:

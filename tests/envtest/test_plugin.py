@@ -35,9 +35,29 @@ def test_plugin_fixtures(pytester: pytest.Pytester) -> None:
 
         async def test_client(client, envtest):
             assert client is not None
+
+        async def test_workloads_off_by_default(envtest):
+            assert envtest.workloads is None
+        """
+    )
+    pytester.makepyfile(
+        test_opt_in="""
+        import pytest
+        from pyscaffold_op.envtest import Workloads
+        from pyscaffold_op.testing import eventually
+
+        @pytest.fixture
+        def envtest_workloads():
+            return Workloads()
+
+        async def test_default_service_account(envtest):
+            async def made():
+                return envtest.store.find(("", "serviceaccounts"), "default", "default") is not None
+
+            assert await eventually(made)
         """
     )
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 3, result.stdout.str()
-    assert outcomes.get("passed", 0) >= 2
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 5, result.stdout.str()
+    assert outcomes.get("passed", 0) >= 4

@@ -116,23 +116,23 @@ def test_create_api_writes_types_controller_samples_rbac_and_tests(pyop: RunPyop
 
 def test_second_kind_and_version_keep_everything_sorted(pyop: RunPyop, with_api: Path) -> None:
     assert pyop(*api_args(kind="Alpha"), cwd=with_api).code == 0
-    assert pyop(*api_args(kind="Beta", version="v1"), cwd=with_api).code == 0
+    assert pyop(*api_args(kind="Bee", version="v1"), cwd=with_api).code == 0
     init = (with_api / f"{API}/__init__.py").read_text()
     assert init.index("alpha_types") < init.index("at_types") < init.index("groupversion_info")
     assert init.index('"Alpha",') < init.index('"At",')
-    assert (with_api / f"src/{PACKAGE}/api/v1/beta_types.py").is_file()
+    assert (with_api / f"src/{PACKAGE}/api/v1/bee_types.py").is_file()
     main_py = (with_api / MAIN).read_text()
     assert (
-        main_py.index("alpha_controller") < main_py.index("at_controller") < main_py.index("beta_controller")
+        main_py.index("alpha_controller") < main_py.index("at_controller") < main_py.index("bee_controller")
     )
     assert main_py.count(".setup_with_manager(mgr)") == 3
     crd = safe_load(with_api / "config/crd/kustomization.yaml")
     assert crd["resources"] == [
         "bases/programming-kubernetes.viper.run_ats.yaml",
         "bases/programming-kubernetes.viper.run_alphas.yaml",
-        "bases/programming-kubernetes.viper.run_betas.yaml",
+        "bases/programming-kubernetes.viper.run_bees.yaml",
     ]
-    assert [r["kind"] for r in safe_load(with_api / "PROJECT")["resources"]] == ["At", "Alpha", "Beta"]
+    assert [r["kind"] for r in safe_load(with_api / "PROJECT")["resources"]] == ["At", "Alpha", "Bee"]
 
 
 def test_no_controller(pyop: RunPyop, initialized: Path) -> None:
@@ -378,7 +378,10 @@ def test_make_missing_keeps_the_files_and_exits_1(
         (["--kind", "Log"], ["invalid kind 'Log'", "variable 'log' would shadow"]),
         (["--kind", "Request"], ["invalid kind 'Request'", "shadow"]),
         (["--plural", "Ats"], ["invalid plural 'Ats'", "DNS-1123 label"]),
-        (["--kind", "Status"], ["invalid plural 'status' for a namespaced kind", "--plural statuses"]),
+        (
+            ["--kind", "Status", "--plural", "status"],
+            ["invalid plural 'status' for a namespaced kind", "--plural statuses"],
+        ),
         (["--plural", "finalize"], ["invalid plural 'finalize'", "subresource of the Namespace"]),
         (["--plural", "a.ts"], ["invalid plural 'a.ts'"]),
         (["--no-resource", "--no-controller"], ["nothing to scaffold"]),
@@ -496,6 +499,15 @@ def test_broken_kustomization(pyop: RunPyop, initialized: Path) -> None:
     (initialized / "config/rbac/kustomization.yaml").write_text("resources: [unclosed\n")
     before = snapshot(initialized)
     assert_one_line_error(pyop(*AT_API, cwd=initialized), "config/rbac/kustomization.yaml", "not valid YAML")
+    assert snapshot(initialized) == before
+
+
+def test_a_main_module_that_does_not_parse(pyop: RunPyop, initialized: Path) -> None:
+    """The edited file cannot be formatted: one line naming it, nothing written."""
+    main_py = initialized / MAIN
+    main_py.write_text(main_py.read_text().replace("def build_manager(", "def build_manager((", 1))
+    before = snapshot(initialized)
+    assert_one_line_error(pyop(*AT_API, cwd=initialized), "cannot format", "__main__.py")
     assert snapshot(initialized) == before
 
 

@@ -85,7 +85,7 @@ def test_insert_sorted_merges_or_starts_a_section() -> None:
         text, "imports", "from mine.b import B", where="m", sort_key=key, belongs=belongs
     )
     assert out == "import os\n\nfrom third import x\n\nfrom mine.b import B\n\n# +pyop:scaffold:imports\n"
-    long_import = edits.format_import("mine.a", ["Alpha", "Beta"], line_length=20)
+    long_import = "from mine.a import (\n    Alpha,\n    Beta,\n)"  # as ruff wraps a long one
     out = edits.insert_sorted(out, "imports", long_import, where="m", sort_key=key, belongs=belongs)
     assert out.endswith(
         "from mine.a import (\n    Alpha,\n    Beta,\n)\nfrom mine.b import B\n\n# +pyop:scaffold:imports\n"

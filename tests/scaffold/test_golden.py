@@ -17,11 +17,6 @@ from pyscaffold_op.dev.regen import GOLDEN_DIR, build_golden, scaffold_at_exampl
 IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
 
 
-def is_generated(relpath: str) -> bool:
-    """Files `make manifests` (pyop generate) writes over the scaffold."""
-    return relpath.startswith("config/crd/bases/") or relpath == "config/rbac/role.yaml"
-
-
 def tree(root: Path) -> dict[str, bytes]:
     return {
         path.relative_to(root).as_posix(): path.read_bytes()
@@ -53,13 +48,8 @@ def test_golden_tree_is_up_to_date(tmp_path: Path) -> None:
     if not GOLDEN_DIR.is_dir():
         pytest.fail(f"{GOLDEN_DIR} is missing: run `make testdata`")
     fresh = tmp_path / "project"
-    expected, generated = tree(GOLDEN_DIR), build_golden(fresh)
-    actual = tree(fresh)
-    if not generated:
-        # Without pyscaffold_op.gen, compare the scaffold alone: leave out what `make manifests` writes.
-        expected = {path: data for path, data in expected.items() if not is_generated(path)}
-        actual = {path: data for path, data in actual.items() if not is_generated(path)}
-    diff = tree_diff(expected, actual)
+    build_golden(fresh)
+    diff = tree_diff(tree(GOLDEN_DIR), tree(fresh))
     assert not diff, "testdata/project is out of date (run `make testdata` if intended):\n" + diff
 
 

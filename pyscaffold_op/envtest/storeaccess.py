@@ -36,7 +36,7 @@ class StoreAccess(Protocol):
     def run_controllers(self) -> None: ...
 
 
-class Controller(Protocol):
+class StoreController(Protocol):
     def observe(self, event: Event) -> None:
         """A change was stored; note the work it makes (no writes here)."""
 

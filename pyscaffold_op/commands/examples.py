@@ -1,0 +1,122 @@
+"""The Examples section of every `pyop ... --help`, in kubebuilder's style: a comment, then the command.
+
+Kept in one table keyed by command path so a new command without examples fails a test
+(tests/scaffold/test_help.py walks the whole command tree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+EXAMPLES: Mapping[str, str] = {
+    "": """
+  # Start a project, add an API and its controller, generate the CRD and RBAC
+  pyop init --domain viper.run --repo github.com/AbyssViper/programming-kubernetes
+  pyop create api --group programming-kubernetes --version v1alpha1 --kind At
+  make manifests test
+""",
+    "init": """
+  # Initialize a project for API groups under viper.run; the package is programming_kubernetes
+  pyop init --domain viper.run --repo github.com/AbyssViper/programming-kubernetes
+
+  # Choose the project name and the copyright owner of the license headers
+  pyop init --domain example.org --repo github.com/example/guestbook-operator \\
+      --project-name guestbook --owner "The Guestbook Authors"
+
+  # A project whose APIs span several groups, and a manager limited to its own namespace
+  pyop init --domain example.org --repo github.com/example/platform --multigroup --namespaced
+""",
+    "upgrade": """
+  # See what the current init template would change (a diff), then apply it, keeping your edits
+  pyop upgrade --dry-run
+  pyop upgrade
+
+  # A project made by another pyop release: give the templates that release shipped
+  pip download pyscaffold-op==0.1.0 --no-deps --no-binary :all: -d /tmp/old
+  tar xzf /tmp/old/pyscaffold_op-0.1.0.tar.gz -C /tmp/old
+  pyop upgrade --base-templates /tmp/old/pyscaffold_op-0.1.0/templates/init
+""",
+    "create": """
+  # Scaffold the API types and the controller of a kind
+  pyop create api --group batch --version v1 --kind CronJob
+""",
+    "create api": """
+  # Types, sample, RBAC roles and controller of a namespaced kind, then `make manifests`
+  pyop create api --group programming-kubernetes --version v1alpha1 --kind At
+
+  # kubebuilder's flag forms work as written
+  pyop create api --group batch --version v1 --kind CronJob --resource=true --controller=true
+
+  # A cluster-scoped kind without a controller, and without running make
+  pyop create api --group infra --version v1beta1 --kind Cluster --namespaced=false \\
+      --controller=false --make=false
+
+  # A second version of an existing kind (one controller per kind)
+  pyop create api --group batch --version v2 --kind CronJob --controller=false
+
+  # A controller for types that already exist
+  pyop create api --group batch --version v1 --kind CronJob --resource=false --controller
+""",
+    "generate": """
+  # Write the CRDs and role.yaml (what `make manifests` runs)
+  pyop generate manifests
+""",
+    "generate crd": """
+  # Write config/crd/bases/<group>_<plural>.yaml for every kind
+  pyop generate crd
+
+  # Fail if a CRD is out of date (for CI)
+  pyop generate crd --check
+""",
+    "generate rbac": """
+  # Write config/rbac/role.yaml from the +kubebuilder:rbac markers
+  pyop generate rbac
+
+  # For the project in another folder
+  pyop generate rbac --root ../my-operator
+""",
+    "generate manifests": """
+  # Write the CRDs and role.yaml
+  pyop generate manifests
+
+  # Check that they are up to date and config/samples validate against the CRDs (for CI)
+  pyop generate manifests --check
+""",
+    "generate models": """
+  # Pydantic models of cert-manager's Certificate, to watch or create them from a controller
+  pyop generate models --from-crd certificates.yaml -o src/my_operator/thirdparty/certificate.py
+
+  # A version other than the storage one
+  pyop generate models --from-crd widgets.yaml --version v1beta1
+""",
+    "envtest": """
+  # Serve an API server with the project's CRDs, then use it with kubectl and `make run`
+  pyop envtest serve --crds config/crd/bases --kubeconfig-out /tmp/kubeconfig
+""",
+    "envtest serve": """
+  # Serve the project's CRDs; kubectl and `make install run` talk to it
+  pyop envtest serve --crds config/crd/bases --kubeconfig-out /tmp/kubeconfig &
+  KUBECONFIG=/tmp/kubeconfig make install run
+
+  # A fixed port, CRDs from two places, and no simulated kubelet
+  pyop envtest serve --port 6443 --crds config/crd/bases --crds third_party/crds --no-kubelet
+""",
+}
+
+
+def epilog(path: str) -> str:
+    """The Examples section for the command at `path`.
+
+    click re-wraps every paragraph of an epilog unless its first line is `\\b`, so each gets one.
+    """
+    paragraphs = ["Examples:" + EXAMPLES[path].split("\n\n")[0], *EXAMPLES[path].split("\n\n")[1:]]
+    return "\n\n".join("\b\n" + paragraph.strip("\n") for paragraph in paragraphs)
+
+
+def attach(command: Any, path: str = "") -> None:
+    """Set the Examples epilog of `command` and of every command below it (typer's click objects)."""
+    if path in EXAMPLES:
+        command.epilog = epilog(path)
+    for name, sub in getattr(command, "commands", {}).items():
+        attach(sub, f"{path} {name}".strip())

@@ -1,0 +1,41 @@
+"""The ServiceAccount controller: every active namespace has a `default` ServiceAccount (recreated
+when deleted), which Pods use unless they name another."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from pyscaffold_op.envtest.controllers.base import Controller, Key
+from pyscaffold_op.envtest.status import StatusError
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.objectstore import Event
+
+SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
+
+
+class ServiceAccountController(Controller):
+    primary = ("", "v1", "namespaces")
+
+    def keys_for(self, event: Event) -> Iterable[Key]:
+        if event.gr == ("", "namespaces") and event.type != "DELETED":
+            yield ("", event.obj["metadata"]["name"])
+        elif (
+            event.gr == ("", "serviceaccounts")
+            and event.type == "DELETED"
+            and event.obj["metadata"]["name"] == "default"
+        ):
+            yield ("", event.obj["metadata"].get("namespace", ""))
+
+    def reconcile(self, namespace: str, name: str) -> None:
+        del namespace  # namespaces are cluster-scoped: the key is ("", name)
+        ns = self.get(self.primary, "", name)
+        if ns is None or ns["metadata"].get("deletionTimestamp"):
+            return
+        if self.get(SERVICE_ACCOUNTS, name, "default") is None:
+            try:
+                self.create(SERVICE_ACCOUNTS, name, {"metadata": {"name": "default"}})
+            except StatusError as err:
+                if err.code not in (403, 409):  # raced with the namespace's deletion or a client
+                    raise

@@ -1,0 +1,233 @@
+"""StatefulSets, DaemonSets and Service endpoints under the simulated controllers, read with the
+official kubernetes client (its typed models decode what the real server sends)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+from pyscaffold_op.envtest import Environment, KubeletSimulator
+from pyscaffold_op.envtest.objectstore import Event
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[Environment]:
+    kubelet = KubeletSimulator(pending_seconds=0.01, stop_seconds=0.01)
+    e = Environment(kubelet=kubelet, workloads=True).start_in_thread()
+    yield e
+    e.stop()
+
+
+@pytest.fixture(scope="module")
+def api(env: Environment) -> Iterator[k8s.ApiClient]:
+    with k8s_config.new_client_from_config(str(env.kubeconfig_path)) as c:
+        yield c
+
+
+def wait(check: Any, timeout: float = 10.0) -> Any:
+    """Poll a synchronous check until it returns a truthy value without AssertionError."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = check()
+            if value:
+                return value
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout}s")
+        time.sleep(0.02)
+
+
+def template(app: str, image: str = "nginx:1.25", **pod_spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": {"app": app}},
+        "spec": {
+            "containers": [{"name": "c", "image": image, "ports": [{"name": "http", "containerPort": 8080}]}],
+            **pod_spec,
+        },
+    }
+
+
+def test_statefulset_creates_ordered_pods_with_claims(env: Environment, api: k8s.ApiClient) -> None:
+    apps, core = k8s.AppsV1Api(api), k8s.CoreV1Api(api)
+    order: list[str] = []
+
+    def record(ev: Event) -> None:  # each pod must be created once its predecessor is Ready
+        name = ev.obj["metadata"]["name"]
+        if ev.gr == ("", "pods") and ev.type == "ADDED" and name.startswith("db-"):
+            before = env.store.find(("", "pods"), "default", f"db-{int(name[3:]) - 1}")
+            ready = before is not None and any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in before["status"].get("conditions") or []
+            )
+            order.append(name if name == "db-0" or ready else f"{name} (too early)")
+
+    env.store.on_change.append(record)
+    apps.create_namespaced_stateful_set(
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "db"},
+            "spec": {
+                "replicas": 3,
+                "serviceName": "db",
+                "selector": {"matchLabels": {"app": "db"}},
+                "template": template("db"),
+                "volumeClaimTemplates": [
+                    {
+                        "metadata": {"name": "data"},
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "1Gi"}},
+                        },
+                    }
+                ],
+            },
+        },
+    )
+
+    def all_ready() -> bool:
+        s = apps.read_namespaced_stateful_set("db", "default").status
+        assert s.ready_replicas == 3 and s.current_revision == s.update_revision, s
+        return True
+
+    wait(all_ready)
+    env.store.on_change.remove(record)
+    assert order == ["db-0", "db-1", "db-2"]
+    pod = core.read_namespaced_pod("db-1", "default")
+    assert pod.spec.hostname == "db-1" and pod.spec.subdomain == "db"
+    assert pod.metadata.labels["statefulset.kubernetes.io/pod-name"] == "db-1"
+    assert pod.spec.volumes[0].persistent_volume_claim.claim_name == "data-db-1"
+    pvc = core.read_namespaced_persistent_volume_claim("data-db-1", "default")
+    assert pvc.status.phase == "Pending"
+    # scale down removes the highest ordinal first
+    apps.patch_namespaced_stateful_set_scale("db", "default", {"spec": {"replicas": 1}})
+
+    def one_left() -> bool:
+        names = sorted(
+            p.metadata.name for p in core.list_namespaced_pod("default", label_selector="app=db").items
+        )
+        assert names == ["db-0"], names
+        return apps.read_namespaced_stateful_set("db", "default").status.replicas == 1
+
+    wait(one_left)
+    # a template change rolls the pods onto a new revision
+    sts = apps.read_namespaced_stateful_set("db", "default")
+    old = sts.status.current_revision
+    apps.patch_namespaced_stateful_set(
+        "db", "default", {"spec": {"template": {"metadata": {"annotations": {"v": "2"}}}}}
+    )
+
+    def rolled() -> bool:
+        s = apps.read_namespaced_stateful_set("db", "default").status
+        assert (
+            s.update_revision != old and s.current_revision == s.update_revision and s.ready_replicas == 1
+        ), s
+        pod = core.read_namespaced_pod("db-0", "default")
+        return pod.metadata.labels["controller-revision-hash"] == s.update_revision
+
+    wait(rolled)
+    revisions = apps.list_namespaced_controller_revision("default").items
+    assert {r.revision for r in revisions if r.metadata.name.startswith("db-")} == {1, 2}
+
+
+def test_daemonset_runs_one_pod_per_node(api: k8s.ApiClient) -> None:
+    apps, core = k8s.AppsV1Api(api), k8s.CoreV1Api(api)
+    apps.create_namespaced_daemon_set(
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": "agent"},
+            "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": template("agent")},
+        },
+    )
+
+    def scheduled() -> Any:
+        ds = apps.read_namespaced_daemon_set("agent", "default")
+        s = ds.status
+        assert s.desired_number_scheduled == 1 and s.number_ready == 1 and s.number_available == 1, s
+        return ds
+
+    wait(scheduled)
+    [pod] = core.list_namespaced_pod("default", label_selector="app=agent").items
+    assert pod.spec.node_name == "envtest-node"
+    required = pod.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
+    terms = required.node_selector_terms
+    assert terms[0].match_fields[0].values == ["envtest-node"]
+    # a second node without a kubelet gets a pod that nobody runs: desired 2, ready 1
+    core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-2"}})
+
+    def two_desired() -> bool:
+        s = apps.read_namespaced_daemon_set("agent", "default").status
+        assert s.desired_number_scheduled == 2 and s.number_ready == 1 and s.number_unavailable == 1, s
+        return True
+
+    wait(two_desired)
+    pods = core.list_namespaced_pod("default", label_selector="app=agent").items
+    pending = [p for p in pods if p.spec.node_name is None]
+    assert len(pods) == 2 and len(pending) == 1 and pending[0].status.phase == "Pending"
+    core.delete_node("node-2")
+    wait(lambda: len(core.list_namespaced_pod("default", label_selector="app=agent").items) == 1)
+
+
+def test_service_gets_endpointslices_of_ready_pods(api: k8s.ApiClient) -> None:
+    apps, core, discovery = k8s.AppsV1Api(api), k8s.CoreV1Api(api), k8s.DiscoveryV1Api(api)
+    core.create_namespaced_service(
+        "default",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web"},
+            "spec": {
+                "selector": {"app": "web"},
+                "ports": [{"name": "http", "port": 80, "targetPort": "http"}],
+            },
+        },
+    )
+
+    def slice_of(n: int) -> Any:
+        [s] = discovery.list_namespaced_endpoint_slice(
+            "default", label_selector="kubernetes.io/service-name=web"
+        ).items
+        assert len(s.endpoints or []) == n and all(e.conditions.ready for e in s.endpoints or []), s.endpoints
+        return s
+
+    empty = wait(lambda: slice_of(0))
+    assert (
+        empty.metadata.labels["endpointslice.kubernetes.io/managed-by"] == "endpointslice-controller.k8s.io"
+    )
+    assert empty.metadata.owner_references[0].kind == "Service"
+    apps.create_namespaced_deployment(
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": template("web")},
+        },
+    )
+    s = wait(lambda: slice_of(2))
+    assert s.address_type == "IPv4" and (s.ports[0].name, s.ports[0].port) == ("http", 8080)
+    pods = {
+        p.status.pod_ip: p.metadata.name
+        for p in core.list_namespaced_pod("default", label_selector="app=web").items
+    }
+    assert {e.addresses[0]: e.target_ref.name for e in s.endpoints} == pods
+    ep = core.read_namespaced_endpoints("web", "default")
+    assert (
+        sorted(a.ip for a in ep.subsets[0].addresses) == sorted(pods) and ep.subsets[0].ports[0].port == 8080
+    )
+    apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 1}})
+    wait(lambda: slice_of(1))
