@@ -19,8 +19,9 @@ from typing import Any
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, ResourceWebhooks, load_project
 from pyscaffold_op.scaffold import edits, names
-from pyscaffold_op.scaffold.api import GENERATED_LINE_LENGTH, _package_inits, _Planner, _snake
+from pyscaffold_op.scaffold.api import _package_inits, _Planner, _snake
 from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
@@ -233,7 +234,6 @@ def _main_py(text: str, ctx: dict[str, Any], where: str) -> str:
         if runtime not in text:
             raise ProjectError(f"cannot add the webhook server to {where}: `{runtime.strip()}` is missing")
         text = text.replace(runtime, runtime + "from pyscaffold_op.runtime.webhook import WebhookServer\n", 1)
-        # one line: 116 columns at its indentation, within the project's 120
         server = [
             "mgr.webhook_server = WebhookServer("
             "port=args.webhook_port, cert_dir=args.webhook_cert_path, generate_missing=True)"
@@ -242,7 +242,7 @@ def _main_py(text: str, ctx: dict[str, Any], where: str) -> str:
     setup = f"setup_{ctx['var']}_webhook_with_manager"
     if f"{setup}(mgr)" in text:
         return text
-    import_line = edits.format_import(ctx["webhook_module"], [setup], line_length=GENERATED_LINE_LENGTH)
+    import_line = f"from {ctx['webhook_module']} import {setup}"
     first_party = f"from {ctx['package']}."
     text = edits.insert_sorted(
         text,
@@ -408,6 +408,7 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
         more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
         raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
     planner.plan.write(PROJECT_FILE, _updated_project(project, options).dump())
+    format_python(planner.plan)
     return planner.plan
 
 

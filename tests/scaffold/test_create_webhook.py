@@ -226,3 +226,88 @@ def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
     )  # fmt: skip
     assert tests.returncode == 0, tests.stdout[-3000:]
     assert "5 passed" in tests.stdout
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.kubectl
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> None:
+    """The issue's "done": v1 written, v2 read through the manager's /convert webhook, with the
+    manager run as `make run` runs it and the emulator as `pyop envtest serve`."""
+    import time
+
+    root = tmp_path / "cron"
+    root.mkdir()
+
+    def pyop(*args: str) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "pyscaffold_op", *args], cwd=root, check=True, capture_output=True
+        )
+
+    pyop("init", "--domain", "example.com", "--repo", "github.com/ex/cron")
+    pyop("create", "api", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--no-make")
+    pyop(
+        "create",
+        "api",
+        "--group",
+        "batch",
+        "--version",
+        "v2",
+        "--kind",
+        "CronJob",
+        "--no-controller",
+        "--no-make",
+    )
+    pyop("create", "webhook", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--conversion",
+         "--spoke", "v2")  # fmt: skip
+    certs, kubeconfig, port = tmp_path / "certs", tmp_path / "kubeconfig", _free_port()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "pyscaffold_op", "envtest", "serve", "--no-kubelet",
+         "--crds", "config/crd/bases", "--kubeconfig-out", str(kubeconfig),
+         "--webhook-service", f"system/webhook-service=https://127.0.0.1:{port}",
+         "--webhook-ca", str(certs / "ca.crt")],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    manager = None
+    try:
+        assert serve.stdout is not None and serve.stdout.readline().strip() == str(kubeconfig)
+        manager = subprocess.Popen(
+            [sys.executable, "-m", "cron", "--kubeconfig", str(kubeconfig),
+             "--health-probe-bind-address", "0",
+             "--webhook-port", str(port), "--webhook-cert-path", str(certs)],
+            cwd=root, env={**os.environ, "PYTHONPATH": str(root / "src")},
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+        def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+            assert KUBECTL is not None
+            return subprocess.run(
+                [KUBECTL, "--kubeconfig", str(kubeconfig), *args], input=stdin, capture_output=True, text=True
+            )
+
+        v1 = "apiVersion: batch.example.com/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {foo: bar}\n"
+        assert kubectl("create", "-f", "-", stdin=v1).returncode == 0
+        deadline = time.monotonic() + 60  # the manager starting up (imports, certificates) is the wait
+        while True:
+            got = kubectl(
+                "get", "cronjobs.v2.batch.example.com", "c", "-o", "jsonpath={.apiVersion} {.spec.foo}"
+            )
+            if got.returncode == 0 or time.monotonic() > deadline or manager.poll() is not None:
+                break
+            time.sleep(0.2)
+        assert got.returncode == 0, got.stderr + (manager.stderr.read() if manager.poll() is not None else "")
+        assert got.stdout == "batch.example.com/v2 bar"
+        assert (certs / "ca.crt").is_file()
+    finally:
+        for proc in (manager, serve):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(10)
