@@ -31,17 +31,22 @@ def serve(
         help="Simulate the workload controllers (Deployments, Jobs, ServiceAccounts, EndpointSlices...).",
     ),
     webhooks: list[Path] = typer.Option(
-        [], "--webhooks", help="Webhook configurations to install, e.g. config/webhook/manifests.yaml."
+        [],
+        "--webhooks",
+        metavar="<path>",
+        help="Webhook configurations to install, e.g. config/webhook/manifests.yaml (repeatable).",
     ),
     webhook_service: list[str] = typer.Option(
         [],
         "--webhook-service",
+        metavar="<namespace/name=url>",
         help="NAMESPACE/NAME=URL: send calls for that Service to URL "
         "(e.g. system/webhook-service=https://127.0.0.1:9443; repeatable).",
     ),
     webhook_ca: Path | None = typer.Option(
         None,
         "--webhook-ca",
+        metavar="<path>",
         help="CA file to trust for those Services (read at each call; `make run` writes its ca.crt).",
     ),
 ) -> None:

@@ -188,7 +188,9 @@ def create_webhook(
     conversion: bool = typer.Option(
         False, "--conversion", help="A conversion webhook: this version is the hub, --spoke versions convert."
     ),
-    spoke: list[str] = typer.Option([], "--spoke", help="A spoke version of the kind (repeatable)."),
+    spoke: list[str] = typer.Option(
+        [], "--spoke", metavar="<version>", help="A spoke version of the kind (repeatable)."
+    ),
     defaulting_path: str | None = typer.Option(
         None,
         "--defaulting-path",
