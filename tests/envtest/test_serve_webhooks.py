@@ -69,14 +69,15 @@ async def test_serve_calls_the_local_webhook_server(tmp_path: Path) -> None:
         )  # fmt: skip
         try:
             assert proc.stdout is not None
-            assert (await proc.stdout.readline()).decode().strip() == str(kubeconfig)
+            line = await asyncio.wait_for(proc.stdout.readline(), 60)
+            assert line.decode().strip() == str(kubeconfig)
             kubectl = await asyncio.create_subprocess_exec(
                 "kubectl", "--kubeconfig", str(kubeconfig), "create", "-f", "-",
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
             body = b"apiVersion: test.pyop.io/v1\nkind: Widget\nmetadata: {name: w}\n"
             body += b"spec: {size: 1, color: pink}\n"
-            _out, err = await kubectl.communicate(body)
+            _out, err = await asyncio.wait_for(kubectl.communicate(body), 60)
             assert kubectl.returncode == 1
             assert 'The Widget "w" is invalid: spec.color: Unsupported value: "pink"' in err.decode()
         finally:

@@ -278,7 +278,10 @@ def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> 
     )  # fmt: skip
     manager = None
     try:
-        assert serve.stdout is not None and serve.stdout.readline().strip() == str(kubeconfig)
+        deadline = time.monotonic() + 60
+        while not kubeconfig.is_file() and serve.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # waiting for the emulator to write its kubeconfig (it serves by then)
+        assert kubeconfig.is_file(), serve.stderr.read() if serve.poll() is not None and serve.stderr else ""
         manager = subprocess.Popen(
             [sys.executable, "-m", "cron", "--kubeconfig", str(kubeconfig),
              "--health-probe-bind-address", "0",
@@ -290,8 +293,9 @@ def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> 
         def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
             assert KUBECTL is not None
             return subprocess.run(
-                [KUBECTL, "--kubeconfig", str(kubeconfig), *args], input=stdin, capture_output=True, text=True
-            )
+                [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+                input=stdin, capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
 
         v1 = "apiVersion: batch.example.com/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {foo: bar}\n"
         assert kubectl("create", "-f", "-", stdin=v1).returncode == 0
