@@ -100,6 +100,7 @@ class Environment:
             self.workloads.detach()
         self.store.stop_controllers()
         self.store.drop_watches()
+        await self.api.admission.services.close()
         if self._runner is not None:
             runner, self._runner = self._runner, None
             # never let a client that keeps a connection open hang the test's teardown

@@ -30,6 +30,22 @@ class ServiceRegistry:
 
     def __init__(self) -> None:
         self._urls: dict[tuple[str, str, int], tuple[str, CA]] = {}
+        self._session: Any = None  # one pooled aiohttp session: keep-alive spares a TLS handshake per call
+
+    def session(self) -> Any:
+        import asyncio
+
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._session._loop is not loop:
+            self._session = aiohttp.ClientSession()
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
 
     def register(self, namespace: str, name: str, url: str, port: int = 443, ca: CA = None) -> None:
         if not url.startswith("https://"):
@@ -95,10 +111,13 @@ async def post_review(
     url, shown, bundle = services.resolve(client_config, timeout_seconds)
     ctx = _ssl_context(bundle)
     try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_seconds)) as session,
-            session.post(url, data=dumps(body), headers={"Content-Type": "application/json"}, ssl=ctx) as r,
-        ):
+        async with services.session().post(
+            url,
+            data=dumps(body),
+            headers={"Content-Type": "application/json"},
+            ssl=ctx,
+            timeout=aiohttp.ClientTimeout(total=timeout_seconds),
+        ) as r:
             text = await r.read()
             if r.status != 200:
                 raise CallError(
