@@ -17,6 +17,19 @@ models: ## Regenerate pyscaffold_op/models/ from the pinned Kubernetes schemas (
 test: ## Run the whole test suite.
 	$(PYTHON) -m pytest
 
+RUNS ?= 10
+.PHONY: stress-test
+stress-test: ## Run the whole suite RUNS times (default 10) with a second process burning a core; stop at the first failure.
+	@$(PYTHON) -c "while True: pass" & burner=$$!; \
+	trap 'kill $$burner 2>/dev/null' EXIT INT TERM; \
+	for run in $$(seq 1 $(RUNS)); do \
+		echo "== stress run $$run of $(RUNS) (a core burner is running: pid $$burner)"; \
+		if ! $(PYTHON) -m pytest -q -p no:randomly; then \
+			echo "== stress-test FAILED on run $$run of $(RUNS)"; exit 1; \
+		fi; \
+	done; \
+	echo "== stress-test passed: $(RUNS) runs under load"
+
 .PHONY: lint
 lint: ## Lint and check formatting with ruff.
 	$(PYTHON) -m ruff check pyscaffold_op tests benchmarks

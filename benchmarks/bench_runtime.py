@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.runtime import Manager, Request, load_config, new_client
+from pyscaffold_op.runtime import Manager, ManagerOptions, Request, load_config, new_client
 
 CRD = """apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -171,7 +171,7 @@ async def run(n: int, samples: int, workers: int, mode: str) -> dict[str, float]
         results["create_s"] = await create_all(client, n)
         gc.collect()
         rss_before = rss_mb()
-        mgr = Manager(config, metrics_bind_address="0", health_probe_bind_address="0")
+        mgr = Manager(config, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
         rec = Counter()
         rec.target = n
         mgr.builder().for_(BenchItem).with_options(max_concurrent_reconciles=workers).complete(rec)

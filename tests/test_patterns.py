@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from pyscaffold_op.apiextensions.cel import evaluate
+from pyscaffold_op.apiextensions import cel
 from pyscaffold_op.apiextensions.crdvalidation import check_crd
 from pyscaffold_op.apiextensions.patterns import pattern_problem, search
 from pyscaffold_op.apiextensions.validation import validate
@@ -65,8 +65,9 @@ def test_validation_refuses_what_the_api_server_refuses(value: str, schema: dict
 
 
 def test_cel_matches_uses_re2() -> None:
-    assert evaluate("self.x.matches('^[a-z]+$')", {"x": "abc"}) is True
-    assert evaluate("self.x.matches('^[a-z]+$')", {"x": "abc\n"}) is False
+    program = cel.compile_rule("self.matches('^[a-z]+$')", {"type": "string"})
+    assert program.run("abc") is True
+    assert program.run("abc\n") is False
 
 
 @pytest.mark.parametrize("value", ["1Gi\n", "500m\n", "\n"])

@@ -2,7 +2,7 @@
 
 Shared by the generator's offline checks and the emulator, so both agree on what the server keeps,
 fills in and rejects. Objects are plain JSON-like dicts; `schema` is a version's `openAPIV3Schema`.
-Only the standard library at import time.
+google-re2 at import time; cel-expr-python when the first CEL rule is compiled.
 
     removed = prune(obj, schema)          # drops unknown fields in place; their paths
     apply_defaults(obj, schema)           # fills defaults in place (drops non-nullable nulls)
@@ -10,7 +10,8 @@ Only the standard library at import time.
     causes = validate_rules(obj, schema, old)   # x-kubernetes-validations (CEL)
     check_crd(crd) / crd_causes(crd)      # the rules a CRD itself must pass (structural schema, names)
 
-Modules: `pruning`, `defaulting`, `validation`, `rules` (CEL rules) over `cel` (the evaluator),
+Modules: `pruning`, `defaulting`, `validation`, `rules` (CEL rules) over `cel` (compile and run, on
+cel-expr-python) and `cellibs` (the Kubernetes CEL libraries),
 `patterns` (regular expressions, RE2 semantics), `crdvalidation`.
 """
 

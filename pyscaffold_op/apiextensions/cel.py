@@ -1,353 +1,367 @@
-"""A small evaluator for the CEL rules CRDs carry in `x-kubernetes-validations`.
+"""CEL for `x-kubernetes-validations`, on cel-expr-python (Google's cel-cpp), as the API server runs it.
 
-It covers what kubebuilder `XValidation` markers usually say: field access on `self`/`oldSelf`,
-literals, arithmetic, comparisons, `&&`/`||`/`!`, `?:`, `in`, `has()`, `size()`, string methods
-(`startsWith`, `endsWith`, `contains`, `matches`), and the `all`/`exists`/`exists_one`/`map`/`filter`
-macros. Anything else raises `Unsupported`, and the rule is skipped (never a false rejection).
-`evaluate()` is the whole interface: a CEL library can replace this module behind it.
+A rule is compiled once per (rule, schema type) in an environment like the server's: `self` (and
+`oldSelf`) typed from the structural schema (`decl_type`), the standard library, the strings
+(version 2), optional and bindings extensions, and the Kubernetes libraries the library lacks
+(`cellibs`). Values are handed over converted the way the server converts them (`to_cel`): numbers as
+doubles, `date-time` strings as timestamps, property names escaped (`foo-bar` is `self.foo__dash__bar`).
+
+    program = compile_rule(rule, schema, root=...)   # CompileError: the server's "compilation failed: ..."
+    program.run(value, old)                          # the result; EvalError: the evaluation error text
+
+cel-expr-python is imported on first use, so nothing that merely imports apiextensions pays for it.
 """
 
 from __future__ import annotations
 
+import base64
+import datetime
 import re
-from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from pyscaffold_op.apiextensions.patterns import search
+__all__ = [
+    "MISSING",
+    "CompileError",
+    "EvalError",
+    "Program",
+    "compile_message_expression",
+    "compile_rule",
+    "escape_property",
+    "to_cel",
+    "uses_old_self",
+]
+
+Schema = dict[str, Any]
+MISSING: Any = object()
+"""No old value (a create, or an item without a correlated old item)."""
 
 
-class Unsupported(Exception):
-    """The expression uses CEL the emulator does not evaluate."""
+class CompileError(Exception):
+    """The rule does not compile; `str()` is the server's detail (`compilation failed: ERROR: ...`)."""
 
 
-class CelError(Exception):
-    """A runtime error in the rule (no such key, wrong types): the real server rejects the object."""
+class EvalError(Exception):
+    """The rule failed to evaluate (no such key, division by zero, ...), in cel-go's words where known."""
 
 
-_TOKEN = re.compile(
-    r"\s*(?:(?P<num>\d+\.\d+|\d+)(?P<suffix>u)?|(?P<str>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')"
-    r"|(?P<op>&&|\|\||==|!=|<=|>=|[-+*/%<>!?:.,()\[\]{}])|(?P<id>[A-Za-z_][A-Za-z0-9_]*))"
+_RESERVED = frozenset(
+    {
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    }
 )
-_MISSING = object()
+_ESCAPABLE = re.compile(r"[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*")
+_STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+_OLD_SELF = re.compile(r"\boldSelf\b")
 
 
-def _tokens(src: str) -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    pos = 0
-    src = src.strip()
-    while pos < len(src):
-        m = _TOKEN.match(src, pos)
-        if not m or m.end() == pos:
-            raise Unsupported(f"cannot tokenize at {src[pos : pos + 10]!r}")
-        pos = m.end()
-        if m["num"] is not None:
-            out.append(("lit", float(m["num"]) if "." in m["num"] else int(m["num"])))
-        elif m["str"] is not None:
-            out.append(("lit", bytes(m["str"][1:-1], "utf-8").decode("unicode_escape")))
-        elif m["op"] is not None:
-            out.append(("op", m["op"]))
-        else:
-            word = m["id"]
-            if word in ("true", "false"):
-                out.append(("lit", word == "true"))
-            elif word == "null":
-                out.append(("lit", None))
-            elif word == "in":
-                out.append(("op", "in"))
+def escape_property(name: str) -> str | None:
+    """A property name as CEL sees it (apiserver's `cel.Escape`), or None when it cannot be accessed."""
+    if name in _RESERVED:
+        return f"__{name}__"
+    if not _ESCAPABLE.fullmatch(name):
+        return None
+    return (
+        name.replace("__", "__underscores__")
+        .replace(".", "__dot__")
+        .replace("-", "__dash__")
+        .replace("/", "__slash__")
+    )
+
+
+def uses_old_self(expression: str) -> bool:
+    """Whether the rule refers to `oldSelf` (a transition rule), outside string literals."""
+    return bool(_OLD_SELF.search(_STRINGS.sub("", expression)))
+
+
+# ------------------------------------------------------------------ types, from the structural schema
+
+
+def _type_of(s: Schema | None, root: bool = False, typed: bool = True) -> Any:
+    from cel_expr_python import cel
+
+    T = cel.Type
+    if not isinstance(s, dict) or s.get("x-kubernetes-int-or-string"):
+        return T.DYN
+    typ = s.get("type")
+    if typ == "string":
+        if not typed:
+            return T.STRING
+        return {"byte": T.BYTES, "duration": T.DURATION, "date": T.TIMESTAMP, "date-time": T.TIMESTAMP}.get(
+            s.get("format", ""), T.STRING
+        )
+    if typ == "integer":
+        return T.INT
+    if typ == "number":
+        return T.DOUBLE
+    if typ == "boolean":
+        return T.BOOL
+    if typ == "array":
+        return T.List(_type_of(s.get("items"), typed=typed) if isinstance(s.get("items"), dict) else T.DYN)
+    if typ == "object":
+        addl = s.get("additionalProperties")
+        if isinstance(addl, dict) and not s.get("properties"):
+            return T.Map(T.STRING, _type_of(addl, typed=typed))
+        if s.get("properties") or root or s.get("x-kubernetes-embedded-resource"):
+            # an object type; cel-expr-python declares no structs without protobuf descriptors, so its
+            # fields are dyn (field names are not checked at compile time)
+            return T.Map(T.STRING, T.DYN)
+        return T.DYN if s.get("x-kubernetes-preserve-unknown-fields") else T.Map(T.STRING, T.DYN)
+    return T.DYN
+
+
+def decl_type(schema: Schema | None, *, root: bool = False) -> Any:
+    """The CEL type of `self` for a schema node (apiserver's `SchemaDeclType`, objects as maps of dyn)."""
+    return _type_of(schema, root)
+
+
+# ------------------------------------------------------------------ values, converted like the server
+
+
+def to_cel(value: Any, s: Schema | None, *, root: bool = False) -> Any:
+    """`value` as the rule sees it: nulls dropped, numbers as doubles, property names escaped, at the
+    root only name/generateName of metadata; `date`/`date-time`/`duration`/`byte` strings as timestamps,
+    durations and bytes where the type of `self` says so (see `_convert`)."""
+    return _convert(value, s, root, typed=True)
+
+
+def _convert(value: Any, s: Schema | None, root: bool, typed: bool) -> Any:
+    # `typed`: whether cel-expr-python converts this value by its declared type. Object fields are dyn
+    # (no struct types), and it hands dyn values over only as JSON-like values, so formatted strings
+    # below an object field stay strings.
+    if value is None or not isinstance(s, dict):
+        return value
+    typ = s.get("type")
+    if isinstance(value, dict):
+        props = s.get("properties") or {}
+        addl = s.get("additionalProperties")
+        map_values = isinstance(addl, dict) and not props
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if v is None:
+                continue
+            if (root or s.get("x-kubernetes-embedded-resource")) and k == "metadata" and isinstance(v, dict):
+                out[k] = {m: v[m] for m in ("name", "generateName") if m in v}
+                continue
+            if k in props:
+                name = escape_property(k)
+                if name is not None:
+                    out[name] = _convert(v, props[k], False, typed=False)
             else:
-                out.append(("id", word))
-    out.append(("end", None))
+                out[k] = _convert(v, addl if isinstance(addl, dict) else None, False, typed and map_values)
+        return out
+    if isinstance(value, list):
+        items = s.get("items")
+        return [
+            _convert(v, items if isinstance(items, dict) else None, False, typed)
+            for v in value
+            if v is not None
+        ]
+    if typ == "number" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if typed and typ == "string" and isinstance(value, str) and not s.get("x-kubernetes-int-or-string"):
+        return _formatted(value, s.get("format", ""))
+    return value
+
+
+def _formatted(value: str, fmt: str) -> Any:
+    try:
+        if fmt == "byte":
+            return base64.b64decode(value, validate=True)
+        if fmt == "duration":
+            import durationpy
+
+            return durationpy.from_str(value)
+        if fmt in ("date", "date-time"):
+            parsed = datetime.datetime.fromisoformat(value.replace("z", "Z"))
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+    except (ValueError, TypeError, Exception) as err:  # durationpy raises its own exception type
+        raise EvalError(f"invalid {fmt} value {value!r}: {err}") from None
+    return value
+
+
+# ------------------------------------------------------------------ environments and programs
+
+
+@lru_cache(maxsize=64)
+def _env(self_type_name: str, optional_old_self: bool) -> Any:
+    from cel_expr_python import cel
+    from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+    from pyscaffold_op.apiextensions import cellibs
+
+    self_type = _TYPES[self_type_name]
+    variables = {"self": self_type, "oldSelf": self_type}
+    if optional_old_self:  # oldSelf is bound to an optional by a cel.bind around the rule
+        variables = {"self": self_type, "__oldSelfValue": self_type, "__oldSelfPresent": cel.Type.BOOL}
+    # the Kubernetes libraries come last: `indexOf` adds list overloads to the strings library's
+    return cel.NewEnv(
+        variables=variables,
+        extensions=[
+            ext_strings.ExtStrings(2),
+            ext_optional.ExtOptional(),
+            ext_bindings.ExtBindings(),
+            cel.CelExtension("kubernetes", cellibs.declarations()),
+        ],
+    )
+
+
+_TYPES: dict[str, Any] = {}
+_OPTIONAL_OLD_SELF = (
+    "cel.bind(oldSelf, __oldSelfPresent ? optional.of(__oldSelfValue) : optional.none(), {rule})"
+)
+
+
+def _message(err: Exception) -> str:
+    """cel-cpp's status text as cel-go's issues print: without the status code around it."""
+    text = str(err)
+    text = re.sub(r"^[A-Z_]+: ", "", text)
+    return re.sub(r" \[[A-Z_]+\]$", "", text)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A compiled rule or messageExpression."""
+
+    expression: str
+    uses_old_self: bool
+    optional_old_self: bool
+    _compiled: Any
+    _self_type: str
+
+    def run(self, value: Any, old: Any = MISSING) -> Any:
+        """The plain result; EvalError when the evaluation fails. `value` and `old` are CEL values
+        (`to_cel`); `old` is MISSING on creates."""
+        if self.optional_old_self:
+            data = {"self": value, "__oldSelfValue": value if old is MISSING else old}
+            data["__oldSelfPresent"] = old is not MISSING
+        else:
+            data = {"self": value, "oldSelf": value if old is MISSING else old}
+        try:
+            result = self._compiled.eval(data=data)
+        except RuntimeError as err:
+            raise EvalError(_eval_message(_message(err))) from None
+        if result.type().name() == "ERROR":
+            raise EvalError(_eval_message(str(result.value())))
+        return result.plain_value()
+
+
+def _eval_message(text: str) -> str:
+    text = re.sub(r"^[A-Z_]+: ", "", text)
+    found = re.match(r'Key not found in map : "?(.*?)"?$', text)
+    if found:
+        return f"no such key: {found.group(1)}"
+    if text == "divide by zero":
+        return "division by zero"
+    if text.startswith("No matching overloads found"):
+        return "no such overload"
+    return text
+
+
+def _compile(expression: str, schema: Schema | None, root: bool, optional_old_self: bool) -> Program:
+    self_type = decl_type(schema, root=root)
+    name = self_type.name()
+    _TYPES.setdefault(name, self_type)
+    env = _env(name, optional_old_self)  # a failure here is ours, not the rule's: it propagates
+    source = _OPTIONAL_OLD_SELF.format(rule=expression) if optional_old_self else expression
+    try:
+        compiled = env.compile(source)
+    except RuntimeError as failure:
+        err = failure
+        if optional_old_self:  # report positions in the rule as written
+            try:
+                _env(name, False).compile(expression)
+            except RuntimeError as plain:
+                err = plain
+        raise CompileError(_message(err)) from None
+    return Program(expression, uses_old_self(expression), optional_old_self, compiled, name)
+
+
+@lru_cache(maxsize=4096)
+def _cached(key: tuple[str, str, bool, bool, str]) -> Program | CompileError:
+    import json
+
+    expression, schema_json, root, optional_old_self, want = key
+    schema = json.loads(schema_json)
+    try:
+        program = _compile(expression, schema, root, optional_old_self)
+    except CompileError as err:
+        prefix = "messageExpression compilation failed" if want == "string" else "compilation failed"
+        return CompileError(f"{prefix}: {err}")
+    out = program._compiled.return_type().name()
+    if want == "bool" and out not in ("BOOL", "DYN"):
+        return CompileError("cel expression must evaluate to a bool")
+    if want == "string" and out not in ("STRING", "DYN"):
+        return CompileError("messageExpression must evaluate to a string")
+    return program
+
+
+_KEYS: dict[int, tuple[Any, str]] = {}
+
+
+def _schema_key(schema: Schema | None) -> str:
+    """Only what types `self` matters to the compiler: the schema without nested rules and docs
+    (memoized per schema object: the emulator asks for the same nodes on every write)."""
+    import json
+
+    hit = _KEYS.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        hit = (schema, json.dumps(_typing_part(schema), sort_keys=True))
+        _KEYS[id(schema)] = hit
+    return hit[1]
+
+
+def _typing_part(s: Any) -> Any:
+    if not isinstance(s, dict):
+        return None
+    out = {k: s[k] for k in ("type", "format", "x-kubernetes-int-or-string") if k in s}
+    for k in ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource"):
+        if s.get(k):
+            out[k] = True
+    if isinstance(s.get("items"), dict):
+        out["items"] = _typing_part(s["items"])
+    if isinstance(s.get("additionalProperties"), dict):
+        out["additionalProperties"] = _typing_part(s["additionalProperties"])
+    if s.get("properties"):
+        out["properties"] = {k: _typing_part(v) for k, v in s["properties"].items()}
     return out
 
 
-Node = Callable[[dict[str, Any]], Any]
+def compile_rule(
+    rule: str, schema: Schema | None, *, root: bool = False, optional_old_self: bool = False
+) -> Program:
+    """The compiled rule (cached); CompileError with the server's detail when it does not compile or
+    does not evaluate to a bool."""
+    got = _cached((rule, _schema_key(schema), root, optional_old_self, "bool"))
+    if isinstance(got, CompileError):
+        raise got
+    return got
 
 
-class _Parser:
-    def __init__(self, src: str) -> None:
-        self.toks = _tokens(src)
-        self.i = 0
-
-    def peek(self) -> tuple[str, Any]:
-        return self.toks[self.i]
-
-    def take(self, kind: str | None = None, value: Any = None) -> tuple[str, Any]:
-        tok = self.toks[self.i]
-        if (kind and tok[0] != kind) or (value is not None and tok[1] != value):
-            raise Unsupported(f"expected {value or kind}, got {tok[1]!r}")
-        self.i += 1
-        return tok
-
-    def at(self, value: str) -> bool:
-        return self.peek() == ("op", value)
-
-    def parse(self) -> Node:
-        node = self.ternary()
-        self.take("end")
-        return node
-
-    def ternary(self) -> Node:
-        cond = self.binary(0)
-        if self.at("?"):
-            self.take()
-            a = self.ternary()
-            self.take("op", ":")
-            b = self.ternary()
-            return lambda env: a(env) if _truth(cond(env)) else b(env)
-        return cond
-
-    _PREC = [("||",), ("&&",), ("==", "!=", "<", "<=", ">", ">=", "in"), ("+", "-"), ("*", "/", "%")]
-
-    def binary(self, level: int) -> Node:
-        if level == len(self._PREC):
-            return self.unary()
-        left = self.binary(level + 1)
-        while self.peek()[0] == "op" and self.peek()[1] in self._PREC[level]:
-            op = self.take()[1]
-            right = self.binary(level + 1)
-            left = _binop(op, left, right)
-        return left
-
-    def unary(self) -> Node:
-        if self.at("!"):
-            self.take()
-            inner = self.unary()
-            return lambda env: not _truth(inner(env))
-        if self.at("-"):
-            self.take()
-            inner = self.unary()
-            return lambda env: -_num(inner(env))
-        return self.postfix(self.primary())
-
-    def primary(self) -> Node:
-        kind, value = self.take()
-        if kind == "lit":
-            return lambda env, v=value: v
-        if kind == "op" and value == "(":
-            node = self.ternary()
-            self.take("op", ")")
-            return node
-        if kind == "op" and value == "[":
-            items = self.args("]")
-            return lambda env: [f(env) for f in items]
-        if kind == "id":
-            if self.at("("):
-                return self.function(value)
-            return lambda env, name=value: _var(env, name)
-        raise Unsupported(f"unexpected {value!r}")
-
-    def args(self, close: str) -> list[Node]:
-        items: list[Node] = []
-        while not self.at(close):
-            items.append(self.ternary())
-            if not self.at(close):
-                self.take("op", ",")
-        self.take("op", close)
-        return items
-
-    def function(self, name: str) -> Node:
-        self.take("op", "(")
-        if name == "has":
-            target = self.postfix(self.primary(), has=True)
-            self.take("op", ")")
-            return target
-        args = self.args(")")
-        fn = _FUNCS.get(name)
-        if fn is None:
-            raise Unsupported(f"function {name}()")
-        return lambda env: fn(*[a(env) for a in args])
-
-    def postfix(self, node: Node, has: bool = False) -> Node:
-        while True:
-            if self.at("."):
-                self.take()
-                name = self.take("id")[1]
-                if self.at("("):
-                    node = self.method(node, name)
-                elif has and not (self.at(".") or self.at("[")):
-                    return lambda env, base=node, key=name: _has(base(env), key)
-                else:
-                    node = (lambda base, key: lambda env: _field(base(env), key))(node, name)
-            elif self.at("["):
-                self.take()
-                idx = self.ternary()
-                self.take("op", "]")
-                node = (lambda base, ix: lambda env: _index(base(env), ix(env)))(node, idx)
-            else:
-                if has:
-                    raise Unsupported("has() needs a field selection")
-                return node
-
-    def method(self, target: Node, name: str) -> Node:
-        self.take("op", "(")
-        if name in ("all", "exists", "exists_one", "map", "filter"):
-            var = self.take("id")[1]
-            self.take("op", ",")
-            body = self.ternary()
-            self.take("op", ")")
-            return _macro(name, target, var, body)
-        args = self.args(")")
-        fn = _METHODS.get(name)
-        if fn is None:
-            raise Unsupported(f"method {name}()")
-        return lambda env: fn(target(env), *[a(env) for a in args])
-
-
-def _truth(v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise CelError("no matching overload: expected bool")
-    return v
-
-
-def _num(v: Any) -> Any:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise CelError("no matching overload: expected a number")
-    return v
-
-
-def _var(env: dict[str, Any], name: str) -> Any:
-    if name not in env:
-        raise Unsupported(f"unknown variable {name}")
-    return env[name]
-
-
-def _field(obj: Any, key: str) -> Any:
-    if isinstance(obj, dict):
-        if key not in obj:
-            raise CelError(f"no such key: {key}")
-        return obj[key]
-    raise CelError(f"no such key: {key}")
-
-
-def _has(obj: Any, key: str) -> bool:
-    return isinstance(obj, dict) and key in obj
-
-
-def _index(obj: Any, ix: Any) -> Any:
-    try:
-        return obj[ix]
-    except (KeyError, IndexError, TypeError):
-        raise CelError(f"no such key: {ix}") from None
-
-
-def _binop(op: str, left: Node, right: Node) -> Node:
-    if op == "&&":  # CEL's logical operators are commutative about errors; short-circuit suffices here
-        return lambda env: _truth(left(env)) and _truth(right(env))
-    if op == "||":
-        return lambda env: _truth(left(env)) or _truth(right(env))
-    if op == "in":
-        return lambda env: left(env) in right(env)
-    if op in ("==", "!="):
-        return (lambda env: left(env) == right(env)) if op == "==" else (lambda env: left(env) != right(env))
-
-    def arith(env: dict[str, Any]) -> Any:
-        a, b = left(env), right(env)
-        if op == "+":
-            if isinstance(a, str) and isinstance(b, str):
-                return a + b
-            if isinstance(a, list) and isinstance(b, list):
-                return a + b
-            return _num(a) + _num(b)
-        if op in ("<", "<=", ">", ">="):
-            if not (type(a) is type(b) or (isinstance(a, int | float) and isinstance(b, int | float))):
-                raise CelError("no matching overload for comparison")
-            return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
-        a, b = _num(a), _num(b)
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if b == 0:
-            raise CelError("division by zero")
-        if isinstance(a, int) and isinstance(b, int):  # CEL truncates toward zero, like Go
-            q = abs(a) // abs(b)
-            q = q if (a >= 0) == (b >= 0) else -q
-            return q if op == "/" else a - q * b
-        return a / b if op == "/" else a - b * int(a / b)
-
-    return arith
-
-
-def _macro(name: str, target: Node, var: str, body: Node) -> Node:
-    def run(env: dict[str, Any]) -> Any:
-        coll = target(env)
-        items = list(coll.keys()) if isinstance(coll, dict) else coll
-        if not isinstance(items, list):
-            raise CelError(f"{name}() needs a list or map")
-        results = [body({**env, var: item}) for item in items]
-        if name == "all":
-            return all(_truth(r) for r in results)
-        if name == "exists":
-            return any(_truth(r) for r in results)
-        if name == "exists_one":
-            return sum(1 for r in results if _truth(r)) == 1
-        if name == "map":
-            return results
-        return [item for item, r in zip(items, results, strict=True) if _truth(r)]
-
-    return run
-
-
-def _size(v: Any) -> int:
-    if isinstance(v, str | list | dict):
-        return len(v)
-    raise CelError("size() needs a string, list or map")
-
-
-_FUNCS: dict[str, Callable[..., Any]] = {
-    "size": _size,
-    "int": lambda v: int(v),
-    "string": lambda v: str(v).lower() if isinstance(v, bool) else str(v),
-    "double": lambda v: float(v),
-}
-_METHODS: dict[str, Callable[..., Any]] = {
-    "size": _size,
-    "startsWith": lambda s, p: s.startswith(p),
-    "endsWith": lambda s, p: s.endswith(p),
-    "contains": lambda s, p: p in s,
-    "matches": lambda s, p: search(p, s),
-    "lowerAscii": lambda s: s.lower(),
-    "upperAscii": lambda s: s.upper(),
-}
-
-_CACHE: dict[str, Node | Unsupported] = {}
-
-
-def compile_rule(rule: str) -> Node:
-    """Compile once (cached); raises Unsupported for syntax outside the subset."""
-    cached = _CACHE.get(rule)
-    if cached is None:
-        try:
-            cached = _Parser(rule).parse()
-        except Unsupported as err:
-            cached = err
-        _CACHE[rule] = cached
-    if isinstance(cached, Unsupported):
-        raise cached
-    return cached
-
-
-def evaluate(rule: str, self_value: Any, old_value: Any = _MISSING) -> bool | None:
-    """True/False for the rule, None when it cannot be evaluated here (unsupported, or a transition
-    rule without an old value)."""
-    if "oldSelf" in rule and old_value is _MISSING:
-        return None
-    try:
-        node = compile_rule(rule)
-    except Unsupported:
-        return None
-    env = {"self": self_value}
-    if old_value is not _MISSING:
-        env["oldSelf"] = old_value
-    try:
-        result = node(env)
-    except CelError:
-        return False
-    except Unsupported:
-        return None
-    except (TypeError, ValueError, re.error, AttributeError, RecursionError):
-        return False
-    return result if isinstance(result, bool) else False
-
-
-MISSING = _MISSING
+def compile_message_expression(expression: str, schema: Schema | None, *, root: bool = False) -> Program:
+    """The compiled messageExpression; CompileError when it does not compile or is not a string."""
+    got = _cached((expression, _schema_key(schema), root, False, "string"))
+    if isinstance(got, CompileError):
+        raise got
+    return got

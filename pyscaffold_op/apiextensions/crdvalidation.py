@@ -63,6 +63,24 @@ def _q(value: Any) -> str:
     return json.dumps(value)
 
 
+def _go_rule(rule: dict[str, Any]) -> str:
+    """A rule as the server prints it in field errors (Go's `%#v` of apiextensions.ValidationRule;
+    pointers, whose addresses vary, as a fixed address)."""
+
+    def text(key: str) -> str:
+        return json.dumps(str(rule.get(key) or ""), ensure_ascii=False)
+
+    def pointer(key: str, typ: str) -> str:
+        return f"({typ})(0xc000000000)" if key in rule else f"({typ})(nil)"
+
+    return (
+        f"apiextensions.ValidationRule{{Rule:{text('rule')}, Message:{text('message')}, "
+        f"MessageExpression:{text('messageExpression')}, "
+        f"Reason:{pointer('reason', '*apiextensions.FieldValueErrorReason')}, FieldPath:{text('fieldPath')}, "
+        f"OptionalOldSelf:{pointer('optionalOldSelf', '*bool')}}}"
+    )
+
+
 def _key(path: str, key: str) -> str:
     return f"{path}[{key}]"
 
@@ -137,7 +155,7 @@ class _Checker:
         elif items is not None:
             self.openapi(items, f"{path}.items", root=False, in_meta=in_meta, no_defaults=no_defaults)
         self.extensions(s, path)
-        self.cel(s, path)
+        self.cel(s, path, root=root)
 
     def extensions(self, s: dict[str, Any], path: str) -> None:
         if s.get("x-kubernetes-preserve-unknown-fields") is False:
@@ -218,12 +236,14 @@ class _Checker:
                             "have a default or be a required property",
                         )
 
-    def cel(self, s: dict[str, Any], path: str) -> None:
+    def cel(self, s: dict[str, Any], path: str, *, root: bool) -> None:
         for index, rule in enumerate(s.get("x-kubernetes-validations") or []):
             here = f"{path}.x-kubernetes-validations[{index}]"
             text, message = str(rule.get("rule", "")).strip(), rule.get("message")
+            shape_ok = True
             if not text:
                 self.err(f"{here}.rule", "Required value: rule is not specified")
+                shape_ok = False
             elif message is not None and not str(message).strip():
                 self.err(f"{here}.message", "message must be non-empty if specified")
             elif message and "\n" in str(message).strip():
@@ -242,6 +262,26 @@ class _Checker:
                 self.err(f"{here}.reason", f"Unsupported value: {_q(rule['reason'])}")
             if "fieldPath" in rule and ("\n" in str(rule["fieldPath"]) or not str(rule["fieldPath"]).strip()):
                 self.err(f"{here}.fieldPath", "fieldPath must be a valid path")
+            if shape_ok:
+                self.compile_rule(s, rule, here, root=root)
+
+    def compile_rule(self, s: dict[str, Any], rule: dict[str, Any], here: str, *, root: bool) -> None:
+        """Compile the rule and its messageExpression against the node's type, as the server does."""
+        from pyscaffold_op.apiextensions import cel
+
+        shown = _go_rule(rule)
+        try:
+            cel.compile_rule(
+                str(rule["rule"]), s, root=root, optional_old_self=bool(rule.get("optionalOldSelf"))
+            )
+        except cel.CompileError as err:
+            self.err(f"{here}.rule", f"Invalid value: {shown}: {err}")
+        expression = rule.get("messageExpression")
+        if isinstance(expression, str) and expression.strip():
+            try:
+                cel.compile_message_expression(expression, s, root=root)
+            except cel.CompileError as err:
+                self.err(f"{here}.messageExpression", f"Invalid value: {shown}: {err}")
 
     # ---------------------------------------------------- structural schema (ValidateStructural)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import re2
 
-__all__ = ["pattern_problem", "search"]
+__all__ = ["compiled", "pattern_problem", "search"]
 
 _RE2_UNSUPPORTED = re.compile(r"\(\?(?:=|!|<=|<!)|\\[1-9]|\(\?P=|\\[gk]<")
 _OPTIONS = re2.Options()
@@ -22,13 +22,14 @@ _OPTIONS.log_errors = False  # the error is raised to the caller; RE2 would also
 
 
 @lru_cache(maxsize=1024)
-def _compiled(pattern: str) -> Any:
+def compiled(pattern: str) -> Any:
+    """The RE2 program for `pattern` (cached); raises `re2.error` when RE2 refuses it."""
     return re2.compile(pattern, _OPTIONS)
 
 
 def search(pattern: str, value: str) -> bool:
     """Whether `pattern` matches somewhere in `value` (unanchored, like Go's `MatchString`)."""
-    return _compiled(pattern).search(value) is not None
+    return compiled(pattern).search(value) is not None
 
 
 def pattern_problem(pattern: str) -> str:
@@ -37,7 +38,7 @@ def pattern_problem(pattern: str) -> str:
     if found:
         return f"RE2 has no lookaround or backreferences ({found.group(0)!r})"
     try:
-        _compiled(pattern)
+        compiled(pattern)
     except re2.error as err:
         reason = err.args[0] if err.args else err
         return reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)

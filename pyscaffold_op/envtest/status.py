@@ -109,6 +109,20 @@ def gone(message: str) -> StatusError:
     return StatusError(410, "Expired", message)
 
 
+def too_large_resource_version(requested: int, current: int) -> StatusError:
+    """The watch cache's answer to a resourceVersion it has not reached (k8s.io/apiserver's
+    storage.NewTooLargeResourceVersionError: a Timeout Status with a ResourceVersionTooLarge cause)."""
+    return StatusError(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {requested}, current: {current}",
+        {
+            "causes": [{"type": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
+
+
 def method_not_allowed(method: str) -> StatusError:
     return StatusError(
         405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}

@@ -206,6 +206,12 @@ class ReadVerbs:
                 first.append(event_line("ADDED", transform(obj) if transform is not None else obj))
             if send_initial and send_initial.lower() == "true" and bookmarks:
                 first.append(self._bookmark(info, initial_end=True))
+        if since is not None and since > self.store.rv:
+            # The real watch cache waits up to 3 s to reach the version, then sends this as an ERROR
+            # event; our store never lags, so waiting could only end the same way (a server that
+            # restarted with fresh state, for instance). Clients relist on it.
+            status = E.too_large_resource_version(since, self.store.rv).status()
+            return Response(200, stream=once(event_line("ERROR", status)))
         replay = self.store.watch(watcher, info.bucket, since)
         if replay is None:
             status = E.gone(f"too old resource version: {rv_param} ({self.store.rv})").status()

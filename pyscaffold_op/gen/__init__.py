@@ -62,7 +62,8 @@ def render_crds(root: Path, project: Any = None) -> dict[Path, dict[str, Any]]:
         problems = check_crd(crd)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise GenerateError(f"CRD {crd['metadata']['name']} would be rejected: {problems[0]}{more}")
+            first = problems[0].splitlines()[0]  # a CEL compiler error goes on with the rule and a caret
+            raise GenerateError(f"CRD {crd['metadata']['name']} would be rejected: {first}{more}")
         out[root / CRD_DIR / crd_file_name(crd)] = crd
     return out
 

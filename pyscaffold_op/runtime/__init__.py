@@ -43,6 +43,10 @@ _EXPORTS: dict[str, str] = {
     "new_client": "client",
     "Reader": "client",
     "ClientProtocol": "client",
+    # time
+    "Clock": "clock",
+    "RealClock": "clock",
+    "FakeClock": "clock",
     # queue / rate limiting
     "Queue": "queue",
     "DelayingQueue": "queue",
@@ -83,7 +87,9 @@ _EXPORTS: dict[str, str] = {
     "Controller": "controller",
     "Builder": "builder",
     "Manager": "manager",
+    "ManagerOptions": "manager",
     "LeaderElectionLost": "manager",
+    "ShutdownTimeout": "manager",
     "LeaderElector": "leader",
     "EventRecorder": "recorder",
     "RuntimeMetrics": "metrics",
@@ -107,6 +113,7 @@ __all__ = [
     "Channel",
     "Client",
     "ClientProtocol",
+    "Clock",
     "ConfigError",
     "Conflict",
     "Controller",
@@ -118,6 +125,7 @@ __all__ = [
     "EnqueueRequestsFromMapFunc",
     "EventHandler",
     "EventRecorder",
+    "FakeClock",
     "Forbidden",
     "Funcs",
     "GenerationChanged",
@@ -135,6 +143,7 @@ __all__ = [
     "LeaderElectionLost",
     "LeaderElector",
     "Manager",
+    "ManagerOptions",
     "MaxOfRateLimiter",
     "NotFound",
     "OperationResult",
@@ -143,6 +152,7 @@ __all__ = [
     "RateLimiter",
     "RateLimitingQueue",
     "Reader",
+    "RealClock",
     "Reconciler",
     "Request",
     "ResourceVersionChanged",
@@ -150,6 +160,7 @@ __all__ = [
     "RuntimeMetrics",
     "ServerError",
     "ServerTimeout",
+    "ShutdownTimeout",
     "Source",
     "StatusClient",
     "TerminalError",
@@ -205,6 +216,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         StatusClient,
         new_client,
     )
+    from pyscaffold_op.runtime.clock import Clock, FakeClock, RealClock
     from pyscaffold_op.runtime.config import load_config
     from pyscaffold_op.runtime.controller import Controller
     from pyscaffold_op.runtime.controllerutil import AlreadyOwnedError, OperationResult
@@ -239,7 +251,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from pyscaffold_op.runtime.informer import Informer
     from pyscaffold_op.runtime.leader import LeaderElector
     from pyscaffold_op.runtime.log import setup_logging
-    from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager
+    from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager, ManagerOptions, ShutdownTimeout
     from pyscaffold_op.runtime.metrics import RuntimeMetrics
     from pyscaffold_op.runtime.predicate import (
         AnnotationChanged,

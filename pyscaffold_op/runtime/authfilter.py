@@ -226,9 +226,8 @@ class AuthFilter:
         return authenticate_and_authorize
 
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        data = await asyncio.wait_for(
-            self.transport.request("POST", path, body=json.dumps(body).encode()), self.timeout
-        )
+        async with asyncio.timeout(self.timeout):
+            data = await self.transport.request("POST", path, body=json.dumps(body).encode())
         review = json.loads(data)
         if not isinstance(review, dict):
             raise ValueError(f"POST {path}: the answer is not an object")

@@ -82,6 +82,8 @@ class Builder:
         if not name:
             raise ValueError("controllers without for_() must be named with named()")
         ctrl = self._mgr.new_controller(name, reconciler, **self._options)
+        if self._for:
+            ctrl.group_kind = info_for(self._for[0]).group_kind
         glob = tuple(self._global)
         if self._for is not None:
             ctrl.watch(Kind(self._for[0]), EnqueueRequestForObject(), *glob, *self._for[1])

@@ -83,7 +83,19 @@ def self_signed_cert(host: str = "localhost", ips: tuple[str, ...] = ("127.0.0.1
 
 
 def _load_pem(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
-    # ssl can only load a chain from files: write them to a private temporary folder, then delete it.
+    # ssl loads a chain only from a file. On Linux the file is an anonymous memory file (memfd), so
+    # the key never touches a disk and a container with readOnlyRootFilesystem and no writable volume
+    # still serves secure metrics (the scaffolded Deployment has none). Elsewhere (a developer's
+    # macOS), a private temporary folder, deleted at once.
+    if hasattr(os, "memfd_create") and Path("/proc/self/fd").is_dir():
+        fd = os.memfd_create("pyop-metrics-tls", os.MFD_CLOEXEC)
+        try:
+            with open(fd, "wb", closefd=False) as f:
+                f.write(key_pem + cert_pem)  # one file: load_cert_chain takes the key from it too
+            ctx.load_cert_chain(f"/proc/self/fd/{fd}")
+        finally:
+            os.close(fd)
+        return
     with tempfile.TemporaryDirectory(prefix="pyop-metrics-") as tmp:
         cert, key = Path(tmp) / CERT_NAME, Path(tmp) / KEY_NAME
         fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

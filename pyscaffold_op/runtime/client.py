@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from pyscaffold_op.apimachinery.labels import SelectorLike, render
 from pyscaffold_op.runtime import objmeta
@@ -17,9 +18,36 @@ from pyscaffold_op.runtime.rest import RestTransport
 
 if TYPE_CHECKING:
     from lightkube import KubeConfig
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 PatchType = Literal["merge", "json", "apply", "strategic"]
+
+
+class PatchOptions(TypedDict, total=False):
+    """The keyword-only options of every `patch` (client, status client, protocol): written once."""
+
+    namespace: str | None
+    patch_type: PatchType
+    field_manager: str | None
+    force: bool | None
+    dry_run: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class PatchRequest:
+    """One PATCH: what to patch, how, and on which subresource (None: the object itself)."""
+
+    kind: Any
+    name: str | None = None
+    patch: Any = None
+    namespace: str | None = None
+    patch_type: PatchType = "merge"
+    field_manager: str | None = None
+    force: bool | None = None
+    dry_run: bool = False
+    subresource: str | None = None
+
 
 PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
@@ -54,16 +82,7 @@ class ClientProtocol(Reader, Protocol):
     async def update(self, obj: T, *, field_manager: str | None = None, dry_run: bool = False) -> T: ...
 
     async def patch(
-        self,
-        kind: Any,
-        name: str | None = None,
-        patch: Any = None,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        self, kind: Any, name: str | None = None, patch: Any = None, **options: Unpack[PatchOptions]
     ) -> Any: ...
 
     async def delete(
@@ -169,38 +188,21 @@ class Client:
         return obj
 
     async def patch(
-        self,
-        kind: type[T] | T,
-        name: str | None = None,
-        patch: Any = None,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        self, kind: type[T] | T, name: str | None = None, patch: Any = None, **options: Unpack[PatchOptions]
     ) -> T:
         """Patch an object; `kind` may be a class (with `name`) or an object (its name and namespace).
 
-        `patch` is a dict/list, JSON text, or for "apply" a full object. `patch_type="apply"` is server-side
-        apply and needs a field manager (argument or the client's default).
+        `patch` is a dict/list, JSON text, or for "apply" a full object. Options (keyword-only):
+        `namespace`, `patch_type` ("merge" by default, "json", "strategic", or "apply": server-side apply,
+        which needs a field manager, the argument or the client's default), `field_manager`, `force`
+        (apply only: take fields over), `dry_run`.
         """
-        return await self._patch(
-            kind, name, patch, namespace, patch_type, field_manager, force, dry_run, None
-        )
+        return await self.send_patch(PatchRequest(kind=kind, name=name, patch=patch, **options))
 
-    async def _patch(
-        self,
-        kind: Any,
-        name: str | None,
-        patch: Any,
-        namespace: str | None,
-        patch_type: str,
-        field_manager: str | None,
-        force: bool | None,
-        dry_run: bool,
-        sub: str | None,
-    ) -> Any:
+    async def send_patch(self, req: PatchRequest) -> Any:
+        """Send one PatchRequest (what `patch` and `status().patch` build)."""
+        kind, name, namespace, patch = req.kind, req.name, req.namespace, req.patch
+        patch_type = req.patch_type
         info = info_of(kind)
         if not isinstance(kind, type):
             name = name or objmeta.name(kind)
@@ -212,16 +214,16 @@ class Client:
         if patch is None and not isinstance(kind, type):
             patch = kind
         body = _patch_body(info, patch)
-        params = self._write_params(field_manager, dry_run)
+        params = self._write_params(req.field_manager, req.dry_run)
         if patch_type == "apply":
             if not params["fieldManager"]:
                 raise ValueError("server-side apply needs field_manager=")
-            params["force"] = "true" if force else None
-        elif force:
+            params["force"] = "true" if req.force else None
+        elif req.force:
             raise ValueError("force= is only valid for patch_type='apply'")
         data = await self.transport.request(
             "PATCH",
-            info.path(self._ns(info, namespace), name, sub),
+            info.path(self._ns(info, namespace), name, req.subresource),
             body=body,
             params=params,
             content_type=PATCH_CONTENT_TYPES[patch_type],
@@ -290,20 +292,10 @@ class StatusClient:
         return await self._client._put(obj, "status", field_manager, dry_run)
 
     async def patch(
-        self,
-        kind: Any,
-        name: str | None = None,
-        patch: Any = None,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        self, kind: Any, name: str | None = None, patch: Any = None, **options: Unpack[PatchOptions]
     ) -> Any:
-        return await self._client._patch(
-            kind, name, patch, namespace, patch_type, field_manager, force, dry_run, "status"
-        )
+        req = PatchRequest(kind=kind, name=name, patch=patch, subresource="status", **options)
+        return await self._client.send_patch(req)
 
 
 def _patch_body(info: ResourceInfo, patch: Any) -> bytes:

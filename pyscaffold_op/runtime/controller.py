@@ -12,14 +12,14 @@ Never two workers on one request; a reconcile never crashes the manager.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
-import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
+from pyscaffold_op.runtime.errors import ApiError
 from pyscaffold_op.runtime.handler import EventHandler
 from pyscaffold_op.runtime.log import reconcile_context
 from pyscaffold_op.runtime.predicate import Predicate, as_predicate
@@ -29,6 +29,8 @@ from pyscaffold_op.runtime.request import Request, Result, TerminalError
 from pyscaffold_op.runtime.source import Kind, Source
 
 log = logging.getLogger("pyscaffold_op.runtime.controller")
+
+_CANCEL_WAIT = 5.0  # how long stop() waits for cancelled workers to unwind
 
 
 class Controller:
@@ -44,6 +46,7 @@ class Controller:
         cache_sync_timeout: float = 120.0,
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
+        clock: Clock | None = None,
     ) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
@@ -56,8 +59,13 @@ class Controller:
         self.cache_sync_timeout = cache_sync_timeout
         self.reconcile_timeout = reconcile_timeout
         self.need_leader_election = need_leader_election
+        self.group_kind: tuple[str, str] | None = None  # of the for_() kind, set by the builder (for logs)
+        self.clock = clock or REAL_CLOCK
         self.queue = RateLimitingQueue(
-            rate_limiter, name=name, metrics=metrics.queue_metrics(name) if metrics is not None else None
+            rate_limiter,
+            name=name,
+            metrics=metrics.queue_metrics(name) if metrics is not None else None,
+            clock=self.clock,
         )
         if metrics is not None:
             metrics.bind_queue(name, self.queue)
@@ -107,6 +115,14 @@ class Controller:
             for i in range(self.max_concurrent_reconciles)
         ]
 
+    def abort(self) -> None:
+        """Stop at once: no more requests, in-flight reconciles cancelled (lost leadership, a forced
+        stop). `stop()` afterwards waits for them to unwind."""
+        self._stopping = True
+        self.queue.shut_down()
+        for task in self._workers:
+            task.cancel()
+
     async def stop(self, timeout: float = 30.0) -> bool:  # noqa: ASYNC109
         """Stop taking requests, let in-flight reconciles finish within `timeout` (then cancel them).
         True when everything finished in time."""
@@ -117,7 +133,8 @@ class Controller:
         drained = True
         if self._active:
             try:
-                await asyncio.wait_for(self._idle.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._idle.wait()
             except TimeoutError:
                 drained = False
                 log.warning(
@@ -127,9 +144,11 @@ class Controller:
                 )
         for task in self._workers:
             task.cancel()
-        for task in self._workers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._workers:
+            # bounded: a reconcile that swallows its cancellation must not hang the manager's stop
+            _done, pending = await asyncio.wait(self._workers, timeout=_CANCEL_WAIT)
+            if pending:
+                log.warning("%d workers ignored cancellation", len(pending), extra={"controller": self.name})
         self._workers = []
         return drained
 
@@ -158,14 +177,12 @@ class Controller:
         m, name = self.metrics, self.name
         if m is not None:
             m.active_workers.labels(name).inc()
-        started = time.perf_counter()
+        started = self.clock.monotonic()
         reconcile_id = uuid.uuid4().hex[:12]
         try:
             with reconcile_context(name, req, reconcile_id):
                 coro = self._reconcile(req)
-                if self.reconcile_timeout:
-                    result = await asyncio.wait_for(coro, self.reconcile_timeout)
-                else:
+                async with asyncio.timeout(self.reconcile_timeout or None):
                     result = await coro
             outcome = self._after_success(req, result)
         except asyncio.CancelledError:
@@ -177,39 +194,41 @@ class Controller:
             if m is not None:
                 m.reconcile_errors.labels(name).inc()
                 m.terminal_errors.labels(name).inc()
-            log.error(
-                "terminal reconciler error: %s",
-                err,
-                extra={
-                    "controller": name,
-                    "request": str(req),
-                    "namespace": req.namespace,
-                    "reconcile_id": reconcile_id,
-                },
-            )
+            self._log_error("Reconciler error, terminal: not retried", req, reconcile_id, err)
         except Exception as err:
             outcome = "error"
             self.queue.add_rate_limited(req)
             if m is not None:
                 m.reconcile_errors.labels(name).inc()
-            log.error(
-                "reconciler error: %s",
-                err,
-                exc_info=True,
-                extra={
-                    "controller": name,
-                    "request": str(req),
-                    "namespace": req.namespace,
-                    "reconcile_id": reconcile_id,
-                    "requeues": self.queue.num_requeues(req),
-                },
-            )
+                m.reconcile_errors_by_reason.labels(name, _reason(err)).inc()
+            self._log_error("Reconciler error", req, reconcile_id, err)
         finally:
             if m is not None:
                 m.active_workers.labels(name).dec()
-                m.reconcile_time.labels(name).observe(time.perf_counter() - started)
+                m.reconcile_time.labels(name).observe(self.clock.monotonic() - started)
         if m is not None:
             m.reconcile_total.labels(name, outcome).inc()
+
+    def _log_error(self, msg: str, req: Request, reconcile_id: str, err: Exception) -> None:
+        """One structured line, as controller-runtime's `log.Error(err, "Reconciler error")`.
+
+        API status errors (Conflict, AlreadyExists, NotFound ...) are expected in a level-triggered
+        controller: no traceback for them unless the level is debug; other exceptions get one."""
+        group, kind = self.group_kind or ("", "")
+        fields: dict[str, Any] = {
+            "controller": self.name,
+            "controllerGroup": group,
+            "controllerKind": kind,
+            "namespace": req.namespace,
+            "request": str(req),  # `name` is taken: a LogRecord's name is its logger's
+            "reconcileID": reconcile_id,
+            "error": str(err),
+            "errorType": type(err).__name__,
+        }
+        if kind:
+            fields[kind] = {"name": req.name, "namespace": req.namespace}
+        traceback = not isinstance(_cause(err), ApiError) or log.isEnabledFor(logging.DEBUG)
+        log.error(msg, extra=fields, exc_info=err if traceback else None)
 
     def _after_success(self, req: Request, result: Result | None) -> str:
         if result is None:
@@ -224,6 +243,17 @@ class Controller:
             return "requeue"
         self.queue.forget(req)
         return "success"
+
+
+def _cause(err: BaseException) -> BaseException:
+    """What a TerminalError wraps, else the error itself."""
+    cause = getattr(err, "cause", None) if isinstance(err, TerminalError) else None
+    return cause if isinstance(cause, BaseException) else err
+
+
+def _reason(err: BaseException) -> str:
+    cause = _cause(err)
+    return (cause.reason or type(cause).__name__) if isinstance(cause, ApiError) else "Error"
 
 
 def _reconcile_callable(reconciler: Any) -> Any:

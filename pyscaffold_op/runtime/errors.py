@@ -154,6 +154,15 @@ def from_exception(err: BaseException) -> BaseException:
     return err
 
 
+def is_too_large_resource_version(err: BaseException) -> bool:
+    """The server has not reached the resourceVersion asked for (apiserver's IsTooLargeResourceVersion:
+    a Timeout with a ResourceVersionTooLarge cause), e.g. it restarted with fresh state."""
+    if not isinstance(err, ServerTimeout):
+        return False
+    causes = (err.details or {}).get("causes") or []
+    return any(isinstance(c, dict) and c.get("type") == "ResourceVersionTooLarge" for c in causes)
+
+
 def is_not_found(err: BaseException) -> bool:
     return isinstance(err, NotFound)
 

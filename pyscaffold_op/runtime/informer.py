@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from pyscaffold_op.apimachinery.labels import SelectorLike, render
 from pyscaffold_op.runtime import objmeta
-from pyscaffold_op.runtime.errors import Gone, error_for
+from pyscaffold_op.runtime.errors import Gone, ServerTimeout, error_for, is_too_large_resource_version
 from pyscaffold_op.runtime.kinds import ResourceInfo, decode_watch_event, raw_resource_version
 from pyscaffold_op.runtime.rest import RestTransport
 from pyscaffold_op.runtime.store import Indexer, IndexFunc
@@ -77,7 +77,16 @@ class Informer:
         self._backoff = backoff or Backoff()
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
-        self.stats = {"lists": 0, "watches": 0, "relists_on_gone": 0, "errors": 0, "events": 0}
+        self.stats = {
+            "lists": 0,
+            "watches": 0,
+            "relists_on_gone": 0,
+            "relists_on_too_large": 0,
+            "server_resets": 0,
+            "errors": 0,
+            "events": 0,
+        }
+        self._last_listed_rv: str | None = None
         self.last_error: Exception | None = None  # the latest list/watch failure, for "not ready" reports
 
     def __repr__(self) -> str:
@@ -128,7 +137,8 @@ class Informer:
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         try:
-            await asyncio.wait_for(self._synced.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._synced.wait()
             return True
         except TimeoutError:
             return False
@@ -165,17 +175,27 @@ class Informer:
             except Gone:
                 log.info("watch expired (410); relisting", extra={"kind": self.info.kind})
                 self.stats["relists_on_gone"] += 1
-                self._rv = None
+                self._last_listed_rv, self._rv = self._rv or self._last_listed_rv, None
+            except ServerTimeout as err:
+                if not is_too_large_resource_version(err):
+                    await self._retry_after(err)
+                    continue
+                # The server has not seen our version: it restarted with fresh state (or is behind).
+                # client-go relists from scratch; so do we, diffing the new list against the cache.
+                log.info("%s; relisting", err.message, extra={"kind": self.info.kind})
+                self.stats["relists_on_too_large"] += 1
+                self._last_listed_rv, self._rv = self._rv or self._last_listed_rv, None
             except asyncio.CancelledError:
                 raise
             except Exception as err:
-                self.stats["errors"] += 1
-                self.last_error = err
-                delay = self._backoff.next()
-                log.warning(
-                    "list/watch failed, retrying in %.1fs: %s", delay, err, extra={"kind": self.info.kind}
-                )
-                await asyncio.sleep(delay)
+                await self._retry_after(err)
+
+    async def _retry_after(self, err: Exception) -> None:
+        self.stats["errors"] += 1
+        self.last_error = err
+        delay = self._backoff.next()
+        log.warning("list/watch failed, retrying in %.1fs: %s", delay, err, extra={"kind": self.info.kind})
+        await asyncio.sleep(delay)
 
     # -- list ---------------------------------------------------------------------------------------
     async def _list(self) -> None:
@@ -194,6 +214,17 @@ class Informer:
                 break
             params["continue"] = cont
         self.stats["lists"] += 1
+        if _went_back(self._last_listed_rv, rv):
+            # Versions only grow on one server: this is a new one with fresh state. The diff below
+            # turns objects it does not have into deletes and its own objects into adds/updates.
+            log.warning(
+                "the server's resourceVersion went back from %s to %s: rebuilding the cache from it",
+                self._last_listed_rv,
+                rv,
+                extra={"kind": self.info.kind},
+            )
+            self.stats["server_resets"] += 1
+        self._last_listed_rv = rv or self._last_listed_rv
         self._replace(items)
         self._rv = rv or None
         if self._rv is None:
@@ -269,6 +300,14 @@ class Informer:
             if self._synced.is_set():
                 for obj in self.store.values():
                     self._dispatch_update(obj, obj)
+
+
+def _went_back(before: str | None, now: str | None) -> bool:
+    """True when both versions are numbers and `now` is lower. Versions are opaque to clients, but
+    every server we know (etcd, the emulator) counts up; a non-number compares as unknown."""
+    if not before or not now or not before.isdigit() or not now.isdigit():
+        return False
+    return int(now) < int(before)
 
 
 def _broken_stream_errors() -> tuple[type[BaseException], ...]:

@@ -16,11 +16,10 @@ import contextlib
 import logging
 import random
 import socket
-import time
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
+from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.errors import AlreadyExists, ApiError, Conflict, NotFound
 
 log = logging.getLogger("pyscaffold_op.runtime.leader")
@@ -42,6 +41,7 @@ class LeaderElector:
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
         metrics: Any = None,
+        clock: Clock | None = None,
     ) -> None:
         if not lease_duration > renew_deadline > retry_period > 0:
             raise ValueError("need lease_duration > renew_deadline > retry_period > 0")
@@ -55,6 +55,11 @@ class LeaderElector:
         self.metrics = metrics
         self.elected = asyncio.Event()
         self.lost = asyncio.Event()
+        self.clock = clock or REAL_CLOCK
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._leading = False
+        self._released = False
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
         if metrics is not None:
@@ -62,49 +67,107 @@ class LeaderElector:
 
     @property
     def is_leader(self) -> bool:
-        return self.elected.is_set() and not self.lost.is_set()
+        return self._leading
+
+    def get_leader(self) -> str:
+        """The holder this candidate last saw on the lease ("" if none yet): client-go's GetLeader."""
+        return (self._observed[0] if self._observed else None) or ""
 
     def _jitter(self) -> float:
         return self.retry_period * (1 + random.random() * 0.2)
 
+    def start(self) -> asyncio.Task[None]:
+        """Campaign in a background task (`run`); `stop()` ends it."""
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name=f"leader election {self.name}")
+        return self._task
+
     async def run(self) -> None:
-        """Acquire (sets `elected`), then renew until the lease is lost (sets `lost`, returns) or the task
-        is cancelled (releases the lease, re-raises)."""
+        """Acquire (sets `elected`), then renew until the lease is lost (sets `lost`), `stop()` is called or
+        the task is cancelled; a cancelled leader releases the lease (client-go's ReleaseOnCancel)."""
         try:
-            # like client-go: say once that this replica waits, so a standby does not look stuck
-            log.info(
-                "attempting to acquire leader lease",
-                extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity},
-            )
-            while not await self._try():  # noqa: ASYNC110 - polls the API server, nothing to wait on
-                await asyncio.sleep(self._jitter())
-            log.info(
-                "became leader", extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity}
-            )
-            self._set_leader(True)
-            self.elected.set()
-            while True:
-                await asyncio.sleep(self.retry_period)
-                if not await self._renew_within_deadline():
-                    log.error("leader election lost", extra={"lease": f"{self.namespace}/{self.name}"})
-                    self._set_leader(False)
-                    self.lost.set()
-                    return
+            await self._campaign()
         except asyncio.CancelledError:
-            if self.elected.is_set() and not self.lost.is_set():
+            self._stopping = True
+            if self._leading:
                 with contextlib.suppress(Exception):
-                    await asyncio.shield(self.release())
+                    await asyncio.shield(self._release_within(self.renew_deadline))
             raise
 
+    async def _campaign(self) -> None:
+        log.info(  # like client-go: say once that this replica waits, so a standby does not look stuck
+            "attempting to acquire leader lease",
+            extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity},
+        )
+        # `_stopping` is checked after every await: the loop ends even if a cancellation was swallowed
+        # below it (Python 3.11's asyncio.wait_for drops one that lands as the awaited call finishes).
+        while not await self._try():
+            if self._stopping:
+                return
+            await self.clock.sleep(self._jitter())
+            if self._stopping:
+                return
+        if self._stopping:
+            return
+        log.info("became leader", extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity})
+        self._leading = True
+        self._set_leader(True)
+        self.elected.set()
+        while True:
+            await self.clock.sleep(self.retry_period)
+            if self._stopping:
+                return
+            renewed = await self._renew_within_deadline()
+            if self._stopping:
+                return
+            if not renewed:
+                log.error("leader election lost", extra={"lease": f"{self.namespace}/{self.name}"})
+                self._leading = False
+                self._set_leader(False)
+                self.lost.set()
+                return
+
+    async def stop(self, timeout: float = 5.0) -> bool:  # noqa: ASYNC109
+        """Stop campaigning and, if leading, release the lease; never takes longer than `timeout`
+        (real seconds), whatever the API server does. True when the lease was released."""
+        self._stopping = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        task, self._task = self._task, None
+        if task is not None:
+            if not task.done():
+                task.cancel()  # interrupts a request in flight; run() releases on the way out
+                await asyncio.wait([task], timeout=timeout)
+            if not task.done():
+                log.warning("leader election did not stop in %.1fs", timeout, extra={"lease": self._lease})
+            elif not task.cancelled() and task.exception() is not None:
+                log.error("leader election failed", exc_info=task.exception(), extra={"lease": self._lease})
+        if self._leading:  # the loop ended without releasing (it returned, or ignored the cancel)
+            await self._release_within(max(0.0, deadline - loop.time()))
+        self._set_leader(False)
+        return self._released
+
+    async def _release_within(self, seconds: float) -> None:
+        try:
+            async with asyncio.timeout(seconds):
+                await self.release()
+        except TimeoutError:
+            log.warning("could not release the lease in %.1fs", seconds, extra={"lease": self._lease})
+
+    @property
+    def _lease(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
     async def _renew_within_deadline(self) -> bool:
-        deadline = time.monotonic() + self.renew_deadline
-        while (remaining := deadline - time.monotonic()) > 0:
+        deadline = self.clock.monotonic() + self.renew_deadline
+        while not self._stopping and (remaining := deadline - self.clock.monotonic()) > 0:
             try:
-                if await asyncio.wait_for(self._try(), remaining):
-                    return True
+                async with self.clock.timeout(remaining):
+                    if await self._try():
+                        return True
             except TimeoutError:
                 return False
-            await asyncio.sleep(min(self.retry_period, max(0.0, deadline - time.monotonic())))
+            await self.clock.sleep(min(self.retry_period, max(0.0, deadline - self.clock.monotonic())))
         return False
 
     def _set_leader(self, value: bool) -> None:
@@ -129,7 +192,7 @@ class LeaderElector:
         from lightkube.models.meta_v1 import ObjectMeta
         from lightkube.resources.coordination_v1 import Lease
 
-        now = datetime.now(UTC)
+        now = self.clock.now()
         duration = max(1, round(self.lease_duration))
         try:
             lease = await self.client.get(Lease, self.name, namespace=self.namespace)
@@ -152,7 +215,7 @@ class LeaderElector:
         holder = spec.holderIdentity or ""
         if holder and holder != self.identity:
             held_for = spec.leaseDurationSeconds or duration
-            if self._observed_at + held_for > time.monotonic():
+            if self._observed_at + held_for > self.clock.monotonic():
                 return False  # someone else holds a live lease
         if holder == self.identity:
             acquire, transitions = spec.acquireTime or now, spec.leaseTransitions or 0
@@ -172,7 +235,7 @@ class LeaderElector:
     def _observe(self, spec: Any) -> None:
         record = (spec.holderIdentity, spec.renewTime, spec.acquireTime, spec.leaseTransitions)
         if record != self._observed:
-            self._observed, self._observed_at = record, time.monotonic()
+            self._observed, self._observed_at = record, self.clock.monotonic()
 
     async def release(self) -> bool:
         """Give the lease up if we hold it: holderIdentity cleared, so the next candidate need not wait."""
@@ -183,7 +246,7 @@ class LeaderElector:
             lease = await self.client.get(Lease, self.name, namespace=self.namespace)
             if lease.spec is None or lease.spec.holderIdentity != self.identity:
                 return False
-            now = datetime.now(UTC)
+            now = self.clock.now()
             lease.spec = LeaseSpec(
                 holderIdentity=None,
                 leaseDurationSeconds=1,
@@ -192,6 +255,7 @@ class LeaderElector:
                 leaseTransitions=lease.spec.leaseTransitions,
             )
             await self.client.update(lease)
+            self._leading, self._released = False, True
             log.info("released leader lease", extra={"lease": f"{self.namespace}/{self.name}"})
             return True
         except Exception as err:

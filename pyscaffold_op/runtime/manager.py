@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import logging
 import signal
 import threading
+import warnings
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +25,7 @@ from pyscaffold_op.runtime.authfilter import AuthFilter
 from pyscaffold_op.runtime.builder import Builder
 from pyscaffold_op.runtime.cache import InformerCache
 from pyscaffold_op.runtime.client import CachedClient, Client
+from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.controller import Controller
 from pyscaffold_op.runtime.health import Checker, HealthChecks
 from pyscaffold_op.runtime.leader import LeaderElector
@@ -37,51 +41,84 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pyscaffold_op.runtime.manager")
 
+# The lease release gets at least this long even when the drain used the whole graceful timeout: a
+# released lease lets the next leader start at once instead of after leaseDuration.
+_RELEASE_TIMEOUT = 2.0
+
 SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+class ShutdownTimeout(RuntimeError):
+    """In-flight reconciles ran past `graceful_shutdown_timeout` and were cancelled (exit non-zero)."""
 
 
 class LeaderElectionLost(RuntimeError):
     """The manager lost its lease; it stopped. Exit non-zero so the pod restarts as a candidate."""
 
 
+@dataclass(kw_only=True)
+class ManagerOptions:
+    """How a manager runs: controller-runtime's `manager.Options` (`Manager(cfg, ManagerOptions(...))`)."""
+
+    metrics_bind_address: str = "0"
+    """"0" disables the server; ":8080" binds every interface; "127.0.0.1:0" picks a free port."""
+    metrics_secure: bool = False
+    """HTTPS with TokenReview + SubjectAccessReview of every scrape (kubebuilder's --metrics-secure)."""
+    metrics_cert_dir: str | Path | None = None
+    """A folder with tls.crt and tls.key for secure metrics; None: a self-signed certificate."""
+    health_probe_bind_address: str = ":8081"
+    leader_election: bool = False
+    leader_election_id: str = ""
+    """The Lease's name; required with leader_election."""
+    leader_election_namespace: str | None = None
+    """Default: the in-cluster namespace, else the kubeconfig's."""
+    leader_identity: str | None = None
+    """Default: hostname + a random suffix."""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    graceful_shutdown_timeout: float = 30.0
+    """How long in-flight reconciles may run after a stop is asked for; then they are cancelled."""
+    namespace: str | None = None
+    """Restrict the cache to one namespace; None: every namespace."""
+    sync_period: float | None = 10 * 3600.0
+    """Replay every cached object to the handlers this often (±10 %); None: never."""
+    cache_sync_timeout: float = 120.0
+    field_manager: str | None = None
+    unsafe_disable_deep_copy: bool = False
+    clock: Clock | None = None
+    """Time for the work queues, rate limiters and leader election; a FakeClock in tests."""
+
+
 class Manager:
-    def __init__(
-        self,
-        config: KubeConfig,
-        *,
-        metrics_bind_address: str = "0",
-        metrics_secure: bool = False,
-        metrics_cert_dir: str | Path | None = None,
-        health_probe_bind_address: str = ":8081",
-        leader_election: bool = False,
-        leader_election_id: str = "",
-        leader_election_namespace: str | None = None,
-        graceful_shutdown_timeout: float = 30.0,
-        lease_duration: float = 15.0,
-        renew_deadline: float = 10.0,
-        retry_period: float = 2.0,
-        leader_identity: str | None = None,
-        namespace: str | None = None,
-        sync_period: float | None = 10 * 3600.0,
-        cache_sync_timeout: float = 120.0,
-        field_manager: str | None = None,
-        unsafe_disable_deep_copy: bool = False,
-    ) -> None:
-        if leader_election and not leader_election_id:
+    def __init__(self, config: KubeConfig, options: ManagerOptions | None = None, **legacy: Any) -> None:
+        if legacy:  # keyword arguments: accepted for one release, then ManagerOptions only
+            warnings.warn(
+                "Manager(config, **options) is deprecated; pass Manager(config, ManagerOptions(...))",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            options = dataclasses.replace(options or ManagerOptions(), **legacy)
+        self.options = opts = options or ManagerOptions()
+        if opts.leader_election and not opts.leader_election_id:
             raise ValueError("leader_election=True needs leader_election_id (the Lease name)")
         self.config = config
-        self.metrics_bind_address = metrics_bind_address
-        self.metrics_secure = metrics_secure
-        self.metrics_cert_dir = metrics_cert_dir
+        self.clock: Clock = opts.clock or REAL_CLOCK
+        self.metrics_bind_address = opts.metrics_bind_address
+        self.metrics_secure = metrics_secure = opts.metrics_secure
+        self.metrics_cert_dir = metrics_cert_dir = opts.metrics_cert_dir
         if metrics_cert_dir is not None and not metrics_secure:
             log.warning(
                 "metrics_cert_dir is ignored: metrics are served over plain HTTP (metrics_secure=False)"
             )
-        self.health_probe_bind_address = health_probe_bind_address
-        self.leader_election = leader_election
-        self.leader_election_id = leader_election_id
-        self.graceful_shutdown_timeout = graceful_shutdown_timeout
-        self.cache_sync_timeout = cache_sync_timeout
+        self.health_probe_bind_address = opts.health_probe_bind_address
+        self.leader_election = leader_election = opts.leader_election
+        self.leader_election_id = leader_election_id = opts.leader_election_id
+        self.graceful_shutdown_timeout = opts.graceful_shutdown_timeout
+        self.cache_sync_timeout = opts.cache_sync_timeout
+        namespace, sync_period = opts.namespace, opts.sync_period
+        unsafe_disable_deep_copy, field_manager = opts.unsafe_disable_deep_copy, opts.field_manager
+        leader_election_namespace = opts.leader_election_namespace
         self.transport = RestTransport(config)
         self.metrics = RuntimeMetrics()
         self.registry = self.metrics.registry
@@ -108,11 +145,12 @@ class Manager:
                 self.api_reader,
                 leader_election_id,
                 ns,
-                identity=leader_identity,
-                lease_duration=lease_duration,
-                renew_deadline=renew_deadline,
-                retry_period=retry_period,
+                identity=opts.leader_identity,
+                lease_duration=opts.lease_duration,
+                renew_deadline=opts.renew_deadline,
+                retry_period=opts.retry_period,
                 metrics=self.metrics,
+                clock=self.clock,
             )
         self.health_address: tuple[str, int] | None = None
         self.metrics_address: tuple[str, int] | None = None
@@ -138,6 +176,7 @@ class Manager:
             metrics=self.metrics,
             cache=self.cache,
             cache_sync_timeout=options.pop("cache_sync_timeout", self.cache_sync_timeout),
+            clock=options.pop("clock", self.clock),
             **options,
         )
         self.controllers.append(ctrl)
@@ -229,7 +268,6 @@ class Manager:
                 loop.add_signal_handler(sig, self._on_signal, sig)
         lost = False
         self._runners: list[Any] = []
-        self._elector_task: asyncio.Task[None] | None = None
         try:
             await self._start_servers()
             await self.cache.start()
@@ -244,7 +282,7 @@ class Manager:
                 if not needs_leader:
                     self._spawn(_run(runnable), f"runnable {runnable!r}")
             if self.elector is not None:
-                self._elector_task = asyncio.create_task(self.elector.run(), name="leader election")
+                self.elector.start()
                 if not await self._until_stop(self.elector.elected.wait()):
                     return
             for ctrl in self.controllers:
@@ -264,13 +302,24 @@ class Manager:
                 for w in waits:
                     w.cancel()
             lost = self.elector is not None and self.elector.lost.is_set()
+            if lost:
+                # Another replica may lead already: stop reconciling now, not after a drain
+                # (controller-runtime stops at once on lost leadership).
+                for ctrl in self.controllers:
+                    if ctrl.need_leader_election:
+                        ctrl.abort()
         finally:
-            await self._shutdown()
+            drained = await self._shutdown(drain_timeout=0.0 if lost else self.graceful_shutdown_timeout)
             if installed:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(sig)
         if lost:
             raise LeaderElectionLost(f"leader election lost for lease {self.leader_election_id}")
+        if not drained:
+            raise ShutdownTimeout(
+                f"in-flight reconciles ran past graceful_shutdown_timeout "
+                f"({self.graceful_shutdown_timeout:g}s) and were cancelled"
+            )
 
     async def _until_stop(self, aw: Any) -> bool:
         """Await `aw` unless stop comes first; True when `aw` finished (and returned truthy or None)."""
@@ -343,35 +392,43 @@ class Manager:
         app.router.add_get("/metrics", handle)
         return app
 
-    async def _shutdown(self) -> None:
-        deadline = asyncio.get_running_loop().time() + self.graceful_shutdown_timeout
+    async def _shutdown(self, drain_timeout: float) -> bool:
+        """Stop everything; True when in-flight reconciles finished within `drain_timeout`.
+
+        Every step is bounded: a manager stops within its graceful timeout (plus a short, bounded
+        lease release and cleanup), whatever the reconcilers and the API server do. If the stop is
+        itself cancelled (a second signal), the connections are still closed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + drain_timeout
         self._ready.clear()
-        results = await asyncio.gather(
-            *(c.stop(timeout=self.graceful_shutdown_timeout) for c in self.controllers),
-            return_exceptions=True,
-        )
-        if not all(r is True for r in results):
-            log.warning("graceful shutdown timed out; some reconciles were cancelled")
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self._elector_task is not None:  # cancelling releases the lease
-            self._elector_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._elector_task
-        remaining = max(0.1, deadline - asyncio.get_running_loop().time())
-        for recorder in self._recorders.values():
-            await recorder.flush(timeout=min(remaining, 5.0))
-        await self.cache.stop()
-        if self._webhook_server is not None:
-            await self._webhook_server.stop()
-        for runner in self._runners:
-            with contextlib.suppress(Exception):
-                await runner.cleanup()
-        await self.transport.close()
-        log.info("manager stopped")
+        drained = True
+        try:
+            results = await asyncio.gather(
+                *(c.stop(timeout=drain_timeout) for c in self.controllers), return_exceptions=True
+            )
+            drained = all(r is True for r in results)
+            if not drained:
+                log.warning("graceful shutdown timed out; some reconciles were cancelled")
+            await _cancel_all(self._tasks, timeout=max(0.1, deadline - loop.time()))
+            if self.elector is not None:  # after the drain, so the next leader never overlaps with us
+                await self.elector.stop(timeout=max(_RELEASE_TIMEOUT, deadline - loop.time()))
+            remaining = max(0.1, deadline - loop.time())
+            for recorder in self._recorders.values():
+                await recorder.flush(timeout=min(remaining, 5.0))
+        finally:
+            for ctrl in self.controllers:
+                ctrl.abort()
+            for task in self._tasks:
+                task.cancel()
+            await self.cache.stop()
+            if self._webhook_server is not None:
+                await self._webhook_server.stop()
+            for runner in self._runners:
+                with contextlib.suppress(Exception):
+                    await runner.cleanup()
+            await self.transport.close()
+            log.info("manager stopped")
+        return drained
 
     def _not_synced_report(self) -> str:
         reasons = _unsynced_reasons(self.cache.informers())
@@ -404,6 +461,18 @@ class Manager:
             self.stop()
             with contextlib.suppress(LeaderElectionLost):
                 await task
+
+
+async def _cancel_all(tasks: list[asyncio.Task[Any]], timeout: float) -> None:  # noqa: ASYNC109
+    """Cancel `tasks` and wait at most `timeout` for them: a task that ignores cancellation is logged
+    and left behind rather than blocking the shutdown for ever."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    _done, pending = await asyncio.wait(tasks, timeout=timeout)
+    for task in pending:
+        log.warning("%s did not stop within the graceful shutdown timeout", task.get_name())
 
 
 async def _run(runnable: Any) -> None:

@@ -80,6 +80,14 @@ class RuntimeMetrics:
             ["controller"],
             registry=r,
         )
+        # pyop's addition: which errors (by API Status reason; "Error" for any other exception), so
+        # optimistic-concurrency conflicts can be told from real failures.
+        self.reconcile_errors_by_reason = Counter(
+            "pyop_reconcile_errors_by_reason_total",
+            "Total number of reconciliation errors per controller and reason",
+            ["controller", "reason"],
+            registry=r,
+        )
         self.terminal_errors = Counter(
             "controller_runtime_terminal_reconcile_errors_total",
             "Total number of terminal reconciliation errors per controller",

@@ -20,11 +20,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import time
 from collections import deque
 from collections.abc import Hashable
 from typing import Protocol
 
+from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock, Timer
 from pyscaffold_op.runtime.ratelimiter import RateLimiter, default_controller_rate_limiter
 
 
@@ -51,8 +51,11 @@ class ShutDown(Exception):
 
 
 class Queue:
-    def __init__(self, name: str = "", metrics: QueueMetrics | None = None) -> None:
+    def __init__(
+        self, name: str = "", metrics: QueueMetrics | None = None, *, clock: Clock | None = None
+    ) -> None:
         self.name = name
+        self.clock: Clock = clock or REAL_CLOCK
         self._metrics: QueueMetrics = metrics or _NoMetrics()
         self._queue: deque[Hashable] = deque()
         self._dirty: set[Hashable] = set()
@@ -69,7 +72,7 @@ class Queue:
             return  # waiting already: one processing covers both adds
         self._metrics.on_add()
         self._dirty.add(item)
-        self._added_at[item] = time.monotonic()
+        self._added_at[item] = self.clock.monotonic()
         if item in self._processing:
             return  # deferred: done() re-queues it, so no two workers hold one key
         self._queue.append(item)
@@ -113,7 +116,7 @@ class Queue:
 
     def _take(self) -> Hashable:
         item = self._queue.popleft()
-        now = time.monotonic()
+        now = self.clock.monotonic()
         self._metrics.set_depth(len(self._queue))
         self._metrics.on_get(now - self._added_at.pop(item, now))
         self._processing.add(item)
@@ -128,7 +131,7 @@ class Queue:
         self._processing.discard(item)
         started = self._started_at.pop(item, None)
         if started is not None:
-            self._metrics.on_done(time.monotonic() - started)
+            self._metrics.on_done(self.clock.monotonic() - started)
         if item in self._dirty:
             self._queue.append(item)
             self._metrics.set_depth(len(self._queue))
@@ -152,7 +155,8 @@ class Queue:
             return True
         self._drained = asyncio.Event()
         try:
-            await asyncio.wait_for(self._drained.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._drained.wait()
             return True
         except TimeoutError:
             return False
@@ -162,13 +166,13 @@ class Queue:
         return frozenset(self._processing)
 
     def unfinished_work_seconds(self) -> float:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         return sum(now - t for t in self._started_at.values())
 
     def longest_running_processor_seconds(self) -> float:
         if not self._started_at:
             return 0.0
-        return time.monotonic() - min(self._started_at.values())
+        return self.clock.monotonic() - min(self._started_at.values())
 
     def _wake_one(self) -> None:
         while self._waiters:
@@ -179,12 +183,14 @@ class Queue:
 
 
 class DelayingQueue(Queue):
-    def __init__(self, name: str = "", metrics: QueueMetrics | None = None) -> None:
-        super().__init__(name, metrics)
+    def __init__(
+        self, name: str = "", metrics: QueueMetrics | None = None, *, clock: Clock | None = None
+    ) -> None:
+        super().__init__(name, metrics, clock=clock)
         self._heap: list[tuple[float, int, Hashable]] = []
         self._waiting: dict[Hashable, tuple[float, int]] = {}  # key -> (ready_at, seq) of its live entry
         self._seq = itertools.count()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         self._timer_at: float | None = None
 
     def add_after(self, item: Hashable, delay: float) -> None:
@@ -194,21 +200,20 @@ class DelayingQueue(Queue):
         if delay <= 0:
             self.add(item)
             return
-        loop = asyncio.get_running_loop()
-        ready = loop.time() + delay
+        ready = self.clock.monotonic() + delay
         existing = self._waiting.get(item)
         if existing is not None and existing[0] <= ready:
             return
         seq = next(self._seq)
         self._waiting[item] = (ready, seq)
         heapq.heappush(self._heap, (ready, seq, item))  # a superseded entry stays, skipped when popped
-        self._arm(loop)
+        self._arm()
 
     def waiting(self) -> int:
         """Keys waiting for their delay to pass (tests, debugging)."""
         return len(self._waiting)
 
-    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _arm(self) -> None:
         while self._heap and self._waiting.get(self._heap[0][2]) != self._heap[0][:2]:
             heapq.heappop(self._heap)  # stale: the key was re-scheduled earlier or already fired
         if not self._heap:
@@ -219,17 +224,17 @@ class DelayingQueue(Queue):
             return
         self._cancel_timer()
         self._timer_at = when
-        self._timer = loop.call_at(when, self._fire, loop)
+        self._timer = self.clock.call_later(when - self.clock.monotonic(), self._fire)
 
-    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _fire(self) -> None:
         self._timer = self._timer_at = None
-        now = loop.time()
+        now = self.clock.monotonic()
         while self._heap and self._heap[0][0] <= now:
             ready, seq, item = heapq.heappop(self._heap)
             if self._waiting.get(item) == (ready, seq):
                 del self._waiting[item]
                 self.add(item)
-        self._arm(loop)
+        self._arm()
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -245,10 +250,15 @@ class DelayingQueue(Queue):
 
 class RateLimitingQueue(DelayingQueue):
     def __init__(
-        self, rate_limiter: RateLimiter | None = None, name: str = "", metrics: QueueMetrics | None = None
+        self,
+        rate_limiter: RateLimiter | None = None,
+        name: str = "",
+        metrics: QueueMetrics | None = None,
+        *,
+        clock: Clock | None = None,
     ) -> None:
-        super().__init__(name, metrics)
-        self.rate_limiter: RateLimiter = rate_limiter or default_controller_rate_limiter()
+        super().__init__(name, metrics, clock=clock)
+        self.rate_limiter: RateLimiter = rate_limiter or default_controller_rate_limiter(self.clock)
 
     def add_rate_limited(self, item: Hashable) -> None:
         """Add `item` after the rate limiter says it may run again (and count a retry)."""

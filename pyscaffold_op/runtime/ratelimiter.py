@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Protocol
+
+from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 
 
 class RateLimiter(Protocol):
@@ -62,15 +63,13 @@ class BucketRateLimiter:
     `burst` saved. Every `when` takes a token; when none is left the caller is told how long until its
     reservation matures (tokens may go negative, so reservations queue up fairly)."""
 
-    def __init__(
-        self, qps: float = 10.0, burst: int = 100, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.qps, self.burst, self._clock = qps, burst, clock
+    def __init__(self, qps: float = 10.0, burst: int = 100, clock: Clock | None = None) -> None:
+        self.qps, self.burst, self._clock = qps, burst, clock or REAL_CLOCK
         self._tokens = float(burst)
-        self._last = clock()
+        self._last = self._clock.monotonic()
 
     def when(self, item: Hashable) -> float:
-        now = self._clock()
+        now = self._clock.monotonic()
         self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
         self._last = now
         self._tokens -= 1.0
@@ -100,6 +99,8 @@ class MaxOfRateLimiter:
         return max(limiter.num_requeues(item) for limiter in self.limiters)
 
 
-def default_controller_rate_limiter() -> MaxOfRateLimiter:
+def default_controller_rate_limiter(clock: Clock | None = None) -> MaxOfRateLimiter:
     """Per-item exponential 5 ms -> 1000 s combined with an overall 10 qps / burst 100 bucket."""
-    return MaxOfRateLimiter(ItemExponentialFailureRateLimiter(0.005, 1000.0), BucketRateLimiter(10.0, 100))
+    return MaxOfRateLimiter(
+        ItemExponentialFailureRateLimiter(0.005, 1000.0), BucketRateLimiter(10.0, 100, clock=clock)
+    )

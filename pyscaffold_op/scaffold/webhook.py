@@ -230,10 +230,14 @@ def _main_py(text: str, ctx: dict[str, Any], where: str) -> str:
         if anchor not in text:
             raise ProjectError(f"cannot add the webhook flags to {where}: `{anchor.strip()}` is missing")
         text = text.replace(anchor, "\n".join(args) + "\n" + anchor, 1)
-        runtime = "from pyscaffold_op.runtime import Manager, load_config, setup_logging\n"
-        if runtime not in text:
-            raise ProjectError(f"cannot add the webhook server to {where}: `{runtime.strip()}` is missing")
-        text = text.replace(runtime, runtime + "from pyscaffold_op.runtime.webhook import WebhookServer\n", 1)
+        # beside the runtime import; ruff sorts the block when the plan is formatted
+        m = re.search(r"^from pyscaffold_op\.runtime import (\([^)]*\)|.*)\n", text, re.MULTILINE)
+        if m is None:
+            raise ProjectError(
+                f"cannot add the webhook server to {where}: it does not import pyscaffold_op.runtime"
+            )
+        new_import = "from pyscaffold_op.runtime.webhook import WebhookServer\n"
+        text = text[: m.end()] + new_import + text[m.end() :]
         server = [
             "mgr.webhook_server = WebhookServer("
             "port=args.webhook_port, cert_dir=args.webhook_cert_path, generate_missing=True)"

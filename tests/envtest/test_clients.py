@@ -10,7 +10,7 @@ from .conftest import at
 
 
 def test_kubernetes_client(thread_env: Environment) -> None:
-    kubernetes = pytest.importorskip("kubernetes")
+    import kubernetes  # a test dependency (`.[test]`): missing means a broken set-up, not a skip
     from kubernetes.client.rest import ApiException
 
     api_client = kubernetes.config.new_client_from_config(config_file=str(thread_env.kubeconfig_path))

@@ -4,6 +4,7 @@ printer columns, versions, removal."""
 from __future__ import annotations
 
 import asyncio
+import copy
 
 import httpx2
 import yaml
@@ -256,7 +257,6 @@ RULES_CRD = {
                                         "rule": "self.minReplicas <= self.maxReplicas",
                                         "message": "min must not exceed max",
                                     },
-                                    {"rule": "self.unknownFn().x", "message": "never evaluated"},
                                 ],
                                 "properties": {
                                     "minReplicas": {"type": "integer"},
@@ -276,6 +276,25 @@ RULES_CRD = {
         ],
     },
 }
+
+
+async def test_crd_with_a_rule_that_does_not_compile_is_refused(http: httpx2.AsyncClient) -> None:
+    crd = copy.deepcopy(RULES_CRD)
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["x-kubernetes-validations"].append({"rule": "self.minReplicas.unknownFn()", "message": "m"})
+    r = await http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+    assert r.status_code == 422
+    [c] = r.json()["details"]["causes"]
+    assert c["reason"] == "FieldValueInvalid"
+    assert c["field"] == (
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule"
+    )
+    assert c["message"].startswith(
+        'Invalid value: apiextensions.ValidationRule{Rule:"self.minReplicas.unknownFn()", Message:"m", '
+    )
+    assert ": compilation failed: ERROR: <input>:1:27: undeclared reference to 'unknownFn'" in c["message"]
+    r = await http.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/scalers.test.pyop.io")
+    assert r.status_code == 404
 
 
 async def test_cel_rules(http: httpx2.AsyncClient) -> None:

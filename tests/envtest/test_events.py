@@ -39,8 +39,7 @@ async def test_events_both_groups(http: httpx2.AsyncClient) -> None:
                 return json.loads(line)
         raise AssertionError("no event")
 
-    watch = asyncio.create_task(first_event())
-    await asyncio.sleep(0.05)
+    watch = asyncio.create_task(first_event())  # from `rv`: it sees e2 whenever it connects
     new = {
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",

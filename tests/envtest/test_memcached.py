@@ -13,7 +13,7 @@ from lightkube.resources.core_v1 import Pod
 
 from pyscaffold_op.apimachinery import Condition, set_condition
 from pyscaffold_op.envtest import Environment, KubeletSimulator
-from pyscaffold_op.runtime import Client, Manager, NotFound, Request, Result, controllerutil
+from pyscaffold_op.runtime import Client, Manager, ManagerOptions, NotFound, Request, Result, controllerutil
 from pyscaffold_op.testing import eventually
 from tests.runtime.widgets import Widget, WidgetStatus, widget
 
@@ -80,7 +80,7 @@ class MemcachedReconciler:
 async def test_memcached_operator_reports_available_and_scales() -> None:
     kubelet = KubeletSimulator(pending_seconds=0.01, stop_seconds=0.01)
     async with Environment(crd_paths=[CRDS], kubelet=kubelet, workloads=True) as env:
-        mgr = Manager(env.config, health_probe_bind_address="0", metrics_bind_address="0")
+        mgr = Manager(env.config, ManagerOptions(health_probe_bind_address="0", metrics_bind_address="0"))
         MemcachedReconciler(mgr.client).setup_with_manager(mgr)
         async with mgr.running():
             await mgr.client.create(widget("cache", size=2))

@@ -9,6 +9,7 @@ from typing import Any
 import httpx2
 
 from pyscaffold_op.envtest import Environment
+from pyscaffold_op.testing import eventually
 
 from .conftest import cm
 
@@ -53,8 +54,7 @@ async def test_watch_from_resource_version_replays_only_later(http: httpx2.Async
 async def test_watch_without_rv_starts_with_current_state(http: httpx2.AsyncClient) -> None:
     await http.post(CMS, json=cm("s1"))
     task = asyncio.create_task(events(http, CMS, 2))
-    await asyncio.sleep(0.1)
-    await http.post(CMS, json=cm("s2"))
+    await http.post(CMS, json=cm("s2"))  # before or after the watch connects: ADDED either way
     evs = await task
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in evs] == [("ADDED", "s1"), ("ADDED", "s2")]
 
@@ -140,9 +140,8 @@ async def test_bounded_history() -> None:
 async def test_drop_watches_ends_streams(env: Environment, http: httpx2.AsyncClient) -> None:
     rv = (await http.get(CMS)).json()["metadata"]["resourceVersion"]
     task = asyncio.create_task(events(http, CMS, None, resourceVersion=rv))
-    await asyncio.sleep(0.1)
-    await http.post(CMS, json=cm("d1"))
-    await asyncio.sleep(0.1)
+    await http.post(CMS, json=cm("d1"))  # replayed from `rv` if the watch connects later
+    await eventually(lambda: any(env.store._watchers.values()))  # the watch is registered
     env.drop_watches()
     evs = await asyncio.wait_for(task, 2)
     assert [e["object"]["metadata"]["name"] for e in evs] == ["d1"]
@@ -180,7 +179,7 @@ async def test_lightkube_watch_in_process(env: Environment) -> None:
 async def test_watch_fan_out(env: Environment, http: httpx2.AsyncClient) -> None:
     rv = (await http.get(CMS)).json()["metadata"]["resourceVersion"]
     tasks = [asyncio.create_task(events(http, CMS, 5, resourceVersion=rv)) for _ in range(20)]
-    await asyncio.sleep(0.2)
+    # from `rv`: each watch sees the five creates whenever it connects
     for i in range(5):
         await http.post(CMS, json=cm(f"fan{i}"))
     results = await asyncio.gather(*tasks)

@@ -287,7 +287,7 @@ def test_help_does_not_import_heavy_dependencies() -> None:
     code = (
         "import sys; from pyscaffold_op.cli import app; "
         "heavy = [m for m in ('datamodel_code_generator', 'openapi_schema_validator', 'pyscaffold_op.gen.schema', "
-        "'jsonschema') if m in sys.modules]; print(heavy)"
+        "'jsonschema', 'cel_expr_python') if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -335,6 +335,33 @@ def test_invalid_default_fails_before_writing(project) -> None:
     ):
         generate_manifests(builder.root)
     assert not (builder.root / "config").exists()
+
+
+@pytest.mark.parametrize(
+    ("rule", "compiler"),
+    [
+        ("self.size ==", "ERROR: <input>:1:13: Syntax error: mismatched input '<EOF>'"),
+        ("self.size.startWith('a')", "ERROR: <input>:1:20: undeclared reference to 'startWith'"),
+    ],
+)
+def test_rule_that_does_not_compile_is_refused(
+    project, monkeypatch, capsys, rule: str, compiler: str
+) -> None:
+    builder = project()
+    marker = f'# +kubebuilder:validation:XValidation:rule="{rule}",message="m"\n'
+    builder.api("demo", "v1", "Widget", "widget_types", _kind("Widget", "size: int = 1", "v1", marker))
+    monkeypatch.chdir(builder.root)
+    with pytest.raises(SystemExit) as done:
+        main(["generate", "manifests"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert (
+        "openAPIV3Schema.x-kubernetes-validations[0].rule: Invalid value: "
+        f'apiextensions.ValidationRule{{Rule:"{rule}", Message:"m", ' in err
+    )
+    assert f": compilation failed: {compiler}" in err
+    assert not (builder.root / "config" / "crd").exists()
 
 
 def test_sample_of_an_unknown_version(at_project) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.runtime import Client, Manager, new_client
+from pyscaffold_op.runtime import Client, Manager, ManagerOptions, new_client
 
 CRDS = Path(__file__).parent / "crds"
 
@@ -32,4 +32,4 @@ def make_manager(env: Environment, **kwargs: Any) -> Manager:
     kwargs.setdefault("health_probe_bind_address", "0")
     kwargs.setdefault("metrics_bind_address", "0")
     kwargs.setdefault("graceful_shutdown_timeout", 5.0)
-    return Manager(env.config, **kwargs)
+    return Manager(env.config, ManagerOptions(**kwargs))

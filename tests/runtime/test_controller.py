@@ -3,38 +3,53 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import itertools
-import time
+import json
+import logging
+
+import pytest
 
 from pyscaffold_op.runtime import (
+    AlreadyExists,
+    ApiError,
     Channel,
+    Conflict,
     Controller,
     EnqueueRequestsFromMapFunc,
     ItemExponentialFailureRateLimiter,
+    NotFound,
     Request,
     Result,
     RuntimeMetrics,
     TerminalError,
+    setup_logging,
 )
-from pyscaffold_op.testing import eventually
+from pyscaffold_op.testing import FakeClock, eventually
 
 
 def make(reconciler: object, **kwargs: object) -> tuple[Controller, asyncio.Queue[str], RuntimeMetrics]:
     metrics = RuntimeMetrics()
     ctrl = Controller(
-        "t", reconciler, metrics=metrics, rate_limiter=ItemExponentialFailureRateLimiter(0.01, 1.0), **kwargs
-    )  # type: ignore[arg-type]
+        "t",
+        reconciler,
+        metrics=metrics,
+        rate_limiter=ItemExponentialFailureRateLimiter(0.01, 1.0),
+        **kwargs,  # type: ignore[arg-type]
+    )
     source: asyncio.Queue[str] = asyncio.Queue()
     ctrl.watch(Channel(source), EnqueueRequestsFromMapFunc(lambda name: [Request("ns", name)]))
     return ctrl, source, metrics
 
 
-async def _true(v: bool) -> bool:
-    return v
+def idle(ctrl: Controller) -> bool:
+    """Nothing queued, waiting out a delay, or in flight."""
+    return len(ctrl.queue) == 0 and ctrl.queue.waiting() == 0 and not ctrl.queue.processing()
 
 
 async def test_result_kinds_and_metrics() -> None:
     calls: list[str] = []
+    clock = FakeClock()
 
     async def reconcile(req: Request) -> Result | None:
         calls.append(req.name)
@@ -47,13 +62,18 @@ async def test_result_kinds_and_metrics() -> None:
             raise TerminalError(ValueError("bad spec"))
         return None
 
-    ctrl, source, m = make(reconcile)
+    ctrl, source, m = make(reconcile, clock=clock)
     await ctrl.start()
     for name in ("ok", "requeue", "after", "terminal"):
         await source.put(name)
-    await eventually(lambda: _true(calls.count("requeue") == 2 and calls.count("after") == 2))
-    await asyncio.sleep(0.1)
-    assert calls.count("terminal") == 1 and calls.count("ok") == 1  # terminal errors are not retried
+    await eventually(lambda: len(calls) == 4 and ctrl.queue.waiting() == 2 and not ctrl.queue.processing())
+    assert clock.next_deadline() == pytest.approx(
+        clock.monotonic() + 0.01
+    )  # requeue: the rate limiter's first delay
+    clock.advance(0.05)  # requeue_after: exact
+    await eventually(lambda: calls.count("requeue") == 2 and calls.count("after") == 2 and idle(ctrl))
+    clock.advance(3600)
+    assert idle(ctrl) and calls.count("terminal") == 1 and calls.count("ok") == 1  # terminal: no retry
     assert await ctrl.stop(timeout=1)
 
     def total(result: str) -> float:
@@ -66,21 +86,23 @@ async def test_result_kinds_and_metrics() -> None:
 
 
 async def test_exceptions_back_off_and_success_forgets() -> None:
+    clock = FakeClock()
     times: list[float] = []
 
     async def reconcile(req: Request) -> None:
-        times.append(time.monotonic())
+        times.append(clock.monotonic())
         if len(times) < 5:
             raise RuntimeError("not yet")
 
-    ctrl, source, m = make(reconcile)
+    ctrl, source, m = make(reconcile, clock=clock)
     await ctrl.start()
     await source.put("x")
-    await eventually(lambda: _true(len(times) == 5))
-    gaps = [b - a for a, b in itertools.pairwise(times)]
-    assert gaps[0] >= 0.009 and gaps[3] >= 0.079  # 10, 20, 40, 80 ms
+    for failures in range(1, 5):
+        await eventually(lambda n=failures: len(times) == n and ctrl.queue.waiting() == 1)
+        clock.advance(clock.next_deadline() - clock.monotonic())  # type: ignore[operator]
+    await eventually(lambda: len(times) == 5 and idle(ctrl))
+    assert [b - a for a, b in itertools.pairwise(times)] == pytest.approx([0.01, 0.02, 0.04, 0.08])
     assert m.value("controller_runtime_reconcile_errors_total", {"controller": "t"}) == 4
-    await asyncio.sleep(0.01)
     assert ctrl.queue.num_requeues(Request("ns", "x")) == 0
     await ctrl.stop()
 
@@ -90,6 +112,7 @@ async def test_max_concurrency_and_no_overlap_per_key() -> None:
     peak = 0
     overlap = False
     calls: list[str] = []
+    release = asyncio.Event()
 
     async def reconcile(req: Request) -> None:
         nonlocal peak, overlap
@@ -97,44 +120,166 @@ async def test_max_concurrency_and_no_overlap_per_key() -> None:
         active.add(req.name)
         peak = max(peak, len(active))
         calls.append(req.name)
-        await asyncio.sleep(0.03)
+        await release.wait()
         active.discard(req.name)
 
     ctrl, source, _m = make(reconcile, max_concurrent_reconciles=3)
     await ctrl.start()
     for i in range(6):
         await source.put(f"k{i}")
-    await asyncio.sleep(0.01)
+    # three in flight, three ready but not taken: the limit holds while every worker is busy
+    await eventually(lambda: active == {"k0", "k1", "k2"} and len(ctrl.queue) == 3)
     for _ in range(50):
         await source.put("k0")  # while k0 is in flight
-    await eventually(lambda: _true(len(calls) == 7))
-    await asyncio.sleep(0.1)
+    await eventually(
+        lambda: source.empty() and ctrl.queue.processing() == {Request("ns", f"k{i}") for i in range(3)}
+    )
+    release.set()
+    await eventually(lambda: len(calls) == 7 and idle(ctrl))
     assert peak == 3 and not overlap and calls.count("k0") == 2
     await ctrl.stop()
 
 
-async def test_stop_waits_for_in_flight_then_cancels_after_timeout() -> None:
-    finished: list[str] = []
+async def test_stop_waits_for_an_in_flight_reconcile() -> None:
+    started, release, finished = asyncio.Event(), asyncio.Event(), []
 
     async def reconcile(req: Request) -> None:
-        await asyncio.sleep(0.1 if req.name == "short" else 10)
+        started.set()
+        await release.wait()
         finished.append(req.name)
 
-    ctrl, source, _m = make(reconcile, max_concurrent_reconciles=2)
+    ctrl, source, _m = make(reconcile)
     await ctrl.start()
     await source.put("short")
+    await started.wait()
+    stopping = asyncio.create_task(ctrl.stop(timeout=60))
+    await eventually(lambda: ctrl.queue.shutting_down())
+    assert not stopping.done()
+    release.set()
+    assert await stopping is True and finished == ["short"]
+
+
+async def test_stop_cancels_what_runs_past_the_timeout() -> None:
+    started, cancelled = asyncio.Event(), []
+
+    async def reconcile(req: Request) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # never finishes on its own
+        except asyncio.CancelledError:
+            cancelled.append(req.name)
+            raise
+
+    ctrl, source, _m = make(reconcile)
+    await ctrl.start()
     await source.put("long")
-    await asyncio.sleep(0.02)
-    t0 = time.monotonic()
-    assert await ctrl.stop(timeout=0.3) is False  # "long" had to be cancelled
-    assert finished == ["short"] and time.monotonic() - t0 < 1
+    await started.wait()
+    assert await ctrl.stop(timeout=0.01) is False  # the timeout is what is tested
+    assert cancelled == ["long"]
 
 
 async def test_reconciler_must_be_async() -> None:
-    import pytest
-
     class Sync:
         def reconcile(self, req: Request) -> None: ...
 
     with pytest.raises(TypeError, match="async"):
         Controller("x", Sync())
+
+
+async def _fail_once_with(
+    err: Exception, caplog: pytest.LogCaptureFixture
+) -> tuple[Controller, RuntimeMetrics]:
+    calls: list[str] = []
+
+    async def reconcile(req: Request) -> None:
+        calls.append(req.name)
+        raise err
+
+    ctrl, source, m = make(reconcile, clock=FakeClock())
+    ctrl.group_kind = ("test.pyop.io", "Widget")  # what the builder sets from for_(Widget)
+    await ctrl.start()
+    await source.put("w")
+    await eventually(lambda: calls == ["w"] and ctrl.queue.waiting() == 1)
+    await ctrl.stop()
+    return ctrl, m
+
+
+def _errors(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [
+        r
+        for r in caplog.records
+        if r.name == "pyscaffold_op.runtime.controller" and r.levelno >= logging.ERROR
+    ]
+
+
+async def test_an_unexpected_exception_logs_one_structured_line_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    _ctrl, m = await _fail_once_with(RuntimeError("boom"), caplog)
+    [record] = _errors(caplog)
+    assert record.getMessage() == "Reconciler error"
+    fields = {k: getattr(record, k) for k in ("controller", "controllerGroup", "controllerKind", "namespace")}
+    assert fields == {
+        "controller": "t",
+        "controllerGroup": "test.pyop.io",
+        "controllerKind": "Widget",
+        "namespace": "ns",
+    }
+    assert (record.request, record.error, record.errorType) == ("ns/w", "boom", "RuntimeError")  # type: ignore[attr-defined]
+    assert record.Widget == {"name": "w", "namespace": "ns"}  # type: ignore[attr-defined]
+    assert len(record.reconcileID) == 12  # type: ignore[attr-defined]
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
+    assert m.value("pyop_reconcile_errors_by_reason_total", {"controller": "t", "reason": "Error"}) == 1
+
+
+@pytest.mark.parametrize(
+    "err", [Conflict("the object has been modified"), AlreadyExists("exists"), NotFound("gone")]
+)
+async def test_api_status_errors_log_one_line_without_traceback_and_count_by_reason(
+    err: ApiError, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    _ctrl, m = await _fail_once_with(err, caplog)
+    [record] = _errors(caplog)
+    assert record.getMessage() == "Reconciler error" and record.exc_info is None
+    assert record.errorType == type(err).__name__  # type: ignore[attr-defined]
+    assert m.value("pyop_reconcile_errors_by_reason_total", {"controller": "t", "reason": err.reason}) == 1
+    assert m.value("controller_runtime_reconcile_errors_total", {"controller": "t"}) == 1
+
+
+async def test_at_debug_level_api_errors_keep_their_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="pyscaffold_op.runtime.controller")
+    await _fail_once_with(Conflict("the object has been modified"), caplog)
+    [record] = _errors(caplog)
+    assert record.exc_info is not None and record.exc_info[0] is Conflict
+
+
+async def test_the_json_and_text_lines(caplog: pytest.LogCaptureFixture) -> None:
+    stream = io.StringIO()
+    handler = setup_logging("info", "json", stream=stream)
+    try:
+        await _fail_once_with(Conflict("the object has been modified"), caplog)
+        setup_logging("info", "text", stream=stream)
+        await _fail_once_with(Conflict("again"), caplog)
+    finally:
+        logging.getLogger().removeHandler(handler)
+        for h in list(logging.getLogger().handlers):
+            if getattr(h, "_pyop", False):
+                logging.getLogger().removeHandler(h)
+    json_line, text_line = [line for line in stream.getvalue().splitlines() if "Reconciler error" in line]
+    record = json.loads(json_line)
+    assert {k: record[k] for k in ("level", "msg", "controller", "controllerKind", "request", "error")} == {
+        "level": "error",
+        "msg": "Reconciler error",
+        "controller": "t",
+        "controllerKind": "Widget",
+        "request": "ns/w",
+        "error": "409 Conflict: the object has been modified",
+    }
+    assert "stacktrace" not in record
+    assert (
+        " ERROR pyscaffold_op.runtime.controller Reconciler error controller=t controllerGroup=test.pyop.io"
+        in text_line
+    )
+    assert "error=409 Conflict: again" in text_line and "Traceback" not in stream.getvalue()

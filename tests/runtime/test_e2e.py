@@ -26,7 +26,7 @@ from pyscaffold_op.runtime import (
     Result,
     controllerutil,
 )
-from pyscaffold_op.testing import eventually
+from pyscaffold_op.testing import FakeClock, eventually
 
 from .conftest import make_manager
 from .widgets import Widget, WidgetStatus, widget
@@ -82,8 +82,16 @@ async def test_create_triggers_reconcile_which_writes_status(env: Environment, a
             return w.status is not None and w.status.observed_size == 6
 
         await eventually(resized)
-        # Status writes do not bump generation, so GenerationChanged kept them from re-triggering.
-        await asyncio.sleep(0.2)
+        # Status writes do not bump generation, so GenerationChanged kept them from re-triggering:
+        # once the cache has seen the last status write, its event was filtered, and nothing is queued.
+        latest = (await api.get(Widget, "w1")).metadata.resource_version
+
+        async def cache_caught_up() -> bool:
+            return (await mgr.client.get(Widget, "w1")).metadata.resource_version == latest
+
+        await eventually(cache_caught_up)
+        queue = mgr.controllers[0].queue
+        await eventually(lambda: len(queue) == 0 and not queue.processing())
         assert rec.count("w1") == 2
     assert (
         mgr.metrics.value("controller_runtime_reconcile_total", {"controller": "widget", "result": "success"})
@@ -133,22 +141,28 @@ async def _true(value: bool) -> bool:
     return value
 
 
-async def test_requeue_after_is_honoured_within_50ms(env: Environment, api: Client) -> None:
-    mgr = make_manager(env)
+async def test_requeue_after_is_honoured_exactly(env: Environment, api: Client) -> None:
+    clock = FakeClock()
+    mgr = make_manager(env, clock=clock)
 
     class Ticker(Recorder):
-        async def work(self, request: Request) -> Result | None:
+        async def reconcile(self, request: Request) -> Result | None:
+            self.calls.append((clock.monotonic(), request))
             return Result(requeue_after=0.2) if self.count(request.name) < 4 else None
 
     rec = Ticker()
     mgr.builder().for_(Widget).complete(rec)
+    queue = mgr.controllers[0].queue
     async with mgr.running():
         await api.create(widget("tick"))
-        await eventually(lambda: _true(rec.count("tick") >= 4), timeout=5)
-    gaps = [b - a for a, b in zip(rec.times("tick"), rec.times("tick")[1:], strict=False)]
-    assert len(gaps) >= 3
-    for gap in gaps[:3]:
-        assert 0.2 - 0.005 <= gap <= 0.25, gaps
+        for n in range(1, 4):
+            await eventually(lambda n=n: rec.count("tick") == n and queue.waiting() == 1)
+            clock.advance(0.2 - 1e-6)
+            assert queue.waiting() == 1  # not a moment early
+            clock.advance(1e-6)
+        await eventually(lambda: rec.count("tick") == 4 and queue.waiting() == 0)
+    gaps = [b - a for a, b in itertools.pairwise(rec.times("tick"))]
+    assert gaps == pytest.approx([0.2, 0.2, 0.2])
 
 
 async def test_conflicts_are_retried_until_the_write_succeeds(env: Environment, api: Client) -> None:
@@ -180,27 +194,32 @@ async def test_conflicts_are_retried_until_the_write_succeeds(env: Environment, 
 async def test_reconcile_exception_backs_off_exponentially_visible_in_metrics(
     env: Environment, api: Client
 ) -> None:
-    mgr = make_manager(env, metrics_bind_address="127.0.0.1:0")
+    clock = FakeClock()  # the work queue's backoff runs on it: the test moves time, it does not wait
+    mgr = make_manager(env, metrics_bind_address="127.0.0.1:0", clock=clock)
 
     class Failing(Recorder):
-        async def work(self, request: Request) -> None:
+        async def reconcile(self, request: Request) -> Result | None:
+            self.calls.append((clock.monotonic(), request))
             raise RuntimeError(f"boom {self.count(request.name)}")
 
     rec = Failing()
     mgr.builder().for_(Widget).complete(rec)
+    queue = mgr.controllers[0].queue
     async with mgr.running():
         await api.create(widget("bad"))
-        await eventually(lambda: _true(rec.count("bad") >= 8), timeout=5)
+        for failures in range(1, 9):
+            await eventually(lambda n=failures: rec.count("bad") == n and queue.waiting() == 1)
+            delay = clock.next_deadline() - clock.monotonic()  # type: ignore[operator]
+            assert delay == pytest.approx(0.005 * 2 ** (failures - 1))  # 5 ms, 10 ms, 20 ms ...
+            assert queue.num_requeues(Request("default", "bad")) == failures
+            clock.advance(delay)
+        await eventually(lambda: rec.count("bad") == 9)
         assert mgr.metrics_address is not None
         host, port = mgr.metrics_address
         async with httpx.AsyncClient() as http:
             text = (await http.get(f"http://{host}:{port}/metrics")).text
-    times = rec.times("bad")
-    gaps = [b - a for a, b in itertools.pairwise(times)]
-    # 5 ms, 10 ms, 20 ms, 40 ms, 80 ms, 160 ms ...: each gap about twice the one before.
-    for i in range(3, 6):
-        assert gaps[i] > 1.5 * gaps[i - 1], gaps
-    assert gaps[5] >= 0.16
+    gaps = [b - a for a, b in itertools.pairwise(rec.times("bad"))]
+    assert gaps == pytest.approx([0.005 * 2**i for i in range(8)])
     errors = [
         line for line in text.splitlines() if line.startswith("controller_runtime_reconcile_errors_total{")
     ]
@@ -281,8 +300,9 @@ async def test_informer_relist_after_missed_events_emits_each_change_once(
         await api.create(widget("new"))
         env.compact()  # ... and compacted away, so the re-watch gets 410 and must relist
         informer.start()
-        await eventually(lambda: _true(len(events) >= 3))
-        await asyncio.sleep(0.3)
+        # the relist dispatches every difference before it marks the store as replaced
+        relisted = ["default/change", "default/keep", "default/new"]
+        await eventually(lambda: sorted(informer.store.list_keys()) == relisted)
         assert sorted(events) == [("add", "new"), ("delete?", "gone"), ("update", "change")]
         assert informer.stats["relists_on_gone"] == 1
         assert sorted(informer.store.list_keys()) == ["default/change", "default/keep", "default/new"]
@@ -296,7 +316,8 @@ async def test_two_managers_leader_election_and_takeover(
     env: Environment, api: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="pyscaffold_op.runtime.leader")
-    fast = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.1}
+    # a long lease: m2 can take over quickly only if m1 released it
+    fast = {"lease_duration": 60.0, "renew_deadline": 1.5, "retry_period": 0.1}
     m1 = make_manager(
         env, leader_election=True, leader_election_id="widgets.test.pyop.io", leader_identity="m1", **fast
     )
@@ -311,7 +332,8 @@ async def test_two_managers_leader_election_and_takeover(
     async with m1.running(), m2.running(wait_for_leadership=False):
         await api.create(widget("le1"))
         await eventually(lambda: _true(r1.count("le1") == 1))
-        await asyncio.sleep(0.5)
+        assert m2.elector is not None
+        await eventually(lambda: _true(m2.elector.get_leader() == "m1"))  # m2 looked, and stands by
         assert r2.calls == [] and not m2.elected.is_set()
         # the standby says it waits (it used to log nothing at all until it became leader)
         waiting = [r for r in caplog.records if r.getMessage() == "attempting to acquire leader lease"]
@@ -319,11 +341,10 @@ async def test_two_managers_leader_election_and_takeover(
         lease = await api.get(Lease, "widgets.test.pyop.io", namespace="default")
         assert lease.spec.holderIdentity == "m1"
         assert m1.metrics.value("leader_election_master_status", {"name": "widgets.test.pyop.io"}) == 1
-        # m1 stops (releasing the lease) while m2 keeps running: m2 takes over at once.
-        t0 = time.monotonic()
+        # m1 stops (releasing the lease) while m2 keeps running: m2 takes over long before the lease
+        # would have expired
         m1.stop()
-        await asyncio.wait_for(m2.elected.wait(), 3)
-        assert time.monotonic() - t0 < 1.5  # released, not expired
+        await asyncio.wait_for(m2.elected.wait(), 30)
         await eventually(lambda: _true(r2.count("le1") == 1))  # m2's cache replays the object
         await api.create(widget("le2"))
         await eventually(lambda: _true(r2.count("le2") == 1))
@@ -340,12 +361,14 @@ async def test_map_func_watch_channel_source_and_max_concurrency(env: Environmen
     running = 0
     peak = 0
 
+    release = asyncio.Event()
+
     class Slow(Recorder):
         async def work(self, request: Request) -> None:
             nonlocal running, peak
             running += 1
             peak = max(peak, running)
-            await asyncio.sleep(0.05)
+            await release.wait()
             running -= 1
 
     rec = Slow()
@@ -366,7 +389,10 @@ async def test_map_func_watch_channel_source_and_max_concurrency(env: Environmen
     async with mgr.running():
         for i in range(6):
             await api.create(widget(f"c{i}"))
-        await eventually(lambda: _true(len(rec.calls) == 6))
+        queue = mgr.controllers[0].queue
+        await eventually(lambda: running == 3 and len(queue) == 3)  # all workers busy, three wait
+        release.set()
+        await eventually(lambda: len(rec.calls) == 6)
         assert peak == 3
         await api.create(
             ConfigMap(metadata=ObjectMeta(name="cm", namespace="default", labels={"widget": "c0"}))

@@ -48,6 +48,18 @@ async def start_app(env: Environment, api: Client, out: Path) -> asyncio.subproc
     return proc
 
 
+async def read_until(proc: asyncio.subprocess.Process, marker: bytes) -> bytes:
+    """stderr of `proc` up to and including the first line containing `marker`."""
+    assert proc.stderr is not None
+    seen = b""
+    async with asyncio.timeout(15):
+        while marker not in seen:
+            line = await proc.stderr.readline()
+            assert line, f"the manager exited before logging {marker!r}: {seen.decode()[-2000:]}"
+            seen += line
+    return seen
+
+
 @pytest.mark.slow
 async def test_sigterm_drains_in_flight_reconcile_and_releases_lease(
     env: Environment, api: Client, tmp_path: Path
@@ -55,7 +67,11 @@ async def test_sigterm_drains_in_flight_reconcile_and_releases_lease(
     proc = await start_app(env, api, tmp_path)
     try:
         proc.send_signal(signal.SIGTERM)
-        _out, err = await asyncio.wait_for(proc.communicate(), 15)
+        seen = await read_until(proc, b"shutting down gracefully")
+        assert proc.returncode is None and not (tmp_path / "finished").exists()  # draining
+        proc.send_signal(signal.SIGUSR1)  # the in-flight reconcile may finish now
+        _out, rest = await asyncio.wait_for(proc.communicate(), 15)
+        err = seen + rest
         assert proc.returncode == 0, err.decode()[-2000:]
         assert (tmp_path / "finished").exists(), "in-flight reconcile was not allowed to finish"
         assert (tmp_path / "exited").exists()
@@ -75,13 +91,15 @@ async def test_second_signal_stops_at_once_without_a_traceback(
     proc = await start_app(env, api, tmp_path)
     try:
         proc.send_signal(signal.SIGTERM)
-        await asyncio.sleep(0.1)
+        seen = await read_until(proc, b"shutting down gracefully")
         proc.send_signal(signal.SIGINT)  # Ctrl-C while draining: stop now
-        _out, err = await asyncio.wait_for(proc.communicate(), 15)
+        _out, rest = await asyncio.wait_for(proc.communicate(), 15)
+        err = seen + rest
         assert proc.returncode == 0, err.decode()[-2000:]
         assert not (tmp_path / "finished").exists(), "the second signal should not wait for the drain"
         assert (tmp_path / "exited").exists()
         assert b"again, stopping now" in err and b"Traceback" not in err
+        assert b"Unclosed client session" not in err  # the connections were closed all the same
     finally:
         if proc.returncode is None:
             proc.kill()

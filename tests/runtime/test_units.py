@@ -42,6 +42,7 @@ from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, 
 from pyscaffold_op.runtime.kinds import info_for, replace_contents
 from pyscaffold_op.runtime.log import reconcile_context, setup_logging
 from pyscaffold_op.runtime.store import Indexer
+from pyscaffold_op.testing import eventually
 
 from .widgets import Gadget, Widget, widget
 
@@ -247,11 +248,11 @@ async def test_map_func_handler_sync_and_async() -> None:
     )
 
     async def amap(o: object) -> list[Request]:
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # a yield: the map really is asynchronous
         return [Request("y", "z")]
 
     EnqueueRequestsFromMapFunc(amap).generic(GenericEvent(widget("b")), sink)
-    await asyncio.sleep(0.01)
+    await eventually(lambda: len(sink.items) == 2)
     assert sink.items == [Request("x", "a"), Request("y", "z")]
 
 
@@ -426,3 +427,46 @@ def test_setup_logging_json_carries_reconcile_context() -> None:
         for h in list(logging.getLogger().handlers):
             if getattr(h, "_pyop", False):
                 logging.getLogger().removeHandler(h)
+
+
+# -- ManagerOptions --------------------------------------------------------------------------------------
+
+
+def test_manager_options_and_the_deprecated_keywords() -> None:
+    import warnings
+
+    from lightkube import KubeConfig
+
+    from pyscaffold_op.runtime import FakeClock, Manager, ManagerOptions
+
+    cfg = KubeConfig.from_server("http://127.0.0.1:1")
+    clock = FakeClock()
+    mgr = Manager(cfg, ManagerOptions(graceful_shutdown_timeout=3.0, clock=clock))
+    assert mgr.graceful_shutdown_timeout == 3.0 and mgr.clock is clock and mgr.elector is None
+    with pytest.raises(ValueError, match="needs leader_election_id"):
+        Manager(cfg, ManagerOptions(leader_election=True))
+    with pytest.raises(TypeError):
+        ManagerOptions("0")  # type: ignore[misc]  # keyword-only
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = Manager(cfg, leader_election=True, leader_election_id="x", retry_period=0.5)
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert old.options.retry_period == 0.5 and old.elector is not None and old.elector.retry_period == 0.5
+
+
+async def test_patch_options_are_keyword_only_and_checked() -> None:
+    from lightkube import KubeConfig
+
+    from pyscaffold_op.runtime import Client
+    from pyscaffold_op.runtime.client import PatchRequest
+    from pyscaffold_op.runtime.rest import RestTransport
+
+    client = Client(RestTransport(KubeConfig.from_server("http://127.0.0.1:1")))
+    with pytest.raises(TypeError, match="patchtype"):
+        await client.patch(Widget, "w", {}, patchtype="merge")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="bogus"):
+        await client.status().patch(Widget, "w", {}, bogus=True)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="force= is only valid"):
+        await client.patch(Widget, "w", {}, force=True)
+    req = PatchRequest(kind=Widget, name="w", subresource="status", dry_run=True)
+    assert (req.patch_type, req.field_manager, req.dry_run) == ("merge", None, True)

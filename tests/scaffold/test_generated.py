@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import shutil
 import subprocess
@@ -229,18 +228,7 @@ def test_package_imports_without_the_runtime(with_api: Path) -> None:
     ]
 
 
-def _has_runtime_and_envtest() -> bool:
-    try:
-        return all(
-            importlib.util.find_spec(name) is not None
-            for name in ("pyscaffold_op.runtime", "pyscaffold_op.envtest.pytest_plugin")
-        )
-    except ModuleNotFoundError:
-        return False
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _has_runtime_and_envtest(), reason="pyscaffold_op.runtime / envtest not available")
 def test_the_generated_controller_test_passes(tmp_path: Path) -> None:
     """The golden project's own test suite (manager + reconciler against envtest) passes, in a subprocess."""
     project = tmp_path / "project"
@@ -257,7 +245,6 @@ def test_the_generated_controller_test_passes(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _has_runtime_and_envtest(), reason="pyscaffold_op.runtime / envtest not available")
 def test_kinds_named_like_standard_library_modules_pass_their_tests(pyop: RunPyop, tmp_path: Path) -> None:
     """`Site`, `Queue`, `Logging`: scaffolded, generated and tested like any other kind."""
     from pyscaffold_op.gen import generate_manifests

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from pyscaffold_op.apimachinery import ObjectMeta
-from pyscaffold_op.runtime import Client, Manager, Request, Result
+from pyscaffold_op.runtime import Client, Manager, ManagerOptions, Request, Result
 from pyscaffold_op.testing import eventually
 
 from programming_kubernetes.api.v1alpha1 import At
@@ -25,7 +25,7 @@ from programming_kubernetes.controllers.at_controller import AtReconciler
 
 
 async def test_reconcile_runs_for_a_new_at(envtest, client: Client) -> None:
-    mgr = Manager(envtest.config, metrics_bind_address="0", health_probe_bind_address="0")
+    mgr = Manager(envtest.config, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
     reconciler = AtReconciler(
         client=mgr.client,
         recorder=mgr.get_event_recorder_for("at-controller"),

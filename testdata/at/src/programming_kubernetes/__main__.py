@@ -25,7 +25,14 @@ import logging
 import sys
 
 from pyscaffold_op.errors import PyopError
-from pyscaffold_op.runtime import Manager, load_config, setup_logging
+from pyscaffold_op.runtime import (
+    LeaderElectionLost,
+    Manager,
+    ManagerOptions,
+    ShutdownTimeout,
+    load_config,
+    setup_logging,
+)
 
 from programming_kubernetes.controllers.at_controller import AtReconciler
 
@@ -94,12 +101,14 @@ def build_manager(args: argparse.Namespace) -> Manager:
     """Create the manager and register every controller with it."""
     mgr = Manager(
         load_config(kubeconfig=args.kubeconfig),
-        metrics_bind_address=args.metrics_bind_address,
-        metrics_secure=args.metrics_secure,
-        metrics_cert_dir=args.metrics_cert_path,
-        health_probe_bind_address=args.health_probe_bind_address,
-        leader_election=args.leader_elect,
-        leader_election_id=LEADER_ELECTION_ID,
+        ManagerOptions(
+            metrics_bind_address=args.metrics_bind_address,
+            metrics_secure=args.metrics_secure,
+            metrics_cert_dir=args.metrics_cert_path,
+            health_probe_bind_address=args.health_probe_bind_address,
+            leader_election=args.leader_elect,
+            leader_election_id=LEADER_ELECTION_ID,
+        ),
     )
     AtReconciler(
         client=mgr.client,
@@ -118,7 +127,11 @@ def main(argv: list[str] | None = None) -> int:
         log.error("%s", err)
         return 1
     log.info("starting manager")
-    asyncio.run(mgr.start())
+    try:
+        asyncio.run(mgr.start())
+    except (LeaderElectionLost, ShutdownTimeout) as err:  # one line and exit 1, not a traceback
+        log.error("%s", err)
+        return 1
     return 0
 
 
