@@ -36,8 +36,9 @@ lint: ## Lint and check formatting with ruff.
 	$(PYTHON) -m ruff format --check pyscaffold_op tests benchmarks
 
 .PHONY: bench
-bench: ## Run every benchmark (scaffolder, generator, emulator, runtime); each prints a table.
+bench: ## Run every benchmark (scaffolder, generator, emulator, runtime, install closures); each prints a table.
 	$(PYTHON) benchmarks/bench_scaffold.py
 	$(PYTHON) benchmarks/bench_generate.py
 	$(PYTHON) benchmarks/bench_envtest.py
 	$(PYTHON) benchmarks/bench_runtime.py
+	$(PYTHON) benchmarks/bench_install.py --without-lightkube

@@ -28,8 +28,12 @@ CASES: dict[str, str] = {
     "at manager (__main__ imports)": "import programming_kubernetes.__main__",
     "lightkube core_v1 + apps_v1 + runtime.manager": "import pyscaffold_op.runtime.manager, "
     "lightkube.resources.core_v1, lightkube.resources.apps_v1",
-    "typed core_v1 + apps_v1 + runtime.manager": "import pyscaffold_op.runtime.manager, "
-    "pyscaffold_op.models.core_v1, pyscaffold_op.models.apps_v1",
+    "typed Pod + Deployment + runtime.manager": "import pyscaffold_op.runtime.manager\n"
+    "from pyscaffold_op.models.core_v1 import Pod\nfrom pyscaffold_op.models.apps_v1 import Deployment",
+    "typed ConfigMap + runtime.manager": "import pyscaffold_op.runtime.manager\n"
+    "from pyscaffold_op.models.core_v1 import ConfigMap",
+    "every class of typed core_v1 + runtime.manager": "import pyscaffold_op.runtime.manager\n"
+    "import pyscaffold_op.models.core_v1 as m\n[getattr(m, n) for n in dir(m) if n[:1].isupper()]",
 }
 
 

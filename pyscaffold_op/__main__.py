@@ -1,3 +1,3 @@
-from pyscaffold_op.cli import main
+from pyscaffold_op.console import main
 
 main()

@@ -73,7 +73,11 @@ class Resource(_Model):
 
     api: ResourceAPI | None = None
     controller: bool = False
+    core: bool | None = None
+    """A built-in kind (kubebuilder's `core: true`): no types or CRD of the project's own."""
     domain: str = ""
+    external: bool | None = None
+    """A kind of another project's API (kubebuilder's `external: true`)."""
     group: str = ""
     kind: str
     path: str = ""
@@ -83,7 +87,7 @@ class Resource(_Model):
 
     def qualified_group(self) -> str:
         """The API group as the server knows it: `<group>.<domain>` (or the core group "")."""
-        if not self.group:
+        if not self.group or (self.core and self.group == "core"):
             return ""
         return f"{self.group}.{self.domain}" if self.domain else self.group
 
@@ -94,6 +98,8 @@ class Resource(_Model):
 class Project(_Model):
     """The contents of PROJECT."""
 
+    cli_version: str | None = None
+    """The pyop that ran `pyop init` (kubebuilder's `cliVersion`); absent in projects made before it."""
     domain: str
     layout: list[str] = Field(default_factory=lambda: [LAYOUT])
     multigroup: bool = False
@@ -121,6 +127,10 @@ class Project(_Model):
         from ruamel.yaml import YAML
 
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for resource in data.get("resources", []):
+            for key in ("domain", "path"):  # kubebuilder leaves them out of core entries
+                if resource.get(key) == "":
+                    del resource[key]
         if not data.get("multigroup"):
             data.pop("multigroup", None)
         if not data.get("namespaced"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pydantic import ValidationError
@@ -10,7 +10,10 @@ from pydantic import ValidationError
 from pyscaffold_op.apimachinery import (
     Condition,
     CustomResource,
+    Duration,
     GroupVersionKind,
+    Int32,
+    Int64,
     KubeModel,
     ObjectMeta,
     find_condition,
@@ -77,16 +80,99 @@ def test_set_condition_moves_transition_time_only_on_status_change() -> None:
     first = datetime(2026, 1, 1, tzinfo=UTC)
     later = datetime(2026, 1, 2, tzinfo=UTC)
     conditions: list[Condition] = []
-    assert set_condition(conditions, Condition(type="Ready", status="False", last_transition_time=first))
-    assert not set_condition(conditions, Condition(type="Ready", status="False", last_transition_time=later))
+    assert set_condition(
+        conditions, Condition(type="Ready", status="False", reason="Starting", last_transition_time=first)
+    )
+    assert not set_condition(
+        conditions, Condition(type="Ready", status="False", reason="Starting", last_transition_time=later)
+    )
     assert set_condition(
         conditions, Condition(type="Ready", status="False", reason="Waiting", last_transition_time=later)
     )
     assert conditions[0].last_transition_time == first
-    assert set_condition(conditions, Condition(type="Ready", status="True", last_transition_time=later))
+    assert set_condition(
+        conditions, Condition(type="Ready", status="True", reason="Done", last_transition_time=later)
+    )
     ready = find_condition(conditions, "Ready")
     assert ready is not None and ready.last_transition_time == later
     assert remove_condition(conditions, "Ready") and not conditions
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"type": "Ready", "status": "True"}, "reason"),  # metav1.Condition requires a reason
+        ({"type": "Ready", "status": "True", "reason": ""}, "at least 1 character"),
+        ({"type": "Ready", "status": "True", "reason": "not valid"}, "pattern"),
+        ({"type": "Ready", "status": "True", "reason": "1Starts"}, "pattern"),
+        ({"type": "not a type", "status": "True", "reason": "Ok"}, "pattern"),
+        ({"type": "Ready", "status": "Maybe", "reason": "Ok"}, "'True', 'False' or 'Unknown'"),
+        ({"type": "Ready", "status": "True", "reason": "Ok", "observedGeneration": -1}, "greater than"),
+        ({"type": "Ready", "status": "True", "reason": "Ok", "observedGeneration": 2**63}, "int64"),
+    ],
+)
+def test_condition_validates_like_the_api_server(fields: dict, error: str) -> None:
+    with pytest.raises(ValidationError, match=error):
+        Condition.model_validate(fields)
+
+
+def test_condition_wire_form_has_every_required_field() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    condition = Condition(
+        type="example.com/Synced", status="True", reason="Ok,Done:1", last_transition_time=at
+    )
+    assert condition.model_dump(mode="json", exclude_none=True) == {
+        "type": "example.com/Synced",
+        "status": "True",
+        "reason": "Ok,Done:1",
+        "message": "",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+
+
+def test_int32_int64_check_their_range() -> None:
+    class Sizes(KubeModel):
+        small: Int32
+        big: Int64
+
+    assert Sizes(small=2**31 - 1, big=-(2**63)).small == 2**31 - 1
+    with pytest.raises(ValidationError, match="does not fit in an int32"):
+        Sizes(small=2**31, big=0)
+    with pytest.raises(ValidationError, match="does not fit in an int64"):
+        Sizes(small=0, big=2**63)
+
+
+@pytest.mark.parametrize(
+    ("wire", "value", "back"),
+    [
+        ("1h30m", timedelta(hours=1, minutes=30), "1h30m"),
+        ("90m", timedelta(minutes=90), "1h30m"),
+        ("1.5s", timedelta(seconds=1, milliseconds=500), "1.5s"),
+        ("1500ms", timedelta(seconds=1, milliseconds=500), "1.5s"),
+        ("0s", timedelta(0), "0s"),
+        ("-2m", timedelta(minutes=-2), "-2m"),
+    ],
+)
+def test_duration_and_timedelta_speak_go_durations(wire: str, value: timedelta, back: str) -> None:
+    class Timing(KubeModel):
+        typed: Duration
+        plain: timedelta
+        optional: timedelta | None = None
+
+    timing = Timing.model_validate({"typed": wire, "plain": wire, "optional": wire})
+    assert timing.typed == timing.plain == timing.optional == value
+    assert timing.model_dump(mode="json") == {"typed": back, "plain": back, "optional": back}
+    assert Timing(typed=value, plain=value).model_dump(mode="json")["plain"] == back
+
+
+def test_duration_refuses_what_go_refuses() -> None:
+    class Timing(KubeModel):
+        timeout: Duration
+
+    with pytest.raises(ValidationError, match="not a Go duration"):
+        Timing.model_validate({"timeout": "PT1H"})
+    with pytest.raises(ValidationError, match="not a Go duration"):
+        Timing.model_validate({"timeout": "5 minutes"})
 
 
 def test_lazy_exports_cover_all_and_keep_the_cli_import_light() -> None:

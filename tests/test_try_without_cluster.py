@@ -66,7 +66,16 @@ def test_readme_flow_reaches_done(tmp_path: Path) -> None:
         _wait(lambda: subprocess.run(["kubectl", "get", "ns"], env=env, capture_output=True).returncode == 0,
               20, "the emulator to answer")  # fmt: skip
         manager = subprocess.Popen(
-            ["make", "-s", "run", f"PYTHON={sys.executable}"],
+            # A free health port: other test runs on this host may hold the default 127.0.0.1:8081.
+            # PYOP: `make run` regenerates the manifests with it; the one on PATH may be another pyop.
+            [
+                "make",
+                "-s",
+                "run",
+                f"PYTHON={sys.executable}",
+                f"PYOP={sys.executable} -m pyscaffold_op",
+                "ARGS=--health-probe-bind-address=127.0.0.1:0",
+            ],
             cwd=AT_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True,
         )  # fmt: skip

@@ -36,6 +36,7 @@ _FORBIDDEN_KEYWORDS = {
     "const": "const is not supported",
     "$defs": "$defs is not supported",
 }
+_TYPES = {"array", "boolean", "integer", "number", "object", "string"}
 _VALUE_VALIDATION = ("allOf", "anyOf", "oneOf", "not")
 _NESTED_FORBIDDEN = {
     "type": "must be empty to be structural",
@@ -105,6 +106,9 @@ class _Checker:
             self.err(f"{path}.type", "Forbidden: multiple values via an array for Type is not supported")
         elif s.get("type") == "null":
             self.err(f"{path}.type", "Forbidden: type cannot be set to null")
+        elif "type" in s and s["type"] not in _TYPES:
+            supported = ", ".join(_q(t) for t in sorted(_TYPES))
+            self.err(f"{path}.type", f"Unsupported value: {_q(s['type'])}: supported values: {supported}")
         if s.get("uniqueItems") is True:
             self.err(
                 f"{path}.uniqueItems",

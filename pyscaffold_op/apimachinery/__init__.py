@@ -11,14 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyscaffold_op.apimachinery.fields import (
+        Duration,
         EmbeddedResource,
         FreeForm,
+        Int32,
+        Int64,
         IntOrString,
         ListType,
         MapType,
         Nullable,
         PreserveUnknownFields,
         Quantity,
+        Time,
         XValidation,
     )
     from pyscaffold_op.apimachinery.resource import (
@@ -37,14 +41,18 @@ if TYPE_CHECKING:
 _MODULE_OF = {
     **dict.fromkeys(
         (
+            "Duration",
             "EmbeddedResource",
             "FreeForm",
+            "Int32",
+            "Int64",
             "IntOrString",
             "ListType",
             "MapType",
             "Nullable",
             "PreserveUnknownFields",
             "Quantity",
+            "Time",
             "XValidation",
         ),
         "fields",
@@ -69,9 +77,12 @@ _MODULE_OF = {
 __all__ = [
     "Condition",
     "CustomResource",
+    "Duration",
     "EmbeddedResource",
     "FreeForm",
     "GroupVersionKind",
+    "Int32",
+    "Int64",
     "IntOrString",
     "KubeModel",
     "KubeObject",
@@ -82,6 +93,7 @@ __all__ = [
     "OwnerReference",
     "PreserveUnknownFields",
     "Quantity",
+    "Time",
     "XValidation",
     "find_condition",
     "remove_condition",

@@ -6,6 +6,8 @@ keywords (`x-kubernetes-*`) that `pyop generate` turns into the CRD's structural
     ports: Annotated[list[Port], ListType.map("name", "protocol")]
     target_port: IntOrString
     memory: Quantity
+    replicas: Int32                  # `format: int32`, range-checked
+    timeout: Duration                # metav1.Duration: `1h30m` on the wire, a timedelta in Python
     config: FreeForm
     template: EmbeddedResource
     spec: Annotated[Spec, XValidation("self.min <= self.max", message="min must not exceed max")]
@@ -18,9 +20,10 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator, PlainSerializer
 
 if TYPE_CHECKING:  # pydantic.json_schema is slow to import; only the generator needs it at run time
     from pydantic import GetJsonSchemaHandler
@@ -30,15 +33,21 @@ JsonSchemaValue = dict[str, Any]
 
 __all__ = [
     "QUANTITY_PATTERN",
+    "Duration",
     "EmbeddedResource",
     "FreeForm",
+    "Int32",
+    "Int64",
     "IntOrString",
     "ListType",
     "MapType",
     "Nullable",
     "PreserveUnknownFields",
     "Quantity",
+    "Time",
     "XValidation",
+    "format_duration",
+    "parse_duration",
 ]
 
 # The pattern controller-gen emits for resource.Quantity (apimachinery's quantity grammar).
@@ -191,3 +200,62 @@ Nullable = _Flag("nullable")
 
 PreserveUnknownFields = _Flag("x-kubernetes-preserve-unknown-fields")
 """Keep fields the schema does not name (like `+kubebuilder:pruning:PreserveUnknownFields`)."""
+
+
+@dataclass(frozen=True)
+class _Format(_SchemaPatch):
+    format: str
+
+    def _patch(self, schema: JsonSchemaValue) -> None:
+        schema["format"] = self.format
+
+
+def _int_range(bits: int) -> AfterValidator:
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"{value} does not fit in an int{bits} ({low} to {high})")
+        return value
+
+    return AfterValidator(check)
+
+
+Int32 = Annotated[int, _int_range(32), _Format("int32")]
+"""Go's int32 (`format: int32` in the CRD, like controller-gen writes it); values out of range fail."""
+
+Int64 = Annotated[int, _int_range(64), _Format("int64")]
+"""Go's int64 (`format: int64` in the CRD); values out of range fail."""
+
+
+def parse_duration(value: Any) -> Any:
+    """A Go duration string (`1h30m`, `1.5s`, `-2m`) -> timedelta; other values pass to pydantic."""
+    if isinstance(value, str):
+        import durationpy
+
+        try:
+            return durationpy.from_str(value)
+        except (durationpy.DurationError, ValueError) as err:
+            raise ValueError(f"{value!r} is not a Go duration (for example 1h30m, 45s, 1.5s)") from err
+    return value
+
+
+def format_duration(value: timedelta) -> str:
+    """timedelta -> Go's duration string, as metav1.Duration marshals it (`1h30m`, `0s`)."""
+    import durationpy
+
+    text: str = durationpy.to_str(value)
+    return "0s" if text == "0" else text
+
+
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(parse_duration),
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+    _Schema({"type": "string"}),
+]
+"""metav1.Duration: a timedelta in Python, Go's `1h30m` on the wire, `type: string` in the CRD (as
+controller-gen writes it). A plain `timedelta` field of a KubeModel behaves the same."""
+
+Time = Annotated[datetime, _Schema({"type": "string", "format": "date-time"})]
+"""metav1.Time: an RFC 3339 `date-time` string on the wire (a plain `datetime` field is the same)."""

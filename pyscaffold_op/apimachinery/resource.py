@@ -6,12 +6,13 @@ dumps by alias, so `obj.to_dict()` is exactly what the API server expects.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal, NamedTuple, Self
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
+from pyscaffold_op.apimachinery.fields import Duration, Int64
 from pyscaffold_op.apimachinery.naming import pluralize
 
 
@@ -36,6 +37,20 @@ class KubeModel(BaseModel):
         use_attribute_docstrings=True,
         extra="ignore",
     )
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # a plain `timedelta` field speaks metav1.Duration (`1h30m`), like `Duration`: the API server
+        # and every Go client write and expect Go's form, never pydantic's ISO 8601 `PT1H30M`
+        changed = False
+        for info in cls.__pydantic_fields__.values():
+            if info.annotation is timedelta:
+                info.annotation, changed = Duration, True
+            elif info.annotation == timedelta | None:
+                info.annotation, changed = Duration | None, True
+        if changed:
+            cls.model_rebuild(force=True)
 
 
 def _drop_empty(data: dict[str, Any]) -> dict[str, Any]:
@@ -86,22 +101,45 @@ class ObjectMeta(KubeModel):
 
 ConditionStatus = Literal["True", "False", "Unknown"]
 
+# metav1.Condition's kubebuilder markers (k8s.io/apimachinery/pkg/apis/meta/v1/types.go)
+_DNS_SUBDOMAIN_PREFIX = r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+CONDITION_TYPE_PATTERN = "^" + _DNS_SUBDOMAIN_PREFIX + r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+
+
+def _as_go_condition(schema: dict[str, Any]) -> None:
+    # Go requires every field but observedGeneration and declares no defaults; here message and
+    # lastTransitionTime have Python defaults, so they are on the wire all the same
+    schema["required"] = ["lastTransitionTime", "message", "reason", "status", "type"]
+    for prop in schema.get("properties", {}).values():
+        prop.pop("default", None)
+
 
 class Condition(KubeModel):
-    """metav1.Condition: one aspect of an object's current state."""
+    """Condition contains details for one aspect of the current state of this API Resource."""
 
-    type: str = Field(description="Type of condition in CamelCase, for example Ready.", max_length=316)
+    # metav1.Condition's schema exactly: every field but observedGeneration required (message and
+    # lastTransitionTime have Python defaults, so they are always on the wire), same patterns and limits
+
+    model_config = ConfigDict(json_schema_extra=_as_go_condition)
+
+    type: str = Field(
+        max_length=316,
+        pattern=CONDITION_TYPE_PATTERN,
+        description="Type of condition in CamelCase or in foo.example.com/CamelCase.",
+    )
     status: ConditionStatus = Field(description="Status of the condition: True, False or Unknown.")
-    observed_generation: int | None = Field(
-        default=None, ge=0, description="The .metadata.generation the condition was set for."
+    observed_generation: Annotated[Int64, Field(ge=0)] | None = Field(
+        default=None, description="The .metadata.generation the condition was set for."
     )
     last_transition_time: datetime = Field(
         default_factory=lambda: datetime.now(UTC).replace(microsecond=0),
         description="Last time the condition moved from one status to another.",
     )
     reason: str = Field(
-        default="",
+        min_length=1,
         max_length=1024,
+        pattern=CONDITION_REASON_PATTERN,
         description="CamelCase machine-readable reason for the last transition.",
     )
     message: str = Field(default="", max_length=32768, description="Human-readable details.")

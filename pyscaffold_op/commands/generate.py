@@ -14,6 +14,13 @@ app = typer.Typer(help="Generate CRDs, RBAC and models (our controller-gen).", n
 _CHECK = typer.Option(
     False, "--check", help="Write nothing: validate config/samples and fail if any file is out of date."
 )
+_MAX_DESC_LEN = typer.Option(
+    None,
+    "--max-desc-len",
+    min=0,
+    metavar="N",
+    help="Cut descriptions to N bytes at a sentence end; 0 drops them (controller-gen's crd:maxDescLen).",
+)
 _ROOT = typer.Option(None, "--root", help="Project root (default: the nearest folder with a PROJECT file).")
 
 
@@ -41,12 +48,12 @@ def _report(root: Path, changed: list[Path], check: bool) -> None:
 
 
 @app.command("crd")
-def crd(check: bool = _CHECK, root: Path | None = _ROOT) -> None:
+def crd(check: bool = _CHECK, root: Path | None = _ROOT, max_desc_len: int | None = _MAX_DESC_LEN) -> None:
     """Write config/crd/bases/<group>_<plural>.yaml for every kind of the project."""
     from pyscaffold_op.gen import generate_crds
 
     project_root = _root(root)
-    _report(project_root, generate_crds(project_root, check=check), check)
+    _report(project_root, generate_crds(project_root, check=check, max_desc_len=max_desc_len), check)
 
 
 @app.command("rbac")
@@ -59,12 +66,14 @@ def rbac(check: bool = _CHECK, root: Path | None = _ROOT) -> None:
 
 
 @app.command("manifests")
-def manifests(check: bool = _CHECK, root: Path | None = _ROOT) -> None:
+def manifests(
+    check: bool = _CHECK, root: Path | None = _ROOT, max_desc_len: int | None = _MAX_DESC_LEN
+) -> None:
     """Write the CRDs and role.yaml (what `make manifests` runs)."""
     from pyscaffold_op.gen import generate_manifests
 
     project_root = _root(root)
-    _report(project_root, generate_manifests(project_root, check=check), check)
+    _report(project_root, generate_manifests(project_root, check=check, max_desc_len=max_desc_len), check)
 
 
 @app.command("models")

@@ -75,8 +75,10 @@ def create_api(
     ),
     version: str = typer.Option(..., "--version", help="API version: v<N>[alpha<N>|beta<N>], e.g. v1alpha1."),
     kind: str = typer.Option(..., "--kind", help="Kind, CamelCase starting upper-case, e.g. CronJob."),
-    resource: bool = typer.Option(
-        True, "--resource/--no-resource", help="Scaffold the API types, samples and RBAC."
+    resource: bool | None = typer.Option(
+        None,
+        "--resource/--no-resource",
+        help="Scaffold the API types, samples and RBAC. Default: on, off for built-in and external kinds.",
     ),
     controller: bool = typer.Option(True, "--controller/--no-controller", help="Scaffold the controller."),
     namespaced: bool = typer.Option(
@@ -94,6 +96,25 @@ def create_api(
         False, "--force/--no-force", help="Overwrite the files of an API that already exists."
     ),
     make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
+    external_api_path: str | None = typer.Option(
+        None,
+        "--external-api-path",
+        help="The kind belongs to another project's API: its path (recorded in PROJECT), e.g. "
+        "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1.",
+    ),
+    external_api_domain: str | None = typer.Option(
+        None, "--external-api-domain", help="Domain of the external API's group, e.g. io for cert-manager.io."
+    ),
+    external_api_module: str | None = typer.Option(
+        None,
+        "--external-api-module",
+        help="Python module defining the external kind's model. Default: --external-api-path.",
+    ),
+    controller_name: str | None = typer.Option(
+        None,
+        "--controller-name",
+        help="Name of the controller (DNS-1123 label), to add another controller for a kind.",
+    ),
 ) -> None:
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""
     from pathlib import Path
@@ -101,12 +122,19 @@ def create_api(
     from pyscaffold_op.project import load_project
     from pyscaffold_op.scaffold.api import ApiOptions, api_warnings
     from pyscaffold_op.scaffold.api import create_api as scaffold_api
+    from pyscaffold_op.scaffold.otherapi import is_core
 
+    if resource is None:  # kubebuilder scaffolds no types for built-in and external kinds
+        resource = not (external_api_path or is_core(group))
     options = ApiOptions(
         group=group,
         version=version,
         kind=kind,
         resource=resource,
+        external_api_path=external_api_path,
+        external_api_domain=external_api_domain,
+        external_api_module=external_api_module,
+        controller_name=controller_name,
         controller=controller,
         namespaced=namespaced,
         plural=plural,

@@ -20,6 +20,7 @@ import ast
 import copy
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from pyscaffold_op.dev.model_parts import SPLIT_ABOVE, split
 from pyscaffold_op.dev.spec_overlay import DEFAULTS
 
 SPEC_VERSION = "1.37.0"
@@ -182,7 +184,8 @@ def select(defs: dict[str, Any]) -> list[str]:
     """Definitions of the chosen group/versions, plus the custom types they reference.
 
     A reference to another group (batch/v1's alpha `scheduling.v1alpha3` fields) becomes a free-form
-    object (`_OUTSIDE`), so the modules stay one per group/version.
+    object (`_OUTSIDE`) in the models, so the modules stay one per group/version; `_spec.json` keeps
+    its schema all the same (for CRDs embedding the type).
     """
     names = {name for name in defs if module_of(name)}
     refs: list[str] = []
@@ -192,7 +195,6 @@ def select(defs: dict[str, Any]) -> list[str]:
 
 
 _OUTSIDE = "pyscaffold_op.apimachinery.fields.FreeForm"
-_OUTSIDE_SPEC = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
 def top_level_gvk(schema: dict[str, Any]) -> dict[str, str] | None:
@@ -246,12 +248,16 @@ def codegen_schema(defs: dict[str, Any], names: list[str]) -> dict[str, Any]:
 def compact_spec(defs: dict[str, Any], names: list[str], scopes: dict[Any, Any]) -> dict[str, Any]:
     """The run-time spec: per definition its structural keywords, refs by short name, the overlay."""
     out: dict[str, Any] = {}
+    outside: list[str] = []
 
     def trim(schema: dict[str, Any]) -> dict[str, Any]:
         _plain_type(schema)
         ref = _ref_name(schema)
         if ref and not module_of(ref) and ref not in CUSTOM_TYPES:
-            return dict(_OUTSIDE_SPEC)
+            # no model (FreeForm in Python), but its schema is kept under its full name: a CRD
+            # embedding batch/v1's JobSpec gets the nodes controller-gen writes for it
+            outside.append(ref)
+            return {"$ref": ref}
         if ref:
             return {"$ref": short_name(ref)}
         kept = {k: schema[k] for k in _SPEC_KEYS if k in schema}
@@ -280,6 +286,10 @@ def compact_spec(defs: dict[str, Any], names: list[str], scopes: dict[Any, Any])
         for prop, value in DEFAULTS.get(name, {}).items():
             entry["properties"][prop]["default"] = value
         out[short_name(name)] = entry
+    while outside:
+        name = outside.pop()
+        if name not in out:
+            out[name] = trim(copy.deepcopy(defs[name]))
     missing = [f"{n}.{p}" for n, ps in DEFAULTS.items() for p in ps if n not in names]
     if missing:
         raise SystemExit(f"overlay names definitions not generated: {missing}")
@@ -351,6 +361,11 @@ snake_case attributes, camelCase on the wire (`obj.to_dict()`), like every pyop 
 '''
 
 
+def module_header(module: str) -> str:
+    group, version = module.rsplit("_", 1)
+    return _HEADER.format(gv=f"{group}/{version}", version=SPEC_VERSION, source=SPEC_PACKAGE)
+
+
 def post_process(text: str, module: str, scopes: dict[Any, Any], gvks: dict[str, dict[str, str]]) -> str:
     """Header, class attributes of the kinds, and nothing datamodel-code-generator writes per run."""
     text = re.sub(r"\A(#.*\n)*", "", text)  # its own header (file name, tool version)
@@ -371,10 +386,7 @@ def post_process(text: str, module: str, scopes: dict[Any, Any], gvks: dict[str,
         )
 
     text = re.sub(r"^class (\w+)\(K8sObject\):$", kind_attrs, text, flags=re.M)
-    group = module.rsplit("_", 1)[0]
-    version = module.rsplit("_", 1)[1]
-    gv = f"{'core' if group == 'core' else group}/{version}"
-    header = _HEADER.format(gv=gv, version=SPEC_VERSION, source=SPEC_PACKAGE)
+    header = module_header(module)
     text = optimise_module(text)
     imports = ""
     if "GroupVersionKind(" in text:
@@ -467,12 +479,26 @@ def generate(spec_path: Path, dest: Path) -> list[str]:
         for module in sorted(set(MODULES.values())):
             path = out / f"{module}.py"
             text = post_process(path.read_text(), module, scopes, gvks)
-            (dest / f"{module}.py").write_text(text)
+            write_module(dest, module, text)
             written.append(module)
     spec = compact_spec(defs, names, scopes)
     (dest / "_spec.json").write_text(json.dumps(spec, separators=(",", ":"), sort_keys=True) + "\n")
     subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(dest)], check=True)
     return written
+
+
+def write_module(dest: Path, module: str, text: str) -> None:
+    """One file, or for a large module a package of lazily loaded parts (`model_parts`)."""
+    package = dest / module
+    if package.is_dir():
+        shutil.rmtree(package)
+    (dest / f"{module}.py").unlink(missing_ok=True)
+    if text.count("\nclass ") <= SPLIT_ABOVE:
+        (dest / f"{module}.py").write_text(text)
+        return
+    package.mkdir()
+    for name, source in split(text, module_header(module)).items():
+        (package / name).write_text(source)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -103,6 +103,7 @@ class Policy:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add_token(self, token: str, username: str, groups: Iterable[str] = (), uid: str = "") -> None:
+        """TokenReviews of `token` authenticate `username` in `groups` (plus system:authenticated)."""
         if not token:
             raise ValueError("a token must not be empty")
         groups = tuple(groups)
@@ -119,6 +120,9 @@ class Policy:
         paths: str | Iterable[str] = (),
         resources: str | Iterable[str] = (),
     ) -> None:
+        """SubjectAccessReviews allow user or group `subject` to do `verbs` on non-resource `paths`
+        (`"/metrics"`, a trailing `*` matches a prefix) or on `resources` (`"pods"`, `"deployments.apps"`,
+        `"pods/log"`, `"*"`); with neither, on everything."""
         vs = frozenset([verbs] if isinstance(verbs, str) else verbs)
         ps = (paths,) if isinstance(paths, str) else tuple(paths)
         rs = (resources,) if isinstance(resources, str) else tuple(resources)
@@ -126,6 +130,7 @@ class Policy:
             self.rules.append(AccessRule(subject, vs, ps, rs))
 
     def add_authorizer(self, fn: Authorizer) -> None:
+        """`fn(attributes) -> True | False | None` is asked before the `allow` rules (False denies)."""
         with self._lock:
             self.authorizers.append(fn)
 

@@ -10,14 +10,14 @@ import copy
 import shutil
 import tempfile
 import threading
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
 from pyscaffold_op.envtest import bootstrap, crds
-from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Authorizer, Policy
+from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
 from pyscaffold_op.envtest.controllers import Workloads
 from pyscaffold_op.envtest.handlers import Api
 from pyscaffold_op.envtest.kubelet import KubeletSimulator
@@ -225,29 +225,10 @@ class Environment:
 
     @property
     def policy(self) -> Policy:
-        """The review policy; `env.policy.counts["TokenReview"]` counts the reviews answered."""
+        """The review policy, the one place tokens and access rules are added: `env.policy.add_token(...)`,
+        `env.policy.allow(...)`, `env.policy.add_authorizer(...)`; `env.policy.counts["TokenReview"]`
+        counts the reviews answered."""
         return self.api.policy
-
-    def add_token(self, token: str, username: str, groups: Iterable[str] = (), uid: str = "") -> None:
-        """TokenReviews of `token` authenticate `username` in `groups` (plus system:authenticated)."""
-        self.api.policy.add_token(token, username, groups, uid)
-
-    def allow(
-        self,
-        subject: str,
-        verbs: str | Iterable[str] = "*",
-        *,
-        paths: str | Iterable[str] = (),
-        resources: str | Iterable[str] = (),
-    ) -> None:
-        """SubjectAccessReviews allow user or group `subject` to do `verbs` on non-resource `paths`
-        (`"/metrics"`, a trailing `*` matches a prefix) or on `resources` (`"pods"`, `"deployments.apps"`,
-        `"pods/log"`, `"*"`); with neither, on everything."""
-        self.api.policy.allow(subject, verbs, paths=paths, resources=resources)
-
-    def add_authorizer(self, fn: Authorizer) -> None:
-        """`fn(attributes) -> True | False | None` is asked before the `allow` rules (False denies)."""
-        self.api.policy.add_authorizer(fn)
 
     # -- CRDs and fault injection ------------------------------------------------------------------
 

@@ -1,57 +1,56 @@
 """Request routing, independent of the HTTP framework.
 
-`Api.handle(Request) -> Response` is shared by the aiohttp server and the in-process httpx transport, so
+`Api.handle(HttpRequest) -> Response` is shared by the aiohttp server and the in-process httpx transport, so
 both ways in behave identically. Every failure becomes a `Status` body; nothing a client sends can
 crash the server. The verbs live in `verbs_read` and `verbs_write`.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
-from collections.abc import Callable
-from typing import Any
 
-from pyscaffold_op.envtest import discovery, openapi, subresources
+from pyscaffold_op.envtest import discovery, openapi, subresources, wire
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
-from pyscaffold_op.envtest.decode import MAX_BODY, check_object_depth, decode_body
+from pyscaffold_op.envtest.admitting import AdmissionGate
+from pyscaffold_op.envtest.auth import Policy
+from pyscaffold_op.envtest.decode import MAX_BODY
 from pyscaffold_op.envtest.jsonutil import dumps, loads
-from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import Store
 from pyscaffold_op.envtest.protocol import (
     JSON,
-    PROTOBUF,
-    Request,
+    HttpRequest,
     Response,
     Target,
-    check_write_options,
     error_response,
     json_response,
-    media_type,
 )
-from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.reviews import ReviewVerbs
 from pyscaffold_op.envtest.verbs_read import ReadVerbs
 from pyscaffold_op.envtest.verbs_write import WriteVerbs
-from pyscaffold_op.envtest.webhookadmission import VALIDATING, Admission, Attributes, warning_header
 
 log = logging.getLogger("pyscaffold_op.envtest")
 
-__all__ = ["MAX_BODY", "Api", "Request", "Response", "error_response"]
+__all__ = ["MAX_BODY", "Api", "HttpRequest", "Response", "error_response"]
 
 
-class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
+class Api:
+    """Routes each request to its verb: the reading, writing and review verbs are collaborators
+    over the same store (and policy), not base classes. Writes pass the admission gate (webhooks);
+    a CRD version other than the storage one with a conversion webhook is served via storage."""
+
     def __init__(
         self, store: Store, server_address: str = "127.0.0.1", bookmark_interval: float = 1.0
     ) -> None:
         self.store = store
         self.server_address = server_address
-        self.bookmark_interval = bookmark_interval
         self.policy = Policy()
-        self.admission = Admission(store)
+        self.gate = AdmissionGate(store, self.policy)
+        self.admission = self.gate.admission
+        self.reads = ReadVerbs(store, bookmark_interval)
+        self.writes = WriteVerbs(store, self.gate)
+        self.reviews = ReviewVerbs(self.policy)
 
-    async def handle(self, req: Request) -> Response:
+    async def handle(self, req: HttpRequest) -> Response:
         try:
             if len(req.body) > MAX_BODY:
                 raise E.too_large(MAX_BODY)
@@ -66,7 +65,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
 
     # -- routing -----------------------------------------------------------------------------------
 
-    async def _dispatch(self, req: Request) -> Response:
+    async def _dispatch(self, req: HttpRequest) -> Response:
         parts = [p for p in req.path.split("/") if p]
         reg = self.store.registry
         if req.method == "GET":
@@ -117,9 +116,9 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             return await self._via_storage(req, target, watch)
         return await self._serve(req, target, watch)
 
-    async def _serve(self, req: Request, target: Target, watch: bool) -> Response:
+    async def _serve(self, req: HttpRequest, target: Target, watch: bool) -> Response:
         if target.info.review:
-            return self._review(req, target)
+            return self.reviews.review(req, target)
         if target.subresource and (served := subresources.serve(self, req, target)) is not None:
             return served
         if target.subresource and target.subresource not in ("status", "scale"):
@@ -131,20 +130,20 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
         m = req.method
         if target.name is None:
             if m == "GET":
-                return self._watch(req, target) if watch else self._list(req, target)
+                return self.reads.watch(req, target) if watch else self.reads.list(req, target)
             if m == "POST":
-                return await self._create(req, target)
+                return await self.writes.create(req, target)
             if m == "DELETE":
-                return await self._delete_collection(req, target)
+                return await self.writes.delete_collection(req, target)
             raise E.method_not_allowed(m)
         if m == "GET":
-            return self._get(req, target)
+            return self.reads.get(req, target)
         if m == "PUT":
-            return await self._update(req, target)
+            return await self.writes.update(req, target)
         if m == "PATCH":
-            return await self._patch(req, target)
+            return await self.writes.patch(req, target)
         if m == "DELETE" and not target.subresource:
-            return await self._delete(req, target)
+            return await self.writes.delete(req, target)
         raise E.method_not_allowed(m)
 
     def _target(self, group: str, version: str, rest: list[str]) -> Target:
@@ -169,114 +168,7 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             raise E.not_found_path()
         return Target(info, ns, name, sub)
 
-    # -- helpers -----------------------------------------------------------------------------------
-
-    def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
-        """The object as served under the requested version (CRD versions share storage, no conversion)."""
-        if info.from_storage is not None:
-            return info.from_storage(obj)
-        if obj.get("apiVersion") != info.api_version:
-            return {**obj, "apiVersion": info.api_version}
-        return obj
-
-    def _body(
-        self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
-    ) -> dict[str, Any]:
-        """The decoded body, checked in the handlers' order: media type (415), then the request's
-        `options` kind (CreateOptions, ...: 422), then decoding (400)."""
-        ctype = media_type(req)
-        if ctype == PROTOBUF and not info.custom:
-            from pyscaffold_op.envtest.protobuf import ProtobufError, decode
-
-            if options:
-                check_write_options(req, options)
-            try:
-                obj = decode(req.body)
-            except ProtobufError as err:
-                # kubectl's typed generators send protobuf; only simple kinds are described here
-                raise E.unsupported_media(
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    f"application/json, application/yaml ({err})"
-                ) from None
-            return self._checked(obj, req, info, check_kind)
-        if ctype not in (JSON, "application/yaml", "application/apply-patch+yaml"):
-            # NegotiateInputSerializer: a missing Content-Type is JSON, anything unknown is 415
-            accepted = [JSON, "application/yaml"] + ([] if info.custom else [PROTOBUF])
-            raise E.unsupported_media(
-                "the body of the request was in an unknown format - accepted media types include: "
-                + ", ".join(accepted)
-            )
-        if options:
-            check_write_options(req, options)
-        if not req.body:
-            raise E.bad_request("the body of the request was empty")
-        obj = decode_body(req.body, ctype != JSON, info.kind)
-        return self._checked(obj, req, info, check_kind)
-
-    def _checked(self, obj: Any, req: Request, info: ServedResource, check_kind: bool) -> dict[str, Any]:
-        if not isinstance(obj, dict):
-            raise E.bad_request("the body of the request must be a JSON object")
-        if check_kind:
-            av, kind = obj.get("apiVersion"), obj.get("kind")
-            if info.custom and (not av or not kind):
-                missing = "Kind" if not kind else "apiVersion"
-                raise E.bad_request(
-                    f"Object '{missing}' is missing in '{req.body[:200].decode(errors='replace')}'"
-                )
-            if av and av != info.api_version:
-                raise E.bad_request(
-                    f"the API version in the data ({av}) does not match the expected API "
-                    f"version ({info.api_version})"
-                )
-            if kind and kind != info.kind:
-                raise E.bad_request(
-                    f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
-                )
-        meta = obj.get("metadata")
-        if meta is not None:
-            check_meta_types(meta)
-        check_object_depth(obj, req.body, info.kind)
-        return obj
-
-    def _check_namespace(self, obj: dict[str, Any], t: Target) -> None:
-        ns = (obj.get("metadata") or {}).get("namespace")
-        if t.info.namespaced and ns and ns != t.namespace:
-            raise E.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request"
-            )
-
-    @staticmethod
-    def _manager(req: Request) -> str:
-        fm = req.q("fieldManager")
-        if fm:
-            return fm
-        ua = req.headers.get("user-agent", "")
-        return ua.split("/")[0] if ua else "unknown"
-
-    @staticmethod
-    def _dry_run(req: Request) -> bool:
-        return "All" in req.query.get("dryRun", [])
-
-    def _user(self, req: Request) -> dict[str, Any]:
-        auth = req.headers.get("authorization", "")
-        user = self.policy.authenticate(auth[7:]) if auth.lower().startswith("bearer ") else None
-        if user is None:
-            return {"username": ADMIN_USER, "groups": [MASTERS, "system:authenticated"]}
-        return {"username": user.username, "groups": [*user.groups, "system:authenticated"]}
-
-    async def _convert(self, obj: dict[str, Any], to: ServedResource) -> dict[str, Any]:
-        """An object of one served version of a resource in another: by the CRD's conversion webhook,
-        else (strategy None) only the apiVersion changes."""
-        if obj.get("apiVersion") == to.api_version:
-            return obj
-        if to.conversion_webhook is not None:
-            from pyscaffold_op.envtest import crdconversion
-
-            services = self.admission.services
-            return (await crdconversion.convert(services, to.conversion_webhook, [obj], to.api_version))[0]
-        return {**obj, "apiVersion": to.api_version}
-
-    async def _via_storage(self, req: Request, t: Target, watch: bool) -> Response:
+    async def _via_storage(self, req: HttpRequest, t: Target, watch: bool) -> Response:
         """Serve a request for a version other than the storage one of a CRD with a conversion
         webhook: through the storage version, converting bodies and answers (crdconversion)."""
         from pyscaffold_op.envtest import crdconversion, patch, tables
@@ -289,24 +181,25 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             raise E.not_found_path()
         st = Target(storage, t.namespace, t.name, t.subresource)
         services, sv, to = self.admission.services, storage.api_version, t.info.api_version
+        convert = self.gate.convert
         headers = {k: v for k, v in req.headers.items() if k != "accept"}
         table = wants_table(req)
         body = req.body
         if req.method in ("POST", "PUT") and t.subresource != "scale":
-            obj = await self._convert(self._body(req, t.info), storage)
+            obj = await convert(wire.read_body(req, t.info), storage)
             headers["content-type"] = JSON
             body = dumps(obj)
         elif req.method == "PATCH" and t.subresource != "scale":
             ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype == "application/apply-patch+yaml":
-                body = dumps(await self._convert(self._body(req, t.info), storage))
+                body = dumps(await convert(wire.read_body(req, t.info), storage))
             else:  # patch the object as the client sees it, then store the converted result
                 try:
                     ops = loads(req.body) if req.body else None
                 except ValueError as err:
                     raise E.bad_request(f"error decoding patch: {err}") from None
                 current = self.store.get(storage, t.namespace or "", t.name or "")
-                seen = await self._convert(self._out(storage, current), t.info)
+                seen = await convert(wire.served(storage, current), t.info)
                 if ctype == "application/json-patch+json":
                     patched = patch.json_patch(seen, ops)
                 elif ctype == "application/merge-patch+json" and isinstance(ops, dict):
@@ -316,10 +209,10 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
                 patched.setdefault("metadata", {}).setdefault(
                     "resourceVersion", current["metadata"]["resourceVersion"]
                 )
-                body = dumps(await self._convert(patched, storage))
+                body = dumps(await convert(patched, storage))
                 headers["content-type"] = JSON
-                req = Request("PUT", req.path, req.query, headers, body)
-        inner = Request(req.method, req.path, req.query, headers, body)
+                req = HttpRequest("PUT", req.path, req.query, headers, body)
+        inner = HttpRequest(req.method, req.path, req.query, headers, body)
         resp = await self._serve(inner, st, watch)
         if resp.stream is not None:
             resp.stream = crdconversion.convert_stream(services, conv, resp.stream, sv, to)
@@ -339,48 +232,6 @@ class Api(ReadVerbs, WriteVerbs, ReviewVerbs):
             include = req.q("includeObject", "Metadata") or "Metadata"
             resp.body = dumps(tables.to_table(t.info, items, include, meta))
         return resp
-
-    async def _admitted(
-        self,
-        req: Request,
-        t: Target,
-        operation: str,
-        obj: dict[str, Any] | None,
-        old: dict[str, Any] | None,
-        write: Callable[[Any, bool], Any],
-    ) -> tuple[Any, list[str]]:
-        """Run `write(obj, dry_run)` through the admission webhooks: mutating ones on the decoded
-        object, then `write` as a dry run (defaulting and schema validation), the validating ones on
-        its result, then the real `write`. Returns what `write` returned and the webhooks' warnings."""
-        dry_run = self._dry_run(req)
-        if not self.admission.active() or (operation != "CREATE" and old is None):
-            return write(obj, dry_run), []  # nothing to call, or the write fails on its own (404)
-        info = t.info
-        if obj is not None and info.custom:  # custom resources are pruned and defaulted on decode
-            from pyscaffold_op import apiextensions
-
-            obj = copy.deepcopy(obj)
-            apiextensions.prune(obj, info.schema)
-            apiextensions.apply_defaults(obj, info.schema)
-        name = t.name or ((obj or {}).get("metadata") or {}).get("name") or ""
-        namespace = (t.namespace or "") if info.namespaced else ""
-        a = Attributes(operation, info, namespace, name, obj, old, t.subresource, dry_run, self._user(req))
-        mutated, warnings = await self.admission.mutate(a, self._convert)
-        if self.admission.matching(VALIDATING, a):
-            if operation != "DELETE":
-                a.obj = self._out(info, write(copy.deepcopy(mutated), True))
-            warnings += await self.admission.validate(a, self._convert)
-        return write(mutated, dry_run), warnings
-
-    @staticmethod
-    def _warn(resp: Response, *warnings: str) -> Response:
-        """Add Warning headers: preformatted ones (`299 - ...`) and plain webhook warnings."""
-        values = [w if w.startswith("299 ") else warning_header([w]) for w in warnings if w]
-        if values:
-            resp.headers["Warning"] = ", ".join(values)
-        return resp
-
-    # -- verbs -------------------------------------------------------------------------------------
 
 
 def _path_namespace(path: str) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pyscaffold_op.envtest.patch import MERGE_KEYS
@@ -20,6 +21,29 @@ Path = tuple[str, ...]
 ListKind = Callable[[str, dict[str, Any] | None], tuple[Any, ...]]
 
 _META_OWNED = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FieldOwner:
+    """Who writes (the manager, at `now`) and the served resource's shape the fields are read with."""
+
+    manager: str
+    now: str
+    schema: dict[str, Any] | None
+    custom: bool
+    api_version: str
+    subresource: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApplyRequest(FieldOwner):
+    """A server-side apply: the writer, `force` to take contested fields, and the object's identity
+    (group, resource, name) for the 409's details."""
+
+    force: bool = False
+    group: str
+    resource: str
+    name: str
 
 
 def builtin_list_kind(field: str, schema: dict[str, Any] | None, items: list[Any] | None = None) -> tuple:
@@ -159,26 +183,16 @@ def _entry_key(e: dict[str, Any]) -> tuple[str, str, str]:
     return (e.get("manager", ""), e.get("operation", ""), e.get("subresource", ""))
 
 
-def record_update(
-    old: dict[str, Any] | None,
-    new: dict[str, Any],
-    manager: str,
-    now: str,
-    schema: dict[str, Any] | None,
-    custom: bool,
-    api_version: str,
-    subresource: str = "",
-) -> None:
-    """Give `manager` (operation Update) the fields this write changed; drop removed fields from all."""
-    status_only = subresource == "status"
-    new_paths = field_paths(new, schema, custom, status_only)
-    old_paths = field_paths(old, schema, custom, status_only) if old else {}
+def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldOwner) -> None:
+    """Give `owner.manager` (operation Update) the fields this write changed; drop removed fields from all."""
+    status_only = owner.subresource == "status"
+    new_paths = field_paths(new, owner.schema, owner.custom, status_only)
+    old_paths = field_paths(old, owner.schema, owner.custom, status_only) if old else {}
     changed = {p for p, v in new_paths.items() if p not in old_paths or old_paths[p] != v}
     removed = set(old_paths) - set(new_paths)
     entries = _entries(old) if old else []
-    _set_ownership(
-        new, entries, (manager, "Update", subresource), changed, removed, now, api_version, replace=False
-    )
+    me = (owner.manager, "Update", owner.subresource)
+    _set_ownership(new, entries, me, changed, removed, owner.now, owner.api_version, replace=False)
 
 
 def _set_ownership(
@@ -219,26 +233,15 @@ def _set_ownership(
     obj.setdefault("metadata", {})["managedFields"] = result
 
 
-def apply(
-    current: dict[str, Any] | None,
-    applied: dict[str, Any],
-    manager: str,
-    force: bool,
-    now: str,
-    schema: dict[str, Any] | None,
-    custom: bool,
-    api_version: str,
-    group: str,
-    resource: str,
-    name: str,
-    subresource: str = "",
-) -> dict[str, Any]:
+def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyRequest) -> dict[str, Any]:
     """The server-side apply of `applied` over `current`; raises 409 Conflict listing contested fields."""
+    schema, custom, now, api_version, force = req.schema, req.custom, req.now, req.api_version, req.force
+    subresource = req.subresource
     status_only = subresource == "status"
     lk = schema_list_kind if custom else builtin_list_kind
     applied_paths = field_paths(applied, schema, custom, status_only)
     mine = set(applied_paths)
-    me = (manager, "Apply", subresource)
+    me = (req.manager, "Apply", subresource)
     if current is None:
         result = copy.deepcopy(applied)
         _set_ownership(result, [], me, mine, set(), now, api_version, replace=True)
@@ -253,7 +256,7 @@ def apply(
             if applied_paths[p] is not _ENTRY and cur_paths.get(p, _ENTRY) != applied_paths[p]:
                 conflicts.append((e.get("manager", ""), e.get("apiVersion", api_version), p))
     if conflicts and not force:
-        raise _conflict_error(conflicts, group, resource, name)
+        raise _conflict_error(conflicts, req.group, req.resource, req.name)
     result = _merge(copy.deepcopy(current), applied, schema if custom else None, lk)
     previous: set[Path] = set()
     others: set[Path] = set()

@@ -25,7 +25,7 @@ from pyscaffold_op.envtest import admission, crds, defaulting, graceful, strateg
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.gc import GarbageCollector
 from pyscaffold_op.envtest.jsonutil import dumps, loads
-from pyscaffold_op.envtest.managed import record_update
+from pyscaffold_op.envtest.managed import FieldOwner, record_update
 from pyscaffold_op.envtest.namespacecontroller import NamespaceController
 from pyscaffold_op.envtest.objectmeta import generate_name, label_causes, name_causes
 from pyscaffold_op.envtest.resources import LABEL_NAMED, Registry, ServedResource
@@ -291,9 +291,7 @@ class Store:
         if managed_fields is not None:
             obj["metadata"]["managedFields"] = managed_fields
         elif manager:
-            record_update(
-                None, obj, manager, meta["creationTimestamp"], info.schema, info.custom, info.api_version
-            )
+            record_update(None, obj, _owner(info, manager, meta["creationTimestamp"]))
         if dry_run:
             return obj
         self._commit(info.bucket, key, None, obj)
@@ -382,9 +380,7 @@ class Store:
         if _same(new, old):
             return old  # a no-op write is not a write: no new resourceVersion, no event
         if manager and managed_fields is None:
-            record_update(
-                old, new, manager, now_rfc3339(), info.schema, info.custom, info.api_version, subresource
-            )
+            record_update(old, new, _owner(info, manager, now_rfc3339(), subresource))
         if dry_run:
             return new
         return self._write(info, key, old, new)
@@ -704,3 +700,14 @@ def _decode_continue(token: str) -> tuple[int, Key]:
         return int(data["rv"]), (ns, name)
     except (ValueError, KeyError, TypeError):
         raise E.bad_request(f'continue key is not valid: "{token}"') from None
+
+
+def _owner(info: ServedResource, manager: str, now: str, subresource: str = "") -> FieldOwner:
+    return FieldOwner(
+        manager=manager,
+        now=now,
+        schema=info.schema,
+        custom=info.custom,
+        api_version=info.api_version,
+        subresource=subresource,
+    )

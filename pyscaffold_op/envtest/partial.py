@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.protocol import Request
+from pyscaffold_op.envtest.protocol import HttpRequest
 
 _VERSIONS = ("v1", "v1beta1")
 
 
-def requested(req: Request, listing: bool) -> str | None:
+def requested(req: HttpRequest, listing: bool) -> str | None:
     """The meta.k8s.io version of the PartialObjectMetadata form the request accepts first, or None for
     the object itself (or a Table); 406 when it accepts only a metadata form that does not fit
     (a List for a single object, or a single object for a list)."""

@@ -22,7 +22,7 @@ PATCH_TYPES = (
 
 
 @dataclass
-class Request:
+class HttpRequest:
     method: str
     path: str
     query: dict[str, list[str]] = field(default_factory=dict)
@@ -32,7 +32,7 @@ class Request:
     @classmethod
     def build(
         cls, method: str, path: str, query_string: str, headers: dict[str, str], body: bytes
-    ) -> Request:
+    ) -> HttpRequest:
         return cls(
             method.upper(),
             path,
@@ -99,7 +99,7 @@ def _go_strings(values: list[str]) -> str:
     return "[]string{" + ", ".join(f'"{v}"' for v in values) + "}"
 
 
-def check_write_options(req: Request, kind: str, dry_run: list[str] | None = None) -> None:
+def check_write_options(req: HttpRequest, kind: str, dry_run: list[str] | None = None) -> None:
     """ValidateCreate/Update/Patch/DeleteOptions: `dryRun` may only be All, `fieldValidation` one of
     Ignore, Warn, Strict (or empty); otherwise 422 on the options kind, before anything is written."""
     causes = []
@@ -125,12 +125,12 @@ def check_write_options(req: Request, kind: str, dry_run: list[str] | None = Non
         raise E.invalid("meta.k8s.io", kind, "", causes)
 
 
-def media_type(req: Request) -> str:
+def media_type(req: HttpRequest) -> str:
     """The Content-Type without parameters, lower-case; JSON when missing (as the server assumes)."""
     return (req.headers.get("content-type") or JSON).split(";")[0].strip().lower()
 
 
-def wants_table(req: Request) -> bool:
+def wants_table(req: HttpRequest) -> bool:
     accept = req.headers.get("accept", "")
     return "as=Table" in accept
 

@@ -6,31 +6,29 @@ Create-only and never stored: the answer is the posted object with `status` fill
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyscaffold_op.envtest import status as E
+from pyscaffold_op.envtest import wire
 from pyscaffold_op.envtest.auth import Attributes, Policy
-from pyscaffold_op.envtest.protocol import Request, Response, Target, json_response
+from pyscaffold_op.envtest.protocol import HttpRequest, Response, Target, json_response
 from pyscaffold_op.envtest.resources import ServedResource
 
 ANONYMOUS = ("system:anonymous", ("system:unauthenticated",))
 
 
 class ReviewVerbs:
-    policy: Policy
+    """TokenReview and (Self)SubjectAccessReview answered from the policy."""
 
-    if TYPE_CHECKING:  # provided by Api
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
 
-        def _body(
-            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
-        ) -> dict[str, Any]: ...
-
-    def _review(self, req: Request, t: Target) -> Response:
+    def review(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource:
             raise E.not_found_path()
         if req.method != "POST" or t.name is not None:
             raise E.method_not_allowed(req.method)
-        obj = self._body(req, t.info)
+        obj = wire.read_body(req, t.info)
         spec = obj.get("spec")
         if spec is None:
             spec = {}
@@ -65,7 +63,7 @@ class ReviewVerbs:
             status["audiences"] = list(audiences)
         return status
 
-    def _access_review(self, req: Request, info: ServedResource, spec: dict[str, Any]) -> dict[str, Any]:
+    def _access_review(self, req: HttpRequest, info: ServedResource, spec: dict[str, Any]) -> dict[str, Any]:
         res, nonres = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
         for name, value in (("resourceAttributes", res), ("nonResourceAttributes", nonres)):
             if value is not None:

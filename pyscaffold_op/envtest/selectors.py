@@ -1,16 +1,17 @@
 """The `labelSelector` and `fieldSelector` query parameters as predicates over stored objects.
 
-Label selectors are apimachinery's (`pyscaffold_op.apimachinery.labels`, shared with the runtime); field
-selectors are the server's own: only the fields a kind indexes.
+The grammars are apimachinery's (`labels`, `fieldselector`, shared with the runtime); what is the
+server's own is which fields a kind may be selected by.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
-from pyscaffold_op.apimachinery import labels
+from pyscaffold_op.apimachinery import fieldselector, labels
+from pyscaffold_op.envtest.protocol import HttpRequest
+from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.status import bad_request
 
 Predicate = Callable[[dict[str, Any]], bool]
@@ -27,41 +28,36 @@ def parse_label_selector(text: str | None) -> Predicate | None:
     return lambda obj: selector.matches(obj.get("metadata", {}).get("labels") or {})
 
 
-def field_value(obj: dict[str, Any], path: str) -> str:
-    """The string form a field selector compares against ("" when absent; booleans lower-case)."""
-    cur: Any = obj
-    for part in path.split("."):
-        if not isinstance(cur, dict):
-            return ""
-        cur = cur.get(part)
-    if cur is None:
-        return ""
-    if isinstance(cur, bool):
-        return "true" if cur else "false"
-    return str(cur)
-
-
 def parse_field_selector(text: str | None, allowed: tuple[str, ...]) -> Predicate | None:
     """A predicate for `metadata.name=x,status.phase!=Running`; 400 for fields the kind does not index."""
     if not text or not text.strip():
         return None
-    reqs: list[tuple[str, bool, str]] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        m = re.fullmatch(r"([^=!]+?)\s*(==|=|!=)\s*(.*)", part)
-        if not m:
-            raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
-        path, op, value = m[1].strip(), m[2], m[3].strip()
-        if path not in ("metadata.name", "metadata.namespace") and path not in allowed:
-            raise bad_request(f"field label not supported: {path}")
-        reqs.append((path, op != "!=", value))
+    try:
+        selector = fieldselector.parse(text)
+    except fieldselector.FieldSelectorError as err:
+        raise bad_request(str(err)) from None
+    for req in selector.requirements:
+        if req.field not in ("metadata.name", "metadata.namespace") and req.field not in allowed:
+            raise bad_request(f"field label not supported: {req.field}")
+    return selector.matches
 
-    def match(obj: dict[str, Any]) -> bool:
-        return all((field_value(obj, p) == v) == eq for p, eq, v in reqs)
 
-    return match
+def query_selector(req: HttpRequest, allowed: tuple[str, ...]) -> Predicate | None:
+    """The request's `labelSelector` and `fieldSelector` together, over served objects."""
+    return combine(
+        parse_label_selector(req.q("labelSelector")),
+        parse_field_selector(req.q("fieldSelector"), allowed),
+    )
+
+
+def served_selector(req: HttpRequest, info: ServedResource) -> Predicate | None:
+    """`query_selector` over stored objects: each is seen in its served form (regarding.name, ...)."""
+    pred = query_selector(req, info.field_selectors)
+    conv = info.from_storage
+    if pred is not None and conv is not None:
+        inner = pred
+        return lambda o: inner(conv(o))
+    return pred
 
 
 def combine(*preds: Predicate | None) -> Predicate | None:
@@ -75,7 +71,8 @@ def combine(*preds: Predicate | None) -> Predicate | None:
 
 __all__ = [
     "combine",
-    "field_value",
     "parse_field_selector",
     "parse_label_selector",
+    "query_selector",
+    "served_selector",
 ]

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.protocol import Request, Response, Target, json_response
+from pyscaffold_op.envtest import wire
+from pyscaffold_op.envtest.protocol import HttpRequest, Response, Target, json_response
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.handlers import Api
@@ -22,7 +23,7 @@ ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_TOKEN_SECONDS = 3600
 
 
-def serve(api: Api, req: Request, t: Target) -> Response | None:
+def serve(api: Api, req: HttpRequest, t: Target) -> Response | None:
     """The answer for a subresource served here; None leaves it to the generic verbs (status, scale)."""
     handler = _HANDLERS.get((t.info.group, t.info.plural, t.subresource))
     if handler is None or t.name is None:
@@ -33,8 +34,8 @@ def serve(api: Api, req: Request, t: Target) -> Response | None:
     return fn(api, req, t)
 
 
-def _pod_log(api: Api, req: Request, t: Target) -> Response:
-    return api._pod_log(req, t)
+def _pod_log(api: Api, req: HttpRequest, t: Target) -> Response:
+    return api.reads.pod_log(req, t)
 
 
 def _created() -> Response:
@@ -43,9 +44,9 @@ def _created() -> Response:
     )
 
 
-def _binding(api: Api, req: Request, t: Target) -> Response:
+def _binding(api: Api, req: HttpRequest, t: Target) -> Response:
     """POST pods/NAME/binding (what a scheduler sends): sets spec.nodeName once."""
-    body = api._body(req, t.info, check_kind=False)
+    body = wire.read_body(req, t.info, check_kind=False)
     node = ((body.get("target") or {}) if isinstance(body.get("target"), dict) else {}).get("name")
     store = api.store
     pod = store.get(t.info, t.namespace or "", t.name or "")
@@ -67,15 +68,15 @@ def _binding(api: Api, req: Request, t: Target) -> Response:
         t.namespace or "",
         t.name or "",
         {**pod, "spec": {**pod["spec"], "nodeName": node}},
-        manager=api._manager(req),
+        manager=wire.field_manager(req),
         require_rv=False,
     )
     return _created()
 
 
-def _eviction(api: Api, req: Request, t: Target) -> Response:
+def _eviction(api: Api, req: HttpRequest, t: Target) -> Response:
     """POST pods/NAME/eviction: a delete that PodDisruptionBudgets may refuse (429)."""
-    body = api._body(req, t.info, check_kind=False)
+    body = wire.read_body(req, t.info, check_kind=False)
     opts = body.get("deleteOptions") if isinstance(body.get("deleteOptions"), dict) else {}
     store = api.store
     ns, name = t.namespace or "", t.name or ""
@@ -90,7 +91,7 @@ def _eviction(api: Api, req: Request, t: Target) -> Response:
         name,
         propagation=opts.get("propagationPolicy"),
         preconditions=opts.get("preconditions"),
-        dry_run="All" in (opts.get("dryRun") or []) or api._dry_run(req),
+        dry_run="All" in (opts.get("dryRun") or []) or wire.dry_run(req),
         grace_period=grace if isinstance(grace, int) else None,
     )
     return _created()
@@ -158,10 +159,10 @@ def _desired_healthy(spec: dict[str, Any], expected: int) -> int:
     return expected
 
 
-def _token(api: Api, req: Request, t: Target) -> Response:
+def _token(api: Api, req: HttpRequest, t: Target) -> Response:
     """POST serviceaccounts/NAME/token: a TokenRequest answered with a JWT for the ServiceAccount,
     which TokenReviews then authenticate as system:serviceaccount:<ns>:<name>."""
-    body = api._body(req, t.info, check_kind=False)
+    body = wire.read_body(req, t.info, check_kind=False)
     ns, name = t.namespace or "", t.name or ""
     sa = api.store.get(t.info, ns, name)
     spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
@@ -234,7 +235,7 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
-_HANDLERS: dict[tuple[str, str, str], tuple[str, Callable[[Api, Request, Target], Response]]] = {
+_HANDLERS: dict[tuple[str, str, str], tuple[str, Callable[[Api, HttpRequest, Target], Response]]] = {
     ("", "pods", "log"): ("GET", _pod_log),
     ("", "pods", "binding"): ("POST", _binding),
     ("", "pods", "eviction"): ("POST", _eviction),

@@ -13,13 +13,13 @@ from typing import Any, TypeVar
 
 import httpx2
 
-from pyscaffold_op.envtest.handlers import Api, Request, Response
+from pyscaffold_op.envtest.handlers import Api, HttpRequest, Response
 
 T = TypeVar("T")
 
 
-def _to_request(request: httpx2.Request, body: bytes) -> Request:
-    return Request.build(
+def _to_request(request: httpx2.Request, body: bytes) -> HttpRequest:
+    return HttpRequest.build(
         request.method, request.url.path, request.url.query.decode(), dict(request.headers), body
     )
 

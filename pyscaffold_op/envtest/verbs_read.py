@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest import partial, tables
+from pyscaffold_op.envtest import partial, selectors, tables, wire
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.protocol import (
-    Request,
+    HttpRequest,
     Response,
     Target,
     json_response,
@@ -18,7 +18,6 @@ from pyscaffold_op.envtest.protocol import (
 )
 from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.scale import to_scale
-from pyscaffold_op.envtest.selectors import combine, parse_field_selector, parse_label_selector
 from pyscaffold_op.envtest.watch import Watcher, event_line, stream
 
 if TYPE_CHECKING:
@@ -26,26 +25,17 @@ if TYPE_CHECKING:
 
 
 class ReadVerbs:
-    store: Store
-    bookmark_interval: float
+    """get, list, watch and pods/log over the store."""
 
-    if TYPE_CHECKING:  # provided by Api
+    def __init__(self, store: Store, bookmark_interval: float) -> None:
+        self.store = store
+        self.bookmark_interval = bookmark_interval
 
-        def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
-        def _body(
-            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
-        ) -> dict[str, Any]: ...
-        def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
-        @staticmethod
-        def _manager(req: Request) -> str: ...
-        @staticmethod
-        def _dry_run(req: Request) -> bool: ...
-
-    def _get(self, req: Request, t: Target) -> Response:
+    def get(self, req: HttpRequest, t: Target) -> Response:
         obj = self.store.get(t.info, t.namespace or "", t.name or "")
         if t.subresource == "scale":
             return json_response(200, to_scale(t.info, obj))
-        obj = self._out(t.info, obj)
+        obj = wire.served(t.info, obj)
         version = partial.requested(req, listing=False)
         if version is not None:
             return json_response(200, partial.partial(obj, version))
@@ -61,7 +51,7 @@ class ReadVerbs:
             )
         return json_response(200, obj)
 
-    def _pod_log(self, req: Request, t: Target) -> Response:
+    def pod_log(self, req: HttpRequest, t: Target) -> Response:
         """pods/log from the kubelet simulator (text/plain, like the kubelet's)."""
         pod = self.store.get(t.info, t.namespace or "", t.name or "")
         containers = [
@@ -92,20 +82,9 @@ class ReadVerbs:
             return Response(200, content_type="text/plain", stream=follow(self.store, pod, container, rest))
         return Response(200, text.encode(), "text/plain")
 
-    def _selector(self, req: Request, info: ServedResource) -> Any:
-        pred = combine(
-            parse_label_selector(req.q("labelSelector")),
-            parse_field_selector(req.q("fieldSelector"), info.field_selectors),
-        )
-        conv = info.from_storage
-        if pred is not None and conv is not None:  # select on the served form (regarding.name, ...)
-            inner = pred
-            return lambda o: inner(conv(o))
-        return pred
-
-    def _list(self, req: Request, t: Target) -> Response:
+    def list(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
-        pred = self._selector(req, info)
+        pred = selectors.served_selector(req, info)
         try:
             limit = int(req.q("limit") or 0)
         except ValueError:
@@ -152,12 +131,12 @@ class ReadVerbs:
         if version is not None:
             return json_response(200, partial.partial_list(items, meta, version))
         if wants_table(req):
-            items = [self._out(info, o) for o in items]
+            items = [wire.served(info, o) for o in items]
             return json_response(
                 200, tables.to_table(info, items, req.q("includeObject", "Metadata") or "Metadata", meta)
             )
         if info.custom:
-            out_items = [self._out(info, o) for o in items]
+            out_items = [wire.served(info, o) for o in items]
         else:  # typed lists omit each item's apiVersion/kind, as the real server's do
             if info.from_storage is not None:
                 items = [info.from_storage(o) for o in items]
@@ -167,9 +146,9 @@ class ReadVerbs:
             {"apiVersion": info.api_version, "items": out_items, "kind": info.list_kind, "metadata": meta},
         )
 
-    def _watch(self, req: Request, t: Target) -> Response:
+    def watch(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
-        pred = self._selector(req, info)
+        pred = selectors.served_selector(req, info)
         rv_param = req.q("resourceVersion")
         if rv_param not in (None, "", "0"):
             parse_rv(rv_param)
@@ -178,10 +157,7 @@ class ReadVerbs:
         version = partial.requested(req, listing=False)
         table = wants_table(req) and version is None
         # the watcher converts itself: its selector sees the stored form
-        raw_pred = combine(
-            parse_label_selector(req.q("labelSelector")),
-            parse_field_selector(req.q("fieldSelector"), info.field_selectors),
-        )
+        raw_pred = selectors.query_selector(req, info.field_selectors)
         watcher = Watcher(info.api_version, t.namespace if info.namespaced else None, raw_pred)
         watcher.convert = info.from_storage
         if table:
@@ -201,7 +177,7 @@ class ReadVerbs:
         if initial:
             items, _rv_now, _c, _r = self.store.list(info, t.namespace, pred)
             for o in items:
-                obj = self._out(info, o)
+                obj = wire.served(info, o)
                 transform = watcher.transform
                 first.append(event_line("ADDED", transform(obj) if transform is not None else obj))
             if send_initial and send_initial.lower() == "true" and bookmarks:

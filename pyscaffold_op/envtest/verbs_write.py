@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest import managed, patch
+from pyscaffold_op.envtest import managed, patch, selectors, wire
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.builtin_fields import prune_unknown
 from pyscaffold_op.envtest.decode import load_json
@@ -14,7 +13,7 @@ from pyscaffold_op.envtest.metatypes import check_meta_types
 from pyscaffold_op.envtest.objectstore import now_rfc3339
 from pyscaffold_op.envtest.protocol import (
     PATCH_TYPES,
-    Request,
+    HttpRequest,
     Response,
     Target,
     check_write_options,
@@ -25,43 +24,25 @@ from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.scale import set_path, to_scale
 
 if TYPE_CHECKING:
+    from pyscaffold_op.envtest.admitting import AdmissionGate
     from pyscaffold_op.envtest.objectstore import Store
 
 
 class WriteVerbs:
-    store: Store
-    bookmark_interval: float
+    """create, update, patch (merge, JSON, strategic, apply), scale and delete over the store; every
+    write passes the admission `gate` (webhooks, see `admitting`)."""
 
-    if TYPE_CHECKING:  # provided by Api
+    def __init__(self, store: Store, gate: AdmissionGate) -> None:
+        self.store = store
+        self.gate = gate
 
-        def _out(self, info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]: ...
-        def _body(
-            self, req: Request, info: ServedResource, *, check_kind: bool = True, options: str = ""
-        ) -> dict[str, Any]: ...
-        def _check_namespace(self, obj: dict[str, Any], t: Target) -> None: ...
-        @staticmethod
-        def _manager(req: Request) -> str: ...
-        @staticmethod
-        def _dry_run(req: Request) -> bool: ...
-        async def _admitted(
-            self,
-            req: Request,
-            t: Target,
-            operation: str,
-            obj: dict[str, Any] | None,
-            old: dict[str, Any] | None,
-            write: Callable[[Any, bool], Any],
-        ) -> tuple[Any, list[str]]: ...
-        @staticmethod
-        def _warn(resp: Response, *headers: str) -> Response: ...
-
-    async def _create(self, req: Request, t: Target) -> Response:
+    async def create(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
             raise E.method_not_allowed("POST")
-        obj = self._body(req, t.info, options="CreateOptions")
-        self._check_namespace(obj, t)
+        obj = wire.read_body(req, t.info, options="CreateOptions")
+        wire.check_namespace(obj, t)
         if (obj.get("metadata") or {}).get("resourceVersion"):
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
             raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
@@ -72,15 +53,15 @@ class WriteVerbs:
                 t.info,
                 t.namespace or "",
                 to_storage(t.info, o),
-                manager=self._manager(req),
+                manager=wire.field_manager(req),
                 dry_run=dry_run,
                 fresh=True,
             )
 
-        created, warnings = await self._admitted(req, t, "CREATE", obj, None, write)
-        return self._warn(json_response(201, self._out(t.info, created)), unknown, *warnings)
+        created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, write)
+        return self.gate.warn(json_response(201, wire.served(t.info, created)), unknown, *warnings)
 
-    def _unknown_fields(self, req: Request, info: ServedResource, obj: dict[str, Any]) -> str:
+    def _unknown_fields(self, req: HttpRequest, info: ServedResource, obj: dict[str, Any]) -> str:
         """fieldValidation=Strict rejects unknown fields, Warn (the server's default since field
         validation went GA) reports them in a Warning header, Ignore says nothing. Custom resources
         are pruned later against their schema; built-ins lose them here, as decoding into the Go
@@ -104,13 +85,13 @@ class WriteVerbs:
             )
         return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
 
-    async def _update(self, req: Request, t: Target) -> Response:
+    async def update(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource == "scale":
             return self._update_scale(
-                req, t, self._body(req, t.info, check_kind=False, options="UpdateOptions")
+                req, t, wire.read_body(req, t.info, check_kind=False, options="UpdateOptions")
             )
-        obj = self._body(req, t.info, options="UpdateOptions")
-        self._check_namespace(obj, t)
+        obj = wire.read_body(req, t.info, options="UpdateOptions")
+        wire.check_namespace(obj, t)
         unknown = self._unknown_fields(req, t.info, obj)
 
         def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
@@ -120,16 +101,16 @@ class WriteVerbs:
                 t.name or "",
                 to_storage(t.info, o),
                 subresource=t.subresource,
-                manager=self._manager(req),
+                manager=wire.field_manager(req),
                 dry_run=dry_run,
             )
 
         current = self.store.find(t.info.bucket, t.namespace if t.info.namespaced else "", t.name or "")
-        old = self._out(t.info, current) if current is not None else None
-        updated, warnings = await self._admitted(req, t, "UPDATE", obj, old, write)
-        return self._warn(json_response(200, self._out(t.info, updated)), unknown, *warnings)
+        old = wire.served(t.info, current) if current is not None else None
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", obj, old, write)
+        return self.gate.warn(json_response(200, wire.served(t.info, updated)), unknown, *warnings)
 
-    async def _patch(self, req: Request, t: Target) -> Response:
+    async def patch(self, req: HttpRequest, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype not in PATCH_TYPES:
             raise E.unsupported_media(
@@ -164,7 +145,7 @@ class WriteVerbs:
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
         # the patch functions never mutate their target, so the stored object serves as the base
-        base = to_scale(info, current) if t.subresource == "scale" else self._out(info, current)
+        base = to_scale(info, current) if t.subresource == "scale" else wire.served(info, current)
         if ctype == "application/json-patch+json":
             patched = patch.json_patch(base, body)
         elif ctype == "application/merge-patch+json":
@@ -188,15 +169,15 @@ class WriteVerbs:
                 name,
                 to_storage(info, o),
                 subresource=t.subresource,
-                manager=self._manager(req),
+                manager=wire.field_manager(req),
                 dry_run=dry_run,
                 require_rv=False,
             )
 
-        updated, warnings = await self._admitted(req, t, "UPDATE", patched, base, write)
-        return self._warn(json_response(200, self._out(info, updated)), *warnings)
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", patched, base, write)
+        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
 
-    async def _apply(self, req: Request, t: Target) -> Response:
+    async def _apply(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         manager = req.q("fieldManager")
         if not manager:  # ValidatePatchOptions: 422 on the PatchOptions "kind"
@@ -210,7 +191,7 @@ class WriteVerbs:
                     )
                 ],
             )
-        applied = self._body(req, info, options="PatchOptions")
+        applied = wire.read_body(req, info, options="PatchOptions")
         if not applied.get("apiVersion") or not applied.get("kind"):
             raise E.bad_request("apiVersion and kind must be set in an apply request")
         meta = applied.setdefault("metadata", {})
@@ -218,28 +199,26 @@ class WriteVerbs:
             raise E.bad_request(
                 f"the name of the object ({meta['name']}) does not match the name on the URL ({t.name})"
             )
-        self._check_namespace(applied, t)
+        wire.check_namespace(applied, t)
         ns, name = t.namespace or "", t.name or ""
         current = self.store.find(info.bucket, ns if info.namespaced else "", name)
-        force = req.flag("force")
-        now = now_rfc3339()
+        apply_req = managed.ApplyRequest(
+            manager=manager,
+            now=now_rfc3339(),
+            schema=info.schema,
+            custom=info.custom,
+            api_version=info.api_version,
+            subresource=t.subresource,
+            force=req.flag("force"),
+            group=info.group,
+            resource=info.plural,
+            name=name,
+        )
         if current is None:
             if t.subresource:
                 raise E.not_found(info.group, info.plural, name)
             meta["name"] = name
-            obj = managed.apply(
-                None,
-                applied,
-                manager,
-                force,
-                now,
-                info.schema,
-                info.custom,
-                info.api_version,
-                info.group,
-                info.plural,
-                name,
-            )
+            obj = managed.apply(None, applied, apply_req)
 
             def create(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
                 return self.store.create(
@@ -251,25 +230,13 @@ class WriteVerbs:
                     fresh=True,
                 )
 
-            created, warnings = await self._admitted(req, t, "CREATE", obj, None, create)
-            return self._warn(json_response(201, self._out(info, created)), *warnings)
-        new = managed.apply(
-            self._out(info, current),
-            applied,
-            manager,
-            force,
-            now,
-            info.schema,
-            info.custom,
-            info.api_version,
-            info.group,
-            info.plural,
-            name,
-            t.subresource,
-        )
+            created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, create)
+            return self.gate.warn(json_response(201, wire.served(info, created)), *warnings)
+        new = managed.apply(wire.served(info, current), applied, apply_req)
         new["metadata"]["resourceVersion"] = (
             meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
         )
+        old = wire.served(info, current)
 
         def update(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
             return self.store.update(
@@ -283,11 +250,10 @@ class WriteVerbs:
                 managed_fields=o["metadata"].get("managedFields"),
             )
 
-        old = self._out(info, current)
-        updated, warnings = await self._admitted(req, t, "UPDATE", new, old, update)
-        return self._warn(json_response(200, self._out(info, updated)), *warnings)
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", new, old, update)
+        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
 
-    def _update_scale(self, req: Request, t: Target, scale: dict[str, Any]) -> Response:
+    def _update_scale(self, req: HttpRequest, t: Target, scale: dict[str, Any]) -> Response:
         info = t.info
         ns, name = t.namespace or "", t.name or ""
         current = self.store.get(info, ns, name)
@@ -310,10 +276,10 @@ class WriteVerbs:
         set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         new["metadata"]["resourceVersion"] = rv or current["metadata"]["resourceVersion"]
-        updated = self.store.update(info, ns, name, new, manager=self._manager(req), require_rv=False)
+        updated = self.store.update(info, ns, name, new, manager=wire.field_manager(req), require_rv=False)
         return json_response(200, to_scale(info, updated))
 
-    def _delete_options(self, req: Request) -> dict[str, Any]:
+    def _delete_options(self, req: HttpRequest) -> dict[str, Any]:
         opts: dict[str, Any] = {}
         if req.body:
             try:
@@ -368,10 +334,10 @@ class WriteVerbs:
             )
         return opts
 
-    async def _delete(self, req: Request, t: Target) -> Response:
+    async def delete(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
-        dry = self._dry_run(req) or "All" in (opts.get("dryRun") or [])
+        dry = wire.dry_run(req) or "All" in (opts.get("dryRun") or [])
 
         def delete(_o: Any, dry_run: bool) -> tuple[dict[str, Any], bool]:
             return self.store.delete(
@@ -385,26 +351,27 @@ class WriteVerbs:
             )
 
         current = self.store.find(info.bucket, t.namespace if info.namespaced else "", t.name or "")
-        old = self._out(info, current) if current is not None else None
-        (obj, gone), warnings = await self._admitted(req, t, "DELETE", None, old, delete)
+        old = wire.served(info, current) if current is not None else None
+        (obj, gone), warnings = await self.gate.admitted(req, t, "DELETE", None, old, delete)
+        warn = self.gate.warn
         if not gone:
             # like the real handler: 202 only when the client explicitly asked for cascading deletion
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
             code = 202 if opts.get("orphanDependents") is False else 200
-            return self._warn(json_response(code, self._out(info, obj)), *warnings)
+            return warn(json_response(code, wire.served(info, obj)), *warnings)
         if info.custom or info.delete_returns_object:
-            return self._warn(json_response(200, self._out(info, obj)), *warnings)
-        return self._warn(
+            return warn(json_response(200, wire.served(info, obj)), *warnings)
+        return warn(
             json_response(
                 200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
             ),
             *warnings,
         )
 
-    async def _delete_collection(self, req: Request, t: Target) -> Response:
+    async def delete_collection(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
-        pred = self._selector(req, info)
+        pred = selectors.served_selector(req, info)
         items, _rv, _c, _r = self.store.list(info, t.namespace, pred)
         deleted = []
         for obj in list(items):
@@ -421,9 +388,10 @@ class WriteVerbs:
                 )
 
             item = Target(info, meta.get("namespace") or t.namespace, meta["name"], "")
+            old = wire.served(info, obj)
             try:
-                (o, _gone), _w = await self._admitted(req, item, "DELETE", None, self._out(info, obj), delete)
-                deleted.append(self._out(info, o))
+                (o, _gone), _w = await self.gate.admitted(req, item, "DELETE", None, old, delete)
+                deleted.append(wire.served(info, o))
             except E.StatusError as err:
                 if err.code != 404:
                     raise

@@ -7,7 +7,7 @@ import contextlib
 from aiohttp import web
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.handlers import MAX_BODY, Api, Request, error_response
+from pyscaffold_op.envtest.handlers import MAX_BODY, Api, HttpRequest, error_response
 
 # Bodies are read up to this size so that anything over MAX_BODY gets the API server's 413 Status.
 _READ_LIMIT = MAX_BODY * 4
@@ -25,7 +25,9 @@ def make_app(api: Api) -> web.Application:
         except web.HTTPRequestEntityTooLarge:
             resp = error_response(E.too_large(MAX_BODY))
             return web.Response(status=resp.status, body=resp.body, content_type="application/json")
-        req = Request.build(request.method, request.path, request.query_string, dict(request.headers), body)
+        req = HttpRequest.build(
+            request.method, request.path, request.query_string, dict(request.headers), body
+        )
         resp = await api.handle(req)
         if resp.stream is None:
             return web.Response(

@@ -2,8 +2,8 @@
 
 In-process API (the CLI, the scaffolder's `create api --make` and its golden regeneration call these):
 
-    generate_manifests(root, check=False) -> list[Path]   # CRDs, role.yaml, webhooks; changed files
-    generate_crds(root, check=False) -> list[Path]
+    generate_manifests(root, check=False, max_desc_len=None) -> list[Path]   # CRDs, role.yaml, webhooks
+    generate_crds(root, check=False, max_desc_len=None) -> list[Path]  # changed (or stale) files
     generate_rbac(root, check=False) -> list[Path]
     generate_webhooks(root, check=False) -> list[Path]    # config/webhook/manifests.yaml from markers
 
@@ -37,8 +37,11 @@ def _project(root: Path, project: Any) -> Any:
     return project if project is not None else load_project(root)
 
 
-def render_crds(root: Path, project: Any = None) -> dict[Path, dict[str, Any]]:
-    """The CRDs of the project at `root`, keyed by their path (nothing written)."""
+def render_crds(
+    root: Path, project: Any = None, *, max_desc_len: int | None = None
+) -> dict[Path, dict[str, Any]]:
+    """The CRDs of the project at `root`, keyed by their path (nothing written); `max_desc_len` is
+    controller-gen's `crd:maxDescLen`."""
     from pyscaffold_op.apiextensions.crdvalidation import check_crd
     from pyscaffold_op.errors import GenerateError
     from pyscaffold_op.gen.crd import build_crds, crd_file_name
@@ -47,8 +50,8 @@ def render_crds(root: Path, project: Any = None) -> dict[Path, dict[str, Any]]:
 
     project = _project(root, project)
     with project_imports(root, project.package):
-        kinds = load_kinds(project)
-        crds = build_crds(kinds)
+        kinds = load_kinds(project, root)
+        crds = build_crds(kinds, max_desc_len=max_desc_len)
         for crd in crds:
             spec = crd["spec"]
             versions = [
@@ -104,11 +107,13 @@ def _write(files: dict[Path, str], check: bool) -> list[Path]:
     return [path for path, text in sorted(files.items()) if write_if_changed(path, text, check=check)]
 
 
-def generate_crds(root: Path, *, check: bool = False, project: Any = None) -> list[Path]:
+def generate_crds(
+    root: Path, *, check: bool = False, project: Any = None, max_desc_len: int | None = None
+) -> list[Path]:
     """Write `config/crd/bases/<group>_<plural>.yaml`; the files changed (or, with check, stale)."""
     from pyscaffold_op.gen.yamlio import dump_documents
 
-    crds = render_crds(root, project)
+    crds = render_crds(root, project, max_desc_len=max_desc_len)
     if check:
         _check_samples(root, list(crds.values()))
     return _write({path: dump_documents([crd]) for path, crd in crds.items()}, check)
@@ -121,10 +126,11 @@ def generate_rbac(root: Path, *, check: bool = False, project: Any = None) -> li
     return _write({root / ROLE_FILE: dump_documents(render_rbac(root, project))}, check)
 
 
-def generate_manifests(root: Path, *, check: bool = False) -> list[Path]:
-    """CRDs and role.yaml for the project at `root`; the files changed (or, with check, stale)."""
+def generate_manifests(root: Path, *, check: bool = False, max_desc_len: int | None = None) -> list[Path]:
+    """CRDs, role.yaml and the webhook manifests for the project at `root`; the files changed (or,
+    with check, stale)."""
     project = _project(root, None)
-    crds = generate_crds(root, check=check, project=project)
+    crds = generate_crds(root, check=check, project=project, max_desc_len=max_desc_len)
     rbac = generate_rbac(root, check=check, project=project)
     return crds + rbac + generate_webhooks(root, check=check, project=project)
 

@@ -10,9 +10,12 @@ from typing import Any
 from pyscaffold_op.apimachinery import CustomResource
 from pyscaffold_op.apimachinery.naming import singularize
 from pyscaffold_op.errors import GenerateError
+from pyscaffold_op.gen.descriptions import truncate_descriptions
 from pyscaffold_op.gen.markers import Marker, class_markers
 from pyscaffold_op.gen.schema import SchemaConverter
 
+# names the generator on every CRD, like controller-gen's `controller-gen.kubebuilder.io/version`
+VERSION_ANNOTATION = "pyop.io/version"
 _COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
 _SCOPES = {"Namespaced": True, "Cluster": False}
 
@@ -118,9 +121,13 @@ def _subresources(v: _Version) -> dict[str, Any]:
 
 
 def build_crd(
-    classes: list[type[CustomResource]], converter: SchemaConverter | None = None
+    classes: list[type[CustomResource]],
+    converter: SchemaConverter | None = None,
+    *,
+    max_desc_len: int | None = None,
 ) -> dict[str, Any]:
-    """The CRD of one group/kind from its versions' classes."""
+    """The CRD of one group/kind from its versions' classes; `max_desc_len` is controller-gen's
+    `crd:maxDescLen` (0 drops every description, n cuts them to n bytes at a sentence end)."""
     converter = converter or SchemaConverter()
     versions = []
     for cls in classes:
@@ -157,9 +164,12 @@ def build_crd(
     names = _resource_names(versions)
     entries = []
     for v in versions:
+        schema = converter.kind_schema(v.cls)
+        if max_desc_len is not None:
+            truncate_descriptions(schema, max_desc_len)
         entry: dict[str, Any] = {
             "name": v.cls.gvk.version,
-            "schema": {"openAPIV3Schema": converter.kind_schema(v.cls)},
+            "schema": {"openAPIV3Schema": schema},
             "served": v.one("kubebuilder:unservedversion") is None,
             "storage": v is storage[0],
         }
@@ -180,7 +190,12 @@ def build_crd(
             if deprecated.get("warning"):
                 entry["deprecationWarning"] = deprecated.get("warning")
         entries.append(entry)
-    metadata: dict[str, Any] = {"name": f"{names['plural']}.{group}"}
+    from pyscaffold_op import __version__
+
+    metadata: dict[str, Any] = {
+        "annotations": {VERSION_ANNOTATION: __version__},
+        "name": f"{names['plural']}.{group}",
+    }
     for v in versions:
         meta = v.one("kubebuilder:metadata")
         for key in ("annotations", "labels"):
@@ -200,7 +215,7 @@ def build_crd(
     }
 
 
-def build_crds(kinds: list[type[CustomResource]]) -> list[dict[str, Any]]:
+def build_crds(kinds: list[type[CustomResource]], *, max_desc_len: int | None = None) -> list[dict[str, Any]]:
     """One CRD per (group, kind), sorted by file name."""
     by_kind: dict[tuple[str, str], list[type[CustomResource]]] = {}
     for cls in kinds:
@@ -208,7 +223,7 @@ def build_crds(kinds: list[type[CustomResource]]) -> list[dict[str, Any]]:
             raise GenerateError(f"{_where(cls)}: a custom resource needs a non-empty API group")
         by_kind.setdefault((cls.gvk.group, cls.gvk.kind), []).append(cls)
     converter = SchemaConverter()
-    crds = [build_crd(classes, converter) for classes in by_kind.values()]
+    crds = [build_crd(classes, converter, max_desc_len=max_desc_len) for classes in by_kind.values()]
     return sorted(crds, key=lambda crd: crd_file_name(crd))
 
 

@@ -79,13 +79,30 @@ def _user_frame(err: BaseException) -> str | None:
     return found
 
 
-def load_kinds(project: Project) -> list[type[CustomResource]]:
-    """The kinds defined under the project's API version packages, in a stable order."""
+_PACKAGE_MARKER_FILES = ("__init__.py", "groupversion_info.py")
+
+
+def skipped(package_dir: Path) -> bool:
+    """Whether a version package says `# +kubebuilder:skip` (controller-gen: not an API version)."""
+    from pyscaffold_op.gen.markers import file_markers
+
+    return any(
+        file_markers(package_dir / name, ("kubebuilder:skip",))
+        for name in _PACKAGE_MARKER_FILES
+        if (package_dir / name).is_file()
+    )
+
+
+def load_kinds(project: Project, root: Path | None = None) -> list[type[CustomResource]]:
+    """The kinds defined under the project's API version packages, in a stable order (packages
+    marked `+kubebuilder:skip` left out when `root` is given)."""
     modules: list[str] = []
     for resource in project.resources:
         if resource.api is None:
             continue  # a controller for a kind of another API (core, apps, ...)
         module = project.api_module(resource)
+        if root is not None and skipped(project.api_dir(root, resource)):
+            continue
         if module not in modules:
             modules.append(module)
     kinds: dict[tuple[str, str, str], type[CustomResource]] = {}
@@ -108,7 +125,7 @@ def load_kinds(project: Project) -> list[type[CustomResource]]:
                 ):
                     kinds[tuple(value.gvk)] = value
     for resource in project.resources:
-        if resource.api is None:
+        if resource.api is None or project.api_module(resource) not in modules:
             continue
         gvk = (resource.qualified_group(), resource.version, resource.kind)
         if gvk not in kinds:

@@ -1,6 +1,6 @@
 """`# +marker` comments, read with `tokenize` and parsed with controller-gen's names and argument syntax.
 
-Syntax (as controller-gen): `+name` (a flag), `+name=value` (one anonymous value) or
+Syntax (as controller-gen): `+name` (a flag), `+name=value` or `+name:=value` (one anonymous value) or
 `+name:key=value,key2=value2` (named arguments). Values are `"double-quoted"` (Go/JSON escapes),
 `` `raw` `` strings, `{a,b}` or `a;b` lists, `{key: value}` maps, JSON literals or bare words.
 
@@ -25,6 +25,8 @@ from pyscaffold_op.errors import GenerateError
 # Argument kinds: how a raw value is converted.
 # LIST is a list of strings (names, verbs); VALUES a list of typed values (enum members).
 FLAG, STR, INT, NUM, BOOL, LIST, VALUES, ANY = "flag", "str", "int", "number", "bool", "list", "values", "any"
+# JSON only (the `+default=` marker of Kubernetes' declarative markers); `ref(...)` values are ignored
+JSON = "json"
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,25 @@ SPECS: dict[str, MarkerSpec] = {
     "listType": _spec(STR, keyword="x-kubernetes-list-type"),
     "listMapKey": _spec(STR),
     "mapType": _spec(STR, keyword="x-kubernetes-map-type"),
-    "structType": _spec(STR),
+    "structType": _spec(STR, keyword="x-kubernetes-map-type"),
+    # markers of the kubebuilder book and Kubernetes' declarative validation (controller-gen >= 0.18)
+    "default": _spec(JSON, keyword="default"),
+    "k8s:required": _spec(FLAG),
+    "k8s:optional": _spec(FLAG),
+    "k8s:immutable": _spec(FLAG),
+    "kubebuilder:title": _spec(ANY, keyword="title"),
+    "kubebuilder:externalDocs": _spec(args={"url": (STR, False), "description": (STR, False)}),
+    _V + "AtMostOneOf": _spec(LIST),
+    _V + "ExactlyOneOf": _spec(LIST),
+    _V + "AtLeastOneOf": _spec(LIST),
+    _V + "XPreserveUnknownFields": _spec(
+        FLAG, sets=("x-kubernetes-preserve-unknown-fields", True), items=True
+    ),
+    _V + "XEmbeddedResource": _spec(FLAG, sets=("x-kubernetes-embedded-resource", True), items=True),
+    # package-level: `# +kubebuilder:skip` in a version package's __init__.py or groupversion_info.py
+    "kubebuilder:skip": _spec(FLAG),
+    # applyconfiguration-gen's marker, written by kubebuilder's scaffold: accepted, no CRD effect
+    "kubebuilder:ac:generate": _spec(BOOL),
     # RBAC (controllers package)
     "kubebuilder:rbac": _spec(
         args={
@@ -188,6 +208,8 @@ class ClassMarkers:
 
     kind: list[Marker] = field(default_factory=list)
     fields: dict[str, list[Marker]] = field(default_factory=dict)
+    lines: dict[str, str] = field(default_factory=dict)
+    """Where each field is written (`path:line`), for errors about its type."""
     docs: dict[str, str] = field(default_factory=dict)
     """Attribute docstrings (the string under a field), read here too so descriptions never depend on
     pydantic's `use_attribute_docstrings` (which reads sources at every import of the models)."""
@@ -291,6 +313,15 @@ def _convert(kind: str, raw: str | None, what: str) -> Any:
         return [(_scalar if kind == VALUES else _unquote)(item) for item in items]
     if kind == ANY:
         return parse_any(raw)
+    if kind == JSON:
+        if raw.startswith("ref("):
+            return None  # a Go constant's name: controller-gen skips it too
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise ValueError(
+                f"{what}: {raw!r} is not JSON (use +kubebuilder:default for bare words)"
+            ) from None
     value = _scalar(raw)
     if kind == BOOL:
         if isinstance(value, bool):
@@ -325,6 +356,8 @@ def parse_marker(text: str, where: str = "") -> Marker | None:
     rest = text[len(name) :]
     try:
         if value_kind is not None:
+            if rest.startswith(":="):
+                rest = rest[1:]  # `+kubebuilder:default:=Allow`, as controller-gen reads it
             if rest.startswith(":"):
                 raise ValueError(f"+{name} takes a value (+{name}=...), not named arguments")
             raw = rest[1:] if rest.startswith("=") else None
@@ -409,6 +442,7 @@ def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
             info = ClassMarkers(kind=_markers_in(block, path))
             for index, stmt in enumerate(node.body):
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    info.lines[stmt.target.id] = f"{path}:{stmt.lineno}"
                     found = _markers_in(_block_above(comments, stmt.lineno), path)
                     if found:
                         info.fields[stmt.target.id] = found

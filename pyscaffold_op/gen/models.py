@@ -18,6 +18,7 @@ from pyscaffold_op.errors import GenerateError
 
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata")
 _NULLABLE = "x-pyop-nullable"
+_FORMAT = "x-pyop-format"
 
 
 def pick_version(crd: dict[str, Any], version: str | None) -> dict[str, Any]:
@@ -40,6 +41,13 @@ def models_from_crd(crd: dict[str, Any], *, version: str | None = None) -> str:
     """Python source of pydantic models for one version of `crd`."""
     if crd.get("kind") != "CustomResourceDefinition":
         raise GenerateError(f"not a CustomResourceDefinition (kind: {crd.get('kind')!r})")
+    from pyscaffold_op.apiextensions.crdvalidation import check_crd
+
+    problems = check_crd(crd)
+    if problems:  # the generator would make up a model for a schema no server serves
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        name = (crd.get("metadata") or {}).get("name")
+        raise GenerateError(f"CRD {name} would be rejected by the API server: {problems[0]}{more}")
     spec = crd["spec"]
     entry = pick_version(crd, version)
     kind = spec["names"]["kind"]
@@ -49,7 +57,8 @@ def models_from_crd(crd: dict[str, Any], *, version: str | None = None) -> str:
     if "required" in schema:
         schema["required"] = [r for r in schema["required"] if r not in _ROOT_FIELDS]
     code = _generate(_mark_nullable(schema), kind).replace(f"'{_NULLABLE}': True", "'nullable': True")
-    return _as_custom_resource(
+    code = code.replace(f"'{_FORMAT}': ", "'format': ")
+    module = _as_custom_resource(
         code,
         _kind_markers(crd, entry),
         kind,
@@ -58,6 +67,8 @@ def models_from_crd(crd: dict[str, Any], *, version: str | None = None) -> str:
         plural=spec["names"]["plural"],
         namespaced=spec.get("scope", "Namespaced") == "Namespaced",
     )
+    _check_imports(module, kind)
+    return module
 
 
 def models_from_crd_file(path: Path, *, version: str | None = None) -> str:
@@ -72,6 +83,30 @@ def models_from_crd_file(path: Path, *, version: str | None = None) -> str:
     if not crds:
         raise GenerateError(f"{path}: no CustomResourceDefinition in the file")
     return models_from_crd(crds[0], version=version)
+
+
+def _check_imports(code: str, kind: str) -> None:
+    """Run the generated module once (never exit 0 with a module that fails to import)."""
+    import sys
+    import types
+
+    from pyscaffold_op.apimachinery import CustomResource
+
+    saved = dict(CustomResource.registry)
+    module = types.ModuleType("_pyop_generated_models")
+    sys.modules[module.__name__] = module  # pydantic resolves the annotations through it
+    try:
+        exec(compile(code, f"<models of {kind}>", "exec"), module.__dict__)
+        getattr(module, kind).model_rebuild()
+    except Exception as err:  # anything the generated code raises means broken output
+        first = (str(err).strip().splitlines() or [""])[0]
+        raise GenerateError(
+            f"the models generated for {kind} do not import ({type(err).__name__}: {first}); nothing written"
+        ) from err
+    finally:
+        sys.modules.pop(module.__name__, None)
+        CustomResource.registry.clear()
+        CustomResource.registry.update(saved)
 
 
 def _generate(schema: dict[str, Any], kind: str) -> str:
@@ -107,12 +142,19 @@ def _generate(schema: dict[str, Any], kind: str) -> str:
 
 
 def _mark_nullable(node: Any) -> Any:
-    """`nullable: true` -> a private extension key, so the generator keeps it in json_schema_extra
-    (it would otherwise fold it into `X | None`, which our CRD generator reads as "optional")."""
+    """`nullable: true` and integer formats -> private extension keys, so the generator keeps them in
+    json_schema_extra (it would otherwise fold `nullable` into `X | None`, which our CRD generator
+    reads as "optional", and drop `format: int32` for a plain `int`)."""
     if isinstance(node, dict):
-        return {
-            (_NULLABLE if k == "nullable" and v is True else k): _mark_nullable(v) for k, v in node.items()
-        }
+        integer = node.get("type") == "integer"
+        out = {}
+        for k, v in node.items():
+            if k == "nullable" and v is True:
+                k = _NULLABLE
+            elif k == "format" and integer and v in ("int32", "int64"):
+                k = _FORMAT
+            out[k] = _mark_nullable(v)
+        return out
     if isinstance(node, list):
         return [_mark_nullable(v) for v in node]
     return node

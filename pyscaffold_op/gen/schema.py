@@ -27,9 +27,12 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from pyscaffold_op.errors import GenerateError
+from pyscaffold_op.gen.builtin import builtin_schema, definition_of
 from pyscaffold_op.gen.markers import ITEMS_PREFIX, SPECS, ClassMarkers, Marker, MarkerSpec, class_markers
 
 _MODEL_KEY = "x-pyop-model"
+_BUILTIN_KEY = "x-pyop-builtin"
+_UNSUPPORTED_KEY = "x-pyop-unsupported"
 # Formats the API server knows (k8s.io/kube-openapi strfmt) and pydantic's wire form matches; others are
 # dropped. Not `duration`: pydantic writes timedelta as ISO 8601 (PT1H), the server expects Go's (1h).
 K8S_FORMATS = {
@@ -97,8 +100,22 @@ _SHAPE_KEYS = {
     "x-kubernetes-int-or-string",
     "x-kubernetes-preserve-unknown-fields",
     _MODEL_KEY,
+    _BUILTIN_KEY,
 }
 _NUMERIC = {"minimum", "maximum", "multipleOf"}
+_TYPES = {"array", "boolean", "integer", "number", "object", "string"}  # what the API server accepts
+# pydantic leaks a constraint's own name into the JSON schema when it sits on a validated type
+# (`Annotated[Int64, Field(ge=0)]`): the JSON schema keyword each one means
+_LEAKED = {
+    "ge": "minimum",
+    "le": "maximum",
+    "gt": "exclusiveMinimum",
+    "lt": "exclusiveMaximum",
+    "multiple_of": "multipleOf",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+}
+_LEAKED_ARRAY = {**_LEAKED, "min_length": "minItems", "max_length": "maxItems"}
 _KEEP = {
     "description",
     "type",
@@ -149,9 +166,18 @@ KIND_DESCRIPTION = (
 )
 
 _NO_SPEC = MarkerSpec()
-_STRUCTURAL_MARKERS = {"structType"}
 _VALIDATION = "kubebuilder:validation:"
-_REQUIREDNESS = {"optional", "required", "kubebuilder:validation:Optional", "kubebuilder:validation:Required"}
+_OPTIONAL = {"optional", "k8s:optional", "kubebuilder:validation:Optional"}
+_REQUIRED = {"required", "k8s:required", "kubebuilder:validation:Required"}
+_REQUIREDNESS = _OPTIONAL | _REQUIRED
+# type-level markers that count the fields set, in the order controller-gen writes their rules
+# (after the XValidation rules), with its rule operator and message
+_ONE_OF = {
+    _VALIDATION + "AtMostOneOf": ("<= 1", "at most one of the fields in {} may be set"),
+    _VALIDATION + "ExactlyOneOf": ("== 1", "exactly one of the fields in {} must be set"),
+    _VALIDATION + "AtLeastOneOf": (">= 1", "at least one of the fields in {} must be set"),
+}
+_IMMUTABLE = {"message": "field is immutable", "rule": "self == oldSelf"}
 
 
 def _holds_model(value: Any) -> bool:
@@ -176,11 +202,18 @@ def _generator(models: dict[str, type]) -> type[GenerateJsonSchema]:
                 return pydantic_core.to_jsonable_python(dft, by_alias=True, exclude_none=True)
             return super().encode_default(dft)
 
+        def complex_schema(self, schema: Any) -> Any:
+            # pydantic writes `complex` as a plain string: a CRD would silently take any text
+            return {_UNSUPPORTED_KEY: "complex numbers have no Kubernetes type (use two numbers or a string)"}
+
         def model_schema(self, schema: Any) -> Any:
+            cls = schema["cls"]
+            builtin = definition_of(cls)
+            if builtin is not None:  # a built-in type: its schema comes from the Kubernetes spec
+                return {_BUILTIN_KEY: builtin}
             result = super().model_schema(schema)
             if schema.get("root_model"):
                 return result  # a RootModel is its root's schema, not an object
-            cls = schema["cls"]
             key = f"{cls.__module__}:{cls.__qualname__}"
             models[key] = cls
             result[_MODEL_KEY] = key
@@ -226,9 +259,13 @@ class _Run:
         self.owner = owner
         self.defs = defs
         self.models = models
+        self.lines: dict[str, str] = {}  # "Model.field" -> "path:line"
 
     def fail(self, where: str, message: str) -> GenerateError:
-        return GenerateError(f"{where}: {message}")
+        """An error naming the model and field, after the file and line that declare the field."""
+        field_path = where.split("[", 1)[0].split("{", 1)[0]
+        line = self.lines.get(field_path)
+        return GenerateError(f"{_relative(line)}: {where}: {message}" if line else f"{where}: {message}")
 
     # ---------------------------------------------------------- nodes
 
@@ -241,6 +278,10 @@ class _Run:
             node.update(node.pop("allOf")[0])  # older pydantic wraps refs with siblings in allOf
         if "$ref" in node:
             return self._ref(node, stack, where)
+        if _BUILTIN_KEY in node:
+            return builtin_schema(node[_BUILTIN_KEY])
+        if _UNSUPPORTED_KEY in node:
+            raise self.fail(where, node[_UNSUPPORTED_KEY])
         for key, why in _UNSUPPORTED.items():
             if key in node:
                 raise self.fail(where, why)
@@ -251,6 +292,8 @@ class _Run:
         if isinstance(node.get("type"), list):
             raise self.fail(where, f"several types {node['type']} are not structural")
         out: dict[str, Any] = {}
+        leaked = _LEAKED_ARRAY if node.get("type") == "array" else _LEAKED
+        node = {leaked.get(key, key): value for key, value in node.items()}
         for key, value in node.items():
             if key in _DROP or key == _MODEL_KEY or key == "uniqueItems":
                 continue
@@ -369,6 +412,7 @@ class _Run:
             own = self.owner._markers_of(klass)
             merged.fields.update(own.fields)
             merged.docs.update(own.docs)
+            merged.lines.update(own.lines)
         return merged
 
     def _model(self, node: dict[str, Any], out: dict[str, Any], stack: tuple[str, ...], where: str) -> None:
@@ -378,17 +422,22 @@ class _Run:
         names = _alias_to_field(cls)
         required = set(node.get("required", []))
         props: dict[str, Any] = {}
+        immutable: list[str] = []
         for alias, sub in node.get("properties", {}).items():
             field_name = names.get(alias, alias)
             here = f"{model_name}.{field_name}"
+            if field_name in markers.lines:
+                self.lines[here] = markers.lines[field_name]
             prop = self.convert(sub, stack, here)
             if "description" not in sub and field_name in markers.docs:
                 prop["description"] = markers.docs[field_name]  # the attribute docstring
             for marker in markers.fields.get(field_name, []):
-                if marker.name in ("optional", "kubebuilder:validation:Optional"):
+                if marker.name in _OPTIONAL:
                     required.discard(alias)
-                elif marker.name in ("required", "kubebuilder:validation:Required"):
+                elif marker.name in _REQUIRED:
                     required.add(alias)
+                elif marker.name == "k8s:immutable":
+                    immutable.append(alias)
             prop = apply_markers(prop, markers.fields.get(field_name, []), here)
             if prop.get("default", 0) is None and not prop.get("nullable"):
                 del prop["default"]
@@ -400,15 +449,63 @@ class _Run:
             out["required"] = sorted(required)
         else:
             out.pop("required", None)
+        # `+k8s:immutable` on an optional field: its own rule cannot see it removed, so the parent's
+        # rule forbids that (controller-gen writes these before the type's own rules)
+        once_set = [
+            {
+                "message": f"field {name} is immutable once set",
+                "rule": f"!has(oldSelf.{name}) || has(self.{name})",
+            }
+            for name in immutable
+            if name not in required
+        ]
+        if once_set:
+            out["x-kubernetes-validations"] = once_set
         # type-level markers above the class (CEL rules, Min/MaxProperties, ...) apply to its schema
         type_markers = [
             m
             for m in markers.kind
             if SPECS.get(m.name, _NO_SPEC).keyword
             or SPECS.get(m.name, _NO_SPEC).sets
-            or m.name == "kubebuilder:validation:XValidation"
+            or m.name in ("kubebuilder:validation:XValidation", "kubebuilder:externalDocs")
         ]
         out.update(apply_markers(dict(out), type_markers, model_name))
+        for name in _ONE_OF:
+            for marker in (m for m in markers.kind if m.name == name):
+                _one_of_rule(out, marker, required, model_name)
+
+
+def _one_of_rule(out: dict[str, Any], marker: Marker, required: set[str], where: str) -> None:
+    """controller-gen's rule for `+kubebuilder:validation:AtMostOneOf=a;b` (and Exactly/AtLeast)."""
+    fields = list(marker.value)
+    nested = [f for f in fields if "." in f]
+    if nested:
+        raise GenerateError(
+            f"{marker.where}: +{marker.name} cannot reference nested fields: {','.join(nested)}"
+        )
+    for name in fields:
+        if name not in out.get("properties", {}):
+            raise GenerateError(f"{marker.where}: +{marker.name} names {name!r}, not a field of {where}")
+        if name in required:
+            raise GenerateError(
+                f"{marker.where}: field {name} is part of a +{marker.name} constraint and cannot be "
+                f"required ({where}: give it a default or mark it +optional)"
+            )
+    if not fields:
+        return
+    operator, message = _ONE_OF[marker.name]
+    count = "[" + ",".join(f"has(self.{f})" for f in fields) + "].filter(x,x==true).size()"
+    rule = {"message": message.format("[" + " ".join(fields) + "]"), "rule": f"{count} {operator}"}
+    out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), rule]
+
+
+def _relative(location: str) -> str:
+    """`path:line` with the path relative to the working folder when it is inside it."""
+    from pathlib import Path
+
+    path, _, line = location.rpartition(":")
+    full, here = Path(path).resolve(), Path.cwd().resolve()
+    return f"{full.relative_to(here) if full.is_relative_to(here) else path}:{line}"
 
 
 def _alias_to_field(cls: type | None) -> dict[str, str]:
@@ -462,10 +559,24 @@ def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> 
         out["items"] = apply_markers(out["items"], unprefixed, f"{where}[]")
         markers = [m for m in markers if not m.name.startswith(ITEMS_PREFIX)]
     list_keys: list[str] = []
+    if any(m.name == "kubebuilder:default" for m in markers):
+        markers = [m for m in markers if m.name != "default"]  # controller-gen: kubebuilder's wins
     for marker in markers:
         name = marker.name
-        if name in _REQUIREDNESS or name in _STRUCTURAL_MARKERS:
+        if name in _REQUIREDNESS or (name == "default" and marker.value is None):
             continue
+        if name == "k8s:immutable":
+            out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), dict(_IMMUTABLE)]
+            continue
+        if name == "kubebuilder:externalDocs":
+            out["externalDocs"] = {k: marker.args[k] for k in ("description", "url") if k in marker.args}
+            continue
+        if name == "structType" and (
+            out.get("type", "object") != "object" or marker.value not in ("granular", "atomic")
+        ):
+            raise GenerateError(
+                f"{marker.where}: +structType must be granular or atomic, on a model field ({where})"
+            )
         if name == "listMapKey":
             list_keys.append(marker.value)
             continue
@@ -493,6 +604,10 @@ def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> 
         value = marker.value
         if key == "enum":
             value = _coerce_enum(list(value), out.get("type"))
+        if key == "type" and value not in _TYPES:
+            raise GenerateError(
+                f"{marker.where}: +{name}={value}: supported values: {', '.join(sorted(_TYPES))} ({where})"
+            )
         if (
             key in ("minimum", "maximum", "multipleOf")
             and out.get("type") == "integer"

@@ -90,6 +90,9 @@ _EXPORTS: dict[str, str] = {
     "ManagerOptions": "manager",
     "LeaderElectionLost": "manager",
     "ShutdownTimeout": "manager",
+    "CacheSyncTimeout": "startup",
+    "BindError": "startup",
+    "parse_duration": "startup",
     "LeaderElector": "leader",
     "EventRecorder": "recorder",
     "RuntimeMetrics": "metrics",
@@ -107,8 +110,10 @@ __all__ = [
     "AnnotationChanged",
     "ApiError",
     "BadRequest",
+    "BindError",
     "BucketRateLimiter",
     "Builder",
+    "CacheSyncTimeout",
     "CachedClient",
     "Channel",
     "Client",
@@ -182,6 +187,7 @@ __all__ = [
     "not_",
     "objmeta",
     "or_",
+    "parse_duration",
     "ping",
     "predicate",
     "setup_logging",
@@ -276,4 +282,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     )
     from pyscaffold_op.runtime.request import Reconciler, Request, Result, TerminalError
     from pyscaffold_op.runtime.source import Channel, Kind, Source
+    from pyscaffold_op.runtime.startup import BindError, CacheSyncTimeout, parse_duration
     from pyscaffold_op.runtime.store import Indexer

@@ -10,15 +10,21 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pyscaffold_op.apimachinery.labels import SelectorLike, matcher
+from pyscaffold_op.apimachinery import fieldselector, labels
+from pyscaffold_op.apimachinery.fieldselector import FieldSelector
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.errors import NotFound
 from pyscaffold_op.runtime.informer import Informer
 from pyscaffold_op.runtime.kinds import ResourceInfo, info_for
 from pyscaffold_op.runtime.rest import RestTransport
 from pyscaffold_op.runtime.store import NAMESPACE_INDEX
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from pyscaffold_op.runtime.client import ListOptions
 
 T = TypeVar("T")
 
@@ -109,12 +115,7 @@ class InformerCache:
         return self._copy(info, obj)
 
     async def list(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> list[T]:
         informer = await self._synced_informer(kind)
         info, store = informer.info, informer.store
@@ -122,45 +123,25 @@ class InformerCache:
             candidates = store.by_index(NAMESPACE_INDEX, namespace)
         else:
             candidates = list(store.values())
-        if fields:
+        fields = fieldselector.matcher(options.get("fields"))
+        if not fields.empty():
             candidates = _filter_fields(informer, candidates, fields)
-        if labels:
-            selector = matcher(labels)
+        if options.get("labels"):
+            selector = labels.matcher(options.get("labels"))
             candidates = [o for o in candidates if selector.matches(objmeta.labels(o))]
         candidates.sort(key=objmeta.key)
         return [self._copy(info, o) for o in candidates]
 
 
-def _filter_fields(informer: Informer, objs: list[Any], fields: SelectorLike) -> list[Any]:
-    """Field selectors: through a registered field index when there is one, else by evaluating the path
-    on the object's wire form (slower, but `fields={"status.phase": "Running"}` just works)."""
-    if isinstance(fields, str):
-        pairs = dict(p.split("=", 1) for p in fields.split(",") if p)
-        pairs = {k.rstrip("="): v for k, v in pairs.items()}
-    else:
-        pairs = dict(fields or {})
-    for field, value in pairs.items():
-        index = field_index_name(field)
-        if informer.store.has_index(index):
-            keep = {id(o) for o in informer.store.by_index(index, value)}
+def _filter_fields(informer: Informer, objs: list[Any], fields: FieldSelector) -> list[Any]:
+    """Field selectors: an equality through a registered field index when there is one, else by
+    evaluating the path on the object's wire form (slower, but `fields={"status.phase": "Running"}`
+    just works)."""
+    for req in fields.requirements:
+        index = field_index_name(req.field)
+        if req.equal and informer.store.has_index(index):
+            keep = {id(o) for o in informer.store.by_index(index, req.value)}
             objs = [o for o in objs if id(o) in keep]
         else:
-            objs = [o for o in objs if _field_value(informer.info, o, field) == value]
+            objs = [o for o in objs if req.matches(informer.info.to_dict(o))]
     return objs
-
-
-def _field_value(info: ResourceInfo, obj: Any, path: str) -> str | None:
-    if path == "metadata.name":
-        return objmeta.name(obj)
-    if path == "metadata.namespace":
-        return objmeta.namespace(obj)
-    node: Any = info.to_dict(obj)
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    if node is None:
-        return None
-    if isinstance(node, bool):
-        return "true" if node else "false"
-    return str(node)

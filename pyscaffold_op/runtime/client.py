@@ -24,6 +24,27 @@ T = TypeVar("T")
 PatchType = Literal["merge", "json", "apply", "strategic"]
 
 
+class ListOptions(TypedDict, total=False):
+    """The keyword-only options of every `list` (client, cached client, cache, `Reader`): written once.
+
+    `labels`/`fields`: a dict of equalities or a selector string; `limit`: the page size of each
+    request to the server (the cache, which holds every object, ignores it).
+    """
+
+    labels: SelectorLike
+    fields: SelectorLike
+    limit: int | None
+
+
+class DeleteOptions(TypedDict, total=False):
+    """The keyword-only options of every `delete` (client, `ClientProtocol`): written once."""
+
+    propagation_policy: Literal["Background", "Foreground", "Orphan"] | None
+    grace_period_seconds: int | None
+    preconditions: Mapping[str, str] | None
+    dry_run: bool
+
+
 class PatchOptions(TypedDict, total=False):
     """The keyword-only options of every `patch` (client, status client, protocol): written once."""
 
@@ -64,12 +85,7 @@ class Reader(Protocol):
     async def get(self, kind: type[T], name: str, namespace: str | None = None) -> T: ...
 
     async def list(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> list[T]: ...
 
 
@@ -90,11 +106,7 @@ class ClientProtocol(Reader, Protocol):
         obj_or_kind: Any,
         name: str | None = None,
         namespace: str | None = None,
-        *,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = "Background",
-        grace_period_seconds: int | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        **options: Unpack[DeleteOptions],
     ) -> None: ...
 
     def status(self) -> StatusClient: ...
@@ -126,35 +138,25 @@ class Client:
         return info.decode(data)
 
     async def list(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> list[T]:
         """All objects of `kind` (in `namespace`, or in every namespace when None) matching the selectors.
 
         `labels`/`fields` are a dict of equalities or a selector string (`"app=x,tier in (a,b)"`).
         `limit` is the page size; every page is fetched.
         """
-        items, _rv = await self.list_with_version(kind, namespace, labels, fields, limit)
+        items, _rv = await self.list_with_version(kind, namespace, **options)
         return items
 
     async def list_with_version(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> tuple[list[T], str]:
         info = info_for(kind)
         path = info.path(namespace if info.namespaced else None)
         params: dict[str, Any] = {
-            "labelSelector": render(labels),
-            "fieldSelector": render(fields),
-            "limit": limit,
+            "labelSelector": render(options.get("labels")),
+            "fieldSelector": render(options.get("fields")),
+            "limit": options.get("limit"),
         }
         items: list[T] = []
         while True:
@@ -203,12 +205,7 @@ class Client:
         """Send one PatchRequest (what `patch` and `status().patch` build)."""
         kind, name, namespace, patch = req.kind, req.name, req.namespace, req.patch
         patch_type = req.patch_type
-        info = info_of(kind)
-        if not isinstance(kind, type):
-            name = name or objmeta.name(kind)
-            namespace = namespace or objmeta.namespace(kind) or None
-        if not name:
-            raise ValueError("patch needs a name (or an object)")
+        info, name, namespace = _named("patch", kind, name, namespace)
         if patch_type not in PATCH_CONTENT_TYPES:
             raise ValueError(f"patch_type must be one of {sorted(PATCH_CONTENT_TYPES)}, got {patch_type!r}")
         if patch is None and not isinstance(kind, type):
@@ -239,30 +236,26 @@ class Client:
         obj_or_kind: Any,
         name: str | None = None,
         namespace: str | None = None,
-        *,
-        propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = "Background",
-        grace_period_seconds: int | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        dry_run: bool = False,
+        **options: Unpack[DeleteOptions],
     ) -> None:
-        """Delete by object or by kind + name. Raises NotFound when it does not exist."""
-        info = info_of(obj_or_kind)
-        if not isinstance(obj_or_kind, type):
-            name = name or objmeta.name(obj_or_kind)
-            namespace = namespace or objmeta.namespace(obj_or_kind) or None
-        if not name:
-            raise ValueError("delete needs a name (or an object)")
-        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        """Delete by object or by kind + name. Raises NotFound when it does not exist.
+
+        Options (keyword-only): `propagation_policy` ("Background" by default, "Foreground", "Orphan",
+        or None for the server's default), `grace_period_seconds`, `preconditions` (uid and/or
+        resourceVersion), `dry_run`."""
+        info, name, namespace = _named("delete", obj_or_kind, name, namespace)
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        propagation_policy = options.get("propagation_policy", "Background")
         if propagation_policy:
-            options["propagationPolicy"] = propagation_policy
-        if grace_period_seconds is not None:
-            options["gracePeriodSeconds"] = grace_period_seconds
-        if preconditions:
-            options["preconditions"] = dict(preconditions)
-        if dry_run:
-            options["dryRun"] = ["All"]
+            body["propagationPolicy"] = propagation_policy
+        if options.get("grace_period_seconds") is not None:
+            body["gracePeriodSeconds"] = options.get("grace_period_seconds")
+        if preconditions := options.get("preconditions"):
+            body["preconditions"] = dict(preconditions)
+        if options.get("dry_run"):
+            body["dryRun"] = ["All"]
         await self.transport.request(
-            "DELETE", info.path(self._ns(info, namespace), name), body=json.dumps(options).encode()
+            "DELETE", info.path(self._ns(info, namespace), name), body=json.dumps(body).encode()
         )
 
     def status(self) -> StatusClient:
@@ -298,6 +291,19 @@ class StatusClient:
         return await self._client.send_patch(req)
 
 
+def _named(
+    verb: str, obj_or_kind: Any, name: str | None, namespace: str | None
+) -> tuple[ResourceInfo, str, str | None]:
+    """The kind, name and namespace a write by object or by kind + name is for."""
+    info = info_of(obj_or_kind)
+    if not isinstance(obj_or_kind, type):
+        name = name or objmeta.name(obj_or_kind)
+        namespace = namespace or objmeta.namespace(obj_or_kind) or None
+    if not name:
+        raise ValueError(f"{verb} needs a name (or an object)")
+    return info, name, namespace
+
+
 def _patch_body(info: ResourceInfo, patch: Any) -> bytes:
     if isinstance(patch, bytes):
         return patch
@@ -331,13 +337,8 @@ class CachedClient(Client):
         return await super().get(kind, name, namespace)
 
     async def list(
-        self,
-        kind: type[T],
-        namespace: str | None = None,
-        labels: SelectorLike = None,
-        fields: SelectorLike = None,
-        limit: int | None = None,
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]
     ) -> list[T]:
         if self.cache.has_informer(kind):
-            return await self.cache.list(kind, namespace, labels, fields)
-        return await super().list(kind, namespace, labels, fields, limit)
+            return await self.cache.list(kind, namespace, **options)
+        return await super().list(kind, namespace, **options)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.errors import NotFound
-from pyscaffold_op.runtime.kinds import info_of, replace_contents
+from pyscaffold_op.runtime.kinds import ResourceInfo, info_of, replace_contents
 from pyscaffold_op.runtime.objmeta import OwnerRef
 
 T = TypeVar("T")
@@ -161,6 +161,16 @@ async def _mutate(mutate: MutateFn, obj: Any, key: tuple[str, str]) -> None:
         raise ValueError("mutate function must not change the object's name or namespace")
 
 
+async def _read_live(client: Any, obj: Any) -> tuple[ResourceInfo, tuple[str, str], Any | None]:
+    """`obj`'s kind, its (namespace, name), and the object as the client reads it (None: absent)."""
+    info = info_of(obj)
+    key = (objmeta.namespace(obj), objmeta.name(obj))
+    try:
+        return info, key, await client.get(type(obj), key[1], namespace=key[0] or None)
+    except NotFound:
+        return info, key, None
+
+
 async def create_or_update(client: Any, obj: T, mutate: MutateFn) -> tuple[T, OperationResult]:
     """Read `obj` (by its name/namespace) into `obj`, run `mutate(obj)`, and create or update it.
 
@@ -168,11 +178,8 @@ async def create_or_update(client: Any, obj: T, mutate: MutateFn) -> tuple[T, Op
     `mutate` may be sync or async and must set the desired state on the object it is given (the same
     object you passed), like the Go closure over `obj`.
     """
-    info = info_of(obj)
-    key = (objmeta.namespace(obj), objmeta.name(obj))
-    try:
-        current = await client.get(type(obj), key[1], namespace=key[0] or None)
-    except NotFound:
+    info, key, current = await _read_live(client, obj)
+    if current is None:
         await _mutate(mutate, obj, key)
         await client.create(obj)
         return obj, OperationResult.CREATED
@@ -188,11 +195,8 @@ async def create_or_update(client: Any, obj: T, mutate: MutateFn) -> tuple[T, Op
 async def create_or_patch(client: Any, obj: T, mutate: MutateFn) -> tuple[T, OperationResult]:
     """Like `create_or_update`, but writes a JSON merge patch of what mutate changed, and the status
     (through the status subresource) separately: "updated", "updatedStatus", "updatedStatusOnly"."""
-    info = info_of(obj)
-    key = (objmeta.namespace(obj), objmeta.name(obj))
-    try:
-        current = await client.get(type(obj), key[1], namespace=key[0] or None)
-    except NotFound:
+    info, key, current = await _read_live(client, obj)
+    if current is None:
         await _mutate(mutate, obj, key)
         status = copy.deepcopy(info.to_dict(obj).get("status"))
         await client.create(obj)

@@ -100,17 +100,21 @@ class ServerTimeout(ServerError):
     code, default_reason = 504, "Timeout"
 
 
+# AlreadyExists shares 409 with Conflict (told apart by reason); other 5xx are ServerError.
 _BY_CODE: dict[int, type[ApiError]] = {
-    400: BadRequest,
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    405: MethodNotAllowed,
-    409: Conflict,
-    410: Gone,
-    422: Invalid,
-    429: TooManyRequests,
-    504: ServerTimeout,
+    cls.code: cls
+    for cls in (
+        BadRequest,
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        MethodNotAllowed,
+        Conflict,
+        Gone,
+        Invalid,
+        TooManyRequests,
+        ServerTimeout,
+    )
 }
 
 

@@ -33,23 +33,41 @@ def request_for(obj: Any) -> Request:
     return Request(objmeta.namespace(obj), objmeta.name(obj))
 
 
-class EnqueueRequestForObject(EventHandler):
-    """Enqueue the object's own namespace/name: the handler for `for_()` kinds."""
+class _PerObject(EventHandler):
+    """A handler that enqueues for each object an event carries: the event's object, and on update
+    the objects `_updated(event)` names. Subclasses say what one object enqueues."""
+
+    def _enqueue(self, obj: Any, queue: Enqueuer) -> None:
+        raise NotImplementedError
+
+    def _updated(self, event: UpdateEvent) -> tuple[Any, ...]:
+        return (event.object_old, event.object_new)
 
     def create(self, event: CreateEvent, queue: Enqueuer) -> None:
-        queue.add(request_for(event.object))
+        self._enqueue(event.object, queue)
 
     def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
-        queue.add(request_for(event.object_new if event.object_new is not None else event.object_old))
+        for obj in self._updated(event):
+            self._enqueue(obj, queue)
 
     def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
-        queue.add(request_for(event.object))
+        self._enqueue(event.object, queue)
 
     def generic(self, event: GenericEvent, queue: Enqueuer) -> None:
-        queue.add(request_for(event.object))
+        self._enqueue(event.object, queue)
 
 
-class EnqueueRequestForOwner(EventHandler):
+class EnqueueRequestForObject(_PerObject):
+    """Enqueue the object's own namespace/name: the handler for `for_()` kinds."""
+
+    def _enqueue(self, obj: Any, queue: Enqueuer) -> None:
+        queue.add(request_for(obj))
+
+    def _updated(self, event: UpdateEvent) -> tuple[Any, ...]:
+        return (event.object_new if event.object_new is not None else event.object_old,)
+
+
+class EnqueueRequestForOwner(_PerObject):
     """Enqueue the owner(s) of type `owner_type` named in the object's ownerReferences (for `owns()`).
 
     Owners match by API group and kind (any version), like controller-runtime. With `only_controller`
@@ -69,27 +87,20 @@ class EnqueueRequestForOwner(EventHandler):
             if ref.kind == self.kind and ref.group == self.group:
                 yield Request(objmeta.namespace(obj) if self.namespaced else "", ref.name)
 
-    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
-        for req in self._requests(event.object):
+    def _enqueue(self, obj: Any, queue: Enqueuer) -> None:
+        for req in self._requests(obj):
             queue.add(req)
 
     def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
+        # an owner named by both the old and the new object is enqueued once
         for req in {*self._requests(event.object_old), *self._requests(event.object_new)}:
-            queue.add(req)
-
-    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
-        for req in self._requests(event.object):
-            queue.add(req)
-
-    def generic(self, event: GenericEvent, queue: Enqueuer) -> None:
-        for req in self._requests(event.object):
             queue.add(req)
 
 
 MapFunc = Callable[[Any], Iterable[Request] | Awaitable[Iterable[Request]]]
 
 
-class EnqueueRequestsFromMapFunc(EventHandler):
+class EnqueueRequestsFromMapFunc(_PerObject):
     """Enqueue whatever `fn(obj)` returns (a list of Requests); `fn` may be sync or async.
 
     An async `fn` (for example one that lists from the cache) runs in its own task, so the informer that
@@ -100,7 +111,7 @@ class EnqueueRequestsFromMapFunc(EventHandler):
         self.fn = fn
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def _map(self, obj: Any, queue: Enqueuer) -> None:
+    def _enqueue(self, obj: Any, queue: Enqueuer) -> None:
         result = self.fn(obj)
         if inspect.isawaitable(result):
             task = asyncio.ensure_future(self._await(result, queue))
@@ -117,19 +128,6 @@ class EnqueueRequestsFromMapFunc(EventHandler):
         except Exception:
             log.exception("map function failed")
 
-    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
-        self._map(event.object, queue)
-
-    def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
-        self._map(event.object_old, queue)
-        self._map(event.object_new, queue)
-
-    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
-        self._map(event.object, queue)
-
-    def generic(self, event: GenericEvent, queue: Enqueuer) -> None:
-        self._map(event.object, queue)
-
 
 class Funcs(EventHandler):
     """A handler from functions `(event, queue) -> None`; missing ones do nothing (handler.Funcs)."""
@@ -143,18 +141,18 @@ class Funcs(EventHandler):
     ) -> None:
         self._fns = {"create": create, "update": update, "delete": delete, "generic": generic}
 
-    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
-        if fn := self._fns["create"]:
+    def _call(self, name: str, event: Any, queue: Enqueuer) -> None:
+        if fn := self._fns[name]:
             fn(event, queue)
+
+    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
+        self._call("create", event, queue)
 
     def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
-        if fn := self._fns["update"]:
-            fn(event, queue)
+        self._call("update", event, queue)
 
     def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
-        if fn := self._fns["delete"]:
-            fn(event, queue)
+        self._call("delete", event, queue)
 
     def generic(self, event: GenericEvent, queue: Enqueuer) -> None:
-        if fn := self._fns["generic"]:
-            fn(event, queue)
+        self._call("generic", event, queue)

@@ -21,7 +21,7 @@ import time
 from typing import Any, Protocol
 
 from pyscaffold_op.apimachinery.labels import SelectorLike, render
-from pyscaffold_op.runtime import objmeta
+from pyscaffold_op.runtime import objmeta, startup
 from pyscaffold_op.runtime.errors import Gone, ServerTimeout, error_for, is_too_large_resource_version
 from pyscaffold_op.runtime.kinds import ResourceInfo, decode_watch_event, raw_resource_version
 from pyscaffold_op.runtime.rest import RestTransport
@@ -88,6 +88,7 @@ class Informer:
         }
         self._last_listed_rv: str | None = None
         self.last_error: Exception | None = None  # the latest list/watch failure, for "not ready" reports
+        self.last_reason: str | None = None  # last_error explained in one line (runtime.startup)
 
     def __repr__(self) -> str:
         return f"Informer({self.info.api_version}/{self.info.kind}, ns={self.namespace or '*'})"
@@ -193,8 +194,12 @@ class Informer:
     async def _retry_after(self, err: Exception) -> None:
         self.stats["errors"] += 1
         self.last_error = err
+        reason = startup.explain(self.transport, self.info, err)
         delay = self._backoff.next()
-        log.warning("list/watch failed, retrying in %.1fs: %s", delay, err, extra={"kind": self.info.kind})
+        # Said once when it starts or changes, not at every retry: the backoff repeats it for minutes.
+        level = logging.DEBUG if reason == self.last_reason else logging.WARNING
+        self.last_reason = reason
+        log.log(level, "%s (retrying in %.1fs)", reason, delay, extra={"kind": self.info.kind})
         await asyncio.sleep(delay)
 
     # -- list ---------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from pyscaffold_op.runtime.metrics import RuntimeMetrics
 from pyscaffold_op.runtime.recorder import EventRecorder
 from pyscaffold_op.runtime.rest import RestTransport
 from pyscaffold_op.runtime.server import start_site
+from pyscaffold_op.runtime.startup import CacheSyncTimeout, bind_error, connection_source
 
 if TYPE_CHECKING:
     from lightkube import KubeConfig
@@ -84,6 +85,8 @@ class ManagerOptions:
     sync_period: float | None = 10 * 3600.0
     """Replay every cached object to the handlers this often (±10 %); None: never."""
     cache_sync_timeout: float = 120.0
+    """Seconds the caches may take to fill at start (an uninstalled CRD never does); then start() raises
+    CacheSyncTimeout saying why. controller-runtime's CacheSyncTimeout, 2 minutes by default."""
     field_manager: str | None = None
     unsafe_disable_deep_copy: bool = False
     clock: Clock | None = None
@@ -270,9 +273,16 @@ class Manager:
         self._runners: list[Any] = []
         try:
             await self._start_servers()
+            log.info("connecting to %s", connection_source(self.transport))
             await self.cache.start()
-            if not await self._until_stop(self.cache.wait_for_cache_sync(self.cache_sync_timeout)):
-                return
+            synced = self._until_stop(self.cache.wait_for_cache_sync(self.cache_sync_timeout))
+            try:
+                if not await synced:
+                    return
+            except TimeoutError:
+                raise CacheSyncTimeout(
+                    f"caches did not sync within {self.cache_sync_timeout:g}s{self._not_synced_report()}"
+                ) from None
             self._cache_synced.set()
             # Work that needs no lease starts now, on every replica.
             for ctrl in self.controllers:
@@ -356,7 +366,7 @@ class Manager:
         # Webhooks first: a conversion webhook must answer before the caches can list converted kinds.
         if self._webhook_server is not None and self._webhook_server.paths():
             await self._webhook_server.start_serving()
-        site = await start_site(self.health.app(), self.health_probe_bind_address)
+        site = await self._bind("health_probe_bind_address", self.health.app())
         if site is not None:
             self._runners.append(site[0])
             self.health_address = site[1]
@@ -369,7 +379,7 @@ class Manager:
             if self.metrics_cert_dir is not None:
                 self.metrics_cert_watcher = CertWatcher(tls, self.metrics_cert_dir)
                 self._spawn(self.metrics_cert_watcher.run(), "metrics certificate watcher")
-        site = await start_site(self._metrics_app(), self.metrics_bind_address, tls)
+        site = await self._bind("metrics_bind_address", self._metrics_app(), tls)
         if site is not None:
             self._runners.append(site[0])
             self.metrics_address = site[1]
@@ -377,6 +387,14 @@ class Manager:
                 "serving metrics",
                 extra={"address": f"{site[1][0]}:{site[1][1]}", "secure": self.metrics_secure},
             )
+
+    async def _bind(self, option: str, app: Any, tls: Any = None) -> Any:
+        address = getattr(self, option)
+        try:
+            return await start_site(app, address, tls)
+        except OSError as err:
+            # One line naming the option, not aiohttp's traceback; the CLI maps it to its flag.
+            raise bind_error(option, address, err) from err
 
     def _metrics_app(self) -> Any:
         from aiohttp import web
@@ -496,13 +514,9 @@ def _unsynced_reasons(informers: list[Any]) -> list[str]:
         what = f"{info.kind} ({info.api_version})"
         if err is None:
             out.append(f"{what} not listed yet")
-        elif getattr(err, "code", None) == 404:
-            out.append(
-                f"{what} is not served (404): is its CRD installed? (`make manifests`, `make install`)"
-            )
         else:
-            out.append(f"{what}: {err}")
-    return out
+            out.append(informer.last_reason or f"{what}: {err}")
+    return list(dict.fromkeys(out))  # one refused connection fails every kind alike: say it once
 
 
 def _in_cluster_namespace() -> str | None:

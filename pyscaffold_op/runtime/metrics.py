@@ -53,8 +53,147 @@ RECONCILE_BUCKETS = (
 )
 QUEUE_BUCKETS = tuple(1e-8 * 10**i for i in range(12))
 
+# (attribute, type, name, help, labels, buckets): controller-runtime's and client-go's metrics.
+_SPECS: tuple[tuple[str, str, str, str, tuple[str, ...], tuple[float, ...] | None], ...] = (
+    (
+        "reconcile_total",
+        "Counter",
+        "controller_runtime_reconcile_total",
+        "Total number of reconciliations per controller",
+        ("controller", "result"),
+        None,
+    ),
+    (
+        "reconcile_errors",
+        "Counter",
+        "controller_runtime_reconcile_errors_total",
+        "Total number of reconciliation errors per controller",
+        ("controller",),
+        None,
+    ),
+    # pyop's addition: which errors (by API Status reason; "Error" for any other exception), so
+    # optimistic-concurrency conflicts can be told from real failures.
+    (
+        "reconcile_errors_by_reason",
+        "Counter",
+        "pyop_reconcile_errors_by_reason_total",
+        "Total number of reconciliation errors per controller and reason",
+        ("controller", "reason"),
+        None,
+    ),
+    (
+        "terminal_errors",
+        "Counter",
+        "controller_runtime_terminal_reconcile_errors_total",
+        "Total number of terminal reconciliation errors per controller",
+        ("controller",),
+        None,
+    ),
+    (
+        "reconcile_time",
+        "Histogram",
+        "controller_runtime_reconcile_time_seconds",
+        "Length of time per reconciliation per controller",
+        ("controller",),
+        RECONCILE_BUCKETS,
+    ),
+    (
+        "max_concurrent",
+        "Gauge",
+        "controller_runtime_max_concurrent_reconciles",
+        "Maximum number of concurrent reconciles per controller",
+        ("controller",),
+        None,
+    ),
+    (
+        "active_workers",
+        "Gauge",
+        "controller_runtime_active_workers",
+        "Number of currently used workers per controller",
+        ("controller",),
+        None,
+    ),
+    (
+        "leader",
+        "Gauge",
+        "leader_election_master_status",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+        "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+        ("name",),
+        None,
+    ),
+    ("wq_depth", "Gauge", "workqueue_depth", "Current depth of workqueue", ("name", "controller"), None),
+    (
+        "wq_adds",
+        "Counter",
+        "workqueue_adds_total",
+        "Total number of adds handled by workqueue",
+        ("name", "controller"),
+        None,
+    ),
+    (
+        "wq_queue_duration",
+        "Histogram",
+        "workqueue_queue_duration_seconds",
+        "How long in seconds an item stays in workqueue before being requested",
+        ("name", "controller"),
+        QUEUE_BUCKETS,
+    ),
+    (
+        "wq_work_duration",
+        "Histogram",
+        "workqueue_work_duration_seconds",
+        "How long in seconds processing an item from workqueue takes",
+        ("name", "controller"),
+        QUEUE_BUCKETS,
+    ),
+    (
+        "wq_retries",
+        "Counter",
+        "workqueue_retries_total",
+        "Total number of retries handled by workqueue",
+        ("name", "controller"),
+        None,
+    ),
+    (
+        "wq_unfinished",
+        "Gauge",
+        "workqueue_unfinished_work_seconds",
+        "How many seconds of work has been done that is in progress and hasn't "
+        "been observed by work_duration.",
+        ("name", "controller"),
+        None,
+    ),
+    (
+        "wq_longest",
+        "Gauge",
+        "workqueue_longest_running_processor_seconds",
+        "How many seconds has the longest running processor for workqueue been running.",
+        ("name", "controller"),
+        None,
+    ),
+)
+
 
 class RuntimeMetrics:
+    """The manager's metrics: one prometheus_client collector attribute per `_SPECS` row."""
+
+    reconcile_total: Any
+    reconcile_errors: Any
+    reconcile_errors_by_reason: Any
+    terminal_errors: Any
+    reconcile_time: Any
+    max_concurrent: Any
+    active_workers: Any
+    leader: Any
+    wq_depth: Any
+    wq_adds: Any
+    wq_queue_duration: Any
+    wq_work_duration: Any
+    wq_retries: Any
+    wq_unfinished: Any
+    wq_longest: Any
+
     def __init__(self, registry: Any = None) -> None:
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -67,101 +206,10 @@ class RuntimeMetrics:
             PlatformCollector(registry=registry)
             GCCollector(registry=registry)
         self.registry = registry
-        r = self.registry
-        self.reconcile_total = Counter(
-            "controller_runtime_reconcile_total",
-            "Total number of reconciliations per controller",
-            ["controller", "result"],
-            registry=r,
-        )
-        self.reconcile_errors = Counter(
-            "controller_runtime_reconcile_errors_total",
-            "Total number of reconciliation errors per controller",
-            ["controller"],
-            registry=r,
-        )
-        # pyop's addition: which errors (by API Status reason; "Error" for any other exception), so
-        # optimistic-concurrency conflicts can be told from real failures.
-        self.reconcile_errors_by_reason = Counter(
-            "pyop_reconcile_errors_by_reason_total",
-            "Total number of reconciliation errors per controller and reason",
-            ["controller", "reason"],
-            registry=r,
-        )
-        self.terminal_errors = Counter(
-            "controller_runtime_terminal_reconcile_errors_total",
-            "Total number of terminal reconciliation errors per controller",
-            ["controller"],
-            registry=r,
-        )
-        self.reconcile_time = Histogram(
-            "controller_runtime_reconcile_time_seconds",
-            "Length of time per reconciliation per controller",
-            ["controller"],
-            buckets=RECONCILE_BUCKETS,
-            registry=r,
-        )
-        self.max_concurrent = Gauge(
-            "controller_runtime_max_concurrent_reconciles",
-            "Maximum number of concurrent reconciles per controller",
-            ["controller"],
-            registry=r,
-        )
-        self.active_workers = Gauge(
-            "controller_runtime_active_workers",
-            "Number of currently used workers per controller",
-            ["controller"],
-            registry=r,
-        )
-        self.leader = Gauge(
-            "leader_election_master_status",
-            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
-            "backup, 1 indicates master. 'name' is the string used to identify the lease.",
-            ["name"],
-            registry=r,
-        )
-        self.wq_depth = Gauge(
-            "workqueue_depth", "Current depth of workqueue", ["name", "controller"], registry=r
-        )
-        self.wq_adds = Counter(
-            "workqueue_adds_total",
-            "Total number of adds handled by workqueue",
-            ["name", "controller"],
-            registry=r,
-        )
-        self.wq_queue_duration = Histogram(
-            "workqueue_queue_duration_seconds",
-            "How long in seconds an item stays in workqueue before being requested",
-            ["name", "controller"],
-            buckets=QUEUE_BUCKETS,
-            registry=r,
-        )
-        self.wq_work_duration = Histogram(
-            "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes",
-            ["name", "controller"],
-            buckets=QUEUE_BUCKETS,
-            registry=r,
-        )
-        self.wq_retries = Counter(
-            "workqueue_retries_total",
-            "Total number of retries handled by workqueue",
-            ["name", "controller"],
-            registry=r,
-        )
-        self.wq_unfinished = Gauge(
-            "workqueue_unfinished_work_seconds",
-            "How many seconds of work has been done that is in progress and hasn't "
-            "been observed by work_duration.",
-            ["name", "controller"],
-            registry=r,
-        )
-        self.wq_longest = Gauge(
-            "workqueue_longest_running_processor_seconds",
-            "How many seconds has the longest running processor for workqueue been running.",
-            ["name", "controller"],
-            registry=r,
-        )
+        kinds = {"Counter": Counter, "Gauge": Gauge, "Histogram": Histogram}
+        for attr, kind, name, doc, labels, buckets in _SPECS:
+            extra = {"buckets": buckets} if buckets else {}
+            setattr(self, attr, kinds[kind](name, doc, list(labels), registry=registry, **extra))
 
     def queue_metrics(self, name: str) -> _QueueMetrics:
         return _QueueMetrics(self, name)

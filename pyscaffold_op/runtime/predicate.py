@@ -123,25 +123,12 @@ def or_(*predicates: Predicate) -> Predicate:
     return _Combined(predicates, any)
 
 
-class _Not(Predicate):
-    def __init__(self, predicate: Predicate) -> None:
-        self.predicate = as_predicate(predicate)
-
-    def create(self, event: CreateEvent) -> bool:
-        return not self.predicate.create(event)
-
-    def update(self, event: UpdateEvent) -> bool:
-        return not self.predicate.update(event)
-
-    def delete(self, event: DeleteEvent) -> bool:
-        return not self.predicate.delete(event)
-
-    def generic(self, event: GenericEvent) -> bool:
-        return not self.predicate.generic(event)
-
-
 def not_(predicate: Predicate) -> Predicate:
-    return _Not(predicate)
+    return _Combined((predicate,), _none)
+
+
+def _none(results: Any) -> bool:
+    return not any(results)
 
 
 def as_predicate(p: Predicate | type[Predicate]) -> Predicate:

@@ -76,23 +76,23 @@ class RestTransport:
         return self._session
 
     async def _auth_header(self, method: str, url: str, response_401: Any = None) -> tuple[str | None, Any]:
-        """The Authorization header from lightkube's httpx auth flow (token files, exec plugins, ...)."""
+        """The Authorization header from lightkube's httpx2 auth flow (token files, exec plugins, ...)."""
         if self._static_auth is not None or self._auth is None:
             return self._static_auth, None
-        import httpx2 as httpx
+        import httpx2
 
-        flow = self._auth.async_auth_flow(httpx.Request(method, url))
+        flow = self._auth.async_auth_flow(httpx2.Request(method, url))
         req = await flow.__anext__()
         return req.headers.get("Authorization"), (flow, req)
 
     async def _refresh_after_401(self, state: Any) -> str | None:
         if state is None:
             return None
-        import httpx2 as httpx
+        import httpx2
 
         flow, req = state
         try:
-            req = await flow.asend(httpx.Response(401, request=req))
+            req = await flow.asend(httpx2.Response(401, request=req))
         except StopAsyncIteration:
             return None
         return req.headers.get("Authorization")

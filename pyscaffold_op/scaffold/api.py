@@ -12,6 +12,7 @@ from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
 from pyscaffold_op.scaffold import edits, names
 from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, external_kind, is_core
 from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
@@ -52,6 +53,11 @@ class ApiOptions:
     namespaced: bool = True
     plural: str | None = None
     force: bool = False
+    external_api_path: str | None = None
+    external_api_domain: str | None = None
+    external_api_module: str | None = None
+    controller_name: str | None = None
+    """Names the controller (and its module and reconciler) when a kind has several."""
 
 
 def validate_inputs(options: ApiOptions, domain: str) -> str:
@@ -85,10 +91,10 @@ def validate_inputs(options: ApiOptions, domain: str) -> str:
             "invalid group '': the core group holds only built-in kinds; "
             "a new kind (--resource) needs a group"
         )
-    if options.group == "" and options.controller:
-        raise ValidationError(
-            "invalid group '': scaffolding controllers for built-in (core group) kinds is not supported yet"
-        )
+    if options.controller_name is not None:
+        names.validate_dns1123_label(options.controller_name, "controller name")
+    if (options.external_api_domain or options.external_api_module) and not options.external_api_path:
+        raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
     return plural
 
 
@@ -119,7 +125,13 @@ def build_context(options: ApiOptions, project: Project, plural: str, header: st
     get_args = f"{options.kind}, request.name" + (
         ", namespace=request.namespace" if options.namespaced else ""
     )
+    stem = options.controller_name.replace("-", "_") if options.controller_name else None
+    if stem is not None:
+        controller_module = f"{controllers_module}.{stem}_controller"
+    reconciler = f"{_pascal(stem)}Reconciler" if stem else f"{options.kind}Reconciler"
+    test_stem = f"{group_module}_{stem or kind_lower}" if multigroup else (stem or kind_lower)
     return {
+        "reconciler": reconciler,
         "get_args": get_args,
         "header": header,
         "package": project.package,
@@ -144,18 +156,18 @@ def build_context(options: ApiOptions, project: Project, plural: str, header: st
         "controllers_module": controllers_module,
         "controller_module": controller_module,
         "controller_path": "src/" + controller_module.replace(".", "/") + ".py",
-        "reconciler_import": (
-            f"{_pascal(group_module)}{options.kind}Reconciler" if multigroup else f"{options.kind}Reconciler"
+        "reconciler_import": f"{_pascal(group_module)}{reconciler}" if multigroup else reconciler,
+        "controller_name": (
+            options.controller_name or (f"{group_label}-{kind_lower}" if multigroup else kind_lower)
         ),
-        "controller_name": f"{group_label}-{kind_lower}" if multigroup else kind_lower,
-        "recorder_name": f"{group_label}-{kind_lower}-controller"
-        if multigroup
-        else f"{kind_lower}-controller",
-        "test_path": (
-            f"tests/test_{group_module}_{kind_lower}_controller.py"
+        "recorder_name": (
+            f"{options.controller_name}-controller"
+            if options.controller_name
+            else f"{group_label}-{kind_lower}-controller"
             if multigroup
-            else f"tests/test_{kind_lower}_controller.py"
+            else f"{kind_lower}-controller"
         ),
+        "test_path": f"tests/test_{test_stem}_controller.py",
         "sample_name": f"{options.group}_{options.version}_{kind_lower}.yaml",
         "role_prefix": f"{group_label}-{kind_lower}" if multigroup else kind_lower,
         "role_file_prefix": f"{group_module}_{kind_lower}" if multigroup else kind_lower,
@@ -198,8 +210,34 @@ def _package_inits(planner: _Planner, ctx: dict[str, Any], module: str, docstrin
         planner.ensure("src/" + dotted.replace(".", "/") + "/__init__.py", content)
 
 
+def other_kind(options: ApiOptions) -> OtherKind | None:
+    """The built-in or external kind the options name, or None for a kind of this project."""
+    if options.external_api_path:
+        plural = names.validate_plural(options.plural) if options.plural else names.pluralize(options.kind)
+        return external_kind(
+            options.group,
+            options.version,
+            options.kind,
+            path=options.external_api_path,
+            domain=options.external_api_domain,
+            module=options.external_api_module,
+            plural=plural,
+            namespaced=options.namespaced,
+        )
+    if is_core(options.group):
+        return core_kind(options.group, options.version, options.kind)
+    return None
+
+
+def _own(resource: Resource) -> bool:
+    return not resource.core and not resource.external
+
+
 def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePlan, Project]:
     plural = validate_inputs(options, project.domain)
+    other = other_kind(options)
+    if other is not None:
+        return _plan_other(options, other, root, project)
     if project.multigroup:
         module = names.group_module_name(options.group)
         if not module.isidentifier() or keyword.iskeyword(module):
@@ -210,7 +248,7 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
             )
         clash = sorted(
             r.group for r in project.resources
-            if r.group != options.group and names.group_module_name(r.group) == module
+            if _own(r) and r.group != options.group and names.group_module_name(r.group) == module
         )  # fmt: skip
         if clash:
             raise ProjectError(
@@ -224,7 +262,7 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
         options = replace(options, namespaced=recorded.api.namespaced)
         if options.plural is None and recorded.plural:
             plural = recorded.plural
-    other_groups = sorted({r.group for r in project.resources if r.group != options.group})
+    other_groups = sorted({r.group for r in project.resources if _own(r) and r.group != options.group})
     if other_groups and not project.multigroup:
         raise ProjectError(
             f"cannot add group {options.group!r}: this single-group project already holds group "
@@ -243,7 +281,7 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
                 f"the controller for {options.group}/{options.version}, Kind={options.kind} already exists; "
                 "pass --force to overwrite it"
             )
-    if options.controller and not options.force:
+    if options.controller and not options.force and options.controller_name is None:
         # a kind has one controller (its file is named after the kind, not the version)
         other = next(
             (r for r in project.resources
@@ -277,6 +315,61 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
         more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
         raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
     updated = _updated_project(project, options, plural, ctx)
+    planner.plan.write(PROJECT_FILE, updated.dump())
+    format_python(planner.plan)
+    return planner.plan, updated
+
+
+def _plan_other(
+    options: ApiOptions, other: OtherKind, root: Path, project: Project
+) -> tuple[FilePlan, Project]:
+    """A controller for a built-in or external kind: no types, sample, roles or CRD (like kubebuilder)."""
+    what = "a built-in" if other.core else "an external"
+    if options.resource:
+        raise ValidationError(
+            f"{other.kind} is {what} kind: its types are not this project's, so pass --no-resource "
+            "(only a controller is scaffolded)"
+        )
+    existing = project.find(other.group, other.version, other.kind)
+    if existing is not None and _own(existing):
+        raise ProjectError(
+            f"{other.group}/{other.version}, Kind={other.kind} is already one of this project's APIs"
+        )
+    if existing is not None and existing.controller and not options.force and options.controller_name is None:
+        raise ProjectError(
+            f"the controller for {other.group}/{other.version}, Kind={other.kind} already exists; pass "
+            "--force to overwrite it, or --controller-name to add another"
+        )
+    scoped = replace(options, group=other.group, namespaced=other.namespaced)
+    ctx = build_context(scoped, project, other.plural, project_header(root))
+    ctx.update(
+        api_module=other.module,
+        qualified_group=other.qualified_group or "core",  # RBAC markers name the core group `core`
+        api_version=f"{other.qualified_group}/{other.version}".lstrip("/"),
+    )
+    planner = _Planner(FilePlan(root), options.force, [])
+    docstrings = {"controllers": f"The controllers of {project.project_name}."}
+    _plan_controller(planner, ctx, docstrings, test_template="api/other_controller_test.py.jinja")
+    if planner.clashes:
+        more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
+        raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
+    updated = project.model_copy(deep=True)
+    if updated.find(other.group, other.version, other.kind) is None:
+        updated.resources.append(
+            Resource(
+                controller=True,
+                core=True if other.core else None,
+                external=None if other.core else True,
+                domain=other.domain,
+                group=other.group,
+                kind=other.kind,
+                path=other.path,
+                plural=None if other.core or other.plural == names.pluralize(other.kind) else other.plural,
+                version=other.version,
+            )
+        )
+    else:
+        updated.find(other.group, other.version, other.kind).controller = True  # type: ignore[union-attr]
     planner.plan.write(PROJECT_FILE, updated.dump())
     format_python(planner.plan)
     return planner.plan, updated
@@ -336,14 +429,19 @@ def _register_kind(text: str, ctx: dict[str, Any], where: str) -> str:
     return text
 
 
-def _plan_controller(planner: _Planner, ctx: dict[str, Any], docstrings: dict[str, str]) -> None:
+def _plan_controller(
+    planner: _Planner,
+    ctx: dict[str, Any],
+    docstrings: dict[str, str],
+    test_template: str = "api/controller_test.py.jinja",
+) -> None:
     _package_inits(planner, ctx, ctx["controller_module"], docstrings)
     planner.new(ctx["controller_path"], render("api/controller.py.jinja", ctx))
-    planner.new(ctx["test_path"], render("api/controller_test.py.jinja", ctx))
+    planner.new(ctx["test_path"], render(test_template, ctx))
     main_path = f"src/{ctx['package']}/__main__.py"
-    kind = ctx["kind"]
+    reconciler = ctx["reconciler"]
     alias = ctx["reconciler_import"]
-    imported = f"{kind}Reconciler" if alias == f"{kind}Reconciler" else f"{kind}Reconciler as {alias}"
+    imported = reconciler if alias == reconciler else f"{reconciler} as {alias}"
     import_line = f"from {ctx['controller_module']} import {imported}"
     registration = [
         f"{alias}(",

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pyscaffold_op import __version__
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root
 from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.boilerplate import LICENSES, boilerplate, header_from_boilerplate
+from pyscaffold_op.scaffold.pins import version_range
 from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.templates import INIT_TEMPLATE_TOKEN, templates_dir
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
@@ -57,6 +59,7 @@ class InitContext:
             "leader_election_id": self.leader_election_id,
             "boilerplate": self.boilerplate,
             "header": header_from_boilerplate(self.boilerplate),
+            "pyop_version_range": version_range(),
         }
 
     def project(self) -> Project:
@@ -66,6 +69,7 @@ class InitContext:
             project_name=self.project_name,
             multigroup=self.multigroup,
             namespaced=self.namespaced,
+            cli_version=__version__,
         )
 
 
@@ -158,20 +162,25 @@ def _may_precede_init(entry: Path) -> bool:
 def render(context: InitContext, root: Path, template_root: Path | None = None) -> FilePlan:
     """Render templates/init (a copier template; `template_root` for another one) as a plan of files."""
     plan = FilePlan(root)
-    for relpath, content in render_template(context, template_root).items():
+    for relpath, content in render_template(context, root, template_root).items():
         plan.write(relpath, content)
     plan.write(PROJECT_FILE, context.project().dump())
-    format_python(plan)
     return plan
 
 
-def render_template(context: InitContext, template_root: Path | None = None) -> dict[str, bytes]:
-    """The init template's files for `context`, its answers file included (not PROJECT)."""
+def render_template(context: InitContext, root: Path, template_root: Path | None = None) -> dict[str, bytes]:
+    """The init template's files for `context` as init writes them into `root`: the answers file
+    included (not PROJECT), the Python formatted by ruff. `pyop upgrade` renders through here too, so
+    its old and new renders compare byte for byte with what init wrote."""
     from pyscaffold_op.scaffold.tree import TreeTemplate
 
     template = TreeTemplate.load(template_root or templates_dir() / "init")
     data = context.template_data()
-    return template.render(data, template.answers(data, INIT_TEMPLATE_TOKEN))
+    plan = FilePlan(root)
+    for relpath, content in template.render(data, template.answers(data, INIT_TEMPLATE_TOKEN)).items():
+        plan.write(relpath, content)
+    format_python(plan)
+    return plan.files
 
 
 def init_project(options: InitOptions, root: Path, template_root: Path | None = None) -> list[str]:

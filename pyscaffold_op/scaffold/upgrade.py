@@ -26,7 +26,7 @@ from typing import Any
 
 from pyscaffold_op.errors import ProjectError, PyopError, ValidationError
 from pyscaffold_op.project import find_project_root
-from pyscaffold_op.scaffold.init import ANSWERS_FILE, InitOptions, make_context
+from pyscaffold_op.scaffold.init import ANSWERS_FILE, InitOptions, make_context, render_template
 from pyscaffold_op.scaffold.templates import INIT_TEMPLATE_TOKEN
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
@@ -97,9 +97,8 @@ def plan_upgrade(start: Path, *, templates: Path, base_templates: Path | None = 
             "pass --base-templates with the templates/init folder of the pyop release that made it"
         )
     context = make_context(_options(answers), check_installed=False)
-    data = context.template_data()
-    base_files = base.render(data, base.answers(data, INIT_TEMPLATE_TOKEN))
-    new_files = new.render(data, new.answers(data, INIT_TEMPLATE_TOKEN))
+    base_files = render_template(context, root, base.root)
+    new_files = render_template(context, root, new.root)
     git = shutil.which("git")
     upgrade = Upgrade(root)
     for relpath in sorted(base_files.keys() | new_files.keys()):

@@ -8,7 +8,7 @@ import json
 import random
 from typing import Any
 
-from pyscaffold_op.envtest.handlers import Api, Request
+from pyscaffold_op.envtest.handlers import Api, HttpRequest
 from pyscaffold_op.envtest.objectstore import Store
 
 from .conftest import AT_API, CRDS, at, cm
@@ -183,7 +183,7 @@ async def test_random_requests_never_500() -> None:
         ctype = rng.choice(CTYPES)
         query = rng.choice(QUERIES)
         body = bodies(rng) if method != "GET" else b""
-        resp = await api.handle(Request.build(method, path, query, {"content-type": ctype}, body))
+        resp = await api.handle(HttpRequest.build(method, path, query, {"content-type": ctype}, body))
         if resp.stream is not None:  # read what comes within a moment, then hang up like a client
             stream = resp.stream
 

@@ -56,7 +56,7 @@ async def test_token_review(env: Environment, http: httpx2.AsyncClient) -> None:
         "authenticated": True,
         "user": {"username": "envtest-admin", "groups": ["system:masters", "system:authenticated"]},
     }
-    env.add_token("t-alice", "alice", groups=["devs"], uid="u1")
+    env.policy.add_token("t-alice", "alice", groups=["devs"], uid="u1")
     alice = (await http.post(TR, json={"spec": {"token": "t-alice", "audiences": ["api"]}})).json()
     assert alice["status"] == {
         "authenticated": True,
@@ -96,9 +96,9 @@ async def test_subject_access_review(env: Environment, http: httpx2.AsyncClient)
 
     assert (await allowed(sar("root", ["system:masters"], **metrics())))["allowed"] is True
     assert await allowed(sar("alice", ["devs"], **metrics())) == {"allowed": False}
-    env.allow("devs", "get", paths="/metrics")
-    env.allow("bob", ["list", "watch"], resources=["pods", "deployments.apps"])
-    env.allow("carol", paths="/debug/*")
+    env.policy.allow("devs", "get", paths="/metrics")
+    env.policy.allow("bob", ["list", "watch"], resources=["pods", "deployments.apps"])
+    env.policy.allow("carol", paths="/debug/*")
     assert (await allowed(sar("alice", ["devs"], **metrics())))["allowed"] is True
     assert (await allowed(sar("alice", ["devs"], **metrics("post"))))["allowed"] is False
     assert (await allowed(sar("alice", ["devs"], **metrics(path="/healthz"))))["allowed"] is False
@@ -117,7 +117,7 @@ async def test_subject_access_review(env: Environment, http: httpx2.AsyncClient)
         seen.append(a)
         return False if a.user == "bob" and a.resource == "pods" else None
 
-    env.add_authorizer(hook)
+    env.policy.add_authorizer(hook)
     assert await allowed(sar("bob", **pods)) == {
         "allowed": False,
         "denied": True,
@@ -144,10 +144,10 @@ async def test_self_subject_access_review(env: Environment, http: httpx2.AsyncCl
     body = {"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}
     admin = await http.post(SSAR, json=body, headers={"Authorization": f"Bearer {TOKEN}"})
     assert admin.status_code == 201 and admin.json()["status"]["allowed"] is True
-    env.add_token("t-dave", "dave")
+    env.policy.add_token("t-dave", "dave")
     dave = await http.post(SSAR, json=body, headers={"Authorization": "Bearer t-dave"})
     assert dave.json()["status"]["allowed"] is False
-    env.allow("system:authenticated", "delete", resources="nodes")
+    env.policy.allow("system:authenticated", "delete", resources="nodes")
     dave = await http.post(SSAR, json=body, headers={"Authorization": "Bearer t-dave"})
     assert dave.json()["status"]["allowed"] is True
     anon = await http.post(SSAR, json=body, headers={"Authorization": "Bearer unknown"})

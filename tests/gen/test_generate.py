@@ -57,7 +57,7 @@ def test_at_project_crd_and_role(at_project) -> None:
     assert "nullable" not in status["properties"]["phase"]
     conditions = status["properties"]["conditions"]
     assert conditions["x-kubernetes-list-type"] == "map"
-    assert conditions["items"]["required"] == ["status", "type"]
+    assert conditions["items"]["required"] == ["lastTransitionTime", "message", "reason", "status", "type"]
     assert check_crd(crd) == []
 
     role = list(yaml.safe_load_all((root / ROLE).read_text()))

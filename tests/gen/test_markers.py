@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from pydantic import Field
 
+from pyscaffold_op import __version__
 from pyscaffold_op.apiextensions.crdvalidation import check_crd, check_schema
 from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
 from pyscaffold_op.errors import GenerateError
-from pyscaffold_op.gen.crd import build_crd
+from pyscaffold_op.gen.crd import VERSION_ANNOTATION, build_crd
 from pyscaffold_op.gen.markers import parse_marker
 from pyscaffold_op.gen.schema import SchemaConverter
 
@@ -285,7 +286,7 @@ class Gadget(CustomResource):
 def test_kind_markers() -> None:
     crd = build_crd([Gadget])
     assert crd["metadata"] == {
-        "annotations": {"example.com/owner": "team-a"},
+        "annotations": {"example.com/owner": "team-a", VERSION_ANNOTATION: __version__},
         "labels": {"tier": "gold"},
         "name": "gadgets.demo.example.com",
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -17,6 +18,8 @@ from pyscaffold_op.apimachinery import (
     EmbeddedResource,
     FreeForm,
     GroupVersionKind,
+    Int32,
+    Int64,
     IntOrString,
     KubeModel,
     ListType,
@@ -247,19 +250,21 @@ class HasIntFloat(KubeModel):
 
 
 @pytest.mark.parametrize(
-    ("model", "message"),
+    ("model", "field", "message"),
     [
-        (Node, r"^Node\.children\[\]: recursive model Node"),
-        (HasTuple, r"^HasTuple\.pair: tuples are not supported"),
-        (HasDecimal, r"^HasDecimal\.price: the union number \| string is not structural \(Decimal"),
-        (HasMixed, r"^HasMixed\.value: the union integer \| boolean is not structural"),
-        (HasModelUnion, r"^HasModelUnion\.either: a union of models"),
-        (HasIntFloat, r"^HasIntFloat\.number: the union integer \| number"),
+        (Node, "children", r"Node\.children\[\]: recursive model Node"),
+        (HasTuple, "pair", r"HasTuple\.pair: tuples are not supported"),
+        (HasDecimal, "price", r"HasDecimal\.price: the union number \| string is not structural \(Decimal"),
+        (HasMixed, "value", r"HasMixed\.value: the union integer \| boolean is not structural"),
+        (HasModelUnion, "either", r"HasModelUnion\.either: a union of models"),
+        (HasIntFloat, "number", r"HasIntFloat\.number: the union integer \| number"),
     ],
 )
-def test_unsupported_shapes_name_model_and_field(model: type, message: str) -> None:
-    with pytest.raises(GenerateError, match=message):
+def test_unsupported_shapes_name_file_line_model_and_field(model: type, field: str, message: str) -> None:
+    with pytest.raises(GenerateError, match=r"^\S*test_schema\.py:(\d+): " + message) as err:
         schema_of(model)
+    line = int(str(err.value).split(":")[1])
+    assert Path(__file__).read_text().splitlines()[line - 1].strip().startswith(f"{field}:")
 
 
 class Widget(CustomResource):
@@ -353,18 +358,49 @@ def test_every_registered_marker_applies_through_the_one_registry() -> None:
     from pyscaffold_op.gen.markers import SPECS, Marker
     from pyscaffold_op.gen.schema import apply_markers
 
-    samples = {"number": 2, "int": 2, "bool": True, "str": "x", "values": ["x"], "any": "x"}
+    samples = {"number": 2, "int": 2, "bool": True, "str": "x", "values": ["x"], "any": "x", "json": "x"}
     for name, spec in SPECS.items():
         if name.startswith("kubebuilder:validation:items:"):
             continue
         if spec.keyword is not None:
-            marker = Marker(name, samples[spec.value or "any"], where="t.py:1")
+            if name == "structType":
+                value = "atomic"
+            elif spec.keyword == "type":
+                value = "string"  # a real type
+            else:
+                value = samples[spec.value or "any"]
+            marker = Marker(name, value, where="t.py:1")
             assert apply_markers({}, [marker], "T.f")[spec.keyword] == marker.value, name
         if spec.sets is not None:
             key, value = spec.sets
             assert apply_markers({}, [Marker(name, True, where="t.py:1")], "T.f")[key] == value, name
         if spec.items and spec.keyword is not None:
             item = Marker(
-                "kubebuilder:validation:items:" + name.rsplit(":", 1)[1], samples[spec.value or "any"]
+                "kubebuilder:validation:items:" + name.rsplit(":", 1)[1],
+                "string" if spec.keyword == "type" else samples[spec.value or "any"],
             )
             assert apply_markers({"type": "array", "items": {}}, [item], "T.f")["items"][spec.keyword], name
+
+
+class ConstrainedAliases(KubeModel):
+    generation: Annotated[Int64, Field(ge=0, lt=10)] | None = None
+    small: Annotated[Int32, Field(gt=-1)] = 0
+
+
+def test_constraints_on_validated_aliases_become_schema_keywords() -> None:
+    # pydantic writes `ge`/`lt` as is when they sit on a type with its own validator (Int64)
+    p = props(ConstrainedAliases)
+    assert p["generation"] == {
+        "type": "integer",
+        "format": "int64",
+        "minimum": 0,
+        "maximum": 10,
+        "exclusiveMaximum": True,
+    }
+    assert p["small"] == {
+        "type": "integer",
+        "format": "int32",
+        "minimum": -1,
+        "exclusiveMinimum": True,
+        "default": 0,
+    }

@@ -8,7 +8,7 @@ import logging
 import time
 from typing import Any
 
-import httpx2 as httpx
+import httpx2
 import pytest
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ConfigMap, Event
@@ -216,7 +216,7 @@ async def test_reconcile_exception_backs_off_exponentially_visible_in_metrics(
         await eventually(lambda: rec.count("bad") == 9)
         assert mgr.metrics_address is not None
         host, port = mgr.metrics_address
-        async with httpx.AsyncClient() as http:
+        async with httpx2.AsyncClient() as http:
             text = (await http.get(f"http://{host}:{port}/metrics")).text
     gaps = [b - a for a, b in itertools.pairwise(rec.times("bad"))]
     assert gaps == pytest.approx([0.005 * 2**i for i in range(8)])
@@ -416,6 +416,11 @@ async def test_cached_client_reads_copies_and_serves_selectors(env: Environment,
         assert [w.metadata.name for w in await mgr.client.list(Widget, labels={"app": "y"})] == ["b"]
         assert [w.metadata.name for w in await mgr.client.list(Widget, labels="app in (x,y)")] == ["a", "b"]
         assert len(await mgr.client.list(Widget, fields={"spec.color": "blue"})) == 2
+        # one grammar with the server's: `!=` and `==`, through the index or evaluated on the object
+        assert [w.metadata.name for w in await mgr.client.list(Widget, fields="metadata.name!=a")] == ["b"]
+        assert [
+            w.metadata.name for w in await mgr.client.list(Widget, fields="spec.color==blue,metadata.name=b")
+        ] == ["b"]
         assert await mgr.client.list(Widget, namespace="other") == []
         with pytest.raises(NotFound):
             await mgr.client.get(Widget, "zzz")
@@ -441,7 +446,7 @@ async def test_health_probes_and_event_recorder(env: Environment, api: Client) -
     mgr.builder().for_(Widget).complete(Eventful())
     async with mgr.running():
         host, port = mgr.health_address
-        async with httpx.AsyncClient(base_url=f"http://{host}:{port}") as http:
+        async with httpx2.AsyncClient(base_url=f"http://{host}:{port}") as http:
             assert (await http.get("/healthz")).text == "ok"
             r = await http.get("/readyz")
             assert r.status_code == 500 and "[-]flag failed" in r.text

@@ -139,7 +139,8 @@ async def test_not_ready_names_the_kind_whose_crd_is_missing() -> None:
         mgr = make_manager(env)
         mgr.builder().for_(Widget).named("noop").complete(Noop())
         with pytest.raises(
-            TimeoutError, match=r"Widget \(test\.pyop\.io/v1\) is not served \(404\): is its CRD"
+            TimeoutError,
+            match=r'no matches for kind "Widget" in version "test\.pyop\.io/v1"; run make install',
         ):
             async with mgr.running(timeout=2.0):
                 pass

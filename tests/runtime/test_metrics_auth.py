@@ -29,9 +29,9 @@ async def scrape(url: str, token: str | None = None, *, ssl_: Any = False) -> tu
 
 
 async def test_secure_metrics_authenticate_and_authorize(env: Environment) -> None:
-    env.add_token("scraper-token", "prometheus", groups=["monitoring"])
-    env.add_token("nobody-token", "nobody")
-    env.allow("monitoring", "get", paths="/metrics")
+    env.policy.add_token("scraper-token", "prometheus", groups=["monitoring"])
+    env.policy.add_token("nobody-token", "nobody")
+    env.policy.allow("monitoring", "get", paths="/metrics")
     mgr = make_manager(env, metrics_bind_address="127.0.0.1:0", metrics_secure=True)
     async with mgr.running():
         assert mgr.metrics_address is not None

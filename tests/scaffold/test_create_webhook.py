@@ -135,13 +135,13 @@ async def test_v1_reads_back_as_v2(webhook_server: WebhookServer, kubeconfig: st
         out, err = await proc.communicate(stdin.encode())
         return proc.returncode or 0, out.decode(), err.decode()
 
-    v1 = "apiVersion: batch.example.com/v1\\nkind: CronJob\\nmetadata: {name: c}\\nspec: {foo: bar}\\n"
+    v1 = "apiVersion: cron.example.com/v1\\nkind: CronJob\\nmetadata: {name: c}\\nspec: {foo: bar}\\n"
     code, _, err = await kubectl("create", "-f", "-", stdin=v1)
     assert code == 0, err
     jsonpath = "jsonpath={.apiVersion} {.spec.foo}"
-    code, out, err = await kubectl("get", "cronjobs.v2.batch.example.com", "c", "-o", jsonpath)
+    code, out, err = await kubectl("get", "cronjobs.v2.cron.example.com", "c", "-o", jsonpath)
     assert code == 0, err
-    assert out == "batch.example.com/v2 bar"
+    assert out == "cron.example.com/v2 bar"
 '''
 
 
@@ -159,14 +159,14 @@ def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
         )
 
     pyop("init", "--domain", "example.com", "--repo", "github.com/ex/cron")
-    pyop("create", "api", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--no-make")
-    pyop("create", "webhook", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--defaulting",
+    pyop("create", "api", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--no-make")
+    pyop("create", "webhook", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--defaulting",
          "--programmatic-validation", "--no-make")  # fmt: skip
     pyop(
         "create",
         "api",
         "--group",
-        "batch",
+        "cron",
         "--version",
         "v2",
         "--kind",
@@ -178,7 +178,7 @@ def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
         "create",
         "webhook",
         "--group",
-        "batch",
+        "cron",
         "--version",
         "v1",
         "--kind",
@@ -188,7 +188,7 @@ def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
         "v2",
     )  # fmt: skip  (this one runs make manifests)
     assert (root / "config/webhook/manifests.yaml").is_file()
-    crd = yaml.safe_load((root / "config/crd/bases/batch.example.com_cronjobs.yaml").read_text())
+    crd = yaml.safe_load((root / "config/crd/bases/cron.example.com_cronjobs.yaml").read_text())
     assert crd["spec"]["conversion"]["strategy"] == "Webhook"
     assert [v["name"] for v in crd["spec"]["versions"] if v["storage"]] == ["v1"]
     for check in (["check", "."], ["format", "--check", "."]):
@@ -213,7 +213,8 @@ def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
     assert mutating["webhooks"][0]["clientConfig"]["service"]["name"] == "cron-webhook-service"
     crd = next(d for d in docs if d["kind"] == "CustomResourceDefinition")
     assert crd["metadata"]["annotations"] == {
-        "cert-manager.io/inject-ca-from": "cron-system/cron-serving-cert"
+        "cert-manager.io/inject-ca-from": "cron-system/cron-serving-cert",
+        "pyop.io/version": crd["metadata"]["annotations"]["pyop.io/version"],  # the generator's
     }
     assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["namespace"] == "cron-system"
     cert = next(d for d in docs if d["kind"] == "Certificate")
@@ -253,12 +254,12 @@ def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> 
         )
 
     pyop("init", "--domain", "example.com", "--repo", "github.com/ex/cron")
-    pyop("create", "api", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--no-make")
+    pyop("create", "api", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--no-make")
     pyop(
         "create",
         "api",
         "--group",
-        "batch",
+        "cron",
         "--version",
         "v2",
         "--kind",
@@ -266,7 +267,7 @@ def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> 
         "--no-controller",
         "--no-make",
     )
-    pyop("create", "webhook", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--conversion",
+    pyop("create", "webhook", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--conversion",
          "--spoke", "v2")  # fmt: skip
     certs, kubeconfig, port = tmp_path / "certs", tmp_path / "kubeconfig", _free_port()
     serve = subprocess.Popen(
@@ -297,18 +298,18 @@ def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> 
                 input=stdin, capture_output=True, text=True, timeout=60,
             )  # fmt: skip
 
-        v1 = "apiVersion: batch.example.com/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {foo: bar}\n"
+        v1 = "apiVersion: cron.example.com/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {foo: bar}\n"
         assert kubectl("create", "-f", "-", stdin=v1).returncode == 0
         deadline = time.monotonic() + 60  # the manager starting up (imports, certificates) is the wait
         while True:
             got = kubectl(
-                "get", "cronjobs.v2.batch.example.com", "c", "-o", "jsonpath={.apiVersion} {.spec.foo}"
+                "get", "cronjobs.v2.cron.example.com", "c", "-o", "jsonpath={.apiVersion} {.spec.foo}"
             )
             if got.returncode == 0 or time.monotonic() > deadline or manager.poll() is not None:
                 break
             time.sleep(0.2)
         assert got.returncode == 0, got.stderr + (manager.stderr.read() if manager.poll() is not None else "")
-        assert got.stdout == "batch.example.com/v2 bar"
+        assert got.stdout == "cron.example.com/v2 bar"
         assert (certs / "ca.crt").is_file()
     finally:
         for proc in (manager, serve):

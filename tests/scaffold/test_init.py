@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from pyscaffold_op import __version__
+
 from .conftest import AT_INIT, PACKAGE, RunPyop, assert_one_line_error, snapshot
 
 EXPECTED_FILES = {
@@ -44,6 +46,7 @@ EXPECTED_FILES = {
     f"src/{PACKAGE}/__init__.py",
     f"src/{PACKAGE}/__main__.py",
     "tests/conftest.py",
+    "wheels/README.md",
 }
 
 
@@ -74,14 +77,18 @@ def test_init_writes_the_whole_project(pyop: RunPyop, tmp_path: Path) -> None:
 
     main_py = (tmp_path / f"src/{PACKAGE}/__main__.py").read_text()
     for flag in ("--metrics-bind-address", "--health-probe-bind-address", "--leader-elect", "--kubeconfig",
-                 "--log-level", "--log-format"):  # fmt: skip
+                 "--log-level", "--log-format", "--cache-sync-timeout"):  # fmt: skip
         assert f'"{flag}"' in main_py
-    assert 'default="0"' in main_py and 'default=":8081"' in main_py
+    assert 'default="0"' in main_py and 'default="127.0.0.1:8081"' in main_py  # local runs: loopback only
     assert "# +pyop:scaffold:imports\n" in main_py and "    # +pyop:scaffold:controllers\n" in main_py
     assert re.search(r'LEADER_ELECTION_ID = "[0-9a-f]{8}\.viper\.run"', main_py)
 
     pyproject = (tmp_path / "pyproject.toml").read_text()
-    assert '"pyscaffold-op>=0.1"' in pyproject and '"pytest-asyncio>=0.24"' in pyproject
+    major, minor = (int(part) for part in __version__.split(".")[:2])
+    pins = f">={major}.{minor},<{major + 1}"
+    assert f'"pyscaffold-op{pins}"' in pyproject and '"pytest-asyncio>=0.24"' in pyproject
+    assert f'"pyscaffold-op[cli,envtest]{pins}"' in pyproject
+    assert f"\ncliVersion: {__version__}\n" in (tmp_path / "PROJECT").read_text()
     assert 'asyncio_mode = "auto"' in pyproject and 'pythonpath = ["src"]' in pyproject
     assert 'license = "Apache-2.0"' in pyproject
     assert (

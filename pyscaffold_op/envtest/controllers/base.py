@@ -23,10 +23,13 @@ RETRY_SECONDS = 0.1
 
 
 class Controller:
-    """Subclasses set `primary` (group, version, plural) and implement `reconcile(ns, name)`; they map
-    events of other resources to primary keys in `keys_for`."""
+    """Subclasses set `primary` (group, version, plural) and implement `reconcile(ns, name)`. With
+    `owns` (group, plural) and `kind`, a change of an object whose controller is a `kind` reconciles
+    that owner; other events map to primary keys in an overridden `keys_for`."""
 
     primary: tuple[str, str, str]
+    owns: tuple[str, str] | None = None
+    kind: str = ""
 
     def __init__(self) -> None:
         self._store: Store | None = None
@@ -64,9 +67,12 @@ class Controller:
             self.enqueue(key)
 
     def keys_for(self, event: Event) -> Iterable[Key]:
-        """Primary keys to reconcile after a change; by default the primary object itself."""
+        """Primary keys to reconcile after a change: the primary object itself, or the controller
+        owner of an `owns` object."""
         if event.gr == self.primary[::2]:
             yield _key(event.obj)
+        elif event.gr == self.owns:
+            yield from owner_keys(event, self.kind)
 
     def enqueue(self, key: Key) -> None:
         self._dirty[key] = None
@@ -116,6 +122,13 @@ class Controller:
 
     def get(self, gvr: tuple[str, str, str], namespace: str, name: str) -> Obj | None:
         return self.store.find(gvr[::2], namespace, name)
+
+    def live(self, namespace: str, name: str) -> Obj | None:
+        """The primary object, or None when it is gone or being deleted (nothing to reconcile)."""
+        obj = self.get(self.primary, namespace, name)
+        if obj is None or obj["metadata"].get("deletionTimestamp"):
+            return None
+        return obj
 
     def list(self, gvr: tuple[str, str, str], namespace: str | None = None) -> list[Obj]:
         items, _rv, _c, _r = self.store.list(self.info(gvr), namespace)

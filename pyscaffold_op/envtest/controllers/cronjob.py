@@ -5,20 +5,19 @@ trims the finished ones to the history limits. Its clock is injectable (`FakeClo
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref, owner_keys
+from pyscaffold_op.envtest.controllers.base import Controller, new_owner_ref
 from pyscaffold_op.envtest.controllers.clock import parse_time, rfc3339
 from pyscaffold_op.envtest.controllers.job import finished
 from pyscaffold_op.envtest.status import StatusError
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    pass
 
 Obj = dict[str, Any]
 JOBS = ("batch", "v1", "jobs")
@@ -49,15 +48,12 @@ def schedule_times(
 
 class CronJobController(Controller):
     primary = ("batch", "v1", "cronjobs")
-
-    def keys_for(self, event: Event) -> Iterable[Key]:
-        yield from super().keys_for(event)
-        if event.gr == ("batch", "jobs"):
-            yield from owner_keys(event, "CronJob")
+    owns = ("batch", "jobs")
+    kind = "CronJob"
 
     def reconcile(self, namespace: str, name: str) -> None:
-        cj = self.get(self.primary, namespace, name)
-        if cj is None or cj["metadata"].get("deletionTimestamp"):
+        cj = self.live(namespace, name)
+        if cj is None:
             return
         spec = cj.get("spec") or {}
         status: Obj = dict(cj.get("status") or {})

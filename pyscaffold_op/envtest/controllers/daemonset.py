@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref, owner_keys
+from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref
 from pyscaffold_op.envtest.controllers.deployment import _int_or_percent, template_hash
 from pyscaffold_op.envtest.kubelet import required_node
 
@@ -34,18 +34,18 @@ def _node_of(pod: Obj) -> str | None:
 
 class DaemonSetController(Controller):
     primary = ("apps", "v1", "daemonsets")
+    owns = ("", "pods")
+    kind = "DaemonSet"
 
     def keys_for(self, event: Event) -> Iterable[Key]:
         yield from super().keys_for(event)
-        if event.gr == ("", "pods"):
-            yield from owner_keys(event, "DaemonSet")
-        elif event.gr == ("", "nodes") and event.type != "MODIFIED":
+        if event.gr == ("", "nodes") and event.type != "MODIFIED":
             for ds in self.list(self.primary):
                 yield (ds["metadata"].get("namespace", ""), ds["metadata"]["name"])
 
     def reconcile(self, namespace: str, name: str) -> None:
-        ds = self.get(self.primary, namespace, name)
-        if ds is None or ds["metadata"].get("deletionTimestamp"):
+        ds = self.live(namespace, name)
+        if ds is None:
             return
         spec = ds.get("spec") or {}
         template = spec.get("template") or {}

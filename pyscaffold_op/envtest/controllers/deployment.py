@@ -92,12 +92,12 @@ def _revision(rs: Obj) -> int:
 
 class DeploymentController(Controller):
     primary = ("apps", "v1", "deployments")
+    owns = ("apps", "replicasets")
+    kind = "Deployment"
 
     def keys_for(self, event: Event) -> Iterable[Key]:
         yield from super().keys_for(event)
-        if event.gr == ("apps", "replicasets"):
-            yield from owner_keys(event, "Deployment")
-        elif event.gr == ("", "pods") and event.type == "DELETED":
+        if event.gr == ("", "pods") and event.type == "DELETED":
             # Recreate waits for the old pods to be gone: their ReplicaSet's owner looks again
             for ns, rs_name in owner_keys(event, "ReplicaSet"):
                 rs = self.get(RS, ns, rs_name)
@@ -105,8 +105,8 @@ class DeploymentController(Controller):
                     yield from owner_keys_of(rs, "Deployment")
 
     def reconcile(self, namespace: str, name: str) -> None:
-        d = self.get(self.primary, namespace, name)
-        if d is None or d["metadata"].get("deletionTimestamp"):
+        d = self.live(namespace, name)
+        if d is None:
             return
         spec = d.get("spec") or {}
         rss = self.owned(RS, d)

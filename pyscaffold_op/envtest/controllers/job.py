@@ -4,15 +4,14 @@ one does), at most `parallelism` at a time; fails the Job past `backoffLimit` or
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref, owner_keys, set_condition
+from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref, set_condition
 from pyscaffold_op.envtest.controllers.clock import parse_time, rfc3339
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    pass
 
 Obj = dict[str, Any]
 INDEX = "batch.kubernetes.io/job-completion-index"
@@ -35,20 +34,17 @@ def _restarts(pod: Obj) -> int:
 
 class JobController(Controller):
     primary = ("batch", "v1", "jobs")
+    owns = ("", "pods")
+    kind = "Job"
 
     def __init__(self, backoff_seconds: float = 0.1) -> None:
         super().__init__()
         # the delay before a failed pod is replaced, doubled per failure (the real one starts at 10 s)
         self.backoff_seconds = backoff_seconds
 
-    def keys_for(self, event: Event) -> Iterable[Key]:
-        yield from super().keys_for(event)
-        if event.gr == ("", "pods"):
-            yield from owner_keys(event, "Job")
-
     def reconcile(self, namespace: str, name: str) -> None:
-        job = self.get(self.primary, namespace, name)
-        if job is None or job["metadata"].get("deletionTimestamp"):
+        job = self.live(namespace, name)
+        if job is None:
             return
         key = (namespace, name)
         spec = job.get("spec") or {}

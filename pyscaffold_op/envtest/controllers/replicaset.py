@@ -3,26 +3,21 @@ running and reports how many are ready and available."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref, owner_keys
+from pyscaffold_op.envtest.controllers.base import Controller, new_owner_ref
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    pass
 
 Obj = dict[str, Any]
 
 
 class ReplicaSetController(Controller):
     primary = ("apps", "v1", "replicasets")
+    owns = ("", "pods")
     kind = "ReplicaSet"
-
-    def keys_for(self, event: Event) -> Iterable[Key]:
-        yield from super().keys_for(event)
-        if event.gr == ("", "pods"):
-            yield from owner_keys(event, self.kind)
 
     def reconcile(self, namespace: str, name: str) -> None:
         rs = self.get(self.primary, namespace, name)

@@ -6,15 +6,14 @@ controller-revision-hash, and ControllerRevisions for the templates."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref, owner_keys
+from pyscaffold_op.envtest.controllers.base import Controller, new_owner_ref
 from pyscaffold_op.envtest.controllers.deployment import template_hash
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    pass
 
 Obj = dict[str, Any]
 REVISIONS = ("apps", "v1", "controllerrevisions")
@@ -29,15 +28,12 @@ def ordinal(sts_name: str, pod: Obj) -> int:
 
 class StatefulSetController(Controller):
     primary = ("apps", "v1", "statefulsets")
-
-    def keys_for(self, event: Event) -> Iterable[Key]:
-        yield from super().keys_for(event)
-        if event.gr == ("", "pods"):
-            yield from owner_keys(event, "StatefulSet")
+    owns = ("", "pods")
+    kind = "StatefulSet"
 
     def reconcile(self, namespace: str, name: str) -> None:
-        sts = self.get(self.primary, namespace, name)
-        if sts is None or sts["metadata"].get("deletionTimestamp"):
+        sts = self.live(namespace, name)
+        if sts is None:
             return
         spec = sts.get("spec") or {}
         replicas = int(spec.get("replicas", 1) or 0)

@@ -26,11 +26,14 @@ import sys
 
 from pyscaffold_op.errors import PyopError
 from pyscaffold_op.runtime import (
+    BindError,
+    CacheSyncTimeout,
     LeaderElectionLost,
     Manager,
     ManagerOptions,
     ShutdownTimeout,
     load_config,
+    parse_duration,
     setup_logging,
 )
 
@@ -42,6 +45,13 @@ from programming_kubernetes.controllers.at_controller import AtReconciler
 LEADER_ELECTION_ID = "6f5b1bd9.viper.run"
 
 log = logging.getLogger("programming_kubernetes")
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -69,8 +79,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--health-probe-bind-address",
-        default=":8081",
-        help="The address the /healthz and /readyz probe endpoint binds to.",
+        default="127.0.0.1:8081",
+        help='The address the /healthz and /readyz probe endpoint binds to; "0" disables it. The default '
+        'serves this host only; the Deployment passes ":8081" so the kubelet can probe it.',
     )
     parser.add_argument(
         "--leader-elect",
@@ -81,6 +92,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--kubeconfig",
         default=None,
         help="Path to a kubeconfig. Default: $KUBECONFIG, ~/.kube/config, or the in-cluster configuration.",
+    )
+    parser.add_argument(
+        "--cache-sync-timeout",
+        default="2m",
+        type=_duration,
+        help="How long the caches may take to fill at start, e.g. 30s or 2m; a kind the server does not "
+        "serve (a CRD not installed yet) never fills, and the manager exits saying so.",
     )
     parser.add_argument(
         "--log-level",
@@ -108,6 +126,7 @@ def build_manager(args: argparse.Namespace) -> Manager:
             health_probe_bind_address=args.health_probe_bind_address,
             leader_election=args.leader_elect,
             leader_election_id=LEADER_ELECTION_ID,
+            cache_sync_timeout=args.cache_sync_timeout,
         ),
     )
     AtReconciler(
@@ -129,7 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     log.info("starting manager")
     try:
         asyncio.run(mgr.start())
-    except (LeaderElectionLost, ShutdownTimeout) as err:  # one line and exit 1, not a traceback
+    except BindError as err:  # a port taken by another manager: name the flag that moves it
+        log.error("%s", err.hint())
+        return 1
+    except (LeaderElectionLost, ShutdownTimeout, CacheSyncTimeout) as err:  # one line, not a traceback
         log.error("%s", err)
         return 1
     return 0

@@ -37,6 +37,9 @@ class AtStatus(KubeModel):
     """AtStatus defines the observed state of At."""
 
     # INSERT ADDITIONAL STATUS FIELDS - observed state of cluster. Run "make manifests" after editing.
+    # +listType=map
+    # +listMapKey=type
+    # +optional
     conditions: list[Condition] = Field(default_factory=list)
     """Conditions represent the current state of the At resource."""
 

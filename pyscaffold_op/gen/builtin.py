@@ -1,0 +1,115 @@
+"""The schema controller-gen writes for a built-in type embedded in a CRD (a `JobTemplateSpec` field).
+
+Read from the compact Kubernetes spec the models were generated from (`pyscaffold_op.models.spec`), not
+from the pydantic models: the spec keeps what the models cannot carry (int32/int64 formats, list/map
+types and keys, required lists, the `+default`s). controller-gen's special cases are applied on top:
+- `metav1.ObjectMeta` below the root is a bare `type: object` (controller-gen's default, without
+  `crd:generateEmbeddedObjectMeta`);
+- `metav1.Time`/`MicroTime` are `date-time` strings; `intstr.IntOrString` is an int-or-string and
+  `resource.Quantity` one with the quantity pattern;
+- `runtime.RawExtension` is an object that keeps unknown fields; `apiextensions JSON` keeps anything;
+- descriptions and enums are left out (the spec drops them; controller-gen ignores `+enum`).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+from pyscaffold_op.errors import GenerateError
+
+_MODELS_PACKAGE = "pyscaffold_op.models."
+_META = "meta_v1."
+_INT_OR_STRING = {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}
+
+
+def _quantity() -> dict[str, Any]:
+    from pyscaffold_op.apimachinery.fields import QUANTITY_PATTERN
+
+    return {**_INT_OR_STRING, "pattern": QUANTITY_PATTERN}
+
+
+_PRESERVE = {"x-kubernetes-preserve-unknown-fields": True}
+# spec name -> the schema controller-gen writes for that Go type wherever it is embedded
+_KNOWN: dict[str, Any] = {
+    _META + "ObjectMeta": lambda: {"type": "object"},
+    _META + "Time": lambda: {"type": "string", "format": "date-time"},
+    _META + "MicroTime": lambda: {"type": "string", "format": "date-time"},
+    _META + "FieldsV1": lambda: {"type": "object", **_PRESERVE},
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": lambda: copy.deepcopy(_INT_OR_STRING),
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": _quantity,
+    "io.k8s.apimachinery.pkg.runtime.RawExtension": lambda: {"type": "object", **_PRESERVE},
+    "apiextensions_v1.JSON": lambda: dict(_PRESERVE),
+    "apiextensions_v1.JSONSchemaPropsOrArray": lambda: dict(_PRESERVE),
+    "apiextensions_v1.JSONSchemaPropsOrBool": lambda: dict(_PRESERVE),
+    "apiextensions_v1.JSONSchemaPropsOrStringArray": lambda: dict(_PRESERVE),
+}
+# The schema keywords of the spec a CRD keeps (the rest is the spec's own bookkeeping).
+_KEEP = (
+    "type",
+    "format",
+    "default",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+)
+# pyop's own classes standing for meta/v1 types (the models use them instead of generated copies)
+_APIMACHINERY = {
+    "pyscaffold_op.apimachinery.resource:ObjectMeta": _META + "ObjectMeta",
+    "pyscaffold_op.apimachinery.resource:OwnerReference": _META + "OwnerReference",
+}
+
+
+def definition_of(cls: type) -> str | None:
+    """The spec definition a built-in model class was generated from (`batch_v1.JobTemplateSpec`),
+    or None for any other class."""
+    key = f"{cls.__module__}:{cls.__qualname__}"
+    if key in _APIMACHINERY:
+        return _APIMACHINERY[key]
+    if not cls.__module__.startswith(_MODELS_PACKAGE):
+        return None
+    from pyscaffold_op.models import spec
+
+    group_version = cls.__module__[len(_MODELS_PACKAGE) :].split(".", 1)[0]  # core_v1._pod -> core_v1
+    name = f"{group_version}.{cls.__qualname__}"
+    return name if name in spec.load()["definitions"] else None
+
+
+def builtin_schema(name: str) -> dict[str, Any]:
+    """The structural schema of spec definition `name`, as controller-gen writes the Go type."""
+    return copy.deepcopy(_schema(name))
+
+
+@functools.cache
+def _schema(name: str) -> dict[str, Any]:
+    return _convert({"$ref": name}, ())
+
+
+def _convert(node: dict[str, Any], stack: tuple[str, ...]) -> dict[str, Any]:
+    if "$ref" in node:
+        name = node["$ref"]
+        if name in _KNOWN:
+            return _KNOWN[name]()
+        if name in stack:
+            raise GenerateError(
+                f"the built-in type {name} is recursive ({' -> '.join((*stack, name))}); a structural "
+                "schema cannot embed it (use FreeForm)"
+            )
+        from pyscaffold_op.models import spec
+
+        return _convert(spec.definition(name), (*stack, name))
+    out = {key: copy.deepcopy(node[key]) for key in _KEEP if key in node}
+    if out.get("x-kubernetes-int-or-string"):
+        out.update(copy.deepcopy(_INT_OR_STRING))
+    if "items" in node:
+        out["items"] = _convert(node["items"], stack)
+    if isinstance(node.get("additionalProperties"), dict):
+        out["additionalProperties"] = _convert(node["additionalProperties"], stack)
+    if "properties" in node:
+        out["properties"] = {prop: _convert(sub, stack) for prop, sub in node["properties"].items()}
+    if node.get("required"):
+        out["required"] = sorted(node["required"])
+    return out

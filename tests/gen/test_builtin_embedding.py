@@ -1,0 +1,239 @@
+"""Built-in types embedded in CRD types: the schema controller-gen writes for the Go type.
+
+The reference is `reference/cronjob_controller_gen.json`, built by `reference/cronjob_reference.py`
+from the published Kubernetes v1.37 definitions with controller-gen's rules, never from pyop's output.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+import yaml
+
+from pyscaffold_op.apimachinery import (
+    CustomResource,
+    Duration,
+    GroupVersionKind,
+    Int32,
+    Int64,
+    IntOrString,
+    KubeModel,
+    Quantity,
+    Time,
+)
+from pyscaffold_op.envtest import Environment
+from pyscaffold_op.gen import generate_manifests
+from pyscaffold_op.gen.schema import SchemaConverter
+from pyscaffold_op.models.core_v1 import (
+    LocalObjectReference,
+    ObjectReference,
+    PodSpec,
+    PodTemplateSpec,
+    ResourceRequirements,
+)
+from pyscaffold_op.models.meta_v1 import LabelSelector
+
+from .reference.cronjob_reference import signature
+
+REFERENCE = Path(__file__).parent / "reference" / "cronjob_controller_gen.json"
+
+# kubebuilder v4's CronJob tutorial (api/v1/cronjob_types.go), written in pyop
+CRONJOB_TYPES = '''\
+from typing import Literal
+
+from pydantic import Field
+
+from pyscaffold_op.apimachinery import Condition, CustomResource, GroupVersionKind, KubeModel
+from pyscaffold_op.apimachinery import Int32, Int64, Time
+from pyscaffold_op.models.batch_v1 import JobTemplateSpec
+from pyscaffold_op.models.core_v1 import ObjectReference
+
+from . import GROUP, VERSION
+
+
+class CronJobSpec(KubeModel):
+    """CronJobSpec defines the desired state of CronJob."""
+
+    # +kubebuilder:validation:MinLength=0
+    schedule: str
+    """The schedule in Cron format."""
+    # +kubebuilder:validation:Minimum=0
+    starting_deadline_seconds: Int64 | None = None
+    concurrency_policy: Literal["Allow", "Forbid", "Replace"] | None = None
+    suspend: bool | None = None
+    job_template: JobTemplateSpec
+    """Specifies the job that will be created when executing a CronJob."""
+    successful_jobs_history_limit: Int32 | None = Field(default=None, ge=0)
+    failed_jobs_history_limit: Int32 | None = Field(default=None, ge=0)
+
+
+class CronJobStatus(KubeModel):
+    """CronJobStatus defines the observed state of CronJob."""
+
+    active: list[ObjectReference] | None = None
+    last_schedule_time: Time | None = None
+    # +listType=map
+    # +listMapKey=type
+    conditions: list[Condition] | None = None
+
+
+# +kubebuilder:object:root=true
+# +kubebuilder:subresource:status
+class CronJob(CustomResource):
+    """CronJob is the Schema for the cronjobs API."""
+
+    gvk = GroupVersionKind(GROUP, VERSION, "CronJob")
+    spec: CronJobSpec
+    status: CronJobStatus | None = None
+'''
+
+SAMPLE = """\
+apiVersion: batch.tutorial.kubebuilder.io/v1
+kind: CronJob
+metadata:
+  name: cronjob-sample
+spec:
+  schedule: "*/1 * * * *"
+  startingDeadlineSeconds: 60
+  concurrencyPolicy: Allow
+  jobTemplate:
+    spec:
+      backoffLimit: 2
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: hello
+            image: busybox
+            args: [/bin/sh, -c, date; echo Hello from the Kubernetes cluster]
+            ports:
+            - containerPort: 8080
+            resources:
+              limits: {cpu: 500m, memory: 64Mi}
+"""
+
+
+@pytest.fixture
+def cronjob_project(project: Any) -> Any:
+    builder = project("tutorial", domain="tutorial.kubebuilder.io")
+    builder.api("batch", "v1", "CronJob", "cronjob_types", CRONJOB_TYPES)
+    builder.sample("batch_v1_cronjob.yaml", SAMPLE)
+    return builder
+
+
+def _crd_schema(root: Path) -> dict[str, Any]:
+    crd = yaml.safe_load((root / "config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml").read_text())
+    return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def test_cronjob_tutorial_crd_has_every_node_controller_gen_writes(cronjob_project: Any) -> None:
+    root = cronjob_project.root
+    generate_manifests(root)
+    ours = signature(_crd_schema(root))
+    reference = json.loads(REFERENCE.read_text())["nodes"]
+    assert len(reference) > 1300  # the whole PodSpec tree, not a stub
+    missing = sorted(set(reference) - set(ours))
+    assert not missing, f"{len(missing)} nodes missing, e.g. {missing[:5]}"
+    different = {p: (reference[p], ours[p]) for p in reference if reference[p] != ours[p]}
+    assert not different, f"{len(different)} nodes differ, e.g. {list(different.items())[:3]}"
+    assert sorted(set(ours) - set(reference)) == []
+    # near the counts the issue took from controller-gen's real output (an older Kubernetes)
+    assert sum("default" in n for n in ours.values()) == 46
+    assert sum("x-kubernetes-int-or-string" in n for n in ours.values()) == 47
+    # and the check mode (structural rules + the sample validated) is clean
+    assert generate_manifests(root, check=True) == []
+
+
+async def test_emulator_serves_the_crd_and_defaults_a_sample(cronjob_project: Any) -> None:
+    root = cronjob_project.root
+    generate_manifests(root)
+    body = yaml.safe_load(SAMPLE)
+    async with (
+        Environment(crd_paths=[root / "config/crd/bases"]) as env,
+        httpx2.AsyncClient(base_url=env.url, timeout=30) as http,
+    ):
+        url = "/apis/batch.tutorial.kubebuilder.io/v1/namespaces/default/cronjobs"
+        created = await http.post(url, json=body)
+        assert created.status_code == 201, created.text
+        container = created.json()["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+        assert container["ports"] == [{"containerPort": 8080, "protocol": "TCP"}]  # the +default
+        # controller-gen's bare `metadata: {type: object}`: the server prunes what is inside it
+        labelled = json.loads(json.dumps(body))
+        labelled["metadata"]["name"] = "labelled"
+        labelled["spec"]["jobTemplate"]["metadata"] = {"labels": {"app": "hello"}}
+        stored = await http.post(url, json=labelled)
+        assert stored.status_code == 201, stored.text
+        assert stored.json()["spec"]["jobTemplate"].get("metadata", {}) == {}
+        bad = json.loads(json.dumps(body))
+        bad["metadata"]["name"] = "bad"
+        bad["spec"]["jobTemplate"]["spec"]["backoffLimit"] = "two"
+        refused = await http.post(url, json=bad)
+        assert refused.status_code == 422, refused.text
+        assert "spec.jobTemplate.spec.backoffLimit" in refused.text
+
+
+class Embeds(KubeModel):
+    pod: PodSpec | None = None
+    template: PodTemplateSpec | None = None
+    resources: ResourceRequirements | None = None
+    target: ObjectReference | None = None
+    secret: LocalObjectReference | None = None
+    selector: LabelSelector | None = None
+
+
+class EmbedsKind(CustomResource):
+    gvk = GroupVersionKind("demo.example.com", "v1", "Embeds")
+    spec: Embeds
+
+
+def test_each_embeddable_type_has_its_go_schema() -> None:
+    spec = SchemaConverter().kind_schema(EmbedsKind)["properties"]["spec"]["properties"]
+    assert spec["template"]["properties"]["metadata"] == {"type": "object"}
+    assert spec["template"]["properties"]["spec"] == spec["pod"]
+    assert spec["pod"]["required"] == ["containers"]
+    containers = spec["pod"]["properties"]["containers"]
+    assert containers["x-kubernetes-list-type"] == "map"
+    assert containers["x-kubernetes-list-map-keys"] == ["name"]
+    limits = spec["resources"]["properties"]["limits"]["additionalProperties"]
+    assert limits["x-kubernetes-int-or-string"] is True and "pattern" in limits
+    assert spec["secret"] == {
+        "type": "object",
+        "x-kubernetes-map-type": "atomic",
+        "properties": {"name": {"type": "string", "default": ""}},
+    }
+    assert spec["selector"]["x-kubernetes-map-type"] == "atomic"
+    assert spec["selector"]["properties"]["matchExpressions"]["items"]["required"] == ["key", "operator"]
+    assert spec["target"]["x-kubernetes-map-type"] == "atomic"
+
+
+class Scalars(KubeModel):
+    small: Int32
+    big: Int64 | None = None
+    # +kubebuilder:validation:Format=int32
+    marked: int = 0
+    timeout: Duration | None = None
+    plain: timedelta | None = None
+    when: Time | None = None
+    port: IntOrString | None = None
+    memory: Quantity | None = None
+
+
+def test_scalar_types_have_controller_gens_schema() -> None:
+    props = SchemaConverter().model_schema(Scalars)["properties"]
+    assert props["small"] == {"type": "integer", "format": "int32"}
+    assert props["big"] == {"type": "integer", "format": "int64"}
+    assert props["marked"] == {"type": "integer", "format": "int32", "default": 0}
+    assert props["timeout"] == props["plain"] == {"type": "string"}  # metav1.Duration
+    assert props["when"] == {"type": "string", "format": "date-time"}
+    assert props["port"] == {
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+        "x-kubernetes-int-or-string": True,
+    }
+    assert props["memory"]["x-kubernetes-int-or-string"] is True and props["memory"]["pattern"].startswith(
+        "^"
+    )

@@ -1,0 +1,125 @@
+"""A manager that cannot start says why in one line, as controller-runtime does, and names the fix."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pyscaffold_op.envtest import Environment
+from pyscaffold_op.models.core_v1 import Pod
+from pyscaffold_op.runtime import (
+    BindError,
+    CacheSyncTimeout,
+    Manager,
+    ManagerOptions,
+    NotFound,
+    Request,
+    load_config,
+    parse_duration,
+)
+from pyscaffold_op.runtime.kinds import info_for
+from pyscaffold_op.runtime.rest import RestTransport
+from pyscaffold_op.runtime.startup import explain
+
+from .conftest import make_manager
+from .widgets import Widget
+
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: nowhere
+  cluster: {{server: "{server}", insecure-skip-tls-verify: true}}
+users:
+- name: nobody
+  user: {{token: abc}}
+contexts:
+- name: envtest
+  context: {{cluster: nowhere, user: nobody}}
+current-context: envtest
+"""
+
+
+async def _noop(_request: Request) -> None:
+    return None
+
+
+@pytest.fixture
+def refused_kubeconfig(tmp_path: Path) -> Path:
+    # Port 1 on loopback: nothing listens there, so every connection is refused at once.
+    path = tmp_path / "kc"
+    path.write_text(KUBECONFIG.format(server="https://127.0.0.1:1"))
+    return path
+
+
+async def test_uninstalled_crd_is_no_matches_for_kind_then_exit(caplog: pytest.LogCaptureFixture) -> None:
+    async with Environment(kubelet=None) as env:  # no CRDs installed
+        mgr = make_manager(env, cache_sync_timeout=3.0)
+        mgr.builder().for_(Widget).named("widgets").complete(_noop)
+        with (
+            caplog.at_level(logging.WARNING, logger="pyscaffold_op.runtime.informer"),
+            pytest.raises(CacheSyncTimeout) as raised,
+        ):
+            await mgr.start(install_signal_handlers=False)
+    expected = 'no matches for kind "Widget" in version "test.pyop.io/v1"; run make install'
+    assert str(raised.value) == f"caches did not sync within 3s: {expected}"
+    # Said as soon as the first list fails, and once, not at every retry of the backoff.
+    said = [r.getMessage() for r in caplog.records if expected in r.getMessage()]
+    assert len(said) == 1, said
+
+
+async def test_refused_connection_names_the_server_kubeconfig_and_context(refused_kubeconfig: Path) -> None:
+    mgr = Manager(
+        load_config(kubeconfig=refused_kubeconfig),
+        ManagerOptions(health_probe_bind_address="0", cache_sync_timeout=2.0),
+    )
+    mgr.builder().for_(Pod).named("pods").complete(_noop)
+    mgr.builder().for_(Widget).named("widgets").complete(_noop)
+    with pytest.raises(CacheSyncTimeout) as raised:
+        await mgr.start(install_signal_handlers=False)
+    source = f"https://127.0.0.1:1 (kubeconfig {refused_kubeconfig}, context envtest)"
+    reason = f"cannot connect to {source}: connection refused"
+    # Both kinds fail alike: the reason appears once.
+    assert str(raised.value) == f"caches did not sync within 2s: {reason}"
+
+
+def test_built_in_kind_not_served_is_not_sent_to_make_install(refused_kubeconfig: Path) -> None:
+    transport = RestTransport(load_config(kubeconfig=refused_kubeconfig))
+    missing = NotFound("the server could not find the requested resource")
+    assert explain(transport, info_for(Pod), missing) == 'no matches for kind "Pod" in version "v1"'
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("option", ["health_probe_bind_address", "metrics_bind_address"])
+async def test_taken_port_names_the_flag_to_change(
+    refused_kubeconfig: Path, taken_port: int, option: str
+) -> None:
+    address = f"127.0.0.1:{taken_port}"
+    options = {"health_probe_bind_address": "0", "metrics_bind_address": "0", option: address}
+    mgr = Manager(load_config(kubeconfig=refused_kubeconfig), ManagerOptions(**options))
+    with pytest.raises(BindError) as raised:
+        await mgr.start(install_signal_handlers=False)
+    flag = "--" + option.replace("_", "-")
+    assert raised.value.hint() == (
+        f"{flag} {address}: address already in use; "
+        f'pass another port, e.g. make run ARGS="{flag}=127.0.0.1:0"'
+    )
+
+
+def test_durations_are_go_durations() -> None:
+    assert parse_duration("2m") == 120.0
+    assert parse_duration("1m30s") == 90.0
+    assert parse_duration("500ms") == 0.5
+    with pytest.raises(ValueError, match="not a duration like 30s"):
+        parse_duration("90")

@@ -1,0 +1,135 @@
+"""`create api` for built-in (core) and external kinds, and `--controller-name` (issue 15, item 2)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.scaffold.conftest import PACKAGE, RunPyop, assert_one_line_error, snapshot
+
+CTRL = f"src/{PACKAGE}/controllers"
+CERT_MANAGER = [
+    "--group", "cert-manager", "--version", "v1", "--kind", "Certificate",
+    "--external-api-path", "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1",
+    "--external-api-domain", "io", "--external-api-module", f"{PACKAGE}.external.certmanager",
+]  # fmt: skip
+CERT_MODEL = """
+from pyscaffold_op.apimachinery import GroupVersionKind, KubeObject
+
+
+class Certificate(KubeObject):
+    gvk = GroupVersionKind("cert-manager.io", "v1", "Certificate")
+    plural = "certificates"
+"""
+
+
+def _resources(root: Path) -> list[dict]:
+    return yaml.safe_load((root / "PROJECT").read_text())["resources"]
+
+
+def test_core_kind_controller_in_a_single_group_project(pyop: RunPyop, with_api: Path) -> None:
+    run = pyop("create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment",
+               "--no-resource", "--controller", "--no-make", cwd=with_api)  # fmt: skip
+    assert run.code == 0, run.err
+    assert {"controller": True, "core": True, "group": "apps", "kind": "Deployment",
+            "path": "k8s.io/api/apps/v1", "version": "v1"} in _resources(with_api)  # fmt: skip
+    controller = (with_api / f"{CTRL}/deployment_controller.py").read_text()
+    assert "from pyscaffold_op.models.apps_v1 import Deployment" in controller
+    assert (
+        "# +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;"
+        in controller
+    )
+    assert "mgr.builder().for_(Deployment)" in controller
+    assert "DeploymentReconciler(" in (with_api / f"src/{PACKAGE}/__main__.py").read_text()
+    # no types, sample, roles or CRD for a kind the project does not own
+    assert not list(with_api.rglob("deployment_types.py"))
+    assert not list((with_api / "config").rglob("*deployment*"))
+
+
+def test_core_group_pod_and_resource_default(pyop: RunPyop, initialized: Path) -> None:
+    # no --no-resource needed: like kubebuilder, built-in kinds get no types by default
+    run = pyop("create", "api", "--group", "core", "--version", "v1", "--kind", "Pod", "--no-make",
+               cwd=initialized)  # fmt: skip
+    assert run.code == 0, run.err
+    assert _resources(initialized) == [
+        {
+            "controller": True,
+            "core": True,
+            "group": "core",
+            "kind": "Pod",
+            "path": "k8s.io/api/core/v1",
+            "version": "v1",
+        }
+    ]
+    assert "rbac:groups=core,resources=pods," in (initialized / f"{CTRL}/pod_controller.py").read_text()
+
+
+def test_external_kind_and_a_second_controller(pyop: RunPyop, with_api: Path) -> None:
+    run = pyop("create", "api", *CERT_MANAGER, "--no-make", cwd=with_api)
+    assert run.code == 0, run.err
+    assert {"controller": True, "domain": "io", "external": True, "group": "cert-manager",
+            "kind": "Certificate", "path": "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1",
+            "version": "v1"} in _resources(with_api)  # fmt: skip
+    controller = (with_api / f"{CTRL}/certificate_controller.py").read_text()
+    assert f"from {PACKAGE}.external.certmanager import Certificate" in controller
+    assert "rbac:groups=cert-manager.io,resources=certificates," in controller
+    again = pyop("create", "api", *CERT_MANAGER, "--no-make", cwd=with_api)
+    assert_one_line_error(again, "controller for cert-manager/v1, Kind=Certificate already exists")
+    second = pyop(
+        "create", "api", *CERT_MANAGER, "--controller-name", "cert-renewer", "--no-make", cwd=with_api
+    )
+    assert second.code == 0, second.err
+    renewer = (with_api / f"{CTRL}/cert_renewer_controller.py").read_text()
+    assert "class CertRenewerReconciler:" in renewer and '.named("cert-renewer")' in renewer
+    assert (with_api / "tests/test_cert_renewer_controller.py").is_file()
+    assert sum(r["kind"] == "Certificate" for r in _resources(with_api)) == 1
+
+
+@pytest.mark.slow
+def test_generated_project_with_core_and_external_controllers_passes_its_tests(
+    pyop: RunPyop, with_api: Path
+) -> None:
+    external = with_api / f"src/{PACKAGE}/external"
+    external.mkdir()
+    (external / "__init__.py").write_text("")
+    (external / "certmanager.py").write_text(CERT_MODEL)
+    for args in (["--group", "apps", "--version", "v1", "--kind", "Deployment"],
+                 ["--group", "core", "--version", "v1", "--kind", "Namespace"], CERT_MANAGER):  # fmt: skip
+        assert pyop("create", "api", *args, "--no-make", cwd=with_api).code == 0
+    assert pyop("generate", "manifests", cwd=with_api).code == 0
+    role = yaml.safe_load((with_api / "config/rbac/role.yaml").read_text())
+    groups = {g for rule in role["rules"] for g in rule["apiGroups"]}
+    assert {"", "apps", "cert-manager.io", "programming-kubernetes.viper.run"} <= groups
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                         cwd=with_api, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "4 passed" in run.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--group", "apps", "--version", "v1", "--kind", "Deployment", "--resource"],
+         ["Deployment is a built-in kind", "--no-resource"]),
+        (["--group", "apps", "--version", "v1", "--kind", "Deploy"],
+         ["kind 'Deploy' is not a kind of apps/v1"]),
+        (["--group", "events", "--version", "v1", "--kind", "Event"], ["no built-in models for events/v1"]),
+        (["--group", "apps", "--version", "v1", "--kind", "Deployment", "--no-controller"],
+         ["nothing to scaffold"]),
+        ([*CERT_MANAGER[:6], "--external-api-path", "x/y"], ["--external-api-domain is required"]),
+        ([*CERT_MANAGER[:6], "--external-api-path", "github.com/x", "--external-api-domain", "io"],
+         ["--external-api-module 'github.com/x' is not a dotted Python module name"]),
+        ([*CERT_MANAGER[:6], "--external-api-domain", "io"], ["need --external-api-path"]),
+        ([*CERT_MANAGER, "--controller-name", "Bad_Name"], ["controller name"]),
+    ],
+)  # fmt: skip
+def test_bad_other_kinds_exit_2_and_change_nothing(
+    pyop: RunPyop, with_api: Path, args: list[str], fragments: list[str]
+) -> None:
+    before = snapshot(with_api)
+    assert_one_line_error(pyop("create", "api", *args, "--no-make", cwd=with_api), *fragments)
+    assert snapshot(with_api) == before
