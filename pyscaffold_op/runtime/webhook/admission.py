@@ -10,13 +10,13 @@ from __future__ import annotations
 import base64
 import copy
 import inspect
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-import jsonpatch
-
+from pyscaffold_op.runtime.webhook import jsonpatch
 from pyscaffold_op.runtime.webhook.errors import Denied
 
 log = logging.getLogger("pyscaffold_op.runtime.webhook")
@@ -75,7 +75,7 @@ class AdmissionResponse:
             resp["status"] = self.status
         if self.patch:
             resp["patchType"] = "JSONPatch"
-            resp["patch"] = base64.b64encode(jsonpatch.JsonPatch(self.patch).to_string().encode()).decode()
+            resp["patch"] = base64.b64encode(json.dumps(self.patch).encode()).decode()
         if self.warnings:
             resp["warnings"] = list(self.warnings)
         return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "response": resp}
@@ -154,14 +154,14 @@ def defaulting_patch(
     `before` is `raw` after a round trip through the model, so it may lack unknown fields or carry
     model defaults `raw` lacks: diffing it against `after` keeps only the defaulter's own changes."""
     target = copy.deepcopy(raw)
-    for op in jsonpatch.make_patch(before, after).patch:
+    for op in jsonpatch.diff(before, after):
         try:
-            target = jsonpatch.apply_patch(target, [op])
-        except (jsonpatch.JsonPatchConflict, jsonpatch.JsonPointerException):
+            target = jsonpatch.apply(target, [op])
+        except jsonpatch.PatchConflict:
             if op["op"] == "replace":  # a model default `raw` never had: add it
-                target = jsonpatch.apply_patch(target, [{**op, "op": "add"}])
+                target = jsonpatch.apply(target, [{**op, "op": "add"}])
             # a removal of something `raw` does not have is already done
-    return list(jsonpatch.make_patch(raw, target).patch)
+    return jsonpatch.diff(raw, target)
 
 
 def validating_handler(cls: type, validator: Validator) -> AdmissionHandler:
