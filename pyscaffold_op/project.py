@@ -56,6 +56,18 @@ class ResourceAPI(_Model):
     namespaced: bool = True
 
 
+class ResourceWebhooks(_Model):
+    """The webhooks of a resource (`pyop create webhook`); unset flags are left out, like kubebuilder."""
+
+    conversion: bool | None = None
+    defaulting: bool | None = None
+    defaulting_path: str | None = None
+    spoke: list[str] | None = None
+    validation: bool | None = None
+    validation_path: str | None = None
+    webhook_version: str = "v1"
+
+
 class Resource(_Model):
     """One API (group/version/kind) of the project, as kubebuilder records it."""
 
@@ -71,6 +83,7 @@ class Resource(_Model):
     path: str = ""
     plural: str | None = None
     version: str
+    webhooks: ResourceWebhooks | None = None
 
     def qualified_group(self) -> str:
         """The API group as the server knows it: `<group>.<domain>` (or the core group "")."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import NamedTuple
 
 import typer
 
@@ -29,6 +30,25 @@ def serve(
         "--workloads/--no-workloads",
         help="Simulate the workload controllers (Deployments, Jobs, ServiceAccounts, EndpointSlices...).",
     ),
+    webhooks: list[Path] = typer.Option(
+        [],
+        "--webhooks",
+        metavar="<path>",
+        help="Webhook configurations to install, e.g. config/webhook/manifests.yaml (repeatable).",
+    ),
+    webhook_service: list[str] = typer.Option(
+        [],
+        "--webhook-service",
+        metavar="<namespace/name=url>",
+        help="NAMESPACE/NAME=URL: send calls for that Service to URL "
+        "(e.g. system/webhook-service=https://127.0.0.1:9443; repeatable).",
+    ),
+    webhook_ca: Path | None = typer.Option(
+        None,
+        "--webhook-ca",
+        metavar="<path>",
+        help="CA file to trust for those Services (read at each call; `make run` writes its ca.crt).",
+    ),
 ) -> None:
     """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     from pyscaffold_op.errors import PyopError, ValidationError
@@ -38,13 +58,31 @@ def serve(
     for p in crds:
         if not p.exists():
             raise ValidationError(f"--crds {p}: no such file or folder")
+    for p in webhooks:
+        if not p.exists():
+            raise ValidationError(f"--webhooks {p}: no such file or folder")
+    services = []
+    for spec in webhook_service:
+        ref, sep, url = spec.partition("=")
+        ns, slash, name = ref.partition("/")
+        if not (sep and slash and ns and name and url.startswith("https://")):
+            raise ValidationError(f"--webhook-service {spec}: expected NAMESPACE/NAME=https://HOST:PORT")
+        services.append((ns, name, url))
     try:
-        _serve(crds, port, kubeconfig_out, kubelet, workloads)
+        _serve(crds, port, kubeconfig_out, kubelet, workloads, Webhooks(webhooks, services, webhook_ca))
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
 
 
-def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool, workloads: bool) -> None:
+class Webhooks(NamedTuple):
+    manifests: list[Path]
+    services: list[tuple[str, str, str]]  # namespace, name, URL
+    ca: Path | None
+
+
+def _serve(
+    crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool, workloads: bool, hooks: Webhooks
+) -> None:
     """Run until SIGINT/SIGTERM (KeyboardInterrupt escapes only before the server is up)."""
     import asyncio
     import signal
@@ -76,6 +114,10 @@ def _serve(crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bo
                 loop.add_signal_handler(sig, stop.set)
         async with env:
             started = True
+            for ns, name, url in hooks.services:
+                env.webhook_service_url(ns, name, url, ca=hooks.ca)
+            if hooks.manifests:
+                await env.install_webhooks(hooks.manifests)
             typer.echo(str(env.kubeconfig_path))
             typer.echo(
                 f"# serving {env.url}; try: kubectl --kubeconfig {env.kubeconfig_path} get ns", err=True

@@ -58,6 +58,17 @@ EXAMPLES: Mapping[str, str] = {
   # A controller for types that already exist
   pyop create api --group batch --version v1 --kind CronJob --resource=false --controller
 """,
+    "create webhook": """
+  # A defaulting and a validating webhook for an API, then `make manifests` (config/webhook/manifests.yaml)
+  pyop create webhook --group batch --version v1 --kind CronJob --defaulting --programmatic-validation
+
+  # A conversion webhook: v1 is the hub, v2 (an existing API version) converts to and from it
+  pyop create webhook --group batch --version v1 --kind CronJob --conversion --spoke v2
+
+  # Own URL paths for the webhooks, and overwrite webhook files that exist
+  pyop create webhook --group batch --version v1 --kind CronJob --defaulting \
+      --defaulting-path /default-cronjob --force
+""",
     "generate": """
   # Write the CRDs and role.yaml (what `make manifests` runs)
   pyop generate manifests
@@ -101,6 +112,11 @@ EXAMPLES: Mapping[str, str] = {
 
   # A fixed port, CRDs from two places, and no simulated kubelet
   pyop envtest serve --port 6443 --crds config/crd/bases --crds third_party/crds --no-kubelet
+
+  # Call the webhooks of a manager started by `make run` (it writes its local CA into its cert path)
+  pyop envtest serve --crds config/crd/bases --webhooks config/webhook/manifests.yaml \
+      --webhook-service system/webhook-service=https://127.0.0.1:9443 \
+      --webhook-ca /tmp/k8s-webhook-server/serving-certs/ca.crt
 """,
 }
 

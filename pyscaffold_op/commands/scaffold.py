@@ -202,6 +202,60 @@ def upgrade(
         raise typer.Exit(1)
 
 
+@create_app.command("webhook")
+def create_webhook(
+    group: str = typer.Option(..., "--group", help="API group of the kind, e.g. batch."),
+    version: str = typer.Option(..., "--version", help="API version of the kind, e.g. v1."),
+    kind: str = typer.Option(
+        ..., "--kind", help="Kind, e.g. CronJob (its API must exist: `pyop create api`)."
+    ),
+    defaulting: bool = typer.Option(False, "--defaulting", help="A mutating webhook that sets defaults."),
+    validation: bool = typer.Option(
+        False, "--programmatic-validation", help="A validating webhook (validate_create/update/delete)."
+    ),
+    conversion: bool = typer.Option(
+        False, "--conversion", help="A conversion webhook: this version is the hub, --spoke versions convert."
+    ),
+    spoke: list[str] = typer.Option(
+        [], "--spoke", metavar="<version>", help="A spoke version of the kind (repeatable)."
+    ),
+    defaulting_path: str | None = typer.Option(
+        None,
+        "--defaulting-path",
+        help="URL path of the defaulting webhook (default: /mutate-<group>-<version>-<kind>).",
+    ),
+    validation_path: str | None = typer.Option(
+        None, "--validation-path", help="URL path of the validating webhook (default: /validate-...)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite the webhook files that already exist."),
+    make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
+) -> None:
+    """Scaffold admission and conversion webhooks for an API (like `kubebuilder create webhook`)."""
+    from pathlib import Path
+
+    from pyscaffold_op.scaffold.webhook import WebhookOptions
+    from pyscaffold_op.scaffold.webhook import create_webhook as scaffold_webhook
+
+    options = WebhookOptions(
+        group=group,
+        version=version,
+        kind=kind,
+        defaulting=defaulting,
+        validation=validation,
+        conversion=conversion,
+        spokes=tuple(spoke),
+        defaulting_path=defaulting_path,
+        validation_path=validation_path,
+        force=force,
+    )
+    root, written = scaffold_webhook(options, Path.cwd())
+    _report("wrote", written)
+    if make:
+        from pyscaffold_op.scaffold.make import run_make
+
+        run_make(root, "manifests")
+
+
 def register(app: typer.Typer) -> None:
     """Add the scaffolding commands to the root app."""
     app.command("init")(init)

@@ -97,6 +97,7 @@ def with_status(crd: dict[str, Any]) -> dict[str, Any]:
 def resource_infos(crd: dict[str, Any]) -> list[ServedResource]:
     spec = crd["spec"]
     names = spec["names"]
+    conversion = spec.get("conversion") or {}
     out = []
     for v in spec.get("versions") or []:
         if not v.get("served", True):
@@ -122,6 +123,7 @@ def resource_infos(crd: dict[str, Any]) -> list[ServedResource]:
                 field_selectors=tuple(f["jsonPath"].lstrip(".") for f in v.get("selectableFields") or []),
                 storage=bool(v.get("storage")),
                 list_kind=names.get("listKind") or names["kind"] + "List",
+                conversion_webhook=conversion if conversion.get("strategy") == "Webhook" else None,
             )
         )
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import contextlib
 import copy
@@ -23,6 +24,7 @@ from pyscaffold_op.envtest.kubelet import KubeletSimulator
 from pyscaffold_op.envtest.objectstore import Store
 
 T = TypeVar("T")
+Obj = dict[str, Any]
 # Any bearer token is accepted on requests; kubeconfigs need a user for clients to start. In
 # TokenReviews this token is ADMIN_USER in group system:masters.
 TOKEN = "envtest-token"
@@ -98,6 +100,7 @@ class Environment:
             self.workloads.detach()
         self.store.stop_controllers()
         self.store.drop_watches()
+        await self.api.admission.services.close()
         if self._runner is not None:
             runner, self._runner = self._runner, None
             # never let a client that keeps a connection open hang the test's teardown
@@ -256,6 +259,51 @@ class Environment:
                 out.append(self.store.update(info, "", name, new, manager="envtest"))
         return out
 
+    # -- webhooks ----------------------------------------------------------------------------------
+
+    def webhook_service_url(
+        self, namespace: str, name: str, url: str, *, port: int = 443, ca: bytes | str | Path | None = None
+    ) -> None:
+        """Send calls for webhooks whose clientConfig names Service `namespace/name` (and `port`) to
+        `url` (https, e.g. a runtime `WebhookServer.url`): there is no cluster DNS. `ca` (PEM bytes, or
+        a file read at each call) is trusted when a clientConfig has no caBundle, as if cert-manager's
+        CA injector had filled it in."""
+        pem: bytes | Path | None = ca.encode() if isinstance(ca, str) and "BEGIN" in ca else None
+        if pem is None and ca is not None:
+            pem = ca if isinstance(ca, bytes) else Path(ca)
+        self.api.admission.services.register(namespace, name, url, port, pem)
+
+    async def install_webhooks(
+        self, paths: Sequence[str | Path], ca_bundle: bytes | None = None
+    ) -> list[Obj]:
+        """Create or replace every Mutating/ValidatingWebhookConfiguration in the files/folders (e.g.
+        `config/webhook/manifests.yaml`), setting each clientConfig's caBundle to `ca_bundle` if given."""
+        docs = [
+            d
+            for d in _yaml_docs(paths)
+            if d.get("kind") in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+        ]
+        if ca_bundle is not None:
+            encoded = base64.b64encode(ca_bundle).decode()
+            for d in docs:
+                for hook in d.get("webhooks") or []:
+                    hook.setdefault("clientConfig", {})["caBundle"] = encoded
+        return await self._on_loop(self._put_async(docs))
+
+    async def _put_async(self, docs: list[Obj]) -> list[Obj]:
+        out = []
+        for doc in docs:
+            plural = doc["kind"].lower() + "s"
+            info = self.store.info("admissionregistration.k8s.io", "v1", plural)
+            name = (doc.get("metadata") or {}).get("name", "")
+            current = self.store.find(info.group_resource, "", name)
+            if current is None:
+                out.append(self.store.create(info, "", copy.deepcopy(doc), manager="envtest"))
+            else:
+                meta = {**doc.get("metadata", {}), "resourceVersion": current["metadata"]["resourceVersion"]}
+                out.append(self.store.update(info, "", name, {**copy.deepcopy(doc), "metadata": meta}))
+        return out
+
     def drop_watches(self) -> None:
         """Fault injection: end every open watch stream now (clients must re-watch)."""
         self._call_soon(self.store.drop_watches)
@@ -280,6 +328,13 @@ class Environment:
         if loop is None or asyncio.get_running_loop() is loop:
             return await coro
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+
+def _yaml_docs(paths: Sequence[str | Path]) -> list[Obj]:
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files += sorted(f for ext in ("*.yaml", "*.yml") for f in p.rglob(ext)) if p.is_dir() else [p]
+    return [d for f in files for d in yaml.safe_load_all(f.read_text()) if isinstance(d, dict)]
 
 
 def _threadsafe(loop: asyncio.AbstractEventLoop, fn: Any) -> concurrent.futures.Future[Any]:

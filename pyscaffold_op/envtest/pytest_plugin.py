@@ -7,6 +7,12 @@ Fixtures: `envtest_crd_paths` (override to choose CRD folders), `envtest_kubelet
 `KubeletSimulator(rule=...)` or None), `envtest_workloads` (None: override with `Workloads()` to run
 Deployments, Jobs, ... as a cluster would), `envtest` (a running `Environment`), `kubeconfig` (its
 path as a string) and `client` (a `pyscaffold_op.runtime` client for it).
+
+Webhooks: `webhook_server` is a running `pyscaffold_op.runtime.webhook.WebhookServer` on 127.0.0.1 with
+its own CA, registered with the emulator as Service `system/webhook-service` (what
+config/webhook/manifests.yaml and the CRDs' conversion webhooks name), with the configurations of
+`envtest_webhook_paths` (default `config/webhook/manifests.yaml`) installed. Register handlers on it
+(`webhook_managed_by(webhook_server)...`) and the emulator calls them over HTTPS.
 """
 
 from __future__ import annotations
@@ -48,6 +54,25 @@ async def envtest(
         crd_paths=envtest_crd_paths, kubelet=envtest_kubelet, workloads=envtest_workloads or False
     ) as env:
         yield env
+
+
+@pytest.fixture
+def envtest_webhook_paths(request: pytest.FixtureRequest) -> list[Path]:
+    """`<rootdir>/config/webhook/manifests.yaml` when it exists, else no webhook configurations."""
+    manifest = Path(str(request.config.rootpath)) / "config" / "webhook" / "manifests.yaml"
+    return [manifest] if manifest.is_file() else []
+
+
+@pytest.fixture
+async def webhook_server(envtest: Environment, envtest_webhook_paths: list[Path]) -> AsyncIterator[Any]:
+    from pyscaffold_op.runtime.webhook import WebhookServer
+
+    server = WebhookServer(host="127.0.0.1", port=0)
+    async with server:
+        envtest.webhook_service_url("system", "webhook-service", server.url, ca=server.ca_bundle)
+        if envtest_webhook_paths:
+            await envtest.install_webhooks(envtest_webhook_paths)
+        yield server
 
 
 @pytest.fixture

@@ -41,6 +41,8 @@ class ServedResource:
     # more subresources in discovery: (name, verbs, group, version, kind) of e.g. pods/log, served
     # by subresources.py
     subresources: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = ()
+    # A CRD's spec.conversion when its strategy is Webhook: other versions are converted by calling it.
+    conversion_webhook: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.singular = self.singular or self.kind.lower()

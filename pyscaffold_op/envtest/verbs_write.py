@@ -24,16 +24,19 @@ from pyscaffold_op.envtest.resources import ServedResource
 from pyscaffold_op.envtest.scale import set_path, to_scale
 
 if TYPE_CHECKING:
+    from pyscaffold_op.envtest.admitting import AdmissionGate
     from pyscaffold_op.envtest.objectstore import Store
 
 
 class WriteVerbs:
-    """create, update, patch (merge, JSON, strategic, apply), scale and delete over the store."""
+    """create, update, patch (merge, JSON, strategic, apply), scale and delete over the store; every
+    write passes the admission `gate` (webhooks, see `admitting`)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, gate: AdmissionGate) -> None:
         self.store = store
+        self.gate = gate
 
-    def create(self, req: HttpRequest, t: Target) -> Response:
+    async def create(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
@@ -44,19 +47,19 @@ class WriteVerbs:
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
             raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         unknown = self._unknown_fields(req, t.info, obj)
-        obj = to_storage(t.info, obj)
-        created = self.store.create(
-            t.info,
-            t.namespace or "",
-            obj,
-            manager=wire.field_manager(req),
-            dry_run=wire.dry_run(req),
-            fresh=True,
-        )
-        resp = json_response(201, wire.served(t.info, created))
-        if unknown:
-            resp.headers["Warning"] = unknown
-        return resp
+
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.create(
+                t.info,
+                t.namespace or "",
+                to_storage(t.info, o),
+                manager=wire.field_manager(req),
+                dry_run=dry_run,
+                fresh=True,
+            )
+
+        created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, write)
+        return self.gate.warn(json_response(201, wire.served(t.info, created)), unknown, *warnings)
 
     def _unknown_fields(self, req: HttpRequest, info: ServedResource, obj: dict[str, Any]) -> str:
         """fieldValidation=Strict rejects unknown fields, Warn (the server's default since field
@@ -82,7 +85,7 @@ class WriteVerbs:
             )
         return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
 
-    def update(self, req: HttpRequest, t: Target) -> Response:
+    async def update(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource == "scale":
             return self._update_scale(
                 req, t, wire.read_body(req, t.info, check_kind=False, options="UpdateOptions")
@@ -90,22 +93,26 @@ class WriteVerbs:
         obj = wire.read_body(req, t.info, options="UpdateOptions")
         wire.check_namespace(obj, t)
         unknown = self._unknown_fields(req, t.info, obj)
-        obj = to_storage(t.info, obj)
-        updated = self.store.update(
-            t.info,
-            t.namespace or "",
-            t.name or "",
-            obj,
-            subresource=t.subresource,
-            manager=wire.field_manager(req),
-            dry_run=wire.dry_run(req),
-        )
-        resp = json_response(200, wire.served(t.info, updated))
-        if unknown:
-            resp.headers["Warning"] = unknown
-        return resp
 
-    def patch(self, req: HttpRequest, t: Target) -> Response:
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                t.info,
+                t.namespace or "",
+                t.name or "",
+                to_storage(t.info, o),
+                subresource=t.subresource,
+                manager=wire.field_manager(req),
+                dry_run=dry_run,
+            )
+
+        current = self.store.find(
+            t.info.bucket, (t.namespace or "") if t.info.namespaced else "", t.name or ""
+        )
+        old = wire.served(t.info, current) if current is not None else None
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", obj, old, write)
+        return self.gate.warn(json_response(200, wire.served(t.info, updated)), unknown, *warnings)
+
+    async def patch(self, req: HttpRequest, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype not in PATCH_TYPES:
             raise E.unsupported_media(
@@ -120,7 +127,7 @@ class WriteVerbs:
                 "application/apply-patch+yaml"
             )
         if ctype == "application/apply-patch+yaml":
-            return self._apply(req, t)
+            return await self._apply(req, t)
         check_write_options(req, "PatchOptions")
         if req.q("force") is not None:
             raise E.invalid(
@@ -154,22 +161,25 @@ class WriteVerbs:
         if t.subresource == "scale":
             return self._update_scale(req, t, patched)
         check_meta_types(patched.setdefault("metadata", {}))
-        patched = to_storage(info, patched)
         if not patched["metadata"].get("resourceVersion"):
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-        updated = self.store.update(
-            info,
-            ns,
-            name,
-            patched,
-            subresource=t.subresource,
-            manager=wire.field_manager(req),
-            dry_run=wire.dry_run(req),
-            require_rv=False,
-        )
-        return json_response(200, wire.served(info, updated))
 
-    def _apply(self, req: HttpRequest, t: Target) -> Response:
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                info,
+                ns,
+                name,
+                to_storage(info, o),
+                subresource=t.subresource,
+                manager=wire.field_manager(req),
+                dry_run=dry_run,
+                require_rv=False,
+            )
+
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", patched, base, write)
+        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
+
+    async def _apply(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         manager = req.q("fieldManager")
         if not manager:  # ValidatePatchOptions: 422 on the PatchOptions "kind"
@@ -211,31 +221,39 @@ class WriteVerbs:
                 raise E.not_found(info.group, info.plural, name)
             meta["name"] = name
             obj = managed.apply(None, applied, apply_req)
-            created = self.store.create(
-                info,
-                ns,
-                to_storage(info, obj),
-                dry_run=wire.dry_run(req),
-                managed_fields=obj["metadata"].get("managedFields"),
-                fresh=True,
-            )
-            return json_response(201, wire.served(info, created))
+
+            def create(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+                return self.store.create(
+                    info,
+                    ns,
+                    to_storage(info, o),
+                    dry_run=dry_run,
+                    managed_fields=o["metadata"].get("managedFields"),
+                    fresh=True,
+                )
+
+            created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, create)
+            return self.gate.warn(json_response(201, wire.served(info, created)), *warnings)
         new = managed.apply(wire.served(info, current), applied, apply_req)
-        new = to_storage(info, new)
         new["metadata"]["resourceVersion"] = (
             meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
         )
-        updated = self.store.update(
-            info,
-            ns,
-            name,
-            new,
-            subresource=t.subresource,
-            dry_run=wire.dry_run(req),
-            require_rv=False,
-            managed_fields=new["metadata"].get("managedFields"),
-        )
-        return json_response(200, wire.served(info, updated))
+        old = wire.served(info, current)
+
+        def update(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                info,
+                ns,
+                name,
+                to_storage(info, o),
+                subresource=t.subresource,
+                dry_run=dry_run,
+                require_rv=False,
+                managed_fields=o["metadata"].get("managedFields"),
+            )
+
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", new, old, update)
+        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
 
     def _update_scale(self, req: HttpRequest, t: Target, scale: dict[str, Any]) -> Response:
         info = t.info
@@ -318,31 +336,41 @@ class WriteVerbs:
             )
         return opts
 
-    def delete(self, req: HttpRequest, t: Target) -> Response:
+    async def delete(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
-        obj, gone = self.store.delete(
-            info,
-            t.namespace or "",
-            t.name or "",
-            propagation=opts.get("propagationPolicy"),
-            preconditions=opts.get("preconditions"),
-            dry_run=wire.dry_run(req) or "All" in (opts.get("dryRun") or []),
-            grace_period=_grace(opts),
-        )
+        dry = wire.dry_run(req) or "All" in (opts.get("dryRun") or [])
+
+        def delete(_o: Any, dry_run: bool) -> tuple[dict[str, Any], bool]:
+            return self.store.delete(
+                info,
+                t.namespace or "",
+                t.name or "",
+                propagation=opts.get("propagationPolicy"),
+                preconditions=opts.get("preconditions"),
+                dry_run=dry_run or dry,
+                grace_period=_grace(opts),
+            )
+
+        current = self.store.find(info.bucket, (t.namespace or "") if info.namespaced else "", t.name or "")
+        old = wire.served(info, current) if current is not None else None
+        (obj, gone), warnings = await self.gate.admitted(req, t, "DELETE", None, old, delete)
+        warn = self.gate.warn
         if not gone:
             # like the real handler: 202 only when the client explicitly asked for cascading deletion
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
-            return json_response(
-                202 if opts.get("orphanDependents") is False else 200, wire.served(info, obj)
-            )
+            code = 202 if opts.get("orphanDependents") is False else 200
+            return warn(json_response(code, wire.served(info, obj)), *warnings)
         if info.custom or info.delete_returns_object:
-            return json_response(200, wire.served(info, obj))
-        return json_response(
-            200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
+            return warn(json_response(200, wire.served(info, obj)), *warnings)
+        return warn(
+            json_response(
+                200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
+            ),
+            *warnings,
         )
 
-    def delete_collection(self, req: HttpRequest, t: Target) -> Response:
+    async def delete_collection(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
         pred = selectors.served_selector(req, info)
@@ -350,15 +378,21 @@ class WriteVerbs:
         deleted = []
         for obj in list(items):
             meta = obj["metadata"]
-            try:
-                o, _gone = self.store.delete(
+
+            def delete(_o: Any, dry_run: bool, meta: dict[str, Any] = meta) -> tuple[dict[str, Any], bool]:
+                return self.store.delete(
                     info,
                     meta.get("namespace", ""),
                     meta["name"],
                     propagation=opts.get("propagationPolicy"),
-                    dry_run=wire.dry_run(req),
+                    dry_run=dry_run,
                     grace_period=_grace(opts),
                 )
+
+            item = Target(info, meta.get("namespace") or t.namespace, meta["name"], "")
+            old = wire.served(info, obj)
+            try:
+                (o, _gone), _w = await self.gate.admitted(req, item, "DELETE", None, old, delete)
                 deleted.append(wire.served(info, o))
             except E.StatusError as err:
                 if err.code != 404:

@@ -2,9 +2,10 @@
 
 In-process API (the CLI, the scaffolder's `create api --make` and its golden regeneration call these):
 
-    generate_manifests(root, check=False, max_desc_len=None) -> list[Path]   # CRDs + role.yaml
+    generate_manifests(root, check=False, max_desc_len=None) -> list[Path]   # CRDs, role.yaml, webhooks
     generate_crds(root, check=False, max_desc_len=None) -> list[Path]  # changed (or stale) files
     generate_rbac(root, check=False) -> list[Path]
+    generate_webhooks(root, check=False) -> list[Path]    # config/webhook/manifests.yaml from markers
 
 Every CRD is checked against the API server's structural-schema rules before it is written (an
 invalid CRD is a GenerateError, nothing is written). With `check=True` nothing is written: the
@@ -16,7 +17,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["generate_crds", "generate_manifests", "generate_rbac", "render_crds", "render_rbac"]
+__all__ = [
+    "generate_crds",
+    "generate_manifests",
+    "generate_rbac",
+    "generate_webhooks",
+    "render_crds",
+    "render_rbac",
+    "render_webhooks",
+]
 
 CRD_DIR = Path("config/crd/bases")
 ROLE_FILE = Path("config/rbac/role.yaml")
@@ -37,10 +46,20 @@ def render_crds(
     from pyscaffold_op.errors import GenerateError
     from pyscaffold_op.gen.crd import build_crds, crd_file_name
     from pyscaffold_op.gen.loader import load_kinds, project_imports
+    from pyscaffold_op.gen.webhook import conversion_of
 
     project = _project(root, project)
     with project_imports(root, project.package):
-        crds = build_crds(load_kinds(project, root), max_desc_len=max_desc_len)
+        kinds = load_kinds(project, root)
+        crds = build_crds(kinds, max_desc_len=max_desc_len)
+        for crd in crds:
+            spec = crd["spec"]
+            versions = [
+                k for k in kinds if (k.gvk.group, k.gvk.kind) == (spec["group"], spec["names"]["kind"])
+            ]
+            conversion = conversion_of(versions)
+            if conversion is not None:
+                spec["conversion"] = conversion
     out = {}
     for crd in crds:
         problems = check_crd(crd)
@@ -61,6 +80,25 @@ def render_rbac(root: Path, project: Any = None) -> list[dict[str, Any]]:
     # a namespace-scoped project (PROJECT `namespaced: true`) gets an empty Role in kustomize's
     # `system` namespace when there are no markers yet, like its scaffolded role.yaml
     return build_roles(markers, empty_namespace="system" if project.namespaced else None)
+
+
+def render_webhooks(root: Path, project: Any = None) -> list[dict[str, Any]]:
+    """The webhook configurations from the markers in `src/<pkg>/webhooks/` (nothing written)."""
+    from pyscaffold_op.gen.webhook import build_configurations, collect_markers
+
+    project = _project(root, project)
+    return build_configurations(collect_markers(root / "src" / project.package / "webhooks"))
+
+
+def generate_webhooks(root: Path, *, check: bool = False, project: Any = None) -> list[Path]:
+    """Write `config/webhook/manifests.yaml` when there are webhook markers (like controller-gen)."""
+    from pyscaffold_op.gen.webhook import MANIFEST
+    from pyscaffold_op.gen.yamlio import dump_documents
+
+    docs = render_webhooks(root, project)
+    if not docs:
+        return []
+    return _write({root / MANIFEST: dump_documents(docs)}, check)
 
 
 def _write(files: dict[Path, str], check: bool) -> list[Path]:
@@ -89,10 +127,12 @@ def generate_rbac(root: Path, *, check: bool = False, project: Any = None) -> li
 
 
 def generate_manifests(root: Path, *, check: bool = False, max_desc_len: int | None = None) -> list[Path]:
-    """CRDs and role.yaml for the project at `root`; the files changed (or, with check, stale)."""
+    """CRDs, role.yaml and the webhook manifests for the project at `root`; the files changed (or,
+    with check, stale)."""
     project = _project(root, None)
     crds = generate_crds(root, check=check, project=project, max_desc_len=max_desc_len)
-    return crds + generate_rbac(root, check=check, project=project)
+    rbac = generate_rbac(root, check=check, project=project)
+    return crds + rbac + generate_webhooks(root, check=check, project=project)
 
 
 def _check_samples(root: Path, crds: list[dict[str, Any]]) -> None:

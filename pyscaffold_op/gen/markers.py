@@ -160,13 +160,33 @@ SPECS: dict[str, MarkerSpec] = {
             "roleName": (STR, False),
         }
     ),
+    # admission webhooks (webhooks package), controller-gen's webhook.Config
+    "kubebuilder:webhook": _spec(
+        args={
+            "path": (STR, False),
+            "url": (STR, False),
+            "mutating": (BOOL, True),
+            "failurePolicy": (STR, False),
+            "matchPolicy": (STR, False),
+            "sideEffects": (STR, False),
+            "timeoutSeconds": (INT, False),
+            "groups": (LIST, True),
+            "resources": (LIST, True),
+            "verbs": (LIST, True),
+            "versions": (LIST, True),
+            "name": (STR, True),
+            "admissionReviewVersions": (LIST, True),
+            "webhookVersions": (LIST, False),
+            "reinvocationPolicy": (STR, False),
+        }
+    ),
 }
 ITEMS_PREFIX = _V + "items:"
 SPECS.update({ITEMS_PREFIX + n[len(_V) :]: spec for n, spec in list(SPECS.items()) if spec.items})
 # Longest names first, so `kubebuilder:subresource:scale` wins over a shorter prefix.
 _NAMES = sorted(SPECS, key=len, reverse=True)
 # Markers of other tools that may share a file (scaffold insertion points): never errors.
-_FOREIGN = ("kubebuilder:scaffold", "pyop:", "kubebuilder:webhook", "groupName", "k8s:", "genclient")
+_FOREIGN = ("kubebuilder:scaffold", "pyop:", "groupName", "k8s:", "genclient")
 
 
 @dataclass(frozen=True)

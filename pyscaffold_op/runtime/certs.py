@@ -1,6 +1,6 @@
-"""TLS for the secure metrics server: a certificate from a folder (`tls.crt`/`tls.key`, as
-controller-runtime's `CertDir`/`CertName`/`KeyName`), reloaded when the files change (its
-`certwatcher`, for cert-manager rotations), or a self-signed one made in memory at start
+"""TLS for the secure metrics server and the webhook server: a certificate from a folder
+(`tls.crt`/`tls.key`, as controller-runtime's `CertDir`/`CertName`/`KeyName`), reloaded when the
+files change (its `certwatcher`, for cert-manager rotations), or a self-signed one made in memory at start
 (controller-runtime's fallback: host `localhost`, IP 127.0.0.1, valid for a year)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ CERT_NAME = "tls.crt"
 KEY_NAME = "tls.key"
 
 
-def server_context(cert_dir: str | os.PathLike[str] | None) -> ssl.SSLContext:
+def server_context(cert_dir: str | os.PathLike[str] | None, what: str = "metrics") -> ssl.SSLContext:
     """A TLS (1.2+) server context with the certificate in `cert_dir`, or a self-signed one when None."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -29,7 +29,7 @@ def server_context(cert_dir: str | os.PathLike[str] | None) -> ssl.SSLContext:
         cert, key = Path(cert_dir) / CERT_NAME, Path(cert_dir) / KEY_NAME
         missing = [str(p) for p in (cert, key) if not p.is_file()]
         if missing:
-            raise FileNotFoundError(f"metrics certificate not found: {', '.join(missing)}")
+            raise FileNotFoundError(f"{what} certificate not found: {', '.join(missing)}")
         ctx.load_cert_chain(cert, key)
         return ctx
     cert_pem, key_pem = self_signed_cert()
@@ -110,8 +110,15 @@ class CertWatcher:
     `interval` seconds): new connections get the new certificate, open ones keep theirs. A pair that
     fails to load (half-written during a rotation) is logged and retried at the next change."""
 
-    def __init__(self, ctx: ssl.SSLContext, cert_dir: str | os.PathLike[str], interval: float = 10.0) -> None:
+    def __init__(
+        self,
+        ctx: ssl.SSLContext,
+        cert_dir: str | os.PathLike[str],
+        interval: float = 10.0,
+        what: str = "metrics",
+    ) -> None:
         self.ctx = ctx
+        self.what = what
         self.cert, self.key = Path(cert_dir) / CERT_NAME, Path(cert_dir) / KEY_NAME
         self.interval = interval
         self._stamp = self._read_stamp()
@@ -132,11 +139,11 @@ class CertWatcher:
         try:
             self.ctx.load_cert_chain(self.cert, self.key)
         except (OSError, ssl.SSLError) as err:
-            log.warning("could not reload the metrics certificate: %s", err)
+            log.warning("could not reload the %s certificate: %s", self.what, err)
             return False
         self._stamp = stamp
         self.reloads += 1
-        log.info("reloaded the metrics certificate", extra={"cert": str(self.cert)})
+        log.info("reloaded the %s certificate", self.what, extra={"cert": str(self.cert)})
         return True
 
     async def run(self) -> None:

@@ -38,6 +38,8 @@ from pyscaffold_op.runtime.startup import CacheSyncTimeout, bind_error, connecti
 if TYPE_CHECKING:
     from lightkube import KubeConfig
 
+    from pyscaffold_op.runtime.webhook import WebhookServer
+
 log = logging.getLogger("pyscaffold_op.runtime.manager")
 
 # The lease release gets at least this long even when the drain used the whole graceful timeout: a
@@ -136,6 +138,7 @@ class Manager:
         # With metrics_secure: TokenReview + SubjectAccessReview of every scrape (uncached client).
         self.metrics_filter: AuthFilter | None = AuthFilter(self.transport) if metrics_secure else None
         self.metrics_cert_watcher: Any = None  # a certs.CertWatcher with metrics_cert_dir, once started
+        self._webhook_server: WebhookServer | None = None
         self.controllers: list[Controller] = []
         self._runnables: list[tuple[Any, bool]] = []
         self._recorders: dict[str, EventRecorder] = {}
@@ -205,6 +208,27 @@ class Manager:
     def get_field_indexer(self) -> InformerCache:
         """`mgr.get_field_indexer().index_field(Pod, "spec.nodeName", lambda p: [p.spec.nodeName])`."""
         return self.cache
+
+    @property
+    def webhook_server(self) -> WebhookServer:
+        """The HTTPS server for admission and conversion webhooks (GetWebhookServer): a default
+        `WebhookServer()` (port 9443, self-made certificates) unless one was assigned. It starts with
+        the manager, before the caches, when anything is registered on it, and adds the `webhook`
+        readiness check."""
+        if self._webhook_server is None:
+            from pyscaffold_op.runtime.webhook import WebhookServer
+
+            self.webhook_server = WebhookServer()
+        assert self._webhook_server is not None
+        return self._webhook_server
+
+    @webhook_server.setter
+    def webhook_server(self, server: WebhookServer) -> None:
+        if self._started:
+            raise RuntimeError("set the webhook server before the manager starts")
+        server.bind_metrics(self.registry)
+        self._webhook_server = server
+        self.add_readyz_check("webhook", server.started_check)
 
     @property
     def elected(self) -> asyncio.Event:
@@ -340,6 +364,9 @@ class Manager:
         task.add_done_callback(_log_failure)
 
     async def _start_servers(self) -> None:
+        # Webhooks first: a conversion webhook must answer before the caches can list converted kinds.
+        if self._webhook_server is not None and self._webhook_server.paths():
+            await self._webhook_server.start_serving()
         site = await self._bind("health_probe_bind_address", self.health.app())
         if site is not None:
             self._runners.append(site[0])
@@ -413,6 +440,8 @@ class Manager:
             for task in self._tasks:
                 task.cancel()
             await self.cache.stop()
+            if self._webhook_server is not None:
+                await self._webhook_server.stop()
             for runner in self._runners:
                 with contextlib.suppress(Exception):
                     await runner.cleanup()

@@ -74,6 +74,7 @@ def test_every_example_command_parses(
     monkeypatch.chdir(tmp_path)
     for word in words:  # the files an example reads (`--from-crd x.yaml` must exist)
         if word.endswith(".yaml"):
+            (tmp_path / word).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / word).write_text("")
     command, args = resolve(boolflags.normalize(ROOT, words))
     assert not hasattr(command, "commands"), f"`pyop {' '.join(words)}` names a group, not a command"

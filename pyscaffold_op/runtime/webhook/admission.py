@@ -1,0 +1,216 @@
+"""AdmissionReview v1 (pkg/webhook/admission): requests, responses, and the two typed handlers.
+
+A `Defaulter` mutates a typed object; the answer is the JSON patch from the object as received to the
+object as defaulted (`patchType: JSONPatch`), computed so that fields the Python model does not know
+are left alone. A `Validator` returns warnings or raises: a `ValidationError` becomes a 422 Invalid
+Status with field causes, any other `Denied` its code, any other exception a plain 403 denial."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pyscaffold_op.runtime.webhook import jsonpatch
+from pyscaffold_op.runtime.webhook.errors import Denied
+
+log = logging.getLogger("pyscaffold_op.runtime.webhook")
+
+ADMISSION_API_VERSION = "admission.k8s.io/v1"
+
+
+@dataclass
+class AdmissionRequest:
+    """The `request` of an AdmissionReview, with the objects still as dicts."""
+
+    uid: str
+    operation: str  # CREATE | UPDATE | DELETE | CONNECT
+    kind: dict[str, str]
+    resource: dict[str, str]
+    name: str = ""
+    namespace: str = ""
+    sub_resource: str = ""
+    object: dict[str, Any] | None = None
+    old_object: dict[str, Any] | None = None
+    dry_run: bool = False
+    user_info: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] | None = None
+
+    @classmethod
+    def from_review(cls, review: dict[str, Any]) -> AdmissionRequest:
+        req = review.get("request")
+        if not isinstance(req, dict) or not req.get("uid"):
+            raise ValueError("AdmissionReview has no request or no request.uid")
+        return cls(
+            uid=req["uid"],
+            operation=req.get("operation", ""),
+            kind=req.get("kind") or {},
+            resource=req.get("resource") or {},
+            name=req.get("name") or "",
+            namespace=req.get("namespace") or "",
+            sub_resource=req.get("subResource") or "",
+            object=req.get("object"),
+            old_object=req.get("oldObject"),
+            dry_run=bool(req.get("dryRun")),
+            user_info=req.get("userInfo") or {},
+            options=req.get("options"),
+        )
+
+
+@dataclass
+class AdmissionResponse:
+    allowed: bool
+    status: dict[str, Any] | None = None
+    patch: list[dict[str, Any]] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def review(self, uid: str) -> dict[str, Any]:
+        resp: dict[str, Any] = {"uid": uid, "allowed": self.allowed}
+        if self.status is not None:
+            resp["status"] = self.status
+        if self.patch:
+            resp["patchType"] = "JSONPatch"
+            resp["patch"] = base64.b64encode(json.dumps(self.patch).encode()).decode()
+        if self.warnings:
+            resp["warnings"] = list(self.warnings)
+        return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "response": resp}
+
+    @classmethod
+    def allow(cls, warnings: list[str] | None = None) -> AdmissionResponse:
+        return cls(True, {"code": 200}, warnings=list(warnings or []))
+
+    @classmethod
+    def deny(cls, err: Denied, warnings: list[str] | None = None) -> AdmissionResponse:
+        return cls(False, err.status(), warnings=list(warnings or []))
+
+    @classmethod
+    def errored(cls, code: int, message: str) -> AdmissionResponse:
+        return cls(False, {"code": code, "message": message})
+
+
+AdmissionHandler = Callable[[AdmissionRequest], Awaitable[AdmissionResponse]]
+
+
+@runtime_checkable
+class Defaulter(Protocol):
+    """`default(obj)` sets defaults on the typed object in place (sync or async)."""
+
+    def default(self, obj: Any) -> Any: ...
+
+
+@runtime_checkable
+class Validator(Protocol):
+    """Each method returns warnings (a list of strings, or None) or raises to deny (sync or async)."""
+
+    def validate_create(self, obj: Any) -> Any: ...
+    def validate_update(self, old: Any, new: Any) -> Any: ...
+    def validate_delete(self, obj: Any) -> Any: ...
+
+
+async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    result = fn(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _decode(cls: type, raw: dict[str, Any] | None) -> Any:
+    if raw is None:
+        raise ValueError("there is no content to decode")
+    return cls.model_validate(raw)  # type: ignore[attr-defined]
+
+
+def defaulting_handler(cls: type, defaulter: Defaulter) -> AdmissionHandler:
+    """Decode `object` as `cls`, call `defaulter.default(obj)`, answer with the JSON patch."""
+
+    async def handle(req: AdmissionRequest) -> AdmissionResponse:
+        if req.operation not in ("CREATE", "UPDATE"):
+            return AdmissionResponse.allow()  # nothing to default on delete/connect
+        try:
+            obj = _decode(cls, req.object)
+        except Exception as err:
+            return AdmissionResponse.errored(400, str(err))
+        before = obj.to_dict()
+        try:
+            await _call(defaulter.default, obj)
+        except Denied as err:
+            return AdmissionResponse.deny(err)
+        after = obj.to_dict()
+        return AdmissionResponse(True, {"code": 200}, patch=defaulting_patch(req.object or {}, before, after))
+
+    return handle
+
+
+def defaulting_patch(
+    raw: dict[str, Any], before: dict[str, Any], after: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The patch taking `raw` to `raw` + (what the defaulter changed between `before` and `after`).
+
+    `before` is `raw` after a round trip through the model, so it may lack unknown fields or carry
+    model defaults `raw` lacks: diffing it against `after` keeps only the defaulter's own changes."""
+    target = copy.deepcopy(raw)
+    for op in jsonpatch.diff(before, after):
+        try:
+            target = jsonpatch.apply(target, [op])
+        except jsonpatch.PatchConflict:
+            if op["op"] == "replace":  # a model default `raw` never had: add it
+                target = jsonpatch.apply(target, [{**op, "op": "add"}])
+            # a removal of something `raw` does not have is already done
+    return jsonpatch.diff(raw, target)
+
+
+def validating_handler(cls: type, validator: Validator) -> AdmissionHandler:
+    """Decode the object(s) as `cls` and call validate_create/update/delete."""
+
+    async def handle(req: AdmissionRequest) -> AdmissionResponse:
+        try:
+            call: tuple[Any, ...]
+            if req.operation == "CREATE":
+                call = (validator.validate_create, _decode(cls, req.object))
+            elif req.operation == "UPDATE":
+                call = (validator.validate_update, _decode(cls, req.old_object), _decode(cls, req.object))
+            elif req.operation == "DELETE":
+                # the object being deleted comes as oldObject
+                call = (validator.validate_delete, _decode(cls, req.old_object))
+            else:
+                return AdmissionResponse.allow()
+        except Exception as err:
+            return AdmissionResponse.errored(400, str(err))
+        try:
+            warnings = await _call(*call)
+        except Denied as err:
+            return AdmissionResponse.deny(err, getattr(err, "warnings", None))
+        except Exception as err:
+            return AdmissionResponse.deny(Denied(str(err) or type(err).__name__))
+        return AdmissionResponse.allow(list(warnings or []))
+
+    return handle
+
+
+class Admission:
+    """An AdmissionReview endpoint around an `AdmissionHandler` (admission.Webhook)."""
+
+    def __init__(self, handler: AdmissionHandler) -> None:
+        self.handler = handler
+
+    async def __call__(self, body: Any) -> dict[str, Any]:
+        try:
+            if not isinstance(body, dict) or body.get("kind") != "AdmissionReview":
+                raise ValueError("the request body is not an AdmissionReview")
+            if body.get("apiVersion") != ADMISSION_API_VERSION:
+                raise ValueError(f"unsupported AdmissionReview version {body.get('apiVersion')!r}")
+            req = AdmissionRequest.from_review(body)
+        except ValueError as err:
+            uid = ((body or {}).get("request") or {}).get("uid", "") if isinstance(body, dict) else ""
+            return AdmissionResponse.errored(400, str(err)).review(uid)
+        try:
+            resp = await self.handler(req)
+        except Exception as err:
+            log.exception("admission handler failed")
+            resp = AdmissionResponse.errored(500, str(err))
+        return resp.review(req.uid)

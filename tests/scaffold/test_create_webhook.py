@@ -1,0 +1,318 @@
+"""`pyop create webhook`: the files, the edits, the error contract, and a generated project whose own
+tests show the emulator calling its webhooks over HTTPS (defaulting, validation, conversion)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import PACKAGE, RunPyop, assert_one_line_error, snapshot
+
+KUBECTL = shutil.which("kubectl")
+AT = ["--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "At"]
+
+
+def test_writes_the_webhook_and_turns_on_kustomize(pyop: RunPyop, with_api: Path) -> None:
+    run = pyop(
+        "create", "webhook", *AT, "--defaulting", "--programmatic-validation", "--no-make", cwd=with_api
+    )
+    assert run.code == 0, run.err
+    webhook = with_api / f"src/{PACKAGE}/webhooks/v1alpha1/at_webhook.py"
+    text = webhook.read_text()
+    assert (
+        "# +kubebuilder:webhook:path=/mutate-programming-kubernetes-viper-run-v1alpha1-at,mutating=true"
+        in text
+    )
+    assert "name=vat-v1alpha1.kb.io" in text and "def setup_at_webhook_with_manager(mgr: object)" in text
+    assert (with_api / "tests/test_at_webhook.py").is_file()
+    main = (with_api / f"src/{PACKAGE}/__main__.py").read_text()
+    assert '"--webhook-port"' in main and '"--webhook-cert-path"' in main
+    assert "setup_at_webhook_with_manager(mgr)" in main and "mgr.webhook_server = WebhookServer(" in main
+    project = yaml.safe_load((with_api / "PROJECT").read_text())
+    assert project["resources"][0]["webhooks"] == {
+        "defaulting": True,
+        "validation": True,
+        "webhookVersion": "v1",
+    }
+    default = yaml.safe_load((with_api / "config/default/kustomization.yaml").read_text())
+    assert {"../webhook", "../certmanager"} <= set(default["resources"])
+    assert {"path": "manager_webhook_patch.yaml", "target": {"kind": "Deployment"}} in default["patches"]
+    injected = [r["targets"][0]["select"]["kind"] for r in default["replacements"]]
+    assert injected.count("MutatingWebhookConfiguration") == 2 and injected.count("Certificate") == 2
+    for path in (
+        "config/webhook/service.yaml",
+        "config/certmanager/issuer.yaml",
+        "config/certmanager/certificate-webhook.yaml",
+        "config/network-policy/allow-webhook-traffic.yaml",
+    ):
+        assert (with_api / path).is_file(), path  # fmt: skip
+    network = yaml.safe_load((with_api / "config/network-policy/kustomization.yaml").read_text())
+    assert "allow-webhook-traffic.yaml" in network["resources"]
+    # a second run is refused without --force, and changes nothing
+    before = snapshot(with_api)
+    again = pyop("create", "webhook", *AT, "--defaulting", "--no-make", cwd=with_api)
+    assert_one_line_error(again, "defaulting webhook", "already exists", "--force")
+    assert snapshot(with_api) == before
+    forced = pyop("create", "webhook", *AT, "--defaulting", "--force", "--no-make", cwd=with_api)
+    assert forced.code == 0, forced.err
+    assert (with_api / f"src/{PACKAGE}/__main__.py").read_text().count(
+        "setup_at_webhook_with_manager(mgr)"
+    ) == 1
+
+
+def test_custom_paths(pyop: RunPyop, with_api: Path) -> None:
+    run = pyop(
+        "create",
+        "webhook",
+        *AT,
+        "--defaulting",
+        "--defaulting-path",
+        "/default-at",
+        "--no-make",
+        cwd=with_api,
+    )
+    assert run.code == 0, run.err
+    text = (with_api / f"src/{PACKAGE}/webhooks/v1alpha1/at_webhook.py").read_text()
+    assert "path=/default-at," in text and 'with_defaulter_custom_path("/default-at")' in text
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        ([], ("nothing to scaffold",)),
+        (["--programmatic-validation", "--spoke", "v2"], ("--spoke is only for --conversion",)),
+        (["--conversion"], ("--conversion needs at least one --spoke",)),
+        (["--conversion", "--spoke", "v1alpha1"], ("cannot be its own spoke",)),
+        (["--conversion", "--spoke", "v2"], ("--spoke v2: no API", "create api")),
+        (["--validation-path", "/v"], ("nothing to scaffold",)),
+        (["--defaulting", "--defaulting-path", "no-slash"], ("must be a URL path",)),
+        (
+            ["--defaulting", "--validation-path", "/v"],
+            ("--validation-path is only for --programmatic-validation",),
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_changes_nothing(
+    pyop: RunPyop, with_api: Path, args: list[str], fragments: tuple[str, ...]
+) -> None:
+    before = snapshot(with_api)
+    assert_one_line_error(pyop("create", "webhook", *AT, *args, "--no-make", cwd=with_api), *fragments)
+    assert snapshot(with_api) == before
+
+
+def test_a_kind_without_api_is_refused(pyop: RunPyop, with_api: Path) -> None:
+    before = snapshot(with_api)
+    run = pyop("create", "webhook", "--group", "programming-kubernetes", "--version", "v1", "--kind", "At",
+               "--defaulting", "--no-make", cwd=with_api)  # fmt: skip
+    assert_one_line_error(run, "no API programming-kubernetes/v1, Kind=At", "create api")
+    assert snapshot(with_api) == before
+
+
+CONVERSION_TEST = '''\
+"""Written by pyop's own test: an object created as v1 reads back as v2 through the /convert webhook."""
+
+import asyncio
+
+from pyscaffold_op.runtime.webhook import WebhookServer
+
+from cron.webhooks.v1.cronjob_webhook import setup_cron_job_webhook_with_manager
+
+
+async def test_v1_reads_back_as_v2(webhook_server: WebhookServer, kubeconfig: str) -> None:
+    setup_cron_job_webhook_with_manager(webhook_server)
+
+    async def kubectl(*args: str, stdin: str = "") -> tuple[int, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            "kubectl", "--kubeconfig", kubeconfig, *args,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await proc.communicate(stdin.encode())
+        return proc.returncode or 0, out.decode(), err.decode()
+
+    v1 = "apiVersion: cron.example.com/v1\\nkind: CronJob\\nmetadata: {name: c}\\nspec: {foo: bar}\\n"
+    code, _, err = await kubectl("create", "-f", "-", stdin=v1)
+    assert code == 0, err
+    jsonpath = "jsonpath={.apiVersion} {.spec.foo}"
+    code, out, err = await kubectl("get", "cronjobs.v2.cron.example.com", "c", "-o", jsonpath)
+    assert code == 0, err
+    assert out == "cron.example.com/v2 bar"
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.kubectl
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
+    root = tmp_path / "cron"
+    root.mkdir()
+
+    def pyop(*args: str) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "pyscaffold_op", *args], cwd=root, check=True, capture_output=True
+        )
+
+    pyop("init", "--domain", "example.com", "--repo", "github.com/ex/cron")
+    pyop("create", "api", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--no-make")
+    pyop("create", "webhook", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--defaulting",
+         "--programmatic-validation", "--no-make")  # fmt: skip
+    pyop(
+        "create",
+        "api",
+        "--group",
+        "cron",
+        "--version",
+        "v2",
+        "--kind",
+        "CronJob",
+        "--no-controller",
+        "--no-make",
+    )
+    pyop(
+        "create",
+        "webhook",
+        "--group",
+        "cron",
+        "--version",
+        "v1",
+        "--kind",
+        "CronJob",
+        "--conversion",
+        "--spoke",
+        "v2",
+    )  # fmt: skip  (this one runs make manifests)
+    assert (root / "config/webhook/manifests.yaml").is_file()
+    crd = yaml.safe_load((root / "config/crd/bases/cron.example.com_cronjobs.yaml").read_text())
+    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    assert [v["name"] for v in crd["spec"]["versions"] if v["storage"]] == ["v1"]
+    for check in (["check", "."], ["format", "--check", "."]):
+        lint = subprocess.run(
+            [sys.executable, "-m", "ruff", *check], cwd=root, capture_output=True, text=True
+        )
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    built = subprocess.run([KUBECTL, "kustomize", "config/default"], cwd=root, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    docs = list(yaml.safe_load_all(built.stdout))
+    kinds = {d["kind"] for d in docs}
+    assert {
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "Certificate",
+        "Issuer",
+    } <= kinds
+    mutating = next(d for d in docs if d["kind"] == "MutatingWebhookConfiguration")
+    assert mutating["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "cron-system/cron-serving-cert"
+    }
+    assert mutating["webhooks"][0]["clientConfig"]["service"]["name"] == "cron-webhook-service"
+    crd = next(d for d in docs if d["kind"] == "CustomResourceDefinition")
+    assert crd["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "cron-system/cron-serving-cert",
+        "pyop.io/version": crd["metadata"]["annotations"]["pyop.io/version"],  # the generator's
+    }
+    assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["namespace"] == "cron-system"
+    cert = next(d for d in docs if d["kind"] == "Certificate")
+    assert cert["spec"]["dnsNames"][0] == "cron-webhook-service.cron-system.svc"
+    (root / "tests/test_conversion.py").write_text(CONVERSION_TEST)
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=root, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    assert "5 passed" in tests.stdout
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.kubectl
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> None:
+    """The issue's "done": v1 written, v2 read through the manager's /convert webhook, with the
+    manager run as `make run` runs it and the emulator as `pyop envtest serve`."""
+    import time
+
+    root = tmp_path / "cron"
+    root.mkdir()
+
+    def pyop(*args: str) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "pyscaffold_op", *args], cwd=root, check=True, capture_output=True
+        )
+
+    pyop("init", "--domain", "example.com", "--repo", "github.com/ex/cron")
+    pyop("create", "api", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--no-make")
+    pyop(
+        "create",
+        "api",
+        "--group",
+        "cron",
+        "--version",
+        "v2",
+        "--kind",
+        "CronJob",
+        "--no-controller",
+        "--no-make",
+    )
+    pyop("create", "webhook", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--conversion",
+         "--spoke", "v2")  # fmt: skip
+    certs, kubeconfig, port = tmp_path / "certs", tmp_path / "kubeconfig", _free_port()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "pyscaffold_op", "envtest", "serve", "--no-kubelet",
+         "--crds", "config/crd/bases", "--kubeconfig-out", str(kubeconfig),
+         "--webhook-service", f"system/webhook-service=https://127.0.0.1:{port}",
+         "--webhook-ca", str(certs / "ca.crt")],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    manager = None
+    try:
+        deadline = time.monotonic() + 60
+        while not kubeconfig.is_file() and serve.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # waiting for the emulator to write its kubeconfig (it serves by then)
+        assert kubeconfig.is_file(), serve.stderr.read() if serve.poll() is not None and serve.stderr else ""
+        manager = subprocess.Popen(
+            [sys.executable, "-m", "cron", "--kubeconfig", str(kubeconfig),
+             "--health-probe-bind-address", "0",
+             "--webhook-port", str(port), "--webhook-cert-path", str(certs)],
+            cwd=root, env={**os.environ, "PYTHONPATH": str(root / "src")},
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+        def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+            assert KUBECTL is not None
+            return subprocess.run(
+                [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+                input=stdin, capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+
+        v1 = "apiVersion: cron.example.com/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {foo: bar}\n"
+        assert kubectl("create", "-f", "-", stdin=v1).returncode == 0
+        deadline = time.monotonic() + 60  # the manager starting up (imports, certificates) is the wait
+        while True:
+            got = kubectl(
+                "get", "cronjobs.v2.cron.example.com", "c", "-o", "jsonpath={.apiVersion} {.spec.foo}"
+            )
+            if got.returncode == 0 or time.monotonic() > deadline or manager.poll() is not None:
+                break
+            time.sleep(0.2)
+        assert got.returncode == 0, got.stderr + (manager.stderr.read() if manager.poll() is not None else "")
+        assert got.stdout == "cron.example.com/v2 bar"
+        assert (certs / "ca.crt").is_file()
+    finally:
+        for proc in (manager, serve):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(10)
