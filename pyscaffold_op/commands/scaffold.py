@@ -78,7 +78,11 @@ def create_api(
     resource: bool | None = typer.Option(
         None,
         "--resource/--no-resource",
-        help="Scaffold the API types, samples and RBAC. Default: on, off for built-in and external kinds.",
+        help=(
+            "Scaffold the API types, samples and RBAC. Default: on, off for external kinds. With "
+            "--resource=false a core group (apps, batch, core, ...) names the built-in kind, as in "
+            "kubebuilder."
+        ),
     ),
     controller: bool = typer.Option(True, "--controller/--no-controller", help="Scaffold the controller."),
     namespaced: bool = typer.Option(
@@ -122,10 +126,9 @@ def create_api(
     from pyscaffold_op.project import load_project
     from pyscaffold_op.scaffold.api import ApiOptions, api_warnings
     from pyscaffold_op.scaffold.api import create_api as scaffold_api
-    from pyscaffold_op.scaffold.otherapi import is_core
 
-    if resource is None:  # kubebuilder scaffolds no types for built-in and external kinds
-        resource = not (external_api_path or is_core(group))
+    if resource is None:  # kubebuilder: a new resource unless the kind is external (or the core group "")
+        resource = not (external_api_path or group == "")
     options = ApiOptions(
         group=group,
         version=version,

@@ -224,7 +224,9 @@ def other_kind(options: ApiOptions) -> OtherKind | None:
             plural=plural,
             namespaced=options.namespaced,
         )
-    if is_core(options.group):
+    # kubebuilder: a core group names the built-in kinds only without --resource; with it, `batch` is
+    # the project's own group batch.<domain> (the CronJob tutorial)
+    if is_core(options.group) and not options.resource:
         return core_kind(options.group, options.version, options.kind)
     return None
 
@@ -236,6 +238,9 @@ def _own(resource: Resource) -> bool:
 def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePlan, Project]:
     plural = validate_inputs(options, project.domain)
     other = other_kind(options)
+    own = project.find(options.group, options.version, options.kind)
+    if other is not None and other.core and own is not None and _own(own):
+        other = None  # --resource=false adds a controller to the project's own batch.<domain> CronJob
     if other is not None:
         return _plan_other(options, other, root, project)
     if project.multigroup:

@@ -50,10 +50,10 @@ def test_core_kind_controller_in_a_single_group_project(pyop: RunPyop, with_api:
     assert not list((with_api / "config").rglob("*deployment*"))
 
 
-def test_core_group_pod_and_resource_default(pyop: RunPyop, initialized: Path) -> None:
-    # no --no-resource needed: like kubebuilder, built-in kinds get no types by default
-    run = pyop("create", "api", "--group", "core", "--version", "v1", "--kind", "Pod", "--no-make",
-               cwd=initialized)  # fmt: skip
+def test_core_group_pod(pyop: RunPyop, initialized: Path) -> None:
+    # like kubebuilder: --resource=false makes a core group name the built-in kind
+    run = pyop("create", "api", "--group", "core", "--version", "v1", "--kind", "Pod", "--resource=false",
+               "--no-make", cwd=initialized)  # fmt: skip
     assert run.code == 0, run.err
     assert _resources(initialized) == [
         {
@@ -97,8 +97,9 @@ def test_generated_project_with_core_and_external_controllers_passes_its_tests(
     external.mkdir()
     (external / "__init__.py").write_text("")
     (external / "certmanager.py").write_text(CERT_MODEL)
-    for args in (["--group", "apps", "--version", "v1", "--kind", "Deployment"],
-                 ["--group", "core", "--version", "v1", "--kind", "Namespace"], CERT_MANAGER):  # fmt: skip
+    for args in (["--group", "apps", "--version", "v1", "--kind", "Deployment", "--resource=false"],
+                 ["--group", "core", "--version", "v1", "--kind", "Namespace", "--resource=false"],
+                 CERT_MANAGER):  # fmt: skip
         assert pyop("create", "api", *args, "--no-make", cwd=with_api).code == 0
     assert pyop("generate", "manifests", cwd=with_api).code == 0
     role = yaml.safe_load((with_api / "config/rbac/role.yaml").read_text())
@@ -113,12 +114,11 @@ def test_generated_project_with_core_and_external_controllers_passes_its_tests(
 @pytest.mark.parametrize(
     ("args", "fragments"),
     [
-        (["--group", "apps", "--version", "v1", "--kind", "Deployment", "--resource"],
-         ["Deployment is a built-in kind", "--no-resource"]),
-        (["--group", "apps", "--version", "v1", "--kind", "Deploy"],
+        (["--group", "apps", "--version", "v1", "--kind", "Deploy", "--no-resource"],
          ["kind 'Deploy' is not a kind of apps/v1"]),
-        (["--group", "events", "--version", "v1", "--kind", "Event"], ["no built-in models for events/v1"]),
-        (["--group", "apps", "--version", "v1", "--kind", "Deployment", "--no-controller"],
+        (["--group", "events", "--version", "v1", "--kind", "Event", "--no-resource"],
+         ["no built-in models for events/v1"]),
+        (["--group", "apps", "--version", "v1", "--kind", "Deployment", "--no-resource", "--no-controller"],
          ["nothing to scaffold"]),
         ([*CERT_MANAGER[:6], "--external-api-path", "x/y"], ["--external-api-domain is required"]),
         ([*CERT_MANAGER[:6], "--external-api-path", "github.com/x", "--external-api-domain", "io"],
@@ -133,3 +133,25 @@ def test_bad_other_kinds_exit_2_and_change_nothing(
     before = snapshot(with_api)
     assert_one_line_error(pyop("create", "api", *args, "--no-make", cwd=with_api), *fragments)
     assert snapshot(with_api) == before
+
+
+def test_a_core_group_with_resource_is_the_projects_own_group(pyop: RunPyop, initialized: Path) -> None:
+    """kubebuilder's CronJob tutorial: `create api --group batch --kind CronJob` (a resource) scaffolds the
+    custom group batch.<domain>, not the built-in batch/v1 CronJob."""
+    run = pyop("create", "api", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--no-make",
+               cwd=initialized)  # fmt: skip
+    assert run.code == 0, run.err
+    (entry,) = _resources(initialized)
+    assert (entry["group"], entry["domain"], entry["kind"]) == ("batch", "viper.run", "CronJob")
+    assert "core" not in entry and entry["api"]["namespaced"] is True
+    assert list(initialized.rglob("cronjob_types.py"))
+
+
+def test_a_controller_for_the_projects_own_kind_in_a_core_group(pyop: RunPyop, initialized: Path) -> None:
+    """The project's own batch.<domain> CronJob wins over the built-in one for `--resource=false`."""
+    create = ["create", "api", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--no-make"]
+    assert pyop(*create, "--controller=false", cwd=initialized).code == 0
+    run = pyop(*create, "--resource=false", "--controller", cwd=initialized)
+    assert run.code == 0, run.err
+    (entry,) = _resources(initialized)
+    assert entry["controller"] is True and "core" not in entry
