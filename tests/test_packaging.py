@@ -32,6 +32,8 @@ from pyscaffold_op.dev.golden_at import AT_DIR, GENERATED, HAND_FINISHED, projec
 
 pytestmark = [
     pytest.mark.slow,
+    # builds wheels and virtual environments from the package index: slower than the suite's 120 s default
+    pytest.mark.timeout(900),
     # On CI a skip for a missing tool fails the run (tests/conftest.py); .ci/run installs make.
     pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed"),
 ]

@@ -32,6 +32,8 @@ from pyscaffold_op.dev.regen import REPO_ROOT
 
 pytestmark = [
     pytest.mark.slow,
+    # builds wheels and virtual environments from the package index: slower than the suite's 120 s default
+    pytest.mark.timeout(900),
     pytest.mark.kubectl,
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
     pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed"),
