@@ -32,6 +32,10 @@ async def start_site(
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, parsed[0], parsed[1], reuse_address=True, ssl_context=ssl_context)
-    await site.start()
+    try:
+        await site.start()
+    except BaseException:
+        await runner.cleanup()  # no half-set-up runner left behind by a failed bind
+        raise
     bound = runner.addresses[0]
     return runner, (bound[0], bound[1])

@@ -26,7 +26,10 @@ class CacheSyncTimeout(TimeoutError):
 
 
 class BindError(OSError):
-    """A health or metrics server could not bind its address. `option` is the ManagerOptions field."""
+    """A health, metrics or webhook server could not bind its address.
+
+    `option` is the ManagerOptions field (or `webhook_port`, the scaffolded manager's `--webhook-port`).
+    """
 
     def __init__(self, option: str, address: str, reason: str) -> None:
         super().__init__(f"{option} {address}: {reason}")
@@ -42,7 +45,9 @@ class BindError(OSError):
         host = self.address.rpartition(":")[0] or "127.0.0.1"
         fix = ""
         if self.reason == "address already in use":
-            fix = f'; pass another port, e.g. make run ARGS="{self.flag}={host}:0"'
+            # a *_port flag takes a bare port number, a *_address flag host:port
+            value = "0" if self.option.endswith("_port") else f"{host}:0"
+            fix = f'; pass another port, e.g. make run ARGS="{self.flag}={value}"'
         return f"{self.flag} {self.address}: {self.reason}{fix}"
 
 

@@ -123,3 +123,22 @@ def test_durations_are_go_durations() -> None:
     assert parse_duration("500ms") == 0.5
     with pytest.raises(ValueError, match="not a duration like 30s"):
         parse_duration("90")
+
+
+async def test_taken_webhook_port_names_webhook_port(refused_kubeconfig: Path, taken_port: int) -> None:
+    from pyscaffold_op.runtime.webhook import WebhookServer
+    from pyscaffold_op.runtime.webhook.admission import Admission, AdmissionResponse
+
+    async def allow(_request: object) -> AdmissionResponse:
+        return AdmissionResponse.allow()
+
+    options = ManagerOptions(health_probe_bind_address="0", metrics_bind_address="0")
+    mgr = Manager(load_config(kubeconfig=refused_kubeconfig), options)
+    mgr.webhook_server = WebhookServer(host="127.0.0.1", port=taken_port, generate_missing=True)
+    mgr.webhook_server.register("/validate", Admission(allow))
+    with pytest.raises(BindError) as raised:
+        await mgr.start(install_signal_handlers=False)
+    assert raised.value.hint() == (
+        f"--webhook-port 127.0.0.1:{taken_port}: address already in use; "
+        'pass another port, e.g. make run ARGS="--webhook-port=0"'
+    )

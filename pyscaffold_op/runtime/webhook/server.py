@@ -143,9 +143,14 @@ class WebhookServer:
         if self._runner is not None:
             return
         from pyscaffold_op.runtime.server import start_site
+        from pyscaffold_op.runtime.startup import bind_error
 
         ctx = self._tls()
-        site = await start_site(self._app(), f"{self.host}:{self.port}", ctx)
+        address = f"{self.host}:{self.port}"
+        try:
+            site = await start_site(self._app(), address, ctx)
+        except OSError as err:  # one line naming --webhook-port, like the health and metrics servers
+            raise bind_error("webhook_port", address, err) from err
         assert site is not None
         self._runner, self.address = site
         if self.cert_watcher is not None:
