@@ -124,3 +124,24 @@ def test_init_on_a_full_disk_rolls_back(
     assert line.startswith("error: ") and line.endswith(": No space left on device"), line
     assert moves == 12  # eleven files were in place: the rollback removed them
     assert snapshot(tmp_path) == before
+
+
+def test_ctrl_c_while_moving_files_into_place_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyscaffold_op.scaffold import transaction
+
+    real_replace, calls = os.replace, []
+
+    def interrupted_replace(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 5:  # Ctrl-C in the middle of the moves
+            raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(transaction.os, "replace", interrupted_replace)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["init", "--domain", "viper.run", "--repo", "github.com/a/b"])
+    assert exit_.value.code == 130  # the shell's status for SIGINT, as typer reports it
+    assert len(calls) == 5 and snapshot(tmp_path) == {}
