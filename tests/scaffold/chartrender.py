@@ -1,4 +1,4 @@
-"""Render a chart folder with tests/helm/gotemplate.py, the way `helm template` lays it out."""
+"""Render a chart folder with tests/scaffold/gotemplate.py, the way `helm template` lays it out."""
 
 from __future__ import annotations
 
