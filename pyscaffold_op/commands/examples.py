@@ -69,6 +69,16 @@ EXAMPLES: Mapping[str, str] = {
   pyop create webhook --group batch --version v1 --kind CronJob --defaulting \
       --defaulting-path /default-cronjob --force
 """,
+    "create helm-chart": """
+  # Regenerate dist/chart from config/default after `make manifests` (what `make helm` runs)
+  make manifests && pyop create helm-chart
+
+  # From kustomize output you built yourself, e.g. with the release image set
+  kubectl kustomize config/default | pyop create helm-chart --manifests -
+
+  # Also rewrite Chart.yaml, values.yaml, .helmignore and _helpers.tpl (your edits there are lost)
+  pyop create helm-chart --force
+""",
     "generate": """
   # Write the CRDs and role.yaml (what `make manifests` runs)
   pyop generate manifests

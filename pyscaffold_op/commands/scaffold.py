@@ -261,6 +261,9 @@ def create_webhook(
 
 def register(app: typer.Typer) -> None:
     """Add the scaffolding commands to the root app."""
+    from pyscaffold_op.commands import helm
+
+    helm.register(create_app)
     app.command("init")(init)
     app.command("upgrade")(upgrade)
     app.add_typer(
