@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from collections.abc import Callable
@@ -480,13 +481,12 @@ def _register_kind(planner: _Planner, ctx: dict[str, Any], where: str) -> None:
     for name in (kind, f"{kind}Spec", f"{kind}Status"):
         entry = f'"{name}",'
         planner.insert(
-            where,
-            "statement",
-            entry,
-            lambda text, entry=entry: edits.insert_sorted(
-                text, "all", entry, where=where, sort_key=edits.dunder_all_sort_key
-            ),
+            where, "statement", entry, functools.partial(_insert_all_entry, entry=entry, where=where)
         )
+
+
+def _insert_all_entry(text: str, *, entry: str, where: str) -> str:
+    return edits.insert_sorted(text, "all", entry, where=where, sort_key=edits.dunder_all_sort_key)
 
 
 def _plan_controller(
