@@ -14,6 +14,7 @@ from pyscaffold_op import __version__
 from pyscaffold_op.commands import boolflags, examples
 from pyscaffold_op.commands import envtest as envtest_commands
 from pyscaffold_op.commands import generate as generate_commands
+from pyscaffold_op.commands import lifecycle as lifecycle_commands
 from pyscaffold_op.commands import scaffold as scaffold_commands
 from pyscaffold_op.errors import PyopError
 
@@ -43,6 +44,7 @@ def _root(
 
 
 scaffold_commands.register(app)
+lifecycle_commands.register(app)
 app.add_typer(generate_commands.app, name="generate")
 app.add_typer(envtest_commands.app, name="envtest")
 

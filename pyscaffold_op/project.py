@@ -115,6 +115,13 @@ class Project(_Model):
         return package_name_from_repo(self.repo)
 
     def api_module(self, resource: Resource) -> str:
+        """Where the API's package is: the `path` PROJECT recorded for it, else the current layout's.
+
+        The recorded path wins so `pyop edit --multigroup` leaves existing APIs where they are (like
+        kubebuilder, which records each API's import path).
+        """
+        if resource.path.startswith(f"{self.package}.api."):
+            return resource.path
         return api_module_path(self.package, resource.group, resource.version, multigroup=self.multigroup)
 
     def api_dir(self, root: Path, resource: Resource) -> Path:

@@ -37,6 +37,30 @@ EXAMPLES: Mapping[str, str] = {
   tar xzf /tmp/old/pyscaffold_op-0.1.0.tar.gz -C /tmp/old
   pyop upgrade --base-templates /tmp/old/pyscaffold_op-0.1.0/templates/init
 """,
+    "edit": """
+  # Make the manager namespace-scoped: Role/RoleBinding, WATCH_NAMESPACE, RBAC markers with namespace=
+  pyop edit --namespaced
+
+  # Later APIs under api/<group>/<version>/ (existing ones stay), in kubebuilder's flag form
+  pyop edit --multigroup=true
+
+  # Another copyright owner and no license header; write the merge even where your edits conflict
+  pyop edit --owner "The Guestbook Authors" --license none --force
+""",
+    "delete": """
+  # Remove an API and its controller: exactly what `pyop create api` added
+  pyop delete api --group batch --version v1 --kind CronJob
+""",
+    "delete api": """
+  # Remove what `pyop create api` added for the kind, then `make manifests`
+  pyop delete api --group batch --version v1 --kind CronJob
+
+  # Also remove files you edited since create api wrote them, and do not run make
+  pyop delete api --group batch --version v1 --kind CronJob --force --make=false
+
+  # A controller for a built-in kind
+  pyop delete api --group apps --version v1 --kind Deployment
+""",
     "create": """
   # Scaffold the API types and the controller of a kind
   pyop create api --group batch --version v1 --kind CronJob

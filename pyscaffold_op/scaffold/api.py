@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
@@ -14,6 +16,7 @@ from pyscaffold_op.scaffold import edits, names
 from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, external_kind, is_core
 from pyscaffold_op.scaffold.pyformat import format_python
+from pyscaffold_op.scaffold.record import RECORD_FILE, ApiRecord, Insertion, digest, load_record
 from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
@@ -35,6 +38,8 @@ RESERVED_VARIABLES = frozenset(
 NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 
 # The line length of the generated project's ruff configuration (templates/init/.../pyproject.toml).
+
+InsertionOp = Literal["statement", "entry", "enable"]
 
 ROLE_VERBS = {
     "admin": ["'*'"],
@@ -115,7 +120,8 @@ def build_context(options: ApiOptions, project: Project, plural: str, header: st
     group_module = names.group_module_name(options.group)
     group_label = options.group.split(".")[0]
     kind_lower = options.kind.lower()
-    api_module = project.api_module(resource)
+    recorded = project.find(options.group, options.version, options.kind)
+    api_module = project.api_module(recorded if recorded is not None else resource)
     controllers_module = f"{project.package}.controllers"
     if project.multigroup:
         controllers_module = f"{controllers_module}.{group_module}"
@@ -180,6 +186,9 @@ class _Planner:
     plan: FilePlan
     force: bool
     clashes: list[str]
+    owned: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    insertions: list[Insertion] = field(default_factory=list)
 
     def new(self, relpath: str, content: str) -> None:
         """A file this API owns: an existing different file is a clash unless --force."""
@@ -187,17 +196,50 @@ class _Planner:
         if current is not None and current != content and not self.force:
             self.clashes.append(relpath)
         self.plan.write(relpath, content)
+        self.owned.append(relpath)
 
     def ensure(self, relpath: str, content: str) -> None:
         """A shared file created once (package __init__, kustomization): never overwritten."""
         if self.plan.read_current(relpath) is None:
             self.plan.write(relpath, content)
+            self.created.append(relpath)
 
-    def edit(self, relpath: str, change: Any) -> None:
+    def edit(self, relpath: str, change: Callable[[str], str]) -> None:
+        """Change a shared file without recording it (`create webhook`: delete api refuses webhooks)."""
         current = self.plan.read_current(relpath)
         if current is None:
             raise ProjectError(f"cannot edit {relpath}: the file is missing (was it made by `pyop init`?)")
         self.plan.write(relpath, change(current))
+
+    def insert(self, relpath: str, op: InsertionOp, text: str, change: Callable[[str], str]) -> None:
+        """Put `text` into a shared file with `change`, and record it for `pyop delete api`."""
+        current = self.plan.read_current(relpath)
+        if current is None:
+            raise ProjectError(f"cannot edit {relpath}: the file is missing (was it made by `pyop init`?)")
+        updated = change(current)
+        self.insertions.append(Insertion(file=relpath, op=op, text=text, changed=updated != current))
+        self.plan.write(relpath, updated)
+
+    def record(self, group: str, version: str, kind: str, generated: list[str]) -> ApiRecord:
+        """What this run added, from the final (formatted) plan."""
+        files = self.plan.files
+        mine = [i for i in self.insertions if i.changed]
+        created = {}
+        for relpath in self.created:
+            text = files[relpath].decode("utf-8")
+            for insertion in mine:
+                if insertion.file == relpath:
+                    text = insertion.revert(text)
+            created[relpath] = digest(text)
+        return ApiRecord(
+            group=group,
+            version=version,
+            kind=kind,
+            files={relpath: digest(files[relpath]) for relpath in self.owned},
+            created=created,
+            generated=generated,
+            insertions=self.insertions,
+        )
 
 
 def _package_inits(planner: _Planner, ctx: dict[str, Any], module: str, docstrings: dict[str, str]) -> None:
@@ -322,7 +364,14 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
     updated = _updated_project(project, options, plural, ctx)
     planner.plan.write(PROJECT_FILE, updated.dump())
     format_python(planner.plan)
+    generated = [f"config/crd/{ctx['crd_file']}"] if options.resource else []
+    _write_record(planner, planner.record(options.group, options.version, options.kind, generated))
     return planner.plan, updated
+
+
+def _write_record(planner: _Planner, api: ApiRecord) -> None:
+    record = load_record(planner.plan.read_current(RECORD_FILE))
+    planner.plan.write(RECORD_FILE, record.with_api(api).dump())
 
 
 def _plan_other(
@@ -378,6 +427,7 @@ def _plan_other(
         listed.controller = True
     planner.plan.write(PROJECT_FILE, updated.dump())
     format_python(planner.plan)
+    _write_record(planner, planner.record(other.group, other.version, other.kind, []))
     return planner.plan, updated
 
 
@@ -389,50 +439,54 @@ def _plan_resource(
     planner.ensure(f"{api_dir}/groupversion_info.py", render("api/groupversion_info.py.jinja", ctx))
     planner.ensure(f"{api_dir}/__init__.py", render("api/version_init.py.jinja", ctx))
     planner.new(types_path, render("api/types.py.jinja", ctx))
-    planner.edit(
-        f"{api_dir}/__init__.py",
-        lambda text: _register_kind(text, ctx, f"{api_dir}/__init__.py"),
-    )
+    _register_kind(planner, ctx, f"{api_dir}/__init__.py")
     planner.new(f"config/samples/{ctx['sample_name']}", render("api/sample.yaml.jinja", ctx))
     planner.ensure("config/samples/kustomization.yaml", render("api/samples_kustomization.yaml.jinja", ctx))
-    planner.edit(
-        "config/samples/kustomization.yaml",
-        lambda text: edits.add_list_entry(
-            text, ctx["sample_name"], where="config/samples/kustomization.yaml", marker_name="samples"
-        ),
-    )
+    _add_entry(planner, "config/samples/kustomization.yaml", ctx["sample_name"], "samples")
     for role, verbs in ROLE_VERBS.items():
         filename = f"{ctx['role_file_prefix']}_{role}_role.yaml"
         planner.new(
             f"config/rbac/{filename}", render("api/role.yaml.jinja", {**ctx, "role": role, "verbs": verbs})
         )
-        planner.edit(
-            "config/rbac/kustomization.yaml",
-            lambda text, filename=filename: edits.add_list_entry(
-                text, filename, where="config/rbac/kustomization.yaml", marker_name="rbac-roles"
-            ),
-        )
+        _add_entry(planner, "config/rbac/kustomization.yaml", filename, "rbac-roles")
     planner.ensure("config/crd/kustomization.yaml", render("api/crd_kustomization.yaml.jinja", ctx))
-    planner.edit(
-        "config/crd/kustomization.yaml",
-        lambda text: edits.add_list_entry(
-            text, ctx["crd_file"], where="config/crd/kustomization.yaml", marker_name="crdkustomizeresource"
-        ),
-    )
-    planner.edit(
-        "config/default/kustomization.yaml",
-        lambda text: edits.enable_list_entry(text, "../crd", where="config/default/kustomization.yaml"),
+    _add_entry(planner, "config/crd/kustomization.yaml", ctx["crd_file"], "crdkustomizeresource")
+    where = "config/default/kustomization.yaml"
+    planner.insert(
+        where, "enable", "../crd", lambda text: edits.enable_list_entry(text, "../crd", where=where)
     )
 
 
-def _register_kind(text: str, ctx: dict[str, Any], where: str) -> str:
+def _add_entry(planner: _Planner, where: str, entry: str, marker_name: str) -> None:
+    planner.insert(
+        where,
+        "entry",
+        entry,
+        lambda text: edits.add_list_entry(text, entry, where=where, marker_name=marker_name),
+    )
+
+
+def _register_kind(planner: _Planner, ctx: dict[str, Any], where: str) -> None:
     kind = ctx["kind"]
     module = f"{ctx['api_module']}.{ctx['kind_lower']}_types"
     import_line = f"from {module} import {kind}, {kind}Spec, {kind}Status"
-    text = edits.insert_sorted(text, "imports", import_line, where=where, sort_key=edits.import_sort_key)
+    planner.insert(
+        where,
+        "statement",
+        import_line,
+        lambda text: edits.insert_sorted(
+            text, "imports", import_line, where=where, sort_key=edits.import_sort_key
+        ),
+    )
     for name in (kind, f"{kind}Spec", f"{kind}Status"):
-        text = edits.insert_sorted(text, "all", f'"{name}",', where=where, sort_key=edits.dunder_all_sort_key)
-    return text
+        entry = f'"{name}",'
+        planner.insert(
+            where, "statement", entry, functools.partial(_insert_all_entry, entry=entry, where=where)
+        )
+
+
+def _insert_all_entry(text: str, *, entry: str, where: str) -> str:
+    return edits.insert_sorted(text, "all", entry, where=where, sort_key=edits.dunder_all_sort_key)
 
 
 def _plan_controller(
@@ -456,19 +510,26 @@ def _plan_controller(
         ").setup_with_manager(mgr)",
     ]
 
-    def register(text: str) -> str:
-        first_party = f"from {ctx['package']}."
-        text = edits.insert_sorted(
+    first_party = f"from {ctx['package']}."
+    planner.insert(
+        main_path,
+        "statement",
+        import_line,
+        lambda text: edits.insert_sorted(
             text,
             "imports",
             import_line,
             where=main_path,
             sort_key=edits.import_sort_key,
             belongs=lambda line: line.startswith(first_party),
-        )
-        return edits.insert_at_marker(text, "controllers", registration, where=main_path)
-
-    planner.edit(main_path, register)
+        ),
+    )
+    planner.insert(
+        main_path,
+        "statement",
+        "\n".join(registration),
+        lambda text: edits.insert_at_marker(text, "controllers", registration, where=main_path),
+    )
 
 
 def _updated_project(project: Project, options: ApiOptions, plural: str, ctx: dict[str, Any]) -> Project:

@@ -229,3 +229,54 @@ def enable_list_entry(text: str, entry: str, *, where: str, key: str = "resource
     buffer = io.StringIO()
     _yaml().dump(data, buffer)
     return buffer.getvalue()
+
+
+# The inverses, for `pyop delete api`: each takes out what the insertion above put in, and nothing else.
+
+
+def _normalized(text: str) -> str:
+    # ruff may re-wrap an inserted statement (a long import in parentheses): compare without layout
+    return re.sub(r"[\s(),]", "", text)
+
+
+def remove_statement(text: str, statement: str) -> str:
+    """Remove the lines holding `statement` (however ruff wrapped them); absent, the text is unchanged.
+
+    When the statement had started a block of its own (a blank line above and below it), the blank line
+    `insert_sorted` added goes with it.
+    """
+    target = _normalized(statement)
+    lines = text.splitlines(keepends=True)
+    for start, line in enumerate(lines):
+        seen = _normalized(line)
+        if not seen or not target.startswith(seen):
+            continue
+        end = start
+        while seen != target and end + 1 < len(lines):
+            end += 1
+            seen += _normalized(lines[end])
+            if not target.startswith(seen):
+                break
+        if seen != target:
+            continue
+        rest = lines[:start] + lines[end + 1 :]
+        if 0 < start < len(rest) and not rest[start - 1].strip() and not rest[start].strip():
+            del rest[start]
+        return "".join(rest)
+    return text
+
+
+def _entry_line(entry: str) -> re.Pattern[str]:
+    quoted = re.escape(entry)
+    return re.compile(rf"^[ \t]*- (?:{quoted}|'{quoted}'|\"{quoted}\")[ \t]*\n?", re.MULTILINE)
+
+
+def remove_list_entry(text: str, entry: str) -> str:
+    """Remove the list line `- <entry>` that `add_list_entry` added; absent, the text is unchanged."""
+    return _entry_line(entry).sub("", text, count=1)
+
+
+def disable_list_entry(text: str, entry: str) -> str:
+    """Comment out `- <entry>` again (`- ../crd` -> `#- ../crd`), the inverse of `enable_list_entry`."""
+    pattern = re.compile(rf"^(?P<indent>[ \t]*)- (?P<entry>{re.escape(entry)})[ \t]*$", re.MULTILINE)
+    return pattern.sub(lambda m: f"{m.group('indent')}#- {m.group('entry')}", text, count=1)

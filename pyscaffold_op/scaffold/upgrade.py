@@ -96,9 +96,15 @@ def plan_upgrade(start: Path, *, templates: Path, base_templates: Path | None = 
             f"{ANSWERS_FILE}: the project was made from {made_from} and this pyop has {new.revision()}; "
             "pass --base-templates with the templates/init folder of the pyop release that made it"
         )
-    context = make_context(_options(answers), check_installed=False)
+    context = make_context(init_options(answers), check_installed=False)
     base_files = render_template(context, root, base.root)
     new_files = render_template(context, root, new.root)
+    return merge_renders(root, base_files, new_files)
+
+
+def merge_renders(root: Path, base_files: Mapping[str, bytes], new_files: Mapping[str, bytes]) -> Upgrade:
+    """Merge the change from one render of the init template to another into the project, file by file
+    (also `pyop edit`'s: the same template with other answers)."""
     git = shutil.which("git")
     upgrade = Upgrade(root)
     for relpath in sorted(base_files.keys() | new_files.keys()):
@@ -190,7 +196,8 @@ def read_answers(root: Path) -> dict[str, Any]:
     return answers
 
 
-def _options(answers: Mapping[str, Any]) -> InitOptions:
+def init_options(answers: Mapping[str, Any]) -> InitOptions:
+    """The `pyop init` options the answers file records, each of the right type."""
     for name, kind in _OPTION_TYPES.items():
         if not isinstance(answers.get(name), kind):
             raise ProjectError(f"{ANSWERS_FILE}: {name} must be a {kind.__name__}, not {answers.get(name)!r}")

@@ -1,0 +1,96 @@
+"""`pyop edit` and `pyop delete api`: change a project's settings, take an API out again.
+
+Thin, like commands/scaffold.py: parse the flags, call `pyscaffold_op.scaffold.edit`/`.delete`, print.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+delete_app = typer.Typer(
+    help="Remove what a create command added (an API and its controller).", no_args_is_help=True
+)
+
+
+def edit(
+    multigroup: bool | None = typer.Option(
+        None,
+        "--multigroup/--no-multigroup",
+        help="New APIs go under api/<group>/<version>/ (existing APIs stay where they are).",
+    ),
+    namespaced: bool | None = typer.Option(
+        None,
+        "--namespaced/--no-namespaced",
+        help="The manager watches only its own namespace (Role/RoleBinding, WATCH_NAMESPACE).",
+    ),
+    license_: str | None = typer.Option(
+        None, "--license", help="License header of the generated Python files: apache2 or none."
+    ),
+    owner: str | None = typer.Option(None, "--owner", help="Copyright owner in the license headers."),
+    force: bool = typer.Option(
+        False,
+        "--force/--no-force",
+        help="Write the merge even where your edits conflict with the change (<<<<<<< markers).",
+    ),
+    make: bool = typer.Option(
+        True, "--make/--no-make", help="Run `make manifests` afterwards when the RBAC markers changed."
+    ),
+) -> None:
+    """Change the project's settings (like `kubebuilder edit`); flags not given keep their value."""
+    from pyscaffold_op.scaffold.edit import EditOptions, apply_edit, plan_edit
+    from pyscaffold_op.scaffold.templates import templates_dir
+
+    options = EditOptions(
+        multigroup=multigroup, namespaced=namespaced, license=license_, owner=owner, force=force
+    )
+    result = plan_edit(options, Path.cwd(), templates=templates_dir() / "init")
+    for relpath in apply_edit(result):
+        typer.echo(f"{'conflict in' if relpath in result.conflicts else 'wrote'} {relpath}")
+    for note in result.notes:
+        typer.echo(note, err=True)
+    if not result.plan.files and not result.plan.removals:
+        typer.echo("nothing to change: the project already has these settings")
+    if make and result.rbac_changed:
+        from pyscaffold_op.scaffold.make import run_make
+
+        run_make(result.plan.root, "manifests")
+    if result.conflicts:
+        typer.echo(f"resolve the <<<<<<< conflict markers in: {', '.join(result.conflicts)}", err=True)
+        raise typer.Exit(1)
+
+
+@delete_app.command("api")
+def delete_api(
+    group: str = typer.Option(..., "--group", help="API group of the kind, as given to `create api`."),
+    version: str = typer.Option(..., "--version", help="API version, e.g. v1alpha1."),
+    kind: str = typer.Option(..., "--kind", help="Kind, e.g. CronJob."),
+    force: bool = typer.Option(
+        False, "--force/--no-force", help="Delete the API's files even if you edited them since."
+    ),
+    make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
+) -> None:
+    """Remove an API and its controller: exactly what `pyop create api` added."""
+    from pyscaffold_op.scaffold.delete import DeleteOptions
+    from pyscaffold_op.scaffold.delete import delete_api as plan_delete
+    from pyscaffold_op.scaffold.transaction import apply, removed
+
+    root, plan = plan_delete(DeleteOptions(group=group, version=version, kind=kind, force=force), Path.cwd())
+    gone = removed(plan)
+    for relpath in apply(plan):
+        typer.echo(f"wrote {relpath}")
+    for relpath in gone:
+        typer.echo(f"removed {relpath}")
+    if make:
+        from pyscaffold_op.scaffold.make import run_make
+
+        run_make(root, "manifests")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `pyop edit` and `pyop delete` to the root app."""
+    app.command("edit")(edit)
+    app.add_typer(
+        delete_app, name="delete", help="Remove what a create command added (an API and its controller)."
+    )

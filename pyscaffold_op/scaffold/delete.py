@@ -1,0 +1,154 @@
+"""`pyop delete api`: take out exactly what `pyop create api` added, from its record (`.pyop-apis.yml`).
+
+Validate, plan every removal and edit in memory, then apply all or nothing (`transaction.apply`).
+What another API still uses stays: a file or an insertion another recorded API also lists (the
+admin/editor/viewer roles and their kustomization entries are the kind's, shared by its versions),
+`../crd` in config/default while another API has a CRD, a package `__init__.py` whose folder holds more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from pyscaffold_op.errors import ProjectError
+from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
+from pyscaffold_op.scaffold import names
+from pyscaffold_op.scaffold.record import RECORD_FILE, ApiRecord, digest, load_record
+from pyscaffold_op.scaffold.transaction import FilePlan
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    group: str
+    version: str
+    kind: str
+    force: bool = False
+
+
+def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePlan:
+    """The removals and edits that undo `create api` for the options' API; changes nothing."""
+    names.validate_group(options.group, project.domain)
+    names.validate_version(options.version)
+    names.validate_kind(options.kind)
+    gvk = (options.group, options.version, options.kind)
+    what = f"{options.group}/{options.version}, Kind={options.kind}"
+    resource = project.find(*gvk)
+    if resource is None:
+        raise ProjectError(f"API {what} is not in {PROJECT_FILE}: nothing to delete")
+    if resource.webhooks is not None:
+        raise ProjectError(
+            f"API {what} has webhooks ({PROJECT_FILE} `webhooks:`), which delete api does not remove: delete "
+            "its webhook files and the `webhooks:` block of the resource in PROJECT first"
+        )
+    record = load_record(_read(root, RECORD_FILE))
+    api = record.find(*gvk)
+    if api is None:
+        raise ProjectError(
+            f"{RECORD_FILE} has no record of what `pyop create api` wrote for {what} (made by a pyop "
+            "before 0.2, or the record was edited): remove its files by hand"
+        )
+    others = [a for a in record.apis if a is not api and project.find(a.group, a.version, a.kind)]
+    plan = FilePlan(root)
+    edited = _remove_owned(plan, api, others)
+    if edited and not options.force:
+        raise ProjectError(
+            f"edited since `pyop create api` wrote them: {', '.join(edited)}; pass --force to delete anyway"
+        )
+    _revert_insertions(plan, api, others, project)
+    _remove_created(plan, api, others)
+    for relpath in api.generated:
+        siblings = [
+            r for r in project.resources
+            if (r.group, r.kind) == (options.group, options.kind) and r.version != options.version and r.api
+        ]  # fmt: skip
+        if not siblings:  # the CRD holds every version of the kind
+            plan.remove(relpath)
+    updated = project.model_copy(deep=True)
+    updated.resources = [r for r in updated.resources if not r.same_gvk(*gvk)]
+    plan.write(PROJECT_FILE, updated.dump())
+    rest = record.without(api)
+    if rest.apis:
+        plan.write(RECORD_FILE, rest.dump())
+    else:
+        plan.remove(RECORD_FILE)
+    return plan
+
+
+def _read(root: Path, relpath: str) -> str | None:
+    path = root / relpath
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def _claimed_files(others: Iterable[ApiRecord]) -> set[str]:
+    return {relpath for other in others for relpath in (*other.files, *other.created)}
+
+
+def _remove_owned(plan: FilePlan, api: ApiRecord, others: list[ApiRecord]) -> list[str]:
+    """Plan the removal of the files the API wrote; returns those edited since."""
+    claimed = _claimed_files(others)
+    edited = []
+    for relpath, recorded in api.files.items():
+        path = plan.root / relpath
+        if relpath in claimed or not path.is_file():
+            continue
+        if digest(path.read_bytes()) != recorded:
+            edited.append(relpath)
+        plan.remove(relpath)
+    return edited
+
+
+def _revert_insertions(plan: FilePlan, api: ApiRecord, others: list[ApiRecord], project: Project) -> None:
+    claimed = {insertion.key() for other in others for insertion in other.insertions}
+    crds_remain = any(
+        r.api is not None for r in project.resources if not r.same_gvk(api.group, api.version, api.kind)
+    )
+    for insertion in api.insertions:
+        if not insertion.changed or insertion.key() in claimed:
+            continue
+        if insertion.op == "enable" and crds_remain:
+            continue
+        text = plan.read_current(insertion.file)
+        if text is not None:
+            plan.write(insertion.file, insertion.revert(text))
+
+
+def _remove_created(plan: FilePlan, api: ApiRecord, others: list[ApiRecord]) -> None:
+    """Remove the shared files the API created, once they are back to what it created (package
+    `__init__.py` files last, deepest first, so their folders are judged after the modules in them)."""
+    claimed = _claimed_files(others)
+
+    def order(relpath: str) -> tuple[bool, int, str]:
+        path = PurePosixPath(relpath)
+        return (path.name == "__init__.py", -len(path.parts), relpath)
+
+    for relpath in sorted(api.created, key=order):
+        text = plan.read_current(relpath)
+        if relpath in claimed or text is None or digest(text) != api.created[relpath]:
+            continue
+        if PurePosixPath(relpath).name == "__init__.py" and not _only(
+            plan, (plan.root / relpath).parent, relpath
+        ):
+            continue  # the package holds modules of other APIs or of the user
+        plan.remove(relpath)
+
+
+def _only(plan: FilePlan, folder: Path, relpath: str) -> bool:
+    """Whether `folder` holds nothing but `relpath`, files planned for removal and bytecode caches."""
+    for entry in folder.iterdir():
+        rel = entry.relative_to(plan.root).as_posix()
+        if entry.name == "__pycache__" or rel == relpath or rel in plan.removals:
+            continue
+        if entry.is_dir() and _only(plan, entry, relpath):
+            continue
+        return False
+    return True
+
+
+def delete_api(options: DeleteOptions, start: Path) -> tuple[Path, FilePlan]:
+    """`pyop delete api` from `start`: the project root and the plan (apply it with `transaction.apply`)."""
+    root = find_project_root(start.resolve())
+    if root is None:
+        raise ProjectError(f"no PROJECT file in {start} or above: run this from a pyop project")
+    return root, plan_delete(options, root, load_project(root))
