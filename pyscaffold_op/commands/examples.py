@@ -46,6 +46,9 @@ EXAMPLES: Mapping[str, str] = {
 
   # Another copyright owner and no license header; write the merge even where your edits conflict
   pyop edit --owner "The Guestbook Authors" --license none --force
+
+  # A Helm chart in dist/chart from config/default (the same as pyop create helm-chart)
+  pyop edit --plugins helm
 """,
     "delete": """
   # Remove an API and its controller: exactly what `pyop create api` added

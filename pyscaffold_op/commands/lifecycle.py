@@ -37,11 +37,30 @@ def edit(
     make: bool = typer.Option(
         True, "--make/--no-make", help="Run `make manifests` afterwards when the RBAC markers changed."
     ),
+    plugins: str | None = typer.Option(
+        None,
+        "--plugins",
+        metavar="helm",
+        help="helm (or helm/v2-alpha): write a Helm chart in dist/chart, as `pyop create helm-chart` does.",
+    ),
 ) -> None:
     """Change the project's settings (like `kubebuilder edit`); flags not given keep their value."""
+    from pyscaffold_op.errors import ValidationError
     from pyscaffold_op.scaffold.edit import EditOptions, apply_edit, plan_edit
     from pyscaffold_op.scaffold.templates import templates_dir
 
+    helm = False
+    if plugins is not None:
+        unknown = [p for p in plugins.split(",") if p.strip() not in HELM_PLUGIN_NAMES]
+        if unknown:
+            raise ValidationError(
+                f"--plugins {plugins}: unknown plugin {unknown[0].strip()!r}; "
+                "pyop edit knows helm (helm/v2-alpha)"
+            )
+        helm = True
+        if multigroup is None and namespaced is None and license_ is None and owner is None:
+            _helm_chart(force)  # kubebuilder's `edit --plugins=helm/v2-alpha` alone: only the chart
+            return
     options = EditOptions(
         multigroup=multigroup, namespaced=namespaced, license=license_, owner=owner, force=force
     )
@@ -59,6 +78,17 @@ def edit(
     if result.conflicts:
         typer.echo(f"resolve the <<<<<<< conflict markers in: {', '.join(result.conflicts)}", err=True)
         raise typer.Exit(1)
+    if helm:
+        _helm_chart(force)
+
+
+HELM_PLUGIN_NAMES = ("helm", "helm/v2-alpha", "helm.kubebuilder.io/v2-alpha")
+
+
+def _helm_chart(force: bool) -> None:
+    from pyscaffold_op.commands.helm import create_helm_chart
+
+    create_helm_chart(manifests=None, output_dir="dist", force=force)
 
 
 @delete_app.command("api")

@@ -483,3 +483,18 @@ def test_the_evaluator_follows_go_and_sprig() -> None:
     assert renderer.render("{{ and .Values.a.b .Values.a.e }}|{{ or .Values.a.e .Values.a.s }}") == "|x"
     assert renderer.render('{{ "{{" }} {{ not .Values.a.e }}') == "{{ true"
     assert renderer.render("a  {{- .Release.Namespace -}}  b") == "anb"
+
+
+def test_edit_plugins_helm_is_create_helm_chart(pyop: RunPyop, project: Path, tmp_path: Path) -> None:
+    run = pyop("edit", "--plugins=helm/v2-alpha", cwd=project)
+    assert run.code == 0, run.err
+    by_edit = snapshot(project / "dist")
+    shutil.rmtree(project / "dist")
+    chart_of(pyop, project)
+    assert snapshot(project / "dist") == by_edit and by_edit
+
+
+def test_edit_with_an_unknown_plugin_changes_nothing(pyop: RunPyop, project: Path) -> None:
+    before = snapshot(project)
+    assert_one_line_error(pyop("edit", "--plugins", "go/v4", cwd=project), "unknown plugin 'go/v4'")
+    assert snapshot(project) == before
