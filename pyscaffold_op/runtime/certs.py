@@ -14,6 +14,7 @@ import os
 import ssl
 import tempfile
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("pyscaffold_op.runtime.certs")
 
@@ -33,56 +34,72 @@ def server_context(cert_dir: str | os.PathLike[str] | None, what: str = "metrics
         ctx.load_cert_chain(cert, key)
         return ctx
     cert_pem, key_pem = self_signed_cert()
-    _load_pem(ctx, cert_pem, key_pem)
+    load_pem_chain(ctx, cert_pem, key_pem)
     return ctx
 
 
 def self_signed_cert(host: str = "localhost", ips: tuple[str, ...] = ("127.0.0.1",)) -> tuple[bytes, bytes]:
-    """(certificate PEM, private key PEM): an ECDSA P-256 self-signed certificate for `host` and `ips`."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    """(certificate PEM, private key PEM): an ECDSA P-256 self-signed certificate for `host` and `ips`,
+    valid for a year (and 5 minutes back, for clock skew), for server authentication only.
 
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.UTC)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{int(now.timestamp())}")])
-    sans: list[x509.GeneralName] = [x509.DNSName(host)]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=365))
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(key, hashes.SHA256())
+    Only this one-time generation is in Python (the `ecdsa` and `asn1crypto` packages, pure Python,
+    which keeps the 15 MB `cryptography` wheel out of an operator's image); TLS itself is OpenSSL's, via
+    `ssl`. The signature is deterministic (RFC 6979), so it needs no random nonce.
+    """
+    import hashlib
+    import secrets
+
+    from asn1crypto import keys, pem, x509
+    from ecdsa import NIST256p, SigningKey
+    from ecdsa.util import sigencode_der
+
+    key = SigningKey.generate(curve=NIST256p)  # the secret from os.urandom
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    name = x509.Name.build({"common_name": f"{host}@{int(now.timestamp())}"})
+    sans = [x509.GeneralName({"dns_name": host})]
+    sans += [x509.GeneralName({"ip_address": str(ipaddress.ip_address(ip))}) for ip in ips]
+    tbs = x509.TbsCertificate(
+        {
+            "version": "v3",
+            "serial_number": secrets.randbits(127) | 1,  # positive, at most 16 bytes: RFC 5280 4.1.2.2
+            "signature": {"algorithm": "sha256_ecdsa"},
+            "issuer": name,
+            "validity": {
+                "not_before": _asn1_time(now - datetime.timedelta(minutes=5)),
+                "not_after": _asn1_time(now + datetime.timedelta(days=365)),
+            },
+            "subject": name,
+            "subject_public_key_info": keys.PublicKeyInfo.load(key.get_verifying_key().to_der()),
+            "extensions": [
+                {"extn_id": "subject_alt_name", "critical": False, "extn_value": sans},
+                {"extn_id": "basic_constraints", "critical": True, "extn_value": {"ca": False}},
+                {"extn_id": "key_usage", "critical": True, "extn_value": {"digital_signature"}},
+                {"extn_id": "extended_key_usage", "critical": False, "extn_value": ["server_auth"]},
+            ],
+        }
     )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    signature = key.sign_deterministic(tbs.dump(), hashfunc=hashlib.sha256, sigencode=sigencode_der)
+    cert = x509.Certificate(
+        {
+            "tbs_certificate": tbs,
+            "signature_algorithm": {"algorithm": "sha256_ecdsa"},
+            "signature_value": signature,
+        }
     )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+    # PKCS#8 v1 (RFC 5208) around the SEC 1 key: ecdsa's own pkcs8 output is RFC 5958's v2, which
+    # cryptography refuses
+    key_info = keys.PrivateKeyInfo.wrap(keys.ECPrivateKey.load(key.to_der(format="ssleay")), "ec")
+    return pem.armor("CERTIFICATE", cert.dump()), pem.armor("PRIVATE KEY", key_info.dump())
 
 
-def _load_pem(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
+def _asn1_time(moment: datetime.datetime) -> Any:
+    from asn1crypto import x509
+
+    # RFC 5280 4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050
+    return x509.Time({"utc_time" if moment.year < 2050 else "general_time": moment})
+
+
+def load_pem_chain(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
     # ssl loads a chain only from a file. On Linux the file is an anonymous memory file (memfd), so
     # the key never touches a disk and a container with readOnlyRootFilesystem and no writable volume
     # still serves secure metrics (the scaffolded Deployment has none). Elsewhere (a developer's

@@ -22,8 +22,15 @@ def write_local_certs(
     ips: tuple[str, ...] = ("127.0.0.1",),
     days: int = 365,
 ) -> bytes:
-    """Write `tls.crt`, `tls.key` and `ca.crt` into `directory`; returns the CA certificate (PEM)."""
-    from cryptography import x509
+    """Write `tls.crt`, `tls.key` and `ca.crt` into `directory`; returns the CA certificate (PEM).
+    Needs `cryptography` (the `envtest` extra: local runs and tests; a cluster mounts cert-manager's)."""
+    try:
+        from cryptography import x509
+    except ImportError as err:  # pragma: no cover - the envtest extra installs it
+        raise ImportError(
+            "local webhook certificates need the cryptography package: pip install 'pyscaffold-op[envtest]', "
+            "or pass cert_dir with tls.crt/tls.key (cert-manager's)"
+        ) from err
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
