@@ -20,9 +20,6 @@ from pyscaffold_op.runtime.credentials import Credentials
 from pyscaffold_op.runtime.errors import ConfigError
 from pyscaffold_op.runtime.restconfig import ExecConfig, RestConfig
 
-API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
-INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
-
 
 def _utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)

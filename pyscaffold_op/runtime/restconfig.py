@@ -42,19 +42,18 @@ class RestConfig:
     # client certificate (PEM bytes or files)
     cert_data: bytes | None = None
     cert_file: str | None = None
-    key_data: bytes | None = None
+    key_data: bytes | None = field(default=None, repr=False)  # secrets stay out of logs (client-go redacts)
     key_file: str | None = None
     # credentials: one of token (token_file re-read as it rotates), basic auth, exec plugin
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)
     token_file: str | None = None
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     exec: ExecConfig | None = None
     proxy_url: str | None = None
     # where it came from, for messages: `kubeconfig /home/me/.kube/config, context kind-dev`
     source_file: str | None = None
     context_name: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         server = self.server.strip()

@@ -115,6 +115,7 @@ async def test_token_file_wins_over_token_once_read(tmp_path: Path) -> None:
     kc = write_kubeconfig(tmp_path / "kc", {"server": SERVER}, {"token": "inline", "tokenFile": "t"})
     cfg = load_config(kc)
     assert cfg.token == "inline" and cfg.token_file == str(token)
+    assert "inline" not in repr(cfg)  # secrets stay out of logs
     assert await credentials_for(cfg).authorization() == "Bearer from-file"
 
 
