@@ -8,13 +8,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
-import ipaddress
 import logging
 import os
 import ssl
 import tempfile
 from pathlib import Path
-from typing import Any
 
 log = logging.getLogger("pyscaffold_op.runtime.certs")
 
@@ -40,63 +38,14 @@ def server_context(cert_dir: str | os.PathLike[str] | None, what: str = "metrics
 
 def self_signed_cert(host: str = "localhost", ips: tuple[str, ...] = ("127.0.0.1",)) -> tuple[bytes, bytes]:
     """(certificate PEM, private key PEM): an ECDSA P-256 self-signed certificate for `host` and `ips`,
-    valid for a year (and 5 minutes back, for clock skew), for server authentication only.
+    valid for a year (and 5 minutes back, for clock skew), for server authentication only; made in pure
+    Python (`x509.py`), served by OpenSSL."""
+    from pyscaffold_op.runtime import x509
 
-    Only this one-time generation is in Python (the `ecdsa` and `asn1crypto` packages, pure Python,
-    which keeps the 15 MB `cryptography` wheel out of an operator's image); TLS itself is OpenSSL's, via
-    `ssl`. The signature is deterministic (RFC 6979), so it needs no random nonce.
-    """
-    import hashlib
-    import secrets
-
-    from asn1crypto import keys, pem, x509
-    from ecdsa import NIST256p, SigningKey
-    from ecdsa.util import sigencode_der
-
-    key = SigningKey.generate(curve=NIST256p)  # the secret from os.urandom
-    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-    name = x509.Name.build({"common_name": f"{host}@{int(now.timestamp())}"})
-    sans = [x509.GeneralName({"dns_name": host})]
-    sans += [x509.GeneralName({"ip_address": str(ipaddress.ip_address(ip))}) for ip in ips]
-    tbs = x509.TbsCertificate(
-        {
-            "version": "v3",
-            "serial_number": secrets.randbits(127) | 1,  # positive, at most 16 bytes: RFC 5280 4.1.2.2
-            "signature": {"algorithm": "sha256_ecdsa"},
-            "issuer": name,
-            "validity": {
-                "not_before": _asn1_time(now - datetime.timedelta(minutes=5)),
-                "not_after": _asn1_time(now + datetime.timedelta(days=365)),
-            },
-            "subject": name,
-            "subject_public_key_info": keys.PublicKeyInfo.load(key.get_verifying_key().to_der()),
-            "extensions": [
-                {"extn_id": "subject_alt_name", "critical": False, "extn_value": sans},
-                {"extn_id": "basic_constraints", "critical": True, "extn_value": {"ca": False}},
-                {"extn_id": "key_usage", "critical": True, "extn_value": {"digital_signature"}},
-                {"extn_id": "extended_key_usage", "critical": False, "extn_value": ["server_auth"]},
-            ],
-        }
-    )
-    signature = key.sign_deterministic(tbs.dump(), hashfunc=hashlib.sha256, sigencode=sigencode_der)
-    cert = x509.Certificate(
-        {
-            "tbs_certificate": tbs,
-            "signature_algorithm": {"algorithm": "sha256_ecdsa"},
-            "signature_value": signature,
-        }
-    )
-    # PKCS#8 v1 (RFC 5208) around the SEC 1 key: ecdsa's own pkcs8 output is RFC 5958's v2, which
-    # cryptography refuses
-    key_info = keys.PrivateKeyInfo.wrap(keys.ECPrivateKey.load(key.to_der(format="ssleay")), "ec")
-    return pem.armor("CERTIFICATE", cert.dump()), pem.armor("PRIVATE KEY", key_info.dump())
-
-
-def _asn1_time(moment: datetime.datetime) -> Any:
-    from asn1crypto import x509
-
-    # RFC 5280 4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050
-    return x509.Time({"utc_time" if moment.year < 2050 else "general_time": moment})
+    key = x509.new_key()
+    now = datetime.datetime.now(datetime.UTC)
+    cert = x509.certificate(x509.name(f"{host}@{int(now.timestamp())}"), key, hosts=(host,), ips=ips, now=now)
+    return cert, key.private_pem()
 
 
 def load_pem_chain(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:

@@ -1,12 +1,13 @@
-"""The self-signed serving certificate (controller-runtime's fallback for secure metrics), made with
-ecdsa + asn1crypto, checked independently: parsed and its signature verified by `cryptography`, and
-used by OpenSSL in a real handshake with hostname verification."""
+"""The self-signed serving certificate (controller-runtime's fallback for secure metrics) and the local
+webhook CA, made with ecdsa + asn1crypto, checked independently: parsed and their signatures verified
+by `cryptography`, and used by OpenSSL in real handshakes with hostname verification."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime
 import ssl
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -14,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from pyscaffold_op.runtime.certs import self_signed_cert, server_context
+from pyscaffold_op.runtime.webhook import write_local_certs
 
 
 def test_certificate_fields_and_signature() -> None:
@@ -87,3 +89,62 @@ async def test_openssl_handshake_verifies_it_by_name_and_ip() -> None:
     finally:
         server.close()
         await server.wait_closed()
+
+
+def test_local_webhook_ca_and_leaf(tmp_path: Path) -> None:
+    ca_pem = write_local_certs(tmp_path, hosts=("webhook.local", "localhost"), ips=("127.0.0.1",), days=30)
+    ca = x509.load_pem_x509_certificate(ca_pem)
+    leaf = x509.load_pem_x509_certificate((tmp_path / "tls.crt").read_bytes())
+    key = serialization.load_pem_private_key((tmp_path / "tls.key").read_bytes(), password=None)
+    assert (tmp_path / "tls.key").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "ca.crt").read_bytes() == ca_pem
+    # the CA: self-signed, may sign leaves and nothing below them
+    ca.verify_directly_issued_by(ca)
+    constraints = ca.extensions.get_extension_for_class(x509.BasicConstraints)
+    assert constraints.critical and constraints.value.ca and constraints.value.path_length == 0
+    ca_usage = ca.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert ca_usage.key_cert_sign and ca_usage.crl_sign
+    # the leaf: signed by the CA, for the key written beside it, serving the names asked for
+    leaf.verify_directly_issued_by(ca)
+    assert key.public_key().public_numbers() == leaf.public_key().public_numbers()  # type: ignore[union-attr]
+    assert not leaf.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert san.get_values_for_type(x509.DNSName) == ["webhook.local", "localhost"]
+    aki = leaf.extensions.get_extension_for_class(x509.AuthorityKeyIdentifier).value
+    ski = ca.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
+    assert (
+        aki.key_identifier == ski.digest == x509.SubjectKeyIdentifier.from_public_key(ca.public_key()).digest
+    )
+    assert leaf.not_valid_after_utc - leaf.not_valid_before_utc == datetime.timedelta(days=30, minutes=5)
+    # OpenSSL builds and checks the chain (hostname included) from the CA alone
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
+    client = ssl.create_default_context(cadata=ca_pem.decode())
+    for hostname, ok in (("webhook.local", True), ("other.local", False)):
+        assert _handshake(server, client, hostname) is ok
+
+
+def _handshake(server: ssl.SSLContext, client: ssl.SSLContext, hostname: str) -> bool:
+    """A TLS handshake in memory (two BIO pairs); True when the client accepts the server."""
+    s_in, s_out, c_in, c_out = ssl.MemoryBIO(), ssl.MemoryBIO(), ssl.MemoryBIO(), ssl.MemoryBIO()
+    srv = server.wrap_bio(s_in, s_out, server_side=True)
+    cli = client.wrap_bio(c_in, c_out, server_hostname=hostname)
+    client_done = server_done = False
+    for _ in range(10):
+        try:
+            cli.do_handshake()
+            client_done = True
+        except ssl.SSLWantReadError:
+            pass
+        except ssl.SSLCertVerificationError:
+            return False
+        s_in.write(c_out.read())
+        try:
+            srv.do_handshake()
+            server_done = True
+        except ssl.SSLWantReadError:
+            pass
+        c_in.write(s_out.read())
+        if client_done and server_done:
+            return True
+    raise AssertionError("the handshake did not finish")
