@@ -1,7 +1,7 @@
 """Start-up cost of importing pyop's parts, in fresh processes: `pyop --help`, the at operator's manager
 module, and the built-in models (pyop's typed `core_v1` + `apps_v1` against lightkube's).
 
-    python benchmarks/bench_imports.py [--runs 15] [--root PATH]
+    python benchmarks/bench_imports.py [--runs 15] [--root PATH] [--case "at manager"]
 
 `--root` adds another checkout (for example `git archive main | tar -x -C /tmp/main`): its
 `pyscaffold_op` and `testdata/at/src` go first on PYTHONPATH, so "before" and "after" a change run
@@ -63,6 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--root", type=Path, action="append", default=None)
+    parser.add_argument("--case", action="append", default=None, help="only cases whose name contains this")
     args = parser.parse_args()
     roots = [*(args.root or []), REPO]
     for root in roots:
@@ -74,6 +75,8 @@ def main() -> None:
     print("| case | " + " | ".join(str(r) for r in roots) + (" | this / first |" if ratio else " |"))
     print("| --- |" + " --- |" * (len(roots) + ratio))
     for name, code in CASES.items():
+        if args.case and not any(c in name for c in args.case):
+            continue
         times: dict[Path, list[float]] = {r: [] for r in roots}
         for _ in range(args.runs):
             for root in roots:
