@@ -1,6 +1,6 @@
 """Measure what installing pyop brings: the closure of each install variant.
 
-    python benchmarks/bench_install.py [--variants runtime,envtest,cli] [--without-lightkube]
+    python benchmarks/bench_install.py [--variants runtime,envtest,cli]
 
 Builds pyop's wheel, then for each variant creates a fresh virtual environment, installs the wheel with
 that extra (dependencies from the configured package index, through pip's cache), and reports:
@@ -9,9 +9,7 @@ that extra (dependencies from the configured package index, through pip's cache)
   (`__pycache__`, shown apart: an image built with `pip install --no-compile` leaves it out);
 * import time of what an operator imports (`pyscaffold_op.runtime` and its main names), best of 5 runs,
   less the interpreter's own start.
-`--without-lightkube` also measures the runtime closure less lightkube and the distributions only it
-needs (what a runtime that stops using lightkube would reach), and that less cryptography too (needed
-only for the self-signed metrics certificate). Goal: runtime closure under 25 MB.
+Goal (issue 11): runtime closure under 25 MB; the script exits 1 when the runtime variant misses it.
 """
 
 from __future__ import annotations
@@ -32,13 +30,7 @@ IMPORT_RUNTIME = (
     "r.Manager, r.Client, r.load_config, r.Request, r.Result; "
     "import pyscaffold_op.apimachinery as a; a.CustomResource"
 )
-# lightkube and the distributions nothing else in the runtime closure needs (httpx2 and its HTTP/2 and
-# websocket stack; pyyaml for kubeconfig files).
-LIGHTKUBE_ONLY = (
-    "lightkube", "lightkube-models", "httpx2", "httpcore2", "anyio", "h11", "h2", "hpack", "hyperframe",
-    "wsproto", "truststore", "pyyaml",
-)  # fmt: skip
-CRYPTOGRAPHY = ("cryptography", "cffi", "pycparser")
+GOAL_MB = 25.0
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> str:
@@ -68,6 +60,28 @@ def distributions(python: Path) -> list[str]:
     return sorted(d["name"].lower() for d in listed if d["name"].lower() not in NOT_COUNTED)
 
 
+_PER_DIST = """
+import json, sys
+from importlib import metadata
+sizes = {}
+for dist in metadata.distributions():
+    total = 0
+    for f in dist.files or ():
+        path = f.locate()
+        if "__pycache__" not in f.parts and path.is_file() and not path.is_symlink():
+            total += path.stat().st_size
+    sizes[dist.metadata["Name"].lower()] = total
+print(json.dumps(sizes))
+"""
+
+
+def per_distribution_mb(python: Path) -> dict[str, float]:
+    """MB of each distribution's files (from its RECORD, bytecode aside), largest first."""
+    sizes = json.loads(run(python, "-c", _PER_DIST))
+    ranked = sorted(((n, b / 1e6) for n, b in sizes.items() if n not in NOT_COUNTED), key=lambda x: -x[1])
+    return {name: round(mb, 2) for name, mb in ranked}
+
+
 def installed_mb(venv: Path, *, bytecode: bool = False) -> float:
     skipped = {"pip", "setuptools", "pkg_resources", "_distutils_hack", "distutils"}
     counted = [p for p in site_packages(venv).iterdir() if p.name.split("-")[0] not in skipped]
@@ -90,38 +104,27 @@ def _timed(python: Path, code: str) -> float:
     return time.perf_counter() - started
 
 
-def measure(wheel: Path, extra: str | None, work: Path, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
-    venv = work / f"venv-{extra or 'runtime'}-{len(drop)}"
+def measure(wheel: Path, extra: str | None, work: Path) -> dict[str, object]:
+    venv = work / f"venv-{extra or 'runtime'}"
     run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"
     target = f"{wheel}[{extra}]" if extra else str(wheel)
     run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", target)
-    if drop:
-        run(python, "-m", "pip", "uninstall", "-q", "-y", *drop)
     dists = distributions(python)
     return {
         "variant": extra or "runtime",
-        "dropped": list(drop),
         "distributions": len(dists),
         "names": dists,
+        "largest": dict(list(per_distribution_mb(python).items())[:8]),
         "mb": round(installed_mb(venv), 1),
         "bytecode_mb": round(installed_mb(venv, bytecode=True), 1),
-        "import_s": None if drop else round(import_seconds(python, IMPORT_RUNTIME), 3),
+        "import_s": round(import_seconds(python, IMPORT_RUNTIME), 3),
     }
-
-
-def _label(result: dict[str, object]) -> str:
-    dropped = result["dropped"]
-    if not dropped:
-        return str(result["variant"])
-    less = "lightkube stack" + (" + cryptography" if "cryptography" in dropped else "")  # type: ignore[operator]
-    return f"{result['variant']} less {less}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", default="runtime,envtest,cli")
-    parser.add_argument("--without-lightkube", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the raw results as JSON")
     args = parser.parse_args(argv)
     env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} cores"
@@ -132,25 +135,29 @@ def main(argv: list[str] | None = None) -> int:
         for variant in args.variants.split(","):
             extra = None if variant == "runtime" else variant
             results.append(measure(wheel, extra, work))
-        if args.without_lightkube:
-            results.append(measure(wheel, None, work, drop=LIGHTKUBE_ONLY))
-            results.append(measure(wheel, None, work, drop=LIGHTKUBE_ONLY + CRYPTOGRAPHY))
+    runtime = next((r for r in results if r["variant"] == "runtime"), None)
+    missed = runtime is not None and float(runtime["mb"]) >= GOAL_MB  # type: ignore[arg-type]
     if args.json:
         print(json.dumps(results, indent=2))
-        return 0
+        return 1 if missed else 0
     print(f"pyop install closures ({env_note})")
     header = (
         f"{'variant':<32} {'distributions':>13} {'MB installed':>12} {'+ bytecode':>10} {'import (s)':>10}"
     )
     print(header)
     for r in results:
-        imp = "-" if r["import_s"] is None else f"{r['import_s']:.3f}"
         print(
-            f"{_label(r):<32} {r['distributions']:>13} {r['mb']:>12.1f} {r['bytecode_mb']:>10.1f} {imp:>10}"
+            f"{r['variant']!s:<32} {r['distributions']:>13} {r['mb']:>12.1f} {r['bytecode_mb']:>10.1f} "
+            f"{r['import_s']:>10.3f}"
         )
     for r in results:
-        print(f"\n{_label(r)}: {', '.join(r['names'])}")  # type: ignore[arg-type]
-    return 0
+        print(f"\n{r['variant']}: {', '.join(r['names'])}")  # type: ignore[arg-type]
+        largest = ", ".join(f"{n} {mb:.1f}" for n, mb in r["largest"].items())  # type: ignore[attr-defined]
+        print(f"  largest (MB): {largest}")
+    if runtime is not None:
+        verdict = "met" if not missed else "MISSED"
+        print(f"\ngoal: runtime closure under {GOAL_MB:g} MB: {verdict} ({runtime['mb']} MB)")
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

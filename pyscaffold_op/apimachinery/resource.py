@@ -34,7 +34,9 @@ class KubeModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
-        use_attribute_docstrings=True,
+        # Off: pydantic would read and parse each model's source file at import (about 10 ms a module,
+        # every operator start). `pyop generate` reads attribute docstrings itself (gen/markers.py).
+        use_attribute_docstrings=False,
         extra="ignore",
     )
 

@@ -2,7 +2,7 @@
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome
     async with Environment(crd_paths=["config/crd/bases"], kubelet=KubeletSimulator()) as env:
-        client = lightkube.AsyncClient(env.config)          # or env.lightkube_client() in-process
+        client = new_client(env.config)        # pyscaffold_op.runtime; env.lightkube_client() for lightkube
 
 See docs/envtest.md for what is emulated and what is not.
 """

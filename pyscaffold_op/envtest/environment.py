@@ -22,6 +22,7 @@ from pyscaffold_op.envtest.controllers import Workloads
 from pyscaffold_op.envtest.handlers import Api
 from pyscaffold_op.envtest.kubelet import KubeletSimulator
 from pyscaffold_op.envtest.objectstore import Store
+from pyscaffold_op.runtime.restconfig import RestConfig
 
 T = TypeVar("T")
 Obj = dict[str, Any]
@@ -184,8 +185,18 @@ class Environment:
         self.kubeconfig_path = path
 
     @property
-    def config(self) -> Any:
-        """A `lightkube.KubeConfig` for this server (server URL plus a dummy token user)."""
+    def config(self) -> RestConfig:
+        """The runtime's `RestConfig` for this server (its URL, namespace `default`, the admin token)."""
+        return RestConfig(
+            server=self.url,
+            namespace="default",
+            token=TOKEN,
+            source_file=str(self.kubeconfig_path) if self.kubeconfig_path.name else None,
+            context_name="envtest",
+        )
+
+    def lightkube_config(self) -> Any:
+        """A `lightkube.KubeConfig` for this server (needs lightkube installed)."""
         from lightkube import KubeConfig
         from lightkube.config.models import Cluster, User
 
@@ -219,7 +230,7 @@ class Environment:
 
         if in_process:
             kwargs.setdefault("transport", self.transport())
-        return AsyncClient(self.config, **kwargs)
+        return AsyncClient(self.lightkube_config(), **kwargs)
 
     # -- authentication and authorization (answers TokenReviews and SubjectAccessReviews) ----------
 

@@ -1,6 +1,6 @@
 """pyop's controller-runtime: manager, controllers, work queue, informer cache and client, on asyncio.
 
-Names resolve lazily (PEP 562), so `import pyscaffold_op.runtime` stays cheap; lightkube, httpx,
+Names resolve lazily (PEP 562), so `import pyscaffold_op.runtime` stays cheap;
 prometheus_client and aiohttp load only when the part needing them is first used.
 
     from pyscaffold_op.runtime import Manager, Request, Result, load_config
@@ -37,6 +37,9 @@ _EXPORTS: dict[str, str] = {
     "is_already_exists": "errors",
     # config / client
     "load_config": "config",
+    "in_cluster_config": "config",
+    "RestConfig": "restconfig",
+    "ExecConfig": "restconfig",
     "Client": "client",
     "CachedClient": "client",
     "StatusClient": "client",
@@ -131,6 +134,7 @@ __all__ = [
     "EnqueueRequestsFromMapFunc",
     "EventHandler",
     "EventRecorder",
+    "ExecConfig",
     "FakeClock",
     "Forbidden",
     "Funcs",
@@ -163,6 +167,7 @@ __all__ = [
     "Reconciler",
     "Request",
     "ResourceVersionChanged",
+    "RestConfig",
     "Result",
     "RuntimeMetrics",
     "ServerError",
@@ -180,6 +185,7 @@ __all__ = [
     "event",
     "handler",
     "ignore_not_found",
+    "in_cluster_config",
     "is_already_exists",
     "is_conflict",
     "is_not_found",
@@ -225,7 +231,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         new_client,
     )
     from pyscaffold_op.runtime.clock import Clock, FakeClock, RealClock
-    from pyscaffold_op.runtime.config import load_config
+    from pyscaffold_op.runtime.config import in_cluster_config, load_config
     from pyscaffold_op.runtime.controller import Controller
     from pyscaffold_op.runtime.controllerutil import AlreadyOwnedError, OperationResult
     from pyscaffold_op.runtime.errors import (
@@ -284,6 +290,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         default_controller_rate_limiter,
     )
     from pyscaffold_op.runtime.request import Reconciler, Request, Result, TerminalError
+    from pyscaffold_op.runtime.restconfig import ExecConfig, RestConfig
     from pyscaffold_op.runtime.source import Channel, Kind, Source
     from pyscaffold_op.runtime.startup import BindError, CacheSyncTimeout, parse_duration
     from pyscaffold_op.runtime.store import Indexer

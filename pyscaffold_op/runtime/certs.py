@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
-import ipaddress
 import logging
 import os
 import ssl
@@ -33,56 +32,23 @@ def server_context(cert_dir: str | os.PathLike[str] | None, what: str = "metrics
         ctx.load_cert_chain(cert, key)
         return ctx
     cert_pem, key_pem = self_signed_cert()
-    _load_pem(ctx, cert_pem, key_pem)
+    load_pem_chain(ctx, cert_pem, key_pem)
     return ctx
 
 
 def self_signed_cert(host: str = "localhost", ips: tuple[str, ...] = ("127.0.0.1",)) -> tuple[bytes, bytes]:
-    """(certificate PEM, private key PEM): an ECDSA P-256 self-signed certificate for `host` and `ips`."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    """(certificate PEM, private key PEM): an ECDSA P-256 self-signed certificate for `host` and `ips`,
+    valid for a year (and 5 minutes back, for clock skew), for server authentication only; made in pure
+    Python (`x509.py`), served by OpenSSL."""
+    from pyscaffold_op.runtime import x509
 
-    key = ec.generate_private_key(ec.SECP256R1())
+    key = x509.new_key()
     now = datetime.datetime.now(datetime.UTC)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{int(now.timestamp())}")])
-    sans: list[x509.GeneralName] = [x509.DNSName(host)]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=365))
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+    cert = x509.certificate(x509.name(f"{host}@{int(now.timestamp())}"), key, hosts=(host,), ips=ips, now=now)
+    return cert, key.private_pem()
 
 
-def _load_pem(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
+def load_pem_chain(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
     # ssl loads a chain only from a file. On Linux the file is an anonymous memory file (memfd), so
     # the key never touches a disk and a container with readOnlyRootFilesystem and no writable volume
     # still serves secure metrics (the scaffolded Deployment has none). Elsewhere (a developer's

@@ -16,9 +16,9 @@ from pyscaffold_op.apimachinery.labels import SelectorLike, render
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.kinds import ResourceInfo, info_for, info_of, replace_contents
 from pyscaffold_op.runtime.rest import RestTransport
+from pyscaffold_op.runtime.restconfig import RestConfig
 
 if TYPE_CHECKING:
-    from lightkube import KubeConfig
     from typing_extensions import Unpack
 
 T = TypeVar("T")
@@ -315,7 +315,7 @@ def _patch_body(info: ResourceInfo, patch: Any) -> bytes:
     return info.encode(patch)  # a whole object (server-side apply)
 
 
-def new_client(config: KubeConfig, *, field_manager: str | None = None, timeout: float = 30.0) -> Client:
+def new_client(config: RestConfig, *, field_manager: str | None = None, timeout: float = 30.0) -> Client:
     """An uncached client for `config` (owns its connection pool; `await client.close()`)."""
     return Client(RestTransport(config, timeout=timeout), field_manager=field_manager, owns_transport=True)
 

@@ -1,11 +1,11 @@
 """Lease-based leader election (client-go's leaderelection with a coordination.k8s.io/v1 Lease).
 
 * A candidate may take the lease when it is free (no holder) or when the holder has not renewed it
-  for `leaseDurationSeconds`, measured on *our* clock from when we last saw the record change (as
+  for `lease_duration_seconds`, measured on *our* clock from when we last saw the record change (as
   client-go does, so clock skew between machines does not matter).
 * The leader renews every `retry_period`; if it cannot renew within `renew_deadline`, it has lost the
   lease and must stop leading at once.
-* On shutdown the leader releases the lease (clears holderIdentity, duration 1 s) so a standby takes
+* On shutdown the leader releases the lease (clears holder_identity, duration 1 s) so a standby takes
   over within one retry period instead of waiting out the lease.
 """
 
@@ -188,9 +188,8 @@ class LeaderElector:
             return False
 
     async def _try_acquire_or_renew(self) -> bool:
-        from lightkube.models.coordination_v1 import LeaseSpec
-        from lightkube.models.meta_v1 import ObjectMeta
-        from lightkube.resources.coordination_v1 import Lease
+        from pyscaffold_op.apimachinery import ObjectMeta
+        from pyscaffold_op.models.coordination_v1 import Lease, LeaseSpec
 
         now = self.clock.now()
         duration = max(1, round(self.lease_duration))
@@ -200,11 +199,11 @@ class LeaderElector:
             lease = Lease(
                 metadata=ObjectMeta(name=self.name, namespace=self.namespace),
                 spec=LeaseSpec(
-                    holderIdentity=self.identity,
-                    leaseDurationSeconds=duration,
-                    acquireTime=now,
-                    renewTime=now,
-                    leaseTransitions=0,
+                    holder_identity=self.identity,
+                    lease_duration_seconds=duration,
+                    acquire_time=now,
+                    renew_time=now,
+                    lease_transitions=0,
                 ),
             )
             await self.client.create(lease)
@@ -212,47 +211,46 @@ class LeaderElector:
             return True
         spec = lease.spec or LeaseSpec()
         self._observe(spec)
-        holder = spec.holderIdentity or ""
+        holder = spec.holder_identity or ""
         if holder and holder != self.identity:
-            held_for = spec.leaseDurationSeconds or duration
+            held_for = spec.lease_duration_seconds or duration
             if self._observed_at + held_for > self.clock.monotonic():
                 return False  # someone else holds a live lease
         if holder == self.identity:
-            acquire, transitions = spec.acquireTime or now, spec.leaseTransitions or 0
+            acquire, transitions = spec.acquire_time or now, spec.lease_transitions or 0
         else:
-            acquire, transitions = now, (spec.leaseTransitions or 0) + 1
+            acquire, transitions = now, (spec.lease_transitions or 0) + 1
         lease.spec = LeaseSpec(
-            holderIdentity=self.identity,
-            leaseDurationSeconds=duration,
-            acquireTime=acquire,
-            renewTime=now,
-            leaseTransitions=transitions,
+            holder_identity=self.identity,
+            lease_duration_seconds=duration,
+            acquire_time=acquire,
+            renew_time=now,
+            lease_transitions=transitions,
         )
         await self.client.update(lease)  # Conflict if another candidate wrote first: we lose this round
         self._observe(lease.spec)
         return True
 
     def _observe(self, spec: Any) -> None:
-        record = (spec.holderIdentity, spec.renewTime, spec.acquireTime, spec.leaseTransitions)
+        record = (spec.holder_identity, spec.renew_time, spec.acquire_time, spec.lease_transitions)
         if record != self._observed:
             self._observed, self._observed_at = record, self.clock.monotonic()
 
     async def release(self) -> bool:
-        """Give the lease up if we hold it: holderIdentity cleared, so the next candidate need not wait."""
-        from lightkube.models.coordination_v1 import LeaseSpec
-        from lightkube.resources.coordination_v1 import Lease
+        """Give the lease up if we hold it: holder_identity cleared, so the next candidate need not wait."""
+        from pyscaffold_op.models.coordination_v1 import Lease, LeaseSpec
 
         try:
             lease = await self.client.get(Lease, self.name, namespace=self.namespace)
-            if lease.spec is None or lease.spec.holderIdentity != self.identity:
+            if lease.spec is None or lease.spec.holder_identity != self.identity:
                 return False
             now = self.clock.now()
             lease.spec = LeaseSpec(
-                holderIdentity=None,
-                leaseDurationSeconds=1,
-                acquireTime=now,
-                renewTime=now,
-                leaseTransitions=lease.spec.leaseTransitions,
+                holder_identity=None,
+                lease_duration_seconds=1,
+                acquire_time=now,
+                renew_time=now,
+                lease_transitions=lease.spec.lease_transitions,
             )
             await self.client.update(lease)
             self._leading, self._released = False, True

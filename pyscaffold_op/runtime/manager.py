@@ -36,8 +36,7 @@ from pyscaffold_op.runtime.server import start_site
 from pyscaffold_op.runtime.startup import CacheSyncTimeout, bind_error, connection_source
 
 if TYPE_CHECKING:
-    from lightkube import KubeConfig
-
+    from pyscaffold_op.runtime.restconfig import RestConfig
     from pyscaffold_op.runtime.webhook import WebhookServer
 
 log = logging.getLogger("pyscaffold_op.runtime.manager")
@@ -95,7 +94,7 @@ class ManagerOptions:
 
 
 class Manager:
-    def __init__(self, config: KubeConfig, options: ManagerOptions | None = None, **legacy: Any) -> None:
+    def __init__(self, config: RestConfig, options: ManagerOptions | None = None, **legacy: Any) -> None:
         if legacy:  # keyword arguments: accepted for one release, then ManagerOptions only
             warnings.warn(
                 "Manager(config, **options) is deprecated; pass Manager(config, ManagerOptions(...))",
@@ -106,7 +105,8 @@ class Manager:
         self.options = opts = options or ManagerOptions()
         if opts.leader_election and not opts.leader_election_id:
             raise ValueError("leader_election=True needs leader_election_id (the Lease name)")
-        self.config = config
+        self.transport = RestTransport(config)  # also takes a lightkube KubeConfig, converted
+        self.config = self.transport.config
         self.clock: Clock = opts.clock or REAL_CLOCK
         self.metrics_bind_address = opts.metrics_bind_address
         self.metrics_secure = metrics_secure = opts.metrics_secure
@@ -123,7 +123,6 @@ class Manager:
         namespace, sync_period = opts.namespace, opts.sync_period
         unsafe_disable_deep_copy, field_manager = opts.unsafe_disable_deep_copy, opts.field_manager
         leader_election_namespace = opts.leader_election_namespace
-        self.transport = RestTransport(config)
         self.metrics = RuntimeMetrics()
         self.registry = self.metrics.registry
         self.cache = InformerCache(

@@ -1,6 +1,6 @@
-"""The HTTP layer: one pooled aiohttp session per manager, configured from lightkube's config code
-(TLS verification and client certificates via `verify_cluster`, credentials via `user_auth`: tokens,
-token files re-read on 401, exec plugins, basic auth).
+"""The HTTP layer: one pooled aiohttp session per manager, configured from a `RestConfig` (TLS
+verification and client certificates, tls-server-name, proxy-url) with its credentials (`credentials.py`:
+tokens, token files re-read as they rotate and after a 401, exec plugins, basic auth).
 
 Why not lightkube's `AsyncClient`: its watch has no bookmark parameter and restarts without relisting,
 and its error bodies are not always decoded; the informer needs exact HTTP semantics (status codes,
@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ssl
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, cast
+from typing import Any
 
-from lightkube import KubeConfig, SingleConfig
-from lightkube.config import client_adapter
-from lightkube.config.models import User
-
+from pyscaffold_op.runtime.credentials import credentials_for
 from pyscaffold_op.runtime.errors import ServerError, ServerTimeout, Unauthorized, error_for
+from pyscaffold_op.runtime.restconfig import RestConfig, as_rest_config
 
 JSON = "application/json"
 
@@ -29,30 +26,25 @@ JSON = "application/json"
 class RestTransport:
     def __init__(
         self,
-        config: KubeConfig | SingleConfig,
+        config: RestConfig | Any,
         *,
         timeout: float = 30.0,
         user_agent: str = "pyop-runtime",
         max_connections: int = 256,
     ) -> None:
-        # KubeConfig.get() without a default raises rather than return None (its annotation says Optional)
-        single = cast(SingleConfig, config.get()) if isinstance(config, KubeConfig) else config
-        user = single.user
-        if user is None:  # an unauthenticated server: lightkube's helpers expect a user
-            user = User()
-            single = single._replace(user=user)
-        self.config = single
-        self.default_namespace = single.namespace or "default"
-        self.server = single.cluster.server.rstrip("/")
+        self.config = config = as_rest_config(config)
+        self.default_namespace = config.namespace or "default"
+        self.server = config.server
         self.timeout = timeout
         self.max_connections = max_connections
-        self._ssl: ssl.SSLContext | None = None
-        if self.server.startswith("https"):
-            self._ssl = client_adapter.verify_cluster(single.cluster, user, single.abs_file, trust_env=False)
-        self._auth = client_adapter.user_auth(user)
-        self._static_auth: str | None = None
-        if isinstance(self._auth, client_adapter.BearerAuth):
-            self._static_auth = self._auth._bearer  # a fixed token: no per-request auth flow needed
+        self._ssl = config.ssl_context()
+        self._credentials = credentials_for(config)
+        # per-request options: SNI/hostname checked against tls-server-name, the kubeconfig's proxy-url
+        self._request_options: dict[str, Any] = {}
+        if config.tls_server_name and self._ssl is not None:
+            self._request_options["server_hostname"] = config.tls_server_name
+        if config.proxy_url:
+            self._request_options["proxy"] = config.proxy_url
         self._headers = {"User-Agent": user_agent, "Accept": JSON}
         self._session: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -76,28 +68,6 @@ class RestTransport:
             self._loop = loop
         return self._session
 
-    async def _auth_header(self, method: str, url: str, response_401: Any = None) -> tuple[str | None, Any]:
-        """The Authorization header from lightkube's httpx2 auth flow (token files, exec plugins, ...)."""
-        if self._static_auth is not None or self._auth is None:
-            return self._static_auth, None
-        import httpx2
-
-        flow = self._auth.async_auth_flow(httpx2.Request(method, url))
-        req = await flow.__anext__()
-        return req.headers.get("Authorization"), (flow, req)
-
-    async def _refresh_after_401(self, state: Any) -> str | None:
-        if state is None:
-            return None
-        import httpx2
-
-        flow, req = state
-        try:
-            req = await flow.asend(httpx2.Response(401, request=req))
-        except StopAsyncIteration:
-            return None
-        return req.headers.get("Authorization")
-
     async def request(
         self,
         method: str,
@@ -114,7 +84,7 @@ class RestTransport:
         url = self.server + path
         headers: dict[str, str] = {"Content-Type": content_type} if body is not None else {}
         query = {k: str(v) for k, v in (params or {}).items() if v is not None}
-        auth, state = await self._auth_header(method, url)
+        auth = await self._credentials.authorization()
         for attempt in (1, 2):
             if auth:
                 headers["Authorization"] = auth
@@ -126,6 +96,7 @@ class RestTransport:
                     data=body,
                     headers=headers,
                     timeout=aiohttp.ClientTimeout(total=self.timeout),
+                    **self._request_options,
                 ) as resp:
                     data = await resp.read()
                     status = resp.status
@@ -133,8 +104,8 @@ class RestTransport:
                 raise ServerTimeout(f"{method} {path}: timed out after {self.timeout}s") from err
             except aiohttp.ClientError as err:
                 raise ServerError(f"{method} {path}: {err}", code=503, reason="ServiceUnavailable") from err
-            if status == 401 and attempt == 1 and state is not None:
-                auth = await self._refresh_after_401(state)  # rotated token file, expired exec token
+            if status == 401 and attempt == 1 and await self._credentials.refresh(auth):
+                auth = await self._credentials.authorization()  # rotated token file, new exec token
                 if auth:
                     continue
             if status >= 400:
@@ -150,11 +121,13 @@ class RestTransport:
         session = self._get_session()
         url = self.server + path
         query = {k: str(v) for k, v in params.items() if v is not None}
-        auth, _state = await self._auth_header("GET", url)
+        auth = await self._credentials.authorization()
         headers = {"Authorization": auth} if auth else {}
         # No read timeout: a watch is idle between events; the server ends it after timeoutSeconds.
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.timeout, sock_read=None)
-        async with session.get(url, params=query, headers=headers, timeout=timeout) as resp:
+        async with session.get(
+            url, params=query, headers=headers, timeout=timeout, **self._request_options
+        ) as resp:
             if resp.status >= 400:
                 raise error_for(resp.status, await resp.read())
             yield _lines(resp)

@@ -60,8 +60,10 @@ def connection_source(transport: RestTransport) -> str:
     """`https://127.0.0.1:6443 (kubeconfig /tmp/kc, context envtest)`: the server and where it came from."""
     config = transport.config
     origin = []
-    if config.fname is not None:
-        origin.append(f"kubeconfig {config.fname}")
+    if config.source_file == "in-cluster":
+        origin.append("in-cluster service account")
+    elif config.source_file is not None:
+        origin.append(f"kubeconfig {config.source_file}")
     if config.context_name:
         origin.append(f"context {config.context_name}")
     return transport.server + (f" ({', '.join(origin)})" if origin else "")

@@ -68,7 +68,7 @@ def test_lightkube_sync_client(thread_env: Environment) -> None:
     from lightkube.resources.core_v1 import Secret
 
     for transport in (None, thread_env.sync_transport()):
-        client = Client(thread_env.config, transport=transport)
+        client = Client(thread_env.lightkube_config(), transport=transport)
         name = "sync-" + ("in" if transport else "http")
         client.create(Secret(metadata=ObjectMeta(name=name), stringData={"k": "v"}))
         assert client.get(Secret, name).type == "Opaque"

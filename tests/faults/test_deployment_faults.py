@@ -34,7 +34,7 @@ async def test_secure_metrics_need_no_writable_temp_dir(
     async with mgr.running():
         assert mgr.metrics_address is not None
         host, port = mgr.metrics_address
-        token = env.config.get().user.token  # the emulator's admin token
+        token = env.config.token  # the emulator's admin token
         async with httpx.AsyncClient(verify=False) as http:
             resp = await http.get(
                 f"https://{host}:{port}/metrics", headers={"Authorization": f"Bearer {token}"}

@@ -7,10 +7,10 @@ import asyncio
 from datetime import UTC, datetime
 
 import pytest
-from lightkube.resources.coordination_v1 import Lease
 from runtime.widgets import Widget, widget  # `tests/` is on sys.path: the runtime tests are package `runtime`
 
 from pyscaffold_op.envtest import Environment
+from pyscaffold_op.models.coordination_v1 import Lease
 from pyscaffold_op.runtime import (
     Client,
     LeaderElectionLost,
@@ -62,8 +62,8 @@ async def test_a_leader_that_loses_its_lease_cancels_in_flight_reconciles_at_onc
     await api.create(widget("busy"))
     await eventually(lambda: stuck.started == ["busy"])
     lease = await api.get(Lease, "lose-mid-reconcile", namespace="default")
-    lease.spec.holderIdentity = "next-leader"
-    lease.spec.renewTime = datetime.now(UTC)
+    lease.spec.holder_identity = "next-leader"
+    lease.spec.renew_time = datetime.now(UTC)
     await api.update(lease)  # renewals fail from now on, until the renew deadline passes
     with pytest.raises(LeaderElectionLost):
         await asyncio.wait_for(task, 20)  # far below the 60 s drain: the reconcile was cancelled

@@ -390,7 +390,7 @@ async def test_two_managers_leader_election_and_takeover(
     r1, r2 = Recorder(), Recorder()
     m1.builder().for_(Widget).complete(r1)
     m2.builder().for_(Widget).complete(r2)
-    from lightkube.resources.coordination_v1 import Lease
+    from pyscaffold_op.models.coordination_v1 import Lease
 
     async with m1.running(), m2.running(wait_for_leadership=False):
         await api.create(widget("le1"))
@@ -402,7 +402,7 @@ async def test_two_managers_leader_election_and_takeover(
         waiting = [r for r in caplog.records if r.getMessage() == "attempting to acquire leader lease"]
         assert {getattr(r, "identity", None) for r in waiting} == {"m1", "m2"}
         lease = await api.get(Lease, "widgets.test.pyop.io", namespace="default")
-        assert lease.spec.holderIdentity == "m1"
+        assert lease.spec.holder_identity == "m1"
         assert m1.metrics.value("leader_election_master_status", {"name": "widgets.test.pyop.io"}) == 1
         # m1 stops (releasing the lease) while m2 keeps running: m2 takes over long before the lease
         # would have expired
@@ -413,9 +413,9 @@ async def test_two_managers_leader_election_and_takeover(
         await eventually(lambda: _true(r2.count("le2") == 1))
         assert r1.count("le2") == 0
         lease = await api.get(Lease, "widgets.test.pyop.io", namespace="default")
-        assert lease.spec.holderIdentity == "m2" and lease.spec.leaseTransitions == 1
+        assert lease.spec.holder_identity == "m2" and lease.spec.lease_transitions == 1
     lease = await api.get(Lease, "widgets.test.pyop.io", namespace="default")
-    assert lease.spec.holderIdentity is None  # released on shutdown
+    assert lease.spec.holder_identity is None  # released on shutdown
 
 
 async def test_map_func_watch_channel_source_and_max_concurrency(env: Environment, api: Client) -> None:

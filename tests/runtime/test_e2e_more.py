@@ -6,9 +6,9 @@ import asyncio
 from datetime import UTC, datetime
 
 import pytest
-from lightkube.resources.coordination_v1 import Lease
 
 from pyscaffold_op.envtest import Environment
+from pyscaffold_op.models.coordination_v1 import Lease
 from pyscaffold_op.runtime import Client, LeaderElectionLost, Request, ResourceVersionChanged, controllerutil
 from pyscaffold_op.testing import eventually
 
@@ -93,13 +93,13 @@ async def test_losing_the_lease_stops_the_manager(env: Environment, api: Client)
     task = asyncio.create_task(mgr.start(install_signal_handlers=False))
     await asyncio.wait_for(mgr.elected.wait(), 5)
     lease = await api.get(Lease, "lose-me", namespace="default")
-    lease.spec.holderIdentity = "thief"
-    lease.spec.renewTime = datetime.now(UTC)
+    lease.spec.holder_identity = "thief"
+    lease.spec.renew_time = datetime.now(UTC)
     await api.update(lease)  # someone else holds it now: renewals fail until the deadline
     with pytest.raises(LeaderElectionLost):
         await asyncio.wait_for(task, 5)
     assert mgr.metrics.value("leader_election_master_status", {"name": "lose-me"}) == 0
-    assert (await api.get(Lease, "lose-me", namespace="default")).spec.holderIdentity == "thief"
+    assert (await api.get(Lease, "lose-me", namespace="default")).spec.holder_identity == "thief"
 
 
 async def test_lightkube_generic_resources_work_too(env: Environment, api: Client) -> None:

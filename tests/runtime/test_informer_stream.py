@@ -7,12 +7,11 @@ import asyncio
 import json
 
 from aiohttp import web
-from lightkube import KubeConfig
-from lightkube.config.models import Cluster, User
 
 from pyscaffold_op.runtime.informer import Informer
 from pyscaffold_op.runtime.kinds import info_for
 from pyscaffold_op.runtime.rest import RestTransport
+from pyscaffold_op.runtime.restconfig import RestConfig
 from pyscaffold_op.testing import eventually
 
 from .widgets import Widget
@@ -59,9 +58,7 @@ async def test_broken_watch_stream_resumes_from_last_version() -> None:
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = runner.addresses[0][1]
-    transport = RestTransport(
-        KubeConfig.from_one(cluster=Cluster(server=f"http://127.0.0.1:{port}"), user=User())
-    )
+    transport = RestTransport(RestConfig(server=f"http://127.0.0.1:{port}"))
     informer = Informer(transport, info_for(Widget))
     informer.start()
     try:

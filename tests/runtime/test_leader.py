@@ -7,8 +7,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from lightkube.resources.coordination_v1 import Lease
-
+from pyscaffold_op.models.coordination_v1 import Lease
 from pyscaffold_op.runtime.clock import FakeClock
 from pyscaffold_op.runtime.errors import Conflict, NotFound
 from pyscaffold_op.runtime.leader import LeaderElector
@@ -34,16 +33,16 @@ class Leases:
 
     async def create(self, lease: Lease) -> Lease:
         self.rv += 1
-        lease.metadata.resourceVersion = str(self.rv)
+        lease.metadata.resource_version = str(self.rv)
         self.lease = copy.deepcopy(lease)
         return lease
 
     async def update(self, lease: Lease) -> Lease:
         assert self.lease is not None
-        if lease.metadata.resourceVersion != self.lease.metadata.resourceVersion:
+        if lease.metadata.resource_version != self.lease.metadata.resource_version:
             raise Conflict("the object has been modified")
         self.rv += 1
-        lease.metadata.resourceVersion = str(self.rv)
+        lease.metadata.resource_version = str(self.rv)
         self.lease = copy.deepcopy(lease)
         if self.after_update is not None:
             self.after_update()
@@ -52,7 +51,7 @@ class Leases:
     @property
     def holder(self) -> str | None:
         assert self.lease is not None and self.lease.spec is not None
-        return self.lease.spec.holderIdentity
+        return self.lease.spec.holder_identity
 
 
 def elector(leases: Leases, clock: FakeClock, identity: str, **kw: Any) -> LeaderElector:
@@ -107,7 +106,7 @@ async def test_stop_while_renewing_releases_so_a_standby_need_not_wait_out_the_l
         if not standby.elected.is_set():
             clock.advance(TIMINGS["retry_period"] * 1.2)
     assert clock.monotonic() - 1000.0 < TIMINGS["lease_duration"]
-    assert leases.holder == "b" and leases.lease.spec.leaseTransitions == 1
+    assert leases.holder == "b" and leases.lease.spec.lease_transitions == 1
     await standby.stop()
     assert leases.holder is None
 
@@ -126,14 +125,14 @@ async def test_stop_is_bounded_when_the_api_server_hangs() -> None:
 
 
 async def test_a_standby_takes_an_expired_lease_only_after_lease_duration_on_its_own_clock() -> None:
-    from lightkube.models.coordination_v1 import LeaseSpec
-    from lightkube.models.meta_v1 import ObjectMeta
+    from pyscaffold_op.apimachinery import ObjectMeta
+    from pyscaffold_op.models.coordination_v1 import LeaseSpec
 
     clock, leases = FakeClock(), Leases()
     await leases.create(  # a leader that crashed: it holds the lease and will never renew it
         Lease(
             metadata=ObjectMeta(name="lock", namespace="default"),
-            spec=LeaseSpec(holderIdentity="gone", leaseDurationSeconds=2, renewTime=clock.now()),
+            spec=LeaseSpec(holder_identity="gone", lease_duration_seconds=2, renew_time=clock.now()),
         )
     )
     standby = elector(leases, clock, "b")
@@ -145,5 +144,5 @@ async def test_a_standby_takes_an_expired_lease_only_after_lease_duration_on_its
     # first seen at t=0, so free at t=lease_duration: not before, and at the first retry after it
     waited = clock.monotonic() - 1000.0
     assert TIMINGS["lease_duration"] <= waited < TIMINGS["lease_duration"] + 1.2 * TIMINGS["retry_period"]
-    assert leases.holder == "b" and leases.lease is not None and leases.lease.spec.leaseTransitions == 1
+    assert leases.holder == "b" and leases.lease is not None and leases.lease.spec.lease_transitions == 1
     await standby.stop()

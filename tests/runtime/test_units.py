@@ -461,12 +461,12 @@ def test_load_config_paths_and_errors(tmp_path, monkeypatch) -> None:
         "contexts:\n- name: one\n  context: {cluster: c, user: u, namespace: ns1}\n"
         "- name: two\n  context: {cluster: c, user: u}\n"
     )
-    assert load_config(kc).get().namespace == "ns1"
-    assert load_config(kc, context="two").get().context_name == "two"
+    assert load_config(kc).namespace == "ns1"
+    assert load_config(kc, context="two").context_name == "two"
     with pytest.raises(ConfigError, match="three"):
         load_config(kc, context="three")
     monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'nope'}:{kc}")
-    assert load_config().get().cluster.server == "http://127.0.0.1:1"
+    assert load_config().server == "http://127.0.0.1:1"
 
 
 def test_setup_logging_json_carries_reconcile_context() -> None:
@@ -497,11 +497,9 @@ def test_setup_logging_json_carries_reconcile_context() -> None:
 def test_manager_options_and_the_deprecated_keywords() -> None:
     import warnings
 
-    from lightkube import KubeConfig
+    from pyscaffold_op.runtime import FakeClock, Manager, ManagerOptions, RestConfig
 
-    from pyscaffold_op.runtime import FakeClock, Manager, ManagerOptions
-
-    cfg = KubeConfig.from_server("http://127.0.0.1:1")
+    cfg = RestConfig(server="http://127.0.0.1:1")
     clock = FakeClock()
     mgr = Manager(cfg, ManagerOptions(graceful_shutdown_timeout=3.0, clock=clock))
     assert mgr.graceful_shutdown_timeout == 3.0 and mgr.clock is clock and mgr.elector is None
@@ -517,13 +515,11 @@ def test_manager_options_and_the_deprecated_keywords() -> None:
 
 
 async def test_patch_options_are_keyword_only_and_checked() -> None:
-    from lightkube import KubeConfig
-
-    from pyscaffold_op.runtime import Client
+    from pyscaffold_op.runtime import Client, RestConfig
     from pyscaffold_op.runtime.client import PatchRequest
     from pyscaffold_op.runtime.rest import RestTransport
 
-    client = Client(RestTransport(KubeConfig.from_server("http://127.0.0.1:1")))
+    client = Client(RestTransport(RestConfig(server="http://127.0.0.1:1")))
     with pytest.raises(TypeError, match="patchtype"):
         await client.patch(Widget, "w", {}, patchtype="merge")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="bogus"):
