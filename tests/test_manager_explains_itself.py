@@ -33,6 +33,9 @@ current-context: envtest
 
 
 def run_manager(*args: str, kubeconfig: Path) -> subprocess.CompletedProcess[str]:
+    if not any(a.startswith("--health-probe-bind-address") for a in args):
+        # a free port: another run on this host (a developer's manager, a parallel suite) may hold 8081
+        args = ("--health-probe-bind-address=127.0.0.1:0", *args)
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": "src", "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run(
         [sys.executable, "-m", "programming_kubernetes", "--log-format=text", *args],
