@@ -152,13 +152,15 @@ def find_project_root(start: Path) -> Path | None:
 
 def load_project(root: Path) -> Project:
     """Read `root/PROJECT`; a missing or malformed file is a one-line ProjectError."""
-    from ruamel.yaml import YAML, YAMLError
+    from yaml import YAMLError
+
+    from pyscaffold_op import yaml12
 
     path = root / PROJECT_FILE
     if not path.is_file():
         raise ProjectError(f"no PROJECT file in {root}: run this command from a project made by `pyop init`")
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        data = yaml12.load(path.read_text(encoding="utf-8"))  # as ruamel reads it, 10x faster
         project = Project.model_validate(data)
     except (YAMLError, ValueError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
