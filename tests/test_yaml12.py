@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from pyscaffold_op import yaml12
 from pyscaffold_op.errors import ProjectError
-from pyscaffold_op.project import load_project
+from pyscaffold_op.project import _HEADER, load_project
 
 # where YAML 1.1 and 1.2 differ (booleans, octals, sexagesimals, floats without a dot), and the rest
 SCALARS = [
@@ -58,3 +58,53 @@ def test_malformed_project_is_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(ProjectError, match=r"cannot read .*PROJECT") as info:
         load_project(tmp_path)
     assert "\n" not in str(info.value)
+
+
+def _ruamel_dump(data: Any) -> str:
+    """How PROJECT was written before (and how kubebuilder-style tools using ruamel write it)."""
+    import io
+
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=2, offset=0)
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+ODD_STRINGS = [
+    *SCALARS,
+    *("", " lead", "trail ", "a: b", "a #b", "#c", "- x", "-x", "? q", "[x]", "{y}", "*a", "&b", "!t", "%p"),
+    *("@at", "`tick", "'single'", '"double"', "a'b", 'a"b', "é", "日本", "tab\there", "line\nbreak", "x\n"),
+    *("long " * 30, "w" * 120, "github.com/example/" + "n" * 90, "v1alpha1", "programming-kubernetes"),
+    *("x" * 50, "x" * 51, "word " * 10, "g" * 40 + " " + "h" * 9, " ".join("abcdefghijklmnopqrstuvw")),
+]
+
+
+@pytest.mark.parametrize("value", ODD_STRINGS)
+def test_dump_writes_as_ruamel_writes(value: str) -> None:
+    data = {
+        "domain": value,
+        "layout": [value, "python.pyop.io/v1"],
+        "resources": [
+            {"api": {"crdVersion": value, "namespaced": True}, "group": value, "spoke": [value]},
+            {"webhooks": {"defaultingPath": value, "spoke": [value, value]}},
+        ],
+        "empty": [],
+        "version": "3",
+    }
+    assert yaml12.dump(data) == _ruamel_dump(data)
+    assert yaml12.load(yaml12.dump(data)) == data
+
+
+def test_project_dump_round_trips(tmp_path: Path) -> None:
+    text = (
+        "domain: example.com\nlayout:\n- python.pyop.io/v1\nprojectName: no\nrepo: github.com/example/no\n"
+        "resources:\n- api:\n    crdVersion: v1\n    namespaced: true\n  controller: true\n"
+        "  domain: example.com\n  group: 'on'\n  kind: At\n  version: v1\nversion: '3'\n"
+    )
+    (tmp_path / "PROJECT").write_text(text)
+    project = load_project(tmp_path)
+    assert yaml12._same_in_both(project.model_dump(mode="json", by_alias=True))  # libyaml writes it
+    assert project.dump() == _HEADER + _ruamel_dump(YAML(typ="safe").load(project.dump()))
+    (tmp_path / "PROJECT").write_text(project.dump())
+    assert load_project(tmp_path) == project
