@@ -237,7 +237,15 @@ class SchemaConverter:
     """Converts pydantic models to structural schemas; one instance per generation run."""
 
     def __init__(self, markers_of: Callable[[type], ClassMarkers] = class_markers) -> None:
-        self._markers_of = markers_of
+        self._read_markers = markers_of
+        # per class, for the run: a base (CustomResource, KubeModel) is met once per kind, and reading
+        # it means reading its file again (the parse itself is cached by content)
+        self._markers: dict[type, ClassMarkers] = {}
+
+    def _markers_of(self, cls: type) -> ClassMarkers:
+        if cls not in self._markers:
+            self._markers[cls] = self._read_markers(cls)
+        return self._markers[cls]
 
     # ---------------------------------------------------------- entry points
 
