@@ -19,11 +19,11 @@ _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class Loader(_BaseLoader):
     """PyYAML's safe loader with YAML 1.2's resolution of plain scalars (bool, int, float, null)."""
 
 
-class Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
+class Dumper(_BaseDumper):
     """PyYAML's safe dumper that quotes what YAML 1.2 would not read back as a string (`'3'`, not `no`)."""
 
 

@@ -47,7 +47,7 @@ def project_imports(root: Path, package: str) -> Iterator[None]:
     # file). pydantic's own reading costs more than building the class (`inspect.getsource` scans
     # sys.modules per class), so the project's classes are built without it.
     # (A class takes its bases' config when it is created: every base a project class may name.)
-    saved = [(base, base.model_config.get("use_attribute_docstrings")) for base in _BASES]
+    saved = [(base, base.model_config.get("use_attribute_docstrings", False)) for base in _BASES]
     for base, _ in saved:
         base.model_config["use_attribute_docstrings"] = False
     try:
