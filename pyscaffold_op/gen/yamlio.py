@@ -6,10 +6,14 @@ API group), as Go's YAML encoder writes them. A file is rewritten only when its 
 
 from __future__ import annotations
 
+import re
+import secrets
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from pyscaffold_op.gen.shared import is_shared
 
 _Base: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter when available: 5x faster
 
@@ -49,21 +53,80 @@ def _str(dumper: Any, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
+def _dump(doc: Any) -> str:
+    return yaml.dump(
+        doc,
+        Dumper=_Dumper,
+        default_flow_style=False,
+        sort_keys=True,
+        width=1 << 30,
+        allow_unicode=True,
+        indent=2,
+    )
+
+
+# A plain scalar no schema holds: a shared subtree's place in the dumped text (see gen.shared).
+_TOKEN = f"pyop-shared-{secrets.token_hex(8)}-"
+_TOKEN_LINE = re.compile(rf"^([ -]*)([^ -].*): ({re.escape(_TOKEN)}\d+)$", re.MULTILINE)
+_TEXTS: dict[int, str] = {}  # id of a shared subtree -> its text at column 0
+_FRAGMENTS: dict[tuple[int, int], str] = {}  # (id of a shared subtree, column of its key) -> its text
+
+
+def _cut(node: Any, found: list[dict[str, Any]]) -> Any:
+    """`node` with every shared, non-empty mapping value replaced by a token (copies on the way)."""
+    if isinstance(node, dict):
+        out = None
+        for key, value in node.items():
+            if value and isinstance(value, dict) and is_shared(value):
+                new: Any = f"{_TOKEN}{len(found)}"
+                found.append(value)
+            else:
+                new = _cut(value, found)
+            if new is not value:
+                out = out if out is not None else dict(node)
+                out[key] = new
+        return node if out is None else out
+    if isinstance(node, list):
+        items = [_cut(item, found) for item in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    return node
+
+
+def _fragment(node: dict[str, Any], column: int) -> str:
+    """The block mapping `node` as it is written below a key at `column` (indent 2)."""
+    key = (id(node), column)
+    if key not in _FRAGMENTS:
+        if id(node) not in _TEXTS:
+            _TEXTS[id(node)] = _dump(node)
+        base = _TEXTS[id(node)]
+        pad = " " * (column + 2)
+        # blank lines (inside a block scalar) stay empty, as the emitter writes them
+        _FRAGMENTS[key] = "".join(pad + line if line != "\n" else line for line in base.splitlines(True))
+    return _FRAGMENTS[key]
+
+
+def _dump_document(doc: dict[str, Any]) -> str:
+    found: list[dict[str, Any]] = []
+    cut = _cut(doc, found)
+    if not found:
+        return _dump(doc)
+    spliced = 0
+
+    def splice(match: re.Match[str]) -> str:
+        nonlocal spliced
+        prefix, key, token = match.groups()
+        spliced += 1
+        node = found[int(token[len(_TOKEN) :])]
+        return f"{prefix}{key}:\n{_fragment(node, len(prefix))}".removesuffix("\n")
+
+    text = _TOKEN_LINE.sub(splice, _dump(cut))
+    # a key the emitter writes in another form (`? key`) leaves its token: dump the whole document
+    return text if spliced == len(found) else _dump(doc)
+
+
 def dump_documents(docs: list[dict[str, Any]]) -> str:
     """Each document after a `---` line, keys sorted, no line wrapping."""
-    parts = []
-    for doc in docs:
-        body = yaml.dump(
-            doc,
-            Dumper=_Dumper,
-            default_flow_style=False,
-            sort_keys=True,
-            width=1 << 30,
-            allow_unicode=True,
-            indent=2,
-        )
-        parts.append("---\n" + body)
-    return "".join(parts)
+    return "".join("---\n" + _dump_document(doc) for doc in docs)
 
 
 def write_if_changed(path: Path, text: str, *, check: bool = False) -> bool:

@@ -5,10 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 
-from pyscaffold_op.apimachinery import EmbeddedResource, FreeForm, IntOrString, KubeModel, Quantity
+from pyscaffold_op.apimachinery import (
+    CustomResource,
+    EmbeddedResource,
+    FreeForm,
+    GroupVersionKind,
+    IntOrString,
+    KubeModel,
+    Quantity,
+)
 from pyscaffold_op.gen.yamlio import dump_documents, write_if_changed
 
 
@@ -77,3 +86,50 @@ def test_field_types_validate_in_python() -> None:
         Fields(memory="lots")
     dumped = Fields(config={"a": {"b": [1]}}, template={"apiVersion": "v1", "kind": "Pod"}).model_dump()
     assert dumped["config"] == {"a": {"b": [1]}} and dumped["template"]["kind"] == "Pod"
+
+
+def test_shared_subtrees_are_spliced_as_the_emitter_writes_them() -> None:
+    """A shared subtree's text is emitted once and spliced in at each column; the result must be the
+    emitter's own output for the same document without sharing."""
+    from pyscaffold_op.gen.shared import share
+
+    inner = share(
+        {
+            "b": {"type": "string", "enum": ["True", "", "a: b"]},
+            "a": {"description": "two\n\nparagraphs", "items": {"type": "integer"}, "empty": {}},
+            "required": ["a", "b"],
+        }
+    )
+    long_key = "k" * 200  # past the emitter's simple-key limit: written as `? key`
+    doc = {
+        "top": inner,
+        "list": [{"properties": inner, "x": 1}, [{"properties": inner}]],
+        "deep": {"er": {"properties": inner, "other": {}}},
+        long_key: inner,
+        "empty": share({}),
+    }
+    unshared = yaml.safe_load(yaml.safe_dump(doc))  # the same data, no object shared
+    assert dump_documents([doc, doc]) == dump_documents([unshared, unshared])
+    assert dump_documents([{"only": inner}]) == dump_documents([{"only": dict(inner)}])
+
+
+def test_generation_leaves_the_shared_builtin_schemas_unchanged(tmp_path: Path) -> None:
+    """Shared subtrees are never copied, so a generator step that changed one in place would change
+    every later CRD: after generating a CronJob-like CRD they still equal a fresh conversion."""
+    from pyscaffold_op.gen import builtin
+    from pyscaffold_op.gen.crd import build_crd
+    from pyscaffold_op.models.batch_v1 import JobTemplateSpec
+
+    class Spec(KubeModel):
+        # +kubebuilder:validation:XValidation:rule="has(self.spec)",message="needs a spec"
+        job_template: JobTemplateSpec
+        """Docstring on the embedded type's field."""
+
+    class Job(CustomResource):
+        gvk = GroupVersionKind("batch.example.com", "v1", "Job")
+        spec: Spec
+
+    first = dump_documents([build_crd([Job], max_desc_len=3)])
+    assert dump_documents([build_crd([Job], max_desc_len=3)]) == first
+    name = "batch_v1.JobTemplateSpec"
+    assert builtin._schema(name) == builtin._convert({"$ref": name}, ())
