@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from pyscaffold_op.apimachinery import CustomResource, KubeModel, KubeObject
+from pyscaffold_op.apimachinery import CustomResource
 from pyscaffold_op.errors import GenerateError
 from pyscaffold_op.project import Project
 
@@ -32,9 +32,6 @@ def purge_package(package: str) -> None:
             del CustomResource.registry[gvk]
 
 
-_BASES = (KubeModel, KubeObject, CustomResource)
-
-
 @contextmanager
 def project_imports(root: Path, package: str) -> Iterator[None]:
     """`<root>/src` on sys.path and a clean slate for `package`, restored afterwards."""
@@ -42,19 +39,12 @@ def project_imports(root: Path, package: str) -> Iterator[None]:
     purge_package(package)
     sys.path.insert(0, src)
     importlib.invalidate_caches()
-    linecache.clearcache()  # pydantic reads attribute docstrings through linecache: no stale sources
-    # The generator reads attribute docstrings itself (gen.markers, with the markers, one parse per
-    # file). pydantic's own reading costs more than building the class (`inspect.getsource` scans
-    # sys.modules per class), so the project's classes are built without it.
-    # (A class takes its bases' config when it is created: every base a project class may name.)
-    saved = [(base, base.model_config.get("use_attribute_docstrings", False)) for base in _BASES]
-    for base, _ in saved:
-        base.model_config["use_attribute_docstrings"] = False
+    linecache.clearcache()  # gen.markers reads sources through linecache: no stale ones
+    # pydantic's own attribute-docstring reading is off on KubeModel (apimachinery/resource.py): the
+    # generator reads docstrings itself, with the markers, one parse per file.
     try:
         yield
     finally:
-        for base, docstrings in saved:
-            base.model_config["use_attribute_docstrings"] = docstrings
         if src in sys.path:
             sys.path.remove(src)
         purge_package(package)
