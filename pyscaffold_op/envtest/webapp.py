@@ -92,7 +92,7 @@ async def serve(
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_address=True)
     await site.start()
-    server = site._server  # the bound socket tells the free port we got
-    sockets = getattr(server, "sockets", None) or []
+    bound_server = site._server  # the bound socket tells the free port we got
+    sockets = getattr(bound_server, "sockets", None) or []
     bound = sockets[0].getsockname()[1] if sockets else port
     return runner, bound
