@@ -8,18 +8,10 @@ raw)`; indexes are computed from `obj` once, then it is dropped) and every read 
 That costs about a quarter of a deep copy per read, makes every object a reader gets its own (nothing
 a reader or handler does can reach the cache), and holds ~1.2 KB per 900-byte object where a pydantic
 tree holds ~8.5 KB. Without `decode` it keeps the objects themselves and hands them out shared.
-
-A raw store also remembers, for the `recent` keys written last, the object the writer decoded with
-the bytes (`put(key, obj, raw)`): the informer hands that object to the handlers of the event, and
-the next event for the key gets it back as the old object (`put` returns it) instead of decoding the
-bytes a second time. That object is shared by the handlers of both events, as client-go shares the
-cache's objects with handlers: handlers and predicates must not mutate event objects. Reads (`get`,
-`values`, ...) never see it: they still decode a new object each.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -27,8 +19,6 @@ from pyscaffold_op.runtime import objmeta
 
 IndexFunc = Callable[[Any], list[str]]
 
-# Objects kept for the next event of their key (a raw store); bounds the memory they cost
-RECENT = 512
 NAMESPACE_INDEX = "namespace"
 OWNER_INDEX = "owner"
 
@@ -43,18 +33,10 @@ def _owner_index(obj: Any) -> list[str]:
 
 class Indexer:
     def __init__(
-        self,
-        indexers: dict[str, IndexFunc] | None = None,
-        *,
-        decode: Callable[[bytes], Any] | None = None,
-        recent: int = RECENT,
+        self, indexers: dict[str, IndexFunc] | None = None, *, decode: Callable[[bytes], Any] | None = None
     ) -> None:
         self._decode = decode
         self._items: dict[str, Any] = {}
-        # key -> (the bytes stored for it, the object decoded from them by the writer)
-        self._recent: OrderedDict[str, tuple[bytes, Any]] = OrderedDict()
-        self._recent_max = recent
-        self.reused = 0  # old objects `put` returned from `_recent` instead of decoding
         self._index_funcs: dict[str, IndexFunc] = {
             NAMESPACE_INDEX: _namespace_index,
             OWNER_INDEX: _owner_index,
@@ -104,37 +86,21 @@ class Indexer:
         return [self._out(self._items[k]) for k in keys if k in self._items]
 
     def put(self, key: str, obj: Any, raw: bytes | None = None) -> Any | None:
-        """Insert or replace; returns the previous object. A raw store needs `raw`, the object's JSON,
-        and returns the previous writer's `obj` when it is still remembered (see the module's doc)."""
+        """Insert or replace; returns the previous object. A raw store needs `raw`, the object's JSON."""
         old = self._items.get(key)
         if old is not None:
             self._unindex(key)
-        if self._decode is None:
+        if self._decode is not None:
+            if raw is None:
+                raise ValueError("this store keeps JSON bytes: put(key, obj, raw)")
+            self._items[key] = raw
+        else:
             self._items[key] = obj
-            self._index_all(key, obj)
-            return old
-        if raw is None:
-            raise ValueError("this store keeps JSON bytes: put(key, obj, raw)")
-        self._items[key] = raw
-        self._index_all(key, obj)
-        previous = self._recent.pop(key, None)
-        if self._recent_max > 0:
-            self._recent[key] = (raw, obj)
-            if len(self._recent) > self._recent_max:
-                self._recent.popitem(last=False)
-        if old is None:
-            return None
-        if previous is not None and previous[0] is old:  # the object decoded with those very bytes
-            self.reused += 1
-            return previous[1]
-        return self._decode(old)
-
-    def _index_all(self, key: str, obj: Any) -> None:
         for name in self._index_funcs:
             self._index_one(name, key, obj)
+        return None if old is None else self._out(old)
 
     def delete(self, key: str) -> Any | None:
-        self._recent.pop(key, None)
         old = self._items.pop(key, None)
         if old is not None:
             self._unindex(key)
@@ -142,7 +108,6 @@ class Indexer:
 
     def discard(self, key: str) -> bool:
         """Delete without decoding what was there; True when there was something."""
-        self._recent.pop(key, None)
         if self._items.pop(key, None) is None:
             return False
         self._unindex(key)

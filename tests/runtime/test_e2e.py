@@ -374,46 +374,6 @@ async def test_informer_relist_after_missed_events_emits_each_change_once(
         await transport.close()
 
 
-async def test_informer_update_gets_the_previous_events_object_as_old(env: Environment, api: Client) -> None:
-    """Each watch event is decoded once: the object the handlers of one event get comes back as the
-    old object of the next event for that key; cache reads still get their own copies."""
-    from pyscaffold_op.runtime.informer import Informer
-    from pyscaffold_op.runtime.kinds import info_for
-    from pyscaffold_op.runtime.rest import RestTransport
-
-    seen: list[tuple[str, Any, Any]] = []
-
-    class H:
-        def on_add(self, obj: Widget, initial: bool) -> None:
-            seen.append(("add", None, obj))
-
-        def on_update(self, old: Widget, new: Widget) -> None:
-            seen.append(("update", old, new))
-
-        def on_delete(self, obj: Widget, unknown: bool) -> None:
-            seen.append(("delete", None, obj))
-
-    transport = RestTransport(env.config)
-    informer = Informer(transport, info_for(Widget))
-    informer.add_event_handler(H())
-    informer.start()
-    try:
-        assert await informer.wait_for_sync(5)
-        await api.create(widget("w"))
-        await api.patch(Widget, "w", {"spec": {"size": 7}})
-        await api.patch(Widget, "w", {"spec": {"size": 8}})
-        await eventually(lambda: len(seen) == 3)
-        (_, _, added), (_, old1, new1), (_, old2, new2) = seen
-        assert old1 is added and old2 is new1  # handed back, not decoded again
-        assert (old1.spec.size, new1.spec.size, new2.spec.size) == (added.spec.size, 7, 8)
-        assert informer.store.reused == 2
-        cached = informer.store.get("default/w")
-        assert cached == new2 and cached is not new2
-    finally:
-        await informer.stop()
-        await transport.close()
-
-
 @pytest.mark.slow
 async def test_two_managers_leader_election_and_takeover(
     env: Environment, api: Client, caplog: pytest.LogCaptureFixture

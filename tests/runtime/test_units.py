@@ -157,36 +157,6 @@ def test_raw_indexer_decodes_a_new_object_per_read() -> None:
     )
 
 
-def test_raw_indexer_hands_back_the_writers_object_as_the_next_old_one() -> None:
-    """The object decoded with the bytes of a write comes back as `old` on the next write of that key
-    (one decode per watch event, not two); once forgotten or deleted the bytes are decoded again."""
-    info = info_for(Widget)
-    decoded: list[bytes] = []
-
-    def decode(raw: bytes) -> Widget:
-        decoded.append(raw)
-        return info.decode(raw)
-
-    store = Indexer(decode=decode, recent=2)
-    a1, a2, a3 = (widget("a", "ns1", size=n) for n in (1, 2, 3))
-    assert store.put("ns1/a", a1, info.encode(a1)) is None
-    assert store.put("ns1/a", a2, info.encode(a2)) is a1 and decoded == [] and store.reused == 1
-    read = store.get("ns1/a")
-    assert read == a2 and read is not a2  # reads still get their own object
-    decoded.clear()
-    for name in ("b", "c"):  # two other keys push "a" out of the two remembered
-        w = widget(name, "ns1")
-        store.put(f"ns1/{name}", w, info.encode(w))
-    old = store.put("ns1/a", a3, info.encode(a3))
-    assert old == a2 and old is not a2 and len(decoded) == 1 and store.reused == 1
-    store.delete("ns1/a")
-    again = widget("a", "ns1", size=5)
-    assert store.put("ns1/a", again, info.encode(again)) is None  # deleted: nothing remembered
-    plain = Indexer(decode=info.decode, recent=0)
-    plain.put("ns1/a", a1, info.encode(a1))
-    assert plain.put("ns1/a", a2, info.encode(a2)) == a1 and plain.reused == 0
-
-
 # -- metadata access across model libraries ------------------------------------------------------------------
 
 
