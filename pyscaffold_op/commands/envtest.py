@@ -89,6 +89,7 @@ def _serve(
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator
     from pyscaffold_op.envtest.crds import CrdFileError, load_crd_files
+    from pyscaffold_op.envtest.loops import new_event_loop
     from pyscaffold_op.envtest.status import StatusError as ApiError
     from pyscaffold_op.errors import ValidationError
 
@@ -125,7 +126,8 @@ def _serve(
             await stop.wait()
 
     try:
-        asyncio.run(main())
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(main())
     except KeyboardInterrupt:
         if not started:
             raise

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from pyscaffold_op.envtest import bootstrap, crds
+from pyscaffold_op.envtest import bootstrap, crds, loops
 from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
 from pyscaffold_op.envtest.controllers import Workloads
 from pyscaffold_op.envtest.handlers import Api
@@ -122,7 +122,7 @@ class Environment:
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
+            loop = loops.new_event_loop()
             asyncio.set_event_loop(loop)
 
             async def main() -> None:

@@ -1,10 +1,18 @@
-"""The aiohttp front: one catch-all route handing every request to `Api.handle`, with chunked watches."""
+"""The aiohttp front: aiohttp's low-level server hands every request to `Api.handle`, with chunked
+watches. No Application, router or middleware: `Api` routes by itself, and aiohttp's URL dispatch and
+response machinery cost more than serving a GET from the store (issue 18)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from typing import Any
 
 from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.streams import StreamReader
+from aiohttp.web_protocol import RequestHandler
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.handlers import MAX_BODY, Api, HttpRequest, error_response
@@ -18,8 +26,13 @@ HEADER_TIMEOUT = 32.0
 _MAX_HEADER_BYTES = 1 << 20
 
 
-def make_app(api: Api) -> web.Application:
-    async def handle(request: web.Request) -> web.StreamResponse:
+_PLAIN = {"Cache-Control": "no-cache, private"}
+
+
+def make_server(api: Api, **kwargs: Any) -> web.Server:
+    """The low-level server: one handler for every request; `kwargs` go to aiohttp's RequestHandler."""
+
+    async def handle(request: web.BaseRequest) -> web.StreamResponse:
         try:
             body = await request.read() if request.can_read_body else b""
         except web.HTTPRequestEntityTooLarge:
@@ -30,19 +43,11 @@ def make_app(api: Api) -> web.Application:
         )
         resp = await api.handle(req)
         if resp.stream is None:
-            return web.Response(
-                status=resp.status,
-                body=resp.body,
-                headers={
-                    "Content-Type": resp.content_type,
-                    "Cache-Control": "no-cache, private",
-                    **resp.headers,
-                },
-            )
-        out = web.StreamResponse(
-            status=resp.status,
-            headers={"Content-Type": resp.content_type, "Cache-Control": "no-cache, private"},
-        )
+            headers = {"Content-Type": resp.content_type, **_PLAIN}
+            if resp.headers:
+                headers.update(resp.headers)
+            return web.Response(status=resp.status, body=resp.body, headers=headers)
+        out = web.StreamResponse(status=resp.status, headers={"Content-Type": resp.content_type, **_PLAIN})
         out.enable_chunked_encoding()
         stream = resp.stream
         try:
@@ -57,30 +62,37 @@ def make_app(api: Api) -> web.Application:
                 await stream.aclose()
         return out
 
-    app = web.Application(client_max_size=_READ_LIMIT)
-    app.router.add_route("*", "/{tail:.*}", handle)
-    return app
+    def request_factory(
+        message: RawRequestMessage,
+        payload: StreamReader,
+        protocol: RequestHandler,
+        writer: AbstractStreamWriter,
+        task: asyncio.Task[None],
+    ) -> web.BaseRequest:
+        loop = asyncio.get_running_loop()
+        return web.BaseRequest(message, payload, protocol, writer, task, loop, client_max_size=_READ_LIMIT)
+
+    return web.Server(handle, request_factory=request_factory, handler_cancellation=True, **kwargs)
 
 
 async def serve(
     api: Api, host: str = "127.0.0.1", port: int = 0, *, header_timeout: float = HEADER_TIMEOUT
-) -> tuple[web.AppRunner, int]:
+) -> tuple[web.BaseRunner, int]:
     """Start serving; returns the runner (for cleanup) and the bound port. A connection that has not
     sent a complete request `header_timeout` seconds after opening (or after its last response) is
     closed, so slow or silent clients cannot hold connections forever."""
-    runner = web.AppRunner(
-        make_app(api),
-        handler_cancellation=True,
+    server = make_server(
+        api,
         access_log=None,
-        shutdown_timeout=0.5,
         keepalive_timeout=header_timeout,
         max_line_size=_MAX_HEADER_BYTES,
         max_field_size=_MAX_HEADER_BYTES,
     )
+    runner = web.ServerRunner(server, shutdown_timeout=0.5)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_address=True)
     await site.start()
-    server = site._server  # the bound socket tells the free port we got
-    sockets = getattr(server, "sockets", None) or []
+    bound_server = site._server  # the bound socket tells the free port we got
+    sockets = getattr(bound_server, "sockets", None) or []
     bound = sockets[0].getsockname()[1] if sockets else port
     return runner, bound
