@@ -9,7 +9,7 @@ the way the API server does (`spec.versions[0].schema.openAPIV3Schema.properties
     check_crd(crd) -> ["field: message", ...]      # the generator's one-line problems
     crd_causes(crd) -> [Cause, ...]                 # the emulator's 422 causes: the same errors
 
-A `properties` map registered with `gen.shared` (a built-in type's, embedded by many CRDs, never
+A `properties` map registered with `apiextensions.shared` (a built-in type's, embedded by many CRDs, never
 mutated) is checked once per process and context: its errors are kept with a placeholder for the
 path above it and re-rooted wherever it appears. Everything else is walked on every call.
 re2 is imported for the first `pattern`, pruning and value validation for the first `default`.
@@ -22,9 +22,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from pyscaffold_op.apiextensions.shared import is_shared
 from pyscaffold_op.apimachinery.fielderrors import Cause, cause, reason_of
 from pyscaffold_op.apimachinery.validation import is_dns1035_label
-from pyscaffold_op.gen.shared import is_shared
 
 __all__ = ["check_crd", "check_schema", "crd_causes"]
 

@@ -1,4 +1,4 @@
-"""check_schema on `properties` maps shared between CRDs (gen.shared): checked once, reported everywhere.
+"""check_schema on `properties` maps shared between CRDs: checked once, reported everywhere.
 
 Each case compares with the same schema deep-copied (nothing shared, so nothing cached) and names the
 paths it expects, so a cache that hid an error, or reported it at the first place only, fails.
@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from pyscaffold_op.apiextensions.crdvalidation import check_schema
-from pyscaffold_op.gen.shared import share
+from pyscaffold_op.apiextensions.shared import share
 
 
 def _bad_properties() -> dict[str, Any]:
