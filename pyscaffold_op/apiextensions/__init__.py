@@ -2,7 +2,8 @@
 
 Shared by the generator's offline checks and the emulator, so both agree on what the server keeps,
 fills in and rejects. Objects are plain JSON-like dicts; `schema` is a version's `openAPIV3Schema`.
-google-re2 at import time; cel-expr-python when the first CEL rule is compiled.
+Names load their module on first use (`pyop generate` on a project without rules pays for no CEL
+and no pruning); google-re2 comes with the first `pattern`, cel-expr-python with the first CEL rule.
 
     removed = prune(obj, schema)          # drops unknown fields in place; their paths
     apply_defaults(obj, schema)           # fills defaults in place (drops non-nullable nulls)
@@ -17,11 +18,29 @@ cel-expr-python) and `cellibs` (the Kubernetes CEL libraries),
 
 from __future__ import annotations
 
-from pyscaffold_op.apiextensions.crdvalidation import check_crd, check_schema, crd_causes
-from pyscaffold_op.apiextensions.defaulting import apply_defaults
-from pyscaffold_op.apiextensions.pruning import OBJECT_META_FIELDS, prune, unknown_fields
-from pyscaffold_op.apiextensions.rules import MISSING, has_rules, validate_rules
-from pyscaffold_op.apiextensions.validation import validate
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyscaffold_op.apiextensions.crdvalidation import check_crd, check_schema, crd_causes
+    from pyscaffold_op.apiextensions.defaulting import apply_defaults
+    from pyscaffold_op.apiextensions.pruning import OBJECT_META_FIELDS, prune, unknown_fields
+    from pyscaffold_op.apiextensions.rules import MISSING, has_rules, validate_rules
+    from pyscaffold_op.apiextensions.validation import validate
+
+_MODULE_OF = {
+    "MISSING": "rules",
+    "OBJECT_META_FIELDS": "pruning",
+    "apply_defaults": "defaulting",
+    "check_crd": "crdvalidation",
+    "check_schema": "crdvalidation",
+    "crd_causes": "crdvalidation",
+    "has_rules": "rules",
+    "prune": "pruning",
+    "unknown_fields": "pruning",
+    "validate": "validation",
+    "validate_rules": "rules",
+}
 
 __all__ = [
     "MISSING",
@@ -36,3 +55,12 @@ __all__ = [
     "validate",
     "validate_rules",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

@@ -8,17 +8,21 @@ the way the API server does (`spec.versions[0].schema.openAPIV3Schema.properties
 
     check_crd(crd) -> ["field: message", ...]      # the generator's one-line problems
     crd_causes(crd) -> [Cause, ...]                 # the emulator's 422 causes: the same errors
+
+A `properties` map registered with `apiextensions.shared` (a built-in type's, embedded by many CRDs, never
+mutated) is checked once per process and context: its errors are kept with a placeholder for the
+path above it and re-rooted wherever it appears. Everything else is walked on every call.
+re2 is imported for the first `pattern`, pruning and value validation for the first `default`.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
-from pyscaffold_op.apiextensions.patterns import pattern_problem
-from pyscaffold_op.apiextensions.pruning import prune
-from pyscaffold_op.apiextensions.validation import validate
+from pyscaffold_op.apiextensions.shared import is_shared
 from pyscaffold_op.apimachinery.fielderrors import Cause, cause, reason_of
 from pyscaffold_op.apimachinery.validation import is_dns1035_label
 
@@ -57,6 +61,10 @@ _NESTED_FORBIDDEN = {
 _INT_OR_STRING = [{"type": "integer"}, {"type": "string"}]
 _REASONS = {"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"}
 _ROOT, _ITEM, _FIELD = "root", "item", "field"
+# stands for the path of the node whose shared `properties` were checked; no schema key holds a NUL
+_HERE = "\x00"
+# (walk, id of a shared properties map, context) -> its errors, paths starting at _HERE
+_SHARED_ERRORS: dict[tuple[Any, ...], tuple[str, ...]] = {}
 
 
 def _q(value: Any) -> str:
@@ -92,6 +100,30 @@ class _Checker:
 
     def err(self, path: str, message: str) -> None:
         self.errors.append(f"{path}: {message}")
+
+    def each_property(
+        self,
+        walk: str,
+        props: dict[str, Any],
+        path: str,
+        check: Callable[[_Checker, str, Any, str], None],
+        context: tuple[Any, ...] = (),
+    ) -> None:
+        """`check(checker, name, prop, property_path)` for every property of the node at `path`; a
+        shared map's errors are computed once per (walk, context) and re-rooted at `path` (which
+        messages may also name, as completeness's do)."""
+        if not is_shared(props):
+            for name, prop in props.items():
+                check(self, name, prop, _key(f"{path}.properties", name))
+            return
+        key = (walk, id(props), *context)
+        errors = _SHARED_ERRORS.get(key)
+        if errors is None:
+            fresh = _Checker()
+            for name, prop in props.items():
+                check(fresh, name, prop, _key(f"{_HERE}.properties", name))
+            errors = _SHARED_ERRORS[key] = tuple(fresh.errors)
+        self.errors.extend(error.replace(_HERE, path) for error in errors)
 
     # ---------------------------------------------------- CRD validation (static OpenAPI rules)
 
@@ -132,16 +164,16 @@ class _Checker:
                 self.openapi(
                     additional, f"{path}.additionalProperties", root=False, in_meta=in_meta, no_defaults=sub
                 )
-        for name, prop in (s.get("properties") or {}).items():
-            meta = (root or s.get("x-kubernetes-embedded-resource", False)) and name in (
-                "metadata",
-                "apiVersion",
-                "kind",
-            )
+        embedded = bool(s.get("x-kubernetes-embedded-resource", False))
+
+        def property_(checker: _Checker, name: str, prop: Any, here: str) -> None:
+            meta = (root or embedded) and name in ("metadata", "apiVersion", "kind")
             sub = f"in top-level {name}" if meta and root else no_defaults
-            self.openapi(
-                prop, _key(f"{path}.properties", name), root=False, in_meta=in_meta or meta, no_defaults=sub
-            )
+            checker.openapi(prop, here, root=False, in_meta=in_meta or meta, no_defaults=sub)
+
+        self.each_property(
+            "openapi", s.get("properties") or {}, path, property_, (root, embedded, in_meta, no_defaults)
+        )
         for junctor in ("allOf", "anyOf", "oneOf"):
             for index, sub_schema in enumerate(s.get(junctor) or []):
                 self.openapi(
@@ -297,8 +329,9 @@ class _Checker:
             self.err(f"{path}.items", "Required value: must be specified")
         if isinstance(s.get("items"), dict):
             self.structural(s["items"], _ITEM, f"{path}.items")
-        for name, prop in (s.get("properties") or {}).items():
-            self.structural(prop, _FIELD, _key(f"{path}.properties", name))
+        self.each_property(
+            "structural", s.get("properties") or {}, path, lambda c, _n, p, at: c.structural(p, _FIELD, at)
+        )
         additional = s.get("additionalProperties")
         if additional is not None:
             if level == _ROOT:
@@ -382,6 +415,8 @@ class _Checker:
         if isinstance(s.get("not"), dict):
             self.nested(s["not"], False, f"{path}.not")
         if "pattern" in s:
+            from pyscaffold_op.apiextensions.patterns import pattern_problem
+
             problem = pattern_problem(s["pattern"])
             if problem:
                 shown = json.dumps(s["pattern"])
@@ -396,8 +431,9 @@ class _Checker:
         self.value_validation(v, skip_any_of, False, path)
         if isinstance(v.get("items"), dict):
             self.nested(v["items"], False, f"{path}.items")
-        for name, prop in (v.get("properties") or {}).items():
-            self.nested(prop, False, _key(f"{path}.properties", name))
+        self.each_property(
+            "nested", v.get("properties") or {}, path, lambda c, _n, p, at: c.nested(p, False, at)
+        )
         for key, why in _NESTED_FORBIDDEN.items():
             if key in v and v[key] not in (False, None, "", []):
                 self.err(f"{path}.{key}", f"Forbidden: {why}")
@@ -406,61 +442,64 @@ class _Checker:
                 _key(f"{path}.properties", "metadata"), "Forbidden: must not be specified in a nested context"
             )
 
-    def completeness(self, s: dict[str, Any], path: str) -> None:
+    def completeness(self, node: Any, here: str) -> None:
         """Every property or items named inside a junctor must also be specified outside it
         (validateStructuralCompleteness): reported at the structural path that is missing."""
+        if not isinstance(node, dict):
+            return
+        for junctor in ("allOf", "anyOf", "oneOf"):
+            for index, sub in enumerate(node.get(junctor) or []):
+                self.complete_against(node, here, sub, f"{here}.{junctor}[{index}]")
+        if isinstance(node.get("not"), dict):
+            self.complete_against(node, here, node["not"], f"{here}.not")
+        if isinstance(node.get("items"), dict):
+            self.completeness(node["items"], f"{here}.items")
+        self.each_property(
+            "completeness", node.get("properties") or {}, here, lambda c, _n, p, at: c.completeness(p, at)
+        )
+        if isinstance(node.get("additionalProperties"), dict):
+            self.completeness(node["additionalProperties"], f"{here}.additionalProperties")
 
-        def walk(
-            structural: dict[str, Any] | None, struct_path: str, nested: dict[str, Any], nested_path: str
-        ) -> None:
-            if not isinstance(nested, dict):
-                return
-            structural = structural or {}
-            if isinstance(nested.get("items"), dict):
-                if not isinstance(structural.get("items"), dict):
-                    self.err(
-                        f"{struct_path}.items",
-                        f"Required value: because it is defined in {nested_path}.items",
-                    )
-                else:
-                    walk(structural["items"], f"{struct_path}.items", nested["items"], f"{nested_path}.items")
-            for name, prop in (nested.get("properties") or {}).items():
-                known = (structural.get("properties") or {}).get(name)
-                here = _key(f"{struct_path}.properties", name)
-                there = _key(f"{nested_path}.properties", name)
-                if known is None:
-                    self.err(here, f"Required value: because it is defined in {there}")
-                else:
-                    walk(known, here, prop, there)
-            for junctor in ("allOf", "anyOf", "oneOf"):
-                for index, sub in enumerate(nested.get(junctor) or []):
-                    walk(structural, struct_path, sub, f"{nested_path}.{junctor}[{index}]")
-            if isinstance(nested.get("not"), dict):
-                walk(structural, struct_path, nested["not"], f"{nested_path}.not")
-
-        def visit(node: dict[str, Any], here: str) -> None:
-            if not isinstance(node, dict):
-                return
-            for junctor in ("allOf", "anyOf", "oneOf"):
-                for index, sub in enumerate(node.get(junctor) or []):
-                    walk(node, here, sub, f"{here}.{junctor}[{index}]")
-            if isinstance(node.get("not"), dict):
-                walk(node, here, node["not"], f"{here}.not")
-            if isinstance(node.get("items"), dict):
-                visit(node["items"], f"{here}.items")
-            for name, prop in (node.get("properties") or {}).items():
-                visit(prop, _key(f"{here}.properties", name))
-            if isinstance(node.get("additionalProperties"), dict):
-                visit(node["additionalProperties"], f"{here}.additionalProperties")
-
-        visit(s, path)
+    def complete_against(
+        self, structural: dict[str, Any] | None, struct_path: str, nested: Any, nested_path: str
+    ) -> None:
+        """What junctor subschema `nested` names that `structural` lacks."""
+        if not isinstance(nested, dict):
+            return
+        structural = structural or {}
+        if isinstance(nested.get("items"), dict):
+            if not isinstance(structural.get("items"), dict):
+                self.err(
+                    f"{struct_path}.items",
+                    f"Required value: because it is defined in {nested_path}.items",
+                )
+            else:
+                self.complete_against(
+                    structural["items"], f"{struct_path}.items", nested["items"], f"{nested_path}.items"
+                )
+        for name, prop in (nested.get("properties") or {}).items():
+            known = (structural.get("properties") or {}).get(name)
+            here = _key(f"{struct_path}.properties", name)
+            there = _key(f"{nested_path}.properties", name)
+            if known is None:
+                self.err(here, f"Required value: because it is defined in {there}")
+            else:
+                self.complete_against(known, here, prop, there)
+        for junctor in ("allOf", "anyOf", "oneOf"):
+            for index, sub in enumerate(nested.get(junctor) or []):
+                self.complete_against(structural, struct_path, sub, f"{nested_path}.{junctor}[{index}]")
+        if isinstance(nested.get("not"), dict):
+            self.complete_against(structural, struct_path, nested["not"], f"{nested_path}.not")
 
     # ---------------------------------------------------- defaults (valid and pruned)
 
-    def defaults(self, node: Any, path: str, root_schema: dict[str, Any]) -> None:
+    def defaults(self, node: Any, path: str) -> None:
         if not isinstance(node, dict):
             return
         if "default" in node:
+            from pyscaffold_op.apiextensions.pruning import prune
+            from pyscaffold_op.apiextensions.validation import validate
+
             value = node["default"]
             if value is None and not node.get("nullable"):
                 self.err(f"{path}.default", "Invalid value: null: must not be null for non-nullable field")
@@ -479,9 +518,10 @@ class _Checker:
                     self.err(f"{path}.default{inner}", problem["message"])
         for key in ("items", "additionalProperties", "not"):
             if isinstance(node.get(key), dict):
-                self.defaults(node[key], f"{path}.{key}", root_schema)
-        for name, prop in (node.get("properties") or {}).items():
-            self.defaults(prop, _key(f"{path}.properties", name), root_schema)
+                self.defaults(node[key], f"{path}.{key}")
+        self.each_property(
+            "defaults", node.get("properties") or {}, path, lambda c, _n, prop, here: c.defaults(prop, here)
+        )
 
 
 def check_schema(schema: dict[str, Any], path: str = "openAPIV3Schema") -> list[str]:
@@ -491,7 +531,7 @@ def check_schema(schema: dict[str, Any], path: str = "openAPIV3Schema") -> list[
     checker.structural(schema, _ROOT, path)
     checker.completeness(schema, path)
     if not checker.errors:  # defaults are only meaningful on an otherwise valid schema
-        checker.defaults(schema, path, schema)
+        checker.defaults(schema, path)
     return sorted(set(checker.errors))
 
 

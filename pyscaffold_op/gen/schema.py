@@ -198,6 +198,8 @@ def _generator(models: dict[str, type]) -> type[GenerateJsonSchema]:
         def encode_default(self, dft: Any) -> Any:
             # a model default (`resources: Resources = Resources()`) goes on the wire like `to_dict()`:
             # its unset (None) fields left out, since the server rejects a default holding a null
+            if dft is None or type(dft) in (str, int, bool):
+                return dft  # what pydantic's encoding gives, without its TypeAdapter per default (0.1 ms)
             if _holds_model(dft):
                 return pydantic_core.to_jsonable_python(dft, by_alias=True, exclude_none=True)
             return super().encode_default(dft)

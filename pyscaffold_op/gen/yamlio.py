@@ -6,6 +6,7 @@ API group), as Go's YAML encoder writes them. A file is rewritten only when its 
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from pathlib import Path
@@ -40,14 +41,20 @@ def _needs_quotes(value: str) -> bool:
     return _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) != _STR
 
 
-def _str(dumper: Any, value: str) -> yaml.ScalarNode:
+@functools.lru_cache(maxsize=4096)
+def _style(value: str) -> str | None:
+    """How `value` is written; cached, since a CRD repeats its keys and types in every node."""
     if (
         "\n" in value
         and value.isprintable() is False
         and all(line == line.rstrip() and line.isprintable() for line in value.split("\n"))
     ):
-        return dumper.represent_scalar(_STR, value, style="|")
-    return dumper.represent_scalar(_STR, value, style='"' if _needs_quotes(value) else None)
+        return "|"
+    return '"' if _needs_quotes(value) else None
+
+
+def _str(dumper: Any, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar(_STR, value, style=_style(value))
 
 
 _Dumper.add_representer(str, _str)

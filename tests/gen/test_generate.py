@@ -293,6 +293,24 @@ def test_help_does_not_import_heavy_dependencies() -> None:
     assert out.strip() == "[]"
 
 
+def test_generating_a_project_without_rules_imports_no_cel(at_project) -> None:
+    """`pyop generate manifests` on the at project (patterns, defaults, no CEL rule): the CEL rules,
+    compiler and library stay unimported; the generation still wrote its CRD."""
+    at_project.write_project()
+    code = (
+        "import sys; from pyscaffold_op.console import main\n"
+        "try:\n    main(['generate', 'manifests'])\nexcept SystemExit as stop:\n    assert not stop.code\n"
+        "cel = ('pyscaffold_op.apiextensions.rules', 'pyscaffold_op.apiextensions.cel', "
+        "'pyscaffold_op.apiextensions.cellibs', 'cel_expr_python')\n"
+        "print([m for m in cel if m in sys.modules], 'pyscaffold_op.apiextensions.patterns' in sys.modules)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=at_project.root, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip().splitlines()[-1] == "[] True"
+    assert list((at_project.root / "config/crd/bases").glob("*_ats.yaml"))
+
+
 def test_at_types_source_is_valid_python() -> None:
     compile(AT_TYPES, "at_types.py", "exec")
 
