@@ -1,4 +1,4 @@
-"""`pyop edit` and `pyop delete api`: change a project's settings, take an API out again.
+"""`pyop edit`, `pyop delete api`/`webhook`: change a project's settings, take an API or webhook out.
 
 Thin, like commands/scaffold.py: parse the flags, call `pyscaffold_op.scaffold.edit`/`.delete`, print.
 """
@@ -9,9 +9,7 @@ from pathlib import Path
 
 import typer
 
-delete_app = typer.Typer(
-    help="Remove what a create command added (an API and its controller).", no_args_is_help=True
-)
+delete_app = typer.Typer(help="Remove what a create command added (an API, a webhook).", no_args_is_help=True)
 
 
 def edit(
@@ -118,9 +116,53 @@ def delete_api(
         run_make(root, "manifests")
 
 
+@delete_app.command("webhook")
+def delete_webhook(
+    group: str = typer.Option(..., "--group", help="API group of the kind, as given to `create webhook`."),
+    version: str = typer.Option(..., "--version", help="API version, e.g. v1alpha1."),
+    kind: str = typer.Option(..., "--kind", help="Kind, e.g. CronJob."),
+    defaulting: bool = typer.Option(False, "--defaulting", help="Delete the defaulting webhook."),
+    validation: bool = typer.Option(
+        False, "--programmatic-validation", help="Delete the validating webhook."
+    ),
+    conversion: bool = typer.Option(False, "--conversion", help="Delete the conversion webhook."),
+    force: bool = typer.Option(
+        False, "--force/--no-force", help="Delete the webhook's files even if you edited them since."
+    ),
+    make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
+) -> None:
+    """Remove a kind's webhooks (only the types named; all of them when none is): exactly what
+    `pyop create webhook` added."""
+    from pyscaffold_op.scaffold.delete_webhook import DeleteWebhookOptions
+    from pyscaffold_op.scaffold.delete_webhook import delete_webhook as plan_delete
+    from pyscaffold_op.scaffold.transaction import apply, removed
+
+    options = DeleteWebhookOptions(
+        group=group,
+        version=version,
+        kind=kind,
+        defaulting=defaulting,
+        validation=validation,
+        conversion=conversion,
+        force=force,
+    )
+    root, plan = plan_delete(options, Path.cwd())
+    gone = removed(plan)
+    for relpath in apply(plan):
+        typer.echo(f"wrote {relpath}")
+    for relpath in gone:
+        typer.echo(f"removed {relpath}")
+    if make:
+        from pyscaffold_op.scaffold.make import run_make
+
+        run_make(root, "manifests")
+
+
 def register(app: typer.Typer) -> None:
     """Add `pyop edit` and `pyop delete` to the root app."""
     app.command("edit")(edit)
     app.add_typer(
-        delete_app, name="delete", help="Remove what a create command added (an API and its controller)."
+        delete_app,
+        name="delete",
+        help="Remove what a create command added (an API, a webhook).",
     )

@@ -39,8 +39,9 @@ def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePla
         raise ProjectError(f"API {what} is not in {PROJECT_FILE}: nothing to delete")
     if resource.webhooks is not None:
         raise ProjectError(
-            f"API {what} has webhooks ({PROJECT_FILE} `webhooks:`), which delete api does not remove: delete "
-            "its webhook files and the `webhooks:` block of the resource in PROJECT first"
+            f"API {what} has webhooks ({PROJECT_FILE} `webhooks:`), which delete api does not remove: run "
+            f"`pyop delete webhook --group {options.group} --version {options.version} "
+            f"--kind {options.kind}` first"
         )
     record = load_record(_read(root, RECORD_FILE))
     api = record.find(*gvk)
@@ -69,7 +70,7 @@ def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePla
     updated.resources = [r for r in updated.resources if not r.same_gvk(*gvk)]
     plan.write(PROJECT_FILE, updated.dump())
     rest = record.without(api)
-    if rest.apis:
+    if not rest.empty():
         plan.write(RECORD_FILE, rest.dump())
     else:
         plan.remove(RECORD_FILE)

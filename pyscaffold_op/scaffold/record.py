@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.scaffold import edits
+from pyscaffold_op.scaffold.webhook_record import WebhookRecord
 
 RECORD_FILE = ".pyop-apis.yml"
 _HEADER = (
@@ -87,6 +88,8 @@ class ApiRecord(BaseModel):
 
 class Record(BaseModel):
     apis: list[ApiRecord] = Field(default_factory=list)
+    webhooks: WebhookRecord = Field(default_factory=WebhookRecord)
+    """What `pyop create webhook` added (absent from records written before it kept one)."""
 
     def find(self, group: str, version: str, kind: str) -> ApiRecord | None:
         return next((a for a in self.apis if a.same_gvk(group, version, kind)), None)
@@ -94,16 +97,19 @@ class Record(BaseModel):
     def with_api(self, api: ApiRecord) -> Record:
         old = self.find(api.group, api.version, api.kind)
         if old is None:
-            return Record(apis=[*self.apis, api])
-        return Record(apis=[old.merged(api) if a is old else a for a in self.apis])
+            return Record(apis=[*self.apis, api], webhooks=self.webhooks)
+        return Record(apis=[old.merged(api) if a is old else a for a in self.apis], webhooks=self.webhooks)
 
     def without(self, api: ApiRecord) -> Record:
-        return Record(apis=[a for a in self.apis if a is not api])
+        return Record(apis=[a for a in self.apis if a is not api], webhooks=self.webhooks)
+
+    def empty(self) -> bool:
+        return not self.apis and self.webhooks.empty()
 
     def dump(self) -> str:
         import yaml
 
-        data = self.model_dump(mode="json")
+        data = self.model_dump(mode="json", exclude={"webhooks"} if self.webhooks.empty() else None)
         return _HEADER + yaml.safe_dump(data, sort_keys=False, width=4096, allow_unicode=True)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,10 @@ from pyscaffold_op.scaffold import edits, names
 from pyscaffold_op.scaffold.api import _package_inits, _Planner, _snake
 from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.pyformat import format_python
+from pyscaffold_op.scaffold.record import RECORD_FILE, digest, load_record
 from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
+from pyscaffold_op.scaffold.webhook_record import ADMISSION, Change, Need, OwnedFile, WebhookKind, changes
 
 # Where config/default/manager_webhook_patch.yaml mounts the certificate (kubebuilder's path).
 CERT_PATH = "/tmp/k8s-webhook-server/serving-certs"
@@ -41,6 +44,31 @@ class WebhookOptions:
     defaulting_path: str | None = None
     validation_path: str | None = None
     force: bool = False
+
+
+@dataclass
+class _Log:
+    """What this run adds, with what needs it, for the record `pyop delete webhook` reads."""
+
+    planner: _Planner
+    files: dict[str, Need] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+
+    def new(self, relpath: str, content: str, need: Need) -> None:
+        self.planner.new(relpath, content)
+        self.files[relpath] = need
+
+    def ensure(self, relpath: str, content: str, need: Need) -> None:
+        if self.planner.plan.read_current(relpath) is None:
+            self.files[relpath] = need
+        self.planner.ensure(relpath, content)
+
+    def edit(self, relpath: str, change: Callable[[str], str], need: Need) -> None:
+        before = self.planner.plan.read_current(relpath)
+        self.planner.edit(relpath, change)
+        after = self.planner.plan.read_current(relpath)
+        assert before is not None and after is not None
+        self.changes.extend(changes(relpath, before, after, need))
 
 
 def _path_of(prefix: str, qualified_group: str, version: str, kind: str) -> str:
@@ -209,7 +237,8 @@ def _replacements(ctx: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _main_py(text: str, ctx: dict[str, Any], where: str) -> str:
+def _main_server(text: str, where: str) -> str:
+    """The webhook server and its flags, shared by every webhook of the project."""
     if "--webhook-port" not in text:
         args = [
             "    parser.add_argument(",
@@ -243,6 +272,10 @@ def _main_py(text: str, ctx: dict[str, Any], where: str) -> str:
             "port=args.webhook_port, cert_dir=args.webhook_cert_path, generate_missing=True)"
         ]
         text = edits.insert_at_marker(text, "controllers", server, where=where)
+    return text
+
+
+def _main_py(text: str, ctx: dict[str, Any], where: str) -> str:
     setup = f"setup_{ctx['var']}_webhook_with_manager"
     if f"{setup}(mgr)" in text:
         return text
@@ -353,8 +386,17 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
         )
     ctx = build_context(options, project, project_header(root))
     planner = _Planner(FilePlan(root), options.force, [])
+    log = _Log(planner)
+    g, v, k = options.group, options.version, options.kind
+    anyone = Need()
+    admission = Need(types=list(ADMISSION))
+    mine = Need(group=g, version=v, kind=k)
     docstrings = {"webhooks": f"The webhooks of {project.project_name}, one package per version."}
+    inits_before = set(planner.created)
     _package_inits(planner, ctx, ctx["webhook_module"], docstrings)
+    for relpath in planner.created:
+        if relpath not in inits_before:
+            log.files[relpath] = _init_need(relpath, ctx, project.multigroup, g)
     merged = _merged_options(options, recorded)
     spokes = [
         {"module": project.api_module(r), "alias": f"{options.kind}{r.version[:1].upper()}{r.version[1:]}"}
@@ -366,54 +408,92 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
         if existing is not None and recorded is not None and not options.force:
             raise ProjectError(f"{ctx['webhook_path']} already exists; pass --force to overwrite it")
         full = {**ctx, **merged, "spokes": spokes}
-        planner.new(ctx["webhook_path"], render("webhook/webhook.py.jinja", full))
+        log.new(ctx["webhook_path"], render("webhook/webhook.py.jinja", full), mine)
         if merged["defaulting"] or merged["validation"]:
-            planner.new(ctx["test_path"], render("webhook/webhook_test.py.jinja", full))
+            log.new(
+                ctx["test_path"],
+                render("webhook/webhook_test.py.jinja", full),
+                Need(group=g, version=v, kind=k, types=list(ADMISSION)),
+            )
     else:  # a conversion added to an existing webhook file: register the spokes there
         planner.edit(ctx["webhook_path"], lambda t: _add_spokes(t, spokes, ctx))
-    planner.edit(f"src/{ctx['package']}/__main__.py", lambda t: _main_py(t, ctx, "__main__.py"))
+        log.files[ctx["webhook_path"]] = mine
+    main_py = f"src/{ctx['package']}/__main__.py"
+    log.edit(main_py, lambda t: _main_server(t, "__main__.py"), anyone)
+    log.edit(main_py, lambda t: _main_py(t, ctx, "__main__.py"), mine)
     if merged["defaulting"] or merged["validation"]:
-        planner.new("config/webhook/service.yaml", render("webhook/service.yaml.jinja", ctx))
-        planner.ensure("config/webhook/kustomization.yaml", render("webhook/webhook_kustomization.yaml", ctx))
-        planner.ensure(
-            "config/webhook/kustomizeconfig.yaml", render("webhook/webhook_kustomizeconfig.yaml", ctx)
+        log.new("config/webhook/service.yaml", render("webhook/service.yaml.jinja", ctx), admission)
+        log.ensure(
+            "config/webhook/kustomization.yaml", render("webhook/webhook_kustomization.yaml", ctx), admission
+        )
+        log.ensure(
+            "config/webhook/kustomizeconfig.yaml",
+            render("webhook/webhook_kustomizeconfig.yaml", ctx),
+            admission,
         )
     if options.conversion:
-        _plan_conversion(planner, options, project, ctx)
-    planner.ensure("config/certmanager/issuer.yaml", render("webhook/issuer.yaml.jinja", ctx))
-    planner.ensure(
-        "config/certmanager/certificate-webhook.yaml", render("webhook/certificate-webhook.yaml.jinja", ctx)
-    )
-    planner.ensure(
-        "config/certmanager/kustomization.yaml", render("webhook/certmanager_kustomization.yaml", ctx)
-    )
-    planner.ensure(
-        "config/certmanager/kustomizeconfig.yaml", render("webhook/certmanager_kustomizeconfig.yaml", ctx)
-    )
-    planner.ensure(
-        "config/default/manager_webhook_patch.yaml", render("webhook/manager_webhook_patch.yaml.jinja", ctx)
-    )
-    planner.ensure(
-        "config/network-policy/allow-webhook-traffic.yaml",
-        render("webhook/allow-webhook-traffic.yaml.jinja", ctx),
-    )
-    planner.edit(
+        _plan_conversion(log, options, project, ctx)
+    for relpath, template in (
+        ("config/certmanager/issuer.yaml", "webhook/issuer.yaml.jinja"),
+        ("config/certmanager/certificate-webhook.yaml", "webhook/certificate-webhook.yaml.jinja"),
+        ("config/certmanager/kustomization.yaml", "webhook/certmanager_kustomization.yaml"),
+        ("config/certmanager/kustomizeconfig.yaml", "webhook/certmanager_kustomizeconfig.yaml"),
+        ("config/default/manager_webhook_patch.yaml", "webhook/manager_webhook_patch.yaml.jinja"),
+        ("config/network-policy/allow-webhook-traffic.yaml", "webhook/allow-webhook-traffic.yaml.jinja"),
+    ):
+        log.ensure(relpath, render(template, ctx), anyone)
+    log.edit(
         "config/network-policy/kustomization.yaml",
         lambda t: edits.add_list_entry(
             t, "allow-webhook-traffic.yaml", where="config/network-policy/kustomization.yaml"
         ),
+        anyone,
     )
+    # one step per need, so each replacement is recorded with the webhooks that use it
+    default = "config/default/kustomization.yaml"
     merged_ctx = {**ctx, **_merged_options(options, recorded)}
-    planner.edit(
-        "config/default/kustomization.yaml",
-        lambda t: _default_kustomization(t, merged_ctx, "config/default/kustomization.yaml"),
-    )
+    none = {"defaulting": False, "validation": False, "conversion": False}
+    steps: list[tuple[dict[str, bool], Need]] = [(none, anyone)]
+    if merged_ctx["defaulting"]:
+        steps.append(({**none, "defaulting": True}, Need(types=["defaulting"])))
+    if merged_ctx["validation"]:
+        steps.append(({**none, "validation": True}, Need(types=["validation"])))
+    if merged_ctx["conversion"]:
+        steps.append(({**none, "conversion": True}, Need(group=g, kind=k, types=["conversion"])))
+    for flags, need in steps:
+        step_ctx = {**ctx, **flags}
+        log.edit(default, lambda t, c=step_ctx: _default_kustomization(t, c, default), need)
     if planner.clashes:
         more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
         raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
     planner.plan.write(PROJECT_FILE, _updated_project(project, options).dump())
     format_python(planner.plan)
+    _write_record(log, options)
     return planner.plan
+
+
+def _init_need(relpath: str, ctx: dict[str, Any], multigroup: bool, group: str) -> Need:
+    """A webhooks package `__init__.py` is needed while a webhook lives under its folder."""
+    below = relpath.split("/webhooks/", 1)[1].split("/")[:-1] if "/webhooks/" in relpath else []
+    if multigroup and below:
+        return Need(group=group, version=below[1] if len(below) > 1 else "")
+    return Need(version=below[0] if below else "")
+
+
+def _write_record(log: _Log, options: WebhookOptions) -> None:
+    plan = log.planner.plan
+    record = load_record(plan.read_current(RECORD_FILE))
+    hooks = record.webhooks.model_copy(deep=True)
+    kind = WebhookKind(group=options.group, version=options.version, kind=options.kind)
+    if kind not in hooks.kinds:
+        hooks.kinds.append(kind)
+    for relpath, need in log.files.items():
+        text = plan.read_current(relpath)
+        assert text is not None
+        old = hooks.files.get(relpath)
+        hooks.files[relpath] = OwnedFile(digest=digest(text), need=old.need if old else need)
+    hooks.changes.extend(log.changes)
+    plan.write(RECORD_FILE, record.model_copy(update={"webhooks": hooks}).dump())
 
 
 def _add_spokes(text: str, spokes: list[dict[str, str]], ctx: dict[str, Any]) -> str:
@@ -443,28 +523,29 @@ def _merged_options(options: WebhookOptions, recorded: ResourceWebhooks | None) 
     }
 
 
-def _plan_conversion(
-    planner: _Planner, options: WebhookOptions, project: Project, ctx: dict[str, Any]
-) -> None:
+def _plan_conversion(log: _Log, options: WebhookOptions, project: Project, ctx: dict[str, Any]) -> None:
     hub_types = f"{ctx['hub_module'].replace('.', '/')}/{ctx['kind_lower']}_types.py"
     hub_path = f"src/{hub_types}"
     kind = options.kind
+    mine = Need(group=options.group, version=options.version, kind=kind, types=["conversion"])
+    of_kind = Need(group=options.group, kind=kind, types=["conversion"])
 
     def hub(text: str) -> str:
         text = _add_base(text, kind, "Hub", hub_path, first=False)
         text = _add_import(text, "from pyscaffold_op.runtime.webhook import Hub", hub_path, ctx["package"])
         return _mark_storage_version(text, kind, hub_path)
 
-    planner.edit(hub_path, hub)
+    log.edit(hub_path, hub, mine)
     for spoke in options.spokes:
         resource = project.find(options.group, spoke, kind)
         assert resource is not None
         spoke_module = project.api_module(resource)
         spoke_dir = "src/" + spoke_module.replace(".", "/")
         conversion_module = f"{spoke_module}.{ctx['kind_lower']}_conversion"
-        planner.new(
+        log.new(
             f"{spoke_dir}/{ctx['kind_lower']}_conversion.py",
             render("webhook/conversion.py.jinja", {**ctx, "spoke": spoke}),
+            mine,
         )
         types_path = f"{spoke_dir}/{ctx['kind_lower']}_types.py"
         import_line = f"from {conversion_module} import {kind}Conversion"
@@ -473,15 +554,21 @@ def _plan_conversion(
             text = _add_base(text, kind, f"{kind}Conversion", path, first=True)
             return _add_import(text, line, path, ctx["package"])
 
-        planner.edit(types_path, spoke_edit)
+        log.edit(types_path, spoke_edit, mine)
     patch = f"patches/webhook_in_{ctx['plural']}.yaml"
-    planner.new(f"config/crd/{patch}", render("webhook/webhook_in_crd.yaml.jinja", ctx))
-    planner.ensure("config/crd/kustomizeconfig.yaml", render("webhook/crd_kustomizeconfig.yaml", ctx))
+    log.new(f"config/crd/{patch}", render("webhook/webhook_in_crd.yaml.jinja", ctx), of_kind)
+    conversions = Need(types=["conversion"])
+    log.ensure(
+        "config/crd/kustomizeconfig.yaml", render("webhook/crd_kustomizeconfig.yaml", ctx), conversions
+    )
+    crd = "config/crd/kustomization.yaml"
+    log.edit(
+        crd,
+        lambda t: edits.add_list_entry(t, "kustomizeconfig.yaml", where=crd, key="configurations"),
+        conversions,
+    )
 
     def crd_kustomization(text: str) -> str:
-        text = edits.add_list_entry(
-            text, "kustomizeconfig.yaml", where="config/crd/kustomization.yaml", key="configurations"
-        )
         data = edits._load_round_trip(text)
         patches = data.get("patches")
         if patches is None:
@@ -496,7 +583,7 @@ def _plan_conversion(
         edits._yaml().dump(data, buffer)
         return buffer.getvalue()
 
-    planner.edit("config/crd/kustomization.yaml", crd_kustomization)
+    log.edit(crd, crd_kustomization, of_kind)
 
 
 def _updated_project(project: Project, options: WebhookOptions) -> Project:
