@@ -53,6 +53,19 @@ EXAMPLES: Mapping[str, str] = {
     "delete": """
   # Remove an API and its controller: exactly what `pyop create api` added
   pyop delete api --group batch --version v1 --kind CronJob
+
+  # Remove a kind's webhooks: exactly what `pyop create webhook` added
+  pyop delete webhook --group batch --version v1 --kind CronJob
+""",
+    "delete webhook": """
+  # Remove every webhook of the kind, then `make manifests`
+  pyop delete webhook --group batch --version v1 --kind CronJob
+
+  # Only the defaulting webhook; the validating one stays
+  pyop delete webhook --group batch --version v1 --kind CronJob --defaulting
+
+  # Also remove files you edited since, and do not run make
+  pyop delete webhook --group batch --version v1 --kind CronJob --conversion --force --make=false
 """,
     "delete api": """
   # Remove what `pyop create api` added for the kind, then `make manifests`
