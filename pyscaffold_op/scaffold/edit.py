@@ -120,7 +120,7 @@ def plan_edit(options: EditOptions, start: Path, *, templates: Path) -> EditResu
         )
     updated = project.model_copy(update={"multigroup": new.multigroup, "namespaced": new.namespaced})
     plan.write(PROJECT_FILE, updated.dump())
-    if record.apis:
+    if not record.empty():
         plan.write(RECORD_FILE, record.dump())
     return result
 
@@ -149,6 +149,9 @@ def _rewrite(plan: FilePlan, record: Record, relpath: str, transform: Callable[[
     if new_text == text:
         return
     plan.write(relpath, new_text)
+    owned = record.webhooks.files.get(relpath)
+    if owned is not None and owned.digest == digest(text):
+        owned.digest = digest(new_text)
     for api in record.apis:
         if api.files.get(relpath) == digest(text):
             api.files[relpath] = digest(new_text)

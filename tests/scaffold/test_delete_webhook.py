@@ -117,3 +117,13 @@ def test_a_webhook_without_a_record_is_refused(pyop: RunPyop, project: Path) -> 
     before = snapshot(project)
     assert_one_line_error(pyop(*DELETE, *FRIGATE, cwd=project), "no record")
     assert snapshot(project) == before
+
+
+def test_edit_license_re_records_the_webhook_files(pyop: RunPyop, project: Path) -> None:
+    _run(pyop, project, *HOOK, *FRIGATE, DEF, VAL)
+    _run(pyop, project, "edit", "--license", "none", "--no-make")
+    hook = next(project.glob("src/*/webhooks/v1/frigate_webhook.py"))
+    assert "Licensed" not in hook.read_text()
+    _run(pyop, project, *DELETE, *FRIGATE)
+    assert not hook.exists()
+    _run(pyop, project, "delete", "api", "--no-make", *FRIGATE_V2)
