@@ -127,3 +127,18 @@ def test_edit_license_re_records_the_webhook_files(pyop: RunPyop, project: Path)
     _run(pyop, project, *DELETE, *FRIGATE)
     assert not hook.exists()
     _run(pyop, project, "delete", "api", "--no-make", *FRIGATE_V2)
+
+
+def test_multigroup_round_trip(pyop: RunPyop, tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    root.mkdir()
+    _run(pyop, root, *AT_INIT)
+    _run(pyop, root, "edit", "--multigroup", "--no-make")
+    _run(pyop, root, *API, *FRIGATE)
+    _run(pyop, root, *API, "--group", "sea", "--version", "v1", "--kind", "Buoy")
+    before = snapshot(root)
+    _run(pyop, root, *HOOK, *FRIGATE, DEF)
+    _run(pyop, root, *HOOK, "--group", "sea", "--version", "v1", "--kind", "Buoy", VAL)
+    _run(pyop, root, *DELETE, *FRIGATE)
+    _run(pyop, root, *DELETE, "--group", "sea", "--version", "v1", "--kind", "Buoy")
+    assert snapshot(root) == before
