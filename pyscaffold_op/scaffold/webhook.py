@@ -11,6 +11,7 @@ patch, the Hub mixin and `+kubebuilder:storageversion` on the hub and a conversi
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -461,8 +462,9 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
     if merged_ctx["conversion"]:
         steps.append(({**none, "conversion": True}, Need(group=g, kind=k, types=["conversion"])))
     for flags, need in steps:
-        step_ctx = {**ctx, **flags}
-        log.edit(default, lambda t, c=step_ctx: _default_kustomization(t, c, default), need)
+        log.edit(
+            default, functools.partial(_default_kustomization, ctx={**ctx, **flags}, where=default), need
+        )
     if planner.clashes:
         more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
         raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
