@@ -56,7 +56,7 @@ def plan_delete_webhook(options: DeleteWebhookOptions, root: Path, project: Proj
     if not record.webhooks.has(*gvk):
         raise ProjectError(
             f"{RECORD_FILE} has no record of what `pyop create webhook` wrote for {what} (made by a pyop "
-            "before 0.3, or the record was edited): remove its webhook files by hand"
+            "that did not record webhooks yet, or the record was edited): remove its webhook files by hand"
         )
     updated = project.model_copy(deep=True)
     left = updated.find(*gvk)
