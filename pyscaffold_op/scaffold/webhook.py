@@ -387,6 +387,7 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
         )
     ctx = build_context(options, project, project_header(root))
     planner = _Planner(FilePlan(root), options.force, [])
+    pristine = _pristine_files(planner.plan)
     log = _Log(planner)
     g, v, k = options.group, options.version, options.kind
     anyone = Need()
@@ -406,8 +407,11 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
     ]
     existing = planner.plan.read_current(ctx["webhook_path"])
     if options.defaulting or options.validation or existing is None:
-        if existing is not None and recorded is not None and not options.force:
-            raise ProjectError(f"{ctx['webhook_path']} already exists; pass --force to overwrite it")
+        edited = ctx["webhook_path"] not in pristine
+        if existing is not None and recorded is not None and edited and not options.force:
+            raise ProjectError(
+                f"{ctx['webhook_path']} was edited since pyop wrote it; pass --force to overwrite it"
+            )
         full = {**ctx, **merged, "spokes": spokes}
         log.new(ctx["webhook_path"], render("webhook/webhook.py.jinja", full), mine)
         if merged["defaulting"] or merged["validation"]:
@@ -465,9 +469,11 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
         log.edit(
             default, functools.partial(_default_kustomization, ctx={**ctx, **flags}, where=default), need
         )
-    if planner.clashes:
-        more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
-        raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
+    # a file pyop wrote and nobody edited since is re-rendered freely (another webhook type added later)
+    clashes = [relpath for relpath in planner.clashes if relpath not in pristine]
+    if clashes:
+        more = f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else ""
+        raise ProjectError(f"{clashes[0]} already exists{more}; pass --force to overwrite")
     planner.plan.write(PROJECT_FILE, _updated_project(project, options).dump())
     format_python(planner.plan)
     _write_record(log, options)
@@ -480,6 +486,16 @@ def _init_need(relpath: str, ctx: dict[str, Any], multigroup: bool, group: str) 
     if multigroup and below:
         return Need(group=group, version=below[1] if len(below) > 1 else "")
     return Need(version=below[0] if below else "")
+
+
+def _pristine_files(plan: FilePlan) -> set[str]:
+    """The webhook files whose content is still what `create webhook` recorded writing."""
+    record = load_record(plan.read_current(RECORD_FILE))
+    return {
+        relpath
+        for relpath, owned in record.webhooks.files.items()
+        if (text := plan.read_current(relpath)) is not None and digest(text) == owned.digest
+    }
 
 
 def _write_record(log: _Log, options: WebhookOptions) -> None:

@@ -142,3 +142,35 @@ def test_multigroup_round_trip(pyop: RunPyop, tmp_path: Path) -> None:
     _run(pyop, root, *DELETE, *FRIGATE)
     _run(pyop, root, *DELETE, "--group", "sea", "--version", "v1", "--kind", "Buoy")
     assert snapshot(root) == before
+
+
+def test_a_second_webhook_type_needs_no_force_while_the_file_is_unedited(
+    pyop: RunPyop, project: Path, tmp_path: Path
+) -> None:
+    """Like kubebuilder, adding --programmatic-validation after --defaulting is not an overwrite: the
+    webhook file is rendered again for both types, as long as nobody edited it since."""
+    twin = tmp_path / "twin"
+    twin.mkdir()
+    _run(pyop, twin, *AT_INIT)
+    _run(pyop, twin, *API, *FRIGATE)
+    _run(pyop, twin, *API, *FRIGATE_V2, "--controller=false")
+    _run(pyop, twin, *HOOK, *FRIGATE, DEF, VAL)
+    _run(pyop, project, *HOOK, *FRIGATE, DEF)
+    _run(pyop, project, *HOOK, *FRIGATE, VAL)
+    record = ".pyop-apis.yml"  # the two runs record their changes as two steps
+    assert {k: v for k, v in snapshot(project).items() if k != record} == {
+        k: v for k, v in snapshot(twin).items() if k != record
+    }
+    _run(pyop, project, *DELETE, *FRIGATE, VAL)
+    _run(pyop, project, *DELETE, *FRIGATE)
+
+
+def test_a_second_webhook_type_is_refused_when_the_file_was_edited(pyop: RunPyop, project: Path) -> None:
+    _run(pyop, project, *HOOK, *FRIGATE, DEF)
+    hook = next(project.rglob("webhooks/**/frigate_webhook.py"))
+    hook.write_text(hook.read_text() + "# mine\n")
+    before = snapshot(project)
+    assert_one_line_error(
+        pyop(*HOOK, *FRIGATE, VAL, cwd=project), "frigate_webhook.py", "edited since pyop wrote it", "--force"
+    )
+    assert snapshot(project) == before
