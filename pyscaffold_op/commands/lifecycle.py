@@ -6,8 +6,12 @@ Thin, like commands/scaffold.py: parse the flags, call `pyscaffold_op.scaffold.e
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from pyscaffold_op.scaffold.transaction import FilePlan
 
 delete_app = typer.Typer(help="Remove what a create command added (an API, a webhook).", no_args_is_help=True)
 
@@ -102,18 +106,9 @@ def delete_api(
     """Remove an API and its controller: exactly what `pyop create api` added."""
     from pyscaffold_op.scaffold.delete import DeleteOptions
     from pyscaffold_op.scaffold.delete import delete_api as plan_delete
-    from pyscaffold_op.scaffold.transaction import apply, removed
 
     root, plan = plan_delete(DeleteOptions(group=group, version=version, kind=kind, force=force), Path.cwd())
-    gone = removed(plan)
-    for relpath in apply(plan):
-        typer.echo(f"wrote {relpath}")
-    for relpath in gone:
-        typer.echo(f"removed {relpath}")
-    if make:
-        from pyscaffold_op.scaffold.make import run_make
-
-        run_make(root, "manifests")
+    _apply_deletion(root, plan, make=make)
 
 
 @delete_app.command("webhook")
@@ -135,7 +130,6 @@ def delete_webhook(
     `pyop create webhook` added."""
     from pyscaffold_op.scaffold.delete_webhook import DeleteWebhookOptions
     from pyscaffold_op.scaffold.delete_webhook import delete_webhook as plan_delete
-    from pyscaffold_op.scaffold.transaction import apply, removed
 
     options = DeleteWebhookOptions(
         group=group,
@@ -147,6 +141,13 @@ def delete_webhook(
         force=force,
     )
     root, plan = plan_delete(options, Path.cwd())
+    _apply_deletion(root, plan, make=make)
+
+
+def _apply_deletion(root: Path, plan: FilePlan, *, make: bool) -> None:
+    """Apply a delete command's plan, list what it wrote and removed, then `make manifests`."""
+    from pyscaffold_op.scaffold.transaction import apply, removed
+
     gone = removed(plan)
     for relpath in apply(plan):
         typer.echo(f"wrote {relpath}")
