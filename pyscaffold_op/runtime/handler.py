@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from pyscaffold_op.runtime import objmeta
-from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent, raw_of
 from pyscaffold_op.runtime.kinds import info_for
 from pyscaffold_op.runtime.request import Request
 
@@ -31,6 +31,15 @@ class EventHandler:
 
 def request_for(obj: Any) -> Request:
     return Request(objmeta.namespace(obj), objmeta.name(obj))
+
+
+def _request_of(event: Any, attr: str) -> Request:
+    """The request for `event.<attr>`, from the metadata alone when the event holds a RawObject."""
+    raw = raw_of(event, attr)
+    if raw is not None:
+        meta = raw.meta
+        return Request(meta.namespace, meta.name)
+    return request_for(getattr(event, attr))
 
 
 class _PerObject(EventHandler):
@@ -65,6 +74,19 @@ class EnqueueRequestForObject(_PerObject):
 
     def _updated(self, event: UpdateEvent) -> tuple[Any, ...]:
         return (event.object_new if event.object_new is not None else event.object_old,)
+
+    # The name is all it needs: read from the metadata, without decoding the object.
+    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
+        queue.add(_request_of(event, "object"))
+
+    def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
+        if raw_of(event, "object_new") is not None:
+            queue.add(_request_of(event, "object_new"))
+        else:
+            super().update(event, queue)
+
+    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
+        queue.add(_request_of(event, "object"))
 
 
 class EnqueueRequestForOwner(_PerObject):

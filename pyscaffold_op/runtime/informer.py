@@ -18,12 +18,14 @@ import contextlib
 import logging
 import random
 import time
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from pyscaffold_op.apimachinery.labels import SelectorLike, render
 from pyscaffold_op.runtime import objmeta, startup
 from pyscaffold_op.runtime.errors import Gone, ServerTimeout, error_for, is_too_large_resource_version
 from pyscaffold_op.runtime.kinds import ResourceInfo, decode_watch_event, raw_resource_version
+from pyscaffold_op.runtime.rawobj import RawObject, unwrap
 from pyscaffold_op.runtime.rest import RestTransport
 from pyscaffold_op.runtime.store import Indexer, IndexFunc
 
@@ -74,6 +76,8 @@ class Informer:
         # raw: the store keeps each object's JSON and decodes a new object per read (see store.py)
         self.store = Indexer(indexers, decode=info.decode if raw else None)
         self._handlers: list[ResourceEventHandler] = []
+        self._raw_handlers: list[ResourceEventHandler] = []  # the same, split by what they take
+        self._typed_handlers: list[ResourceEventHandler] = []
         self._rv: str | None = None
         self._synced = asyncio.Event()
         self._backoff = backoff or Backoff()
@@ -102,19 +106,30 @@ class Informer:
 
     # -- handlers -----------------------------------------------------------------------------------
     def add_event_handler(self, handler: ResourceEventHandler) -> ResourceEventHandler:
-        """Register `handler`. If the store is already filled, it first gets an add for every object."""
+        """Register `handler`. If the store is already filled, it first gets an add for every object.
+
+        Handlers get typed objects. A handler whose class sets `raw_objects = True` (the runtime's own
+        sources) gets `RawObject`s instead and decodes only what it reads (see rawobj.py)."""
         self._handlers.append(handler)
+        if getattr(handler, "raw_objects", False):
+            self._raw_handlers.append(handler)
+        else:
+            self._typed_handlers.append(handler)
         if self._synced.is_set():
-            for obj in self.store.values():
-                self._call(handler.on_add, obj, True)
+            for obj in self._snapshot():
+                self._call(handler.on_add, _for(handler, obj), True)
         return handler
 
     def remove_event_handler(self, handler: ResourceEventHandler) -> None:
-        with contextlib.suppress(ValueError):
-            self._handlers.remove(handler)
+        for handlers in (self._handlers, self._raw_handlers, self._typed_handlers):
+            with contextlib.suppress(ValueError):
+                handlers.remove(handler)
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
         self.store.add_index(name, fn)
+
+    def _snapshot(self) -> Iterator[Any]:
+        return self.store.raw_values() if self.store.stores_raw else self.store.values()
 
     def _call(self, fn: Any, *args: Any) -> None:
         try:
@@ -122,17 +137,30 @@ class Informer:
         except Exception:  # one broken handler must not stop the informer
             log.exception("event handler failed", extra={"kind": self.info.kind})
 
+    # Objects may be RawObjects (a raw store) or typed objects; typed handlers get typed ones.
     def _dispatch_add(self, obj: Any, initial: bool) -> None:
-        for h in self._handlers:
+        for h in self._raw_handlers:
             self._call(h.on_add, obj, initial)
+        if self._typed_handlers:
+            typed = unwrap(obj)
+            for h in self._typed_handlers:
+                self._call(h.on_add, typed, initial)
 
     def _dispatch_update(self, old: Any, new: Any) -> None:
-        for h in self._handlers:
+        for h in self._raw_handlers:
             self._call(h.on_update, old, new)
+        if self._typed_handlers:
+            typed_old, typed_new = unwrap(old), unwrap(new)
+            for h in self._typed_handlers:
+                self._call(h.on_update, typed_old, typed_new)
 
     def _dispatch_delete(self, obj: Any, unknown: bool) -> None:
-        for h in self._handlers:
+        for h in self._raw_handlers:
             self._call(h.on_delete, obj, unknown)
+        if self._typed_handlers:
+            typed = unwrap(obj)
+            for h in self._typed_handlers:
+                self._call(h.on_delete, typed, unknown)
 
     # -- lifecycle ----------------------------------------------------------------------------------
     def has_synced(self) -> bool:
@@ -214,9 +242,11 @@ class Informer:
         }
         items: list[tuple[Any, bytes]] = []
         rv = ""
+        decode, raw_store = self.info.decode, self.store.stores_raw
         while True:
             page, rv, cont = self.info.split_list(await self.transport.request("GET", path, params=params))
-            items.extend((self.info.decode(raw), raw) for raw in page)
+            # a raw store decodes nothing here: handlers decode what they read (rawobj.py)
+            items.extend((RawObject(raw, decode) if raw_store else decode(raw), raw) for raw in page)
             if not cont:
                 break
             params["continue"] = cont
@@ -238,20 +268,30 @@ class Informer:
             raise RuntimeError(f"list of {self.info.kind} returned no resourceVersion")
 
     def _replace(self, items: list[tuple[Any, bytes]]) -> None:
-        """Make the store equal `items` ((object, its JSON) pairs), emitting only real differences."""
+        """Make the store equal `items` ((object, its JSON) pairs; the object may be a RawObject),
+        emitting only real differences."""
         initial = not self._synced.is_set()
         seen: set[str] = set()
+        raw_store = self.store.stores_raw
         for obj, raw in items:
-            key = objmeta.key(obj)
+            if raw_store:
+                new = obj if type(obj) is RawObject else RawObject(raw, self.info.decode, obj)
+                key, rv = new.key, new.meta.resourceVersion
+                old: Any = self.store.put_raw(new)
+                old_rv = None if old is None else old.meta.resourceVersion
+            else:
+                new = obj = unwrap(obj)
+                key, rv = objmeta.key(obj), objmeta.resource_version(obj)
+                old = self.store.put(key, obj, raw)
+                old_rv = None if old is None else objmeta.resource_version(old)
             seen.add(key)
-            old = self.store.put(key, obj, raw)
             if old is None:
-                self._dispatch_add(obj, initial)
-            elif objmeta.resource_version(old) != objmeta.resource_version(obj):
-                self._dispatch_update(old, obj)
+                self._dispatch_add(new, initial)
+            elif old_rv != rv:
+                self._dispatch_update(old, new)
         for key in [k for k in self.store.list_keys() if k not in seen]:
-            old = self.store.delete(key)
-            self._dispatch_delete(old, True)  # deleted while we were not watching
+            gone = self.store.delete_raw(key) if raw_store else self.store.delete(key)
+            self._dispatch_delete(gone, True)  # deleted while we were not watching
         self._synced.set()
 
     # -- watch --------------------------------------------------------------------------------------
@@ -281,6 +321,9 @@ class Informer:
             return
         if kind == "ERROR":
             raise error_for(500, bytes(raw))  # the Status' own code (410 -> Gone) wins
+        if self.store.stores_raw:
+            self._handle_raw(kind, bytes(raw))
+            return
         try:
             obj = self.info.decode(raw)
         except Exception:
@@ -290,7 +333,7 @@ class Informer:
         self.stats["events"] += 1
         key = objmeta.key(obj)
         if kind in ("ADDED", "MODIFIED"):
-            old = self.store.put(key, obj, bytes(raw))
+            old = self.store.put(key, obj)
             if old is None:
                 self._dispatch_add(obj, False)
             else:
@@ -300,13 +343,41 @@ class Informer:
             self._dispatch_delete(obj, False)
         self._rv = objmeta.resource_version(obj) or self._rv
 
+    def _handle_raw(self, kind: str, raw: bytes) -> None:
+        """A watch event for a raw store: only the metadata is decoded here (rawobj.py)."""
+        obj = RawObject(raw, self.info.decode)
+        try:
+            key, rv = obj.key, obj.meta.resourceVersion
+            if self._typed_handlers or self.store.has_custom_index():
+                obj.object  # noqa: B018  # they need it anyway: decode now, where a failure is caught
+        except Exception:
+            log.exception("cannot decode %s watch event; skipped", self.info.kind)
+            with contextlib.suppress(Exception):
+                self._rv = raw_resource_version(raw) or self._rv
+            return
+        self.stats["events"] += 1
+        if kind in ("ADDED", "MODIFIED"):
+            old = self.store.put_raw(obj)
+            if old is None:
+                self._dispatch_add(obj, False)
+            else:
+                self._dispatch_update(old, obj)
+        elif kind == "DELETED":
+            self.store.discard(key)
+            self._dispatch_delete(obj, False)
+        self._rv = rv or self._rv
+
     async def _resync_loop(self) -> None:
         assert self.resync_period
         while True:
             await asyncio.sleep(self.resync_period)
             if self._synced.is_set():
-                for obj in self.store.values():
+                for obj in self._snapshot():
                     self._dispatch_update(obj, obj)
+
+
+def _for(handler: Any, obj: Any) -> Any:
+    return obj if getattr(handler, "raw_objects", False) else unwrap(obj)
 
 
 def _went_back(before: str | None, now: str | None) -> bool:

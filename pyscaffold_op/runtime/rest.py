@@ -13,14 +13,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from pyscaffold_op.runtime.credentials import credentials_for
 from pyscaffold_op.runtime.errors import ServerError, ServerTimeout, Unauthorized, error_for
 from pyscaffold_op.runtime.restconfig import RestConfig, as_rest_config
 
 JSON = "application/json"
+# A path made only of characters that may stand unescaped in a URL path (RFC 3986 pchar and "/"):
+# Kubernetes paths always are (names are DNS labels, or RBAC's `system:...`).
+_ENCODED_PATH = re.compile(r"[A-Za-z0-9\-._~/:@!$&'()*+,;=]*")
+
+
+class _HeadersByType(dict[str, dict[str, str]]):
+    """{content type: the headers of a request with a body of that type}, each dict built once."""
+
+    def __missing__(self, content_type: str) -> dict[str, str]:
+        headers = self[content_type] = {"Content-Type": content_type}
+        return headers
+
+
+def _split_server(server: str) -> tuple[Any, str]:
+    """(the server URL without its path, the path prefix, e.g. Rancher's `/k8s/clusters/x`)."""
+    from yarl import URL
+
+    url = URL(server)
+    return url.with_path("/").with_query(None).with_fragment(None), url.raw_path.rstrip("/")
 
 
 class RestTransport:
@@ -46,7 +67,12 @@ class RestTransport:
         if config.proxy_url:
             self._request_options["proxy"] = config.proxy_url
         self._headers = {"User-Agent": user_agent, "Accept": JSON}
+        # built once: a request's headers and timeout are the same every time (one per content type)
+        self._no_headers: dict[str, str] = {}
+        self._body_headers = _HeadersByType()
+        self._origin, self._prefix = _split_server(self.server)
         self._session: Any = None
+        self._timeout: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
@@ -65,6 +91,7 @@ class RestTransport:
             self._session = aiohttp.ClientSession(
                 connector=connector, headers=self._headers, auto_decompress=True, trust_env=False
             )
+            self._timeout = aiohttp.ClientTimeout(total=self.timeout)
             self._loop = loop
         return self._session
 
@@ -81,22 +108,15 @@ class RestTransport:
         import aiohttp
 
         session = self._get_session()
-        url = self.server + path
-        headers: dict[str, str] = {"Content-Type": content_type} if body is not None else {}
-        query = {k: str(v) for k, v in (params or {}).items() if v is not None}
+        url = self._url(path, params)
+        headers = self._body_headers[content_type] if body is not None else self._no_headers
         auth = await self._credentials.authorization()
         for attempt in (1, 2):
             if auth:
-                headers["Authorization"] = auth
+                headers = {**headers, "Authorization": auth}
             try:
                 async with session.request(
-                    method,
-                    url,
-                    params=query,
-                    data=body,
-                    headers=headers,
-                    timeout=aiohttp.ClientTimeout(total=self.timeout),
-                    **self._request_options,
+                    method, url, data=body, headers=headers, timeout=self._timeout, **self._request_options
                 ) as resp:
                     data = await resp.read()
                     status = resp.status
@@ -107,11 +127,28 @@ class RestTransport:
             if status == 401 and attempt == 1 and await self._credentials.refresh(auth):
                 auth = await self._credentials.authorization()  # rotated token file, new exec token
                 if auth:
+                    headers = self._body_headers[content_type] if body is not None else self._no_headers
                     continue
             if status >= 400:
                 raise error_for(status, data)
             return data
         raise Unauthorized(f"{method} {path}")  # pragma: no cover - the loop always returns or raises
+
+    def _url(self, path: str, params: Mapping[str, Any] | None) -> Any:
+        """The request's URL, built already encoded where it is safe: yarl then neither parses nor
+        quotes it again (about 6 of the 7 µs a new URL string costs)."""
+        from yarl import URL
+
+        given = {k: v for k, v in params.items() if v is not None} if params else None
+        query = urlencode(given, quote_via=quote) if given else ""
+        full = self._prefix + path
+        if not _ENCODED_PATH.fullmatch(full):
+            url = URL(self.server + path)
+            return url.update_query(given) if given else url
+        origin = self._origin
+        return URL.build(
+            scheme=origin.scheme, authority=origin.raw_authority, path=full, query_string=query, encoded=True
+        )
 
     @contextlib.asynccontextmanager
     async def stream_lines(self, path: str, params: Mapping[str, Any]) -> AsyncIterator[AsyncIterator[bytes]]:

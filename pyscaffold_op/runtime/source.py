@@ -38,7 +38,12 @@ class Source:
 
 
 class _InformerAdapter:
-    """Informer callbacks -> events -> predicates -> handler -> queue."""
+    """Informer callbacks -> events -> predicates -> handler -> queue.
+
+    It takes the informer's `RawObject`s as they come: the events decode the typed object only when a
+    predicate or handler reads it."""
+
+    raw_objects = True
 
     def __init__(self, handler: EventHandler, queue: Enqueuer, predicates: Sequence[Predicate]) -> None:
         self.handler, self.queue, self.predicates = handler, queue, tuple(predicates)

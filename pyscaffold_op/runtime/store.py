@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pyscaffold_op.runtime import objmeta
+from pyscaffold_op.runtime.rawobj import RawObject
 
 IndexFunc = Callable[[Any], list[str]]
 
@@ -42,6 +43,7 @@ class Indexer:
             OWNER_INDEX: _owner_index,
         }
         self._index_funcs.update(indexers or {})
+        self._custom = any(fn not in (_namespace_index, _owner_index) for fn in self._index_funcs.values())
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._index_funcs}
         self._values: dict[str, dict[str, tuple[str, ...]]] = {name: {} for name in self._index_funcs}
 
@@ -50,6 +52,7 @@ class Indexer:
         if name in self._index_funcs:
             raise ValueError(f"index {name!r} already exists")
         self._index_funcs[name] = fn
+        self._custom = True
         self._indices[name] = {}
         self._values[name] = {}
         for key, item in self._items.items():
@@ -100,11 +103,51 @@ class Indexer:
             self._index_one(name, key, obj)
         return None if old is None else self._out(old)
 
+    def put_raw(self, obj: RawObject) -> RawObject | None:
+        """Insert or replace an object given as JSON (a raw store only); returns the previous one, both
+        undecoded. The built-in indices read the metadata only: the object is decoded here only when
+        a custom index needs it."""
+        if self._decode is None:
+            raise ValueError("this store keeps decoded objects: put(key, obj)")
+        key = obj.key
+        old = self._items.get(key)
+        if old is not None:
+            self._unindex(key)
+        self._items[key] = obj.raw
+        for name, fn in self._index_funcs.items():
+            if fn is _namespace_index:
+                values = [obj.meta.namespace]
+            elif fn is _owner_index:
+                values = obj.owner_uids()
+            else:
+                values = fn(obj.object)
+            self._index_values(name, key, values)
+        return None if old is None else RawObject(old, self._decode)
+
+    def raw_values(self) -> Iterator[RawObject]:
+        """Every object of a raw store, undecoded."""
+        if self._decode is None:
+            raise ValueError("this store keeps decoded objects: values()")
+        decode = self._decode
+        return (RawObject(raw, decode) for raw in list(self._items.values()))
+
     def delete(self, key: str) -> Any | None:
         old = self._items.pop(key, None)
         if old is not None:
             self._unindex(key)
         return None if old is None else self._out(old)
+
+    def delete_raw(self, key: str) -> RawObject | None:
+        """Delete from a raw store; returns what was there, undecoded."""
+        old = self._items.pop(key, None)
+        if old is None:
+            return None
+        self._unindex(key)
+        return RawObject(old, self._decode) if self._decode is not None else old
+
+    def has_custom_index(self) -> bool:
+        """True when an index other than the built-in ones needs decoded objects."""
+        return self._custom
 
     def discard(self, key: str) -> bool:
         """Delete without decoding what was there; True when there was something."""
@@ -122,7 +165,9 @@ class Indexer:
         return self.get_many(self.index_keys(name, value))
 
     def _index_one(self, name: str, key: str, obj: Any) -> None:
-        values = self._index_funcs[name](obj)
+        self._index_values(name, key, self._index_funcs[name](obj))
+
+    def _index_values(self, name: str, key: str, values: list[str]) -> None:
         if not values:
             return  # most objects have no owners: keep nothing for them
         self._values[name][key] = tuple(values)
