@@ -528,3 +528,16 @@ async def test_patch_options_are_keyword_only_and_checked() -> None:
         await client.patch(Widget, "w", {}, force=True)
     req = PatchRequest(kind=Widget, name="w", subresource="status", dry_run=True)
     assert (req.patch_type, req.field_manager, req.dry_run) == ("merge", None, True)
+
+
+def test_patch_bodies_are_json_with_the_standard_librarys_key_rules() -> None:
+    from pyscaffold_op.runtime.client import _patch_body
+
+    body = _patch_body(
+        info_for(Widget), {"status": {"observed": 3, "at": 1.5, "tags": [None, "x"]}, "n": {1: 2}}
+    )
+    assert json.loads(body) == {"status": {"observed": 3, "at": 1.5, "tags": [None, "x"]}, "n": {"1": 2}}
+    assert json.loads(_patch_body(info_for(Widget), {True: 1})) == {"true": 1}  # as json.dumps writes it
+    assert _patch_body(info_for(Widget), b'{"raw": 1}') == b'{"raw": 1}'
+    with pytest.raises(TypeError):
+        _patch_body(info_for(Widget), {"obj": object()})
