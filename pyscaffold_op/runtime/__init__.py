@@ -104,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "AlreadyOwnedError": "controllerutil",
     "OperationResult": "controllerutil",
     "ping": "health",
+    "run": "loops",
 }
 _ALIASES = {"HandlerFuncs": "Funcs"}
 _MODULES = {"controllerutil", "objmeta", "predicate", "handler", "source", "event"}
@@ -198,6 +199,7 @@ __all__ = [
     "parse_duration",
     "ping",
     "predicate",
+    "run",
     "setup_logging",
     "source",
 ]
@@ -265,6 +267,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from pyscaffold_op.runtime.informer import Informer
     from pyscaffold_op.runtime.leader import LeaderElector
     from pyscaffold_op.runtime.log import setup_logging
+    from pyscaffold_op.runtime.loops import run
     from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager, ManagerOptions, ShutdownTimeout
     from pyscaffold_op.runtime.metrics import RuntimeMetrics
     from pyscaffold_op.runtime.predicate import (

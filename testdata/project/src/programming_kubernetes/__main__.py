@@ -20,7 +20,6 @@ Start it with `python -m programming_kubernetes` (`make run`); the container ima
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 
@@ -34,6 +33,7 @@ from pyscaffold_op.runtime import (
     ShutdownTimeout,
     load_config,
     parse_duration,
+    run,
     setup_logging,
 )
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     log.info("starting manager")
     try:
-        asyncio.run(mgr.start())
+        run(mgr.start())  # asyncio.run, on uvloop (a dependency) unless PYOP_RUNTIME_LOOP=asyncio
     except BindError as err:  # a port taken by another manager: name the flag that moves it
         log.error("%s", err.hint())
         return 1
