@@ -181,8 +181,10 @@ class Controller:
                 if not self._active:
                     self._idle.set()
             # A reconcile that never awaits would otherwise drain the whole queue in one go and starve
-            # the informers, probes and other controllers: yield to the loop between items.
-            await asyncio.sleep(0)
+            # the informers, probes and other controllers: yield to the loop between items. With the
+            # queue empty, get() waits anyway: no extra turn of the loop per item then.
+            if len(self.queue):
+                await asyncio.sleep(0)
 
     async def _process(self, req: Request) -> None:
         m, name = self.metrics, self.name

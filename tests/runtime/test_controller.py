@@ -312,3 +312,27 @@ async def test_the_json_and_text_lines(caplog: pytest.LogCaptureFixture) -> None
         in text_line
     )
     assert "error=409 Conflict: again" in text_line and "Traceback" not in stream.getvalue()
+
+
+async def test_a_reconciler_that_never_awaits_leaves_the_loop_turns() -> None:
+    """Workers yield between queued items, so other tasks (informers, probes) run during a backlog."""
+    order: list[str] = []
+
+    async def reconcile(req: Request) -> None:
+        order.append("r")  # no await at all
+
+    ctrl = Controller("busy", reconcile, max_concurrent_reconciles=1)
+    for i in range(20):
+        ctrl.queue.add(Request("ns", f"o{i}"))
+
+    async def other_task() -> None:
+        while len(order) < 20:
+            order.append("t")
+            await asyncio.sleep(0)
+
+    ticker = asyncio.create_task(other_task())
+    await ctrl.start()
+    await eventually(lambda: order.count("r") == 20)
+    await ticker
+    assert "t" in order[order.index("r") : len(order) - order[::-1].index("r")]  # interleaved
+    await ctrl.stop()
