@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from pyscaffold_op.runtime import objmeta
 from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent, raw_of
 from pyscaffold_op.runtime.kinds import info_for
+from pyscaffold_op.runtime.rawobj import RawObject
 from pyscaffold_op.runtime.request import Request
 
 log = logging.getLogger("pyscaffold_op.runtime.handler")
@@ -31,6 +32,12 @@ class EventHandler:
 
 def request_for(obj: Any) -> Request:
     return Request(objmeta.namespace(obj), objmeta.name(obj))
+
+
+def _source(event: Any, attr: str) -> Any:
+    """`event.<attr>` as the RawObject the informer sent when there is one (no decode), else the object."""
+    raw = raw_of(event, attr)
+    return raw if raw is not None else getattr(event, attr)
 
 
 def _request_of(event: Any, attr: str) -> Request:
@@ -103,19 +110,30 @@ class EnqueueRequestForOwner(_PerObject):
         self.only_controller = only_controller
 
     def _requests(self, obj: Any) -> Iterable[Request]:
-        for ref in objmeta.owner_references(obj):
+        if type(obj) is RawObject:  # owner references from the metadata: no decode of (say) a Pod
+            refs, namespace = obj.owner_references(), obj.meta.namespace
+        else:
+            refs, namespace = objmeta.owner_references(obj), objmeta.namespace(obj)
+        for ref in refs:
             if self.only_controller and not ref.controller:
                 continue
             if ref.kind == self.kind and ref.group == self.group:
-                yield Request(objmeta.namespace(obj) if self.namespaced else "", ref.name)
+                yield Request(namespace if self.namespaced else "", ref.name)
 
     def _enqueue(self, obj: Any, queue: Enqueuer) -> None:
         for req in self._requests(obj):
             queue.add(req)
 
+    def create(self, event: CreateEvent, queue: Enqueuer) -> None:
+        self._enqueue(_source(event, "object"), queue)
+
+    def delete(self, event: DeleteEvent, queue: Enqueuer) -> None:
+        self._enqueue(_source(event, "object"), queue)
+
     def update(self, event: UpdateEvent, queue: Enqueuer) -> None:
         # an owner named by both the old and the new object is enqueued once
-        for req in {*self._requests(event.object_old), *self._requests(event.object_new)}:
+        old, new = _source(event, "object_old"), _source(event, "object_new")
+        for req in {*self._requests(old), *self._requests(new)}:
             queue.add(req)
 
 

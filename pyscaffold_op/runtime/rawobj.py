@@ -14,9 +14,16 @@ from typing import Any
 
 import msgspec
 
+from pyscaffold_op.runtime.objmeta import OwnerRef
 
-class _OwnerUid(msgspec.Struct):
+
+class _OwnerRef(msgspec.Struct):
+    apiVersion: str = ""
+    kind: str = ""
+    name: str = ""
     uid: str = ""
+    controller: bool | None = None
+    blockOwnerDeletion: bool | None = None
 
 
 class _Meta(msgspec.Struct):
@@ -24,7 +31,7 @@ class _Meta(msgspec.Struct):
     namespace: str = ""
     resourceVersion: str = ""
     generation: int | None = None
-    ownerReferences: list[_OwnerUid] | None = None
+    ownerReferences: list[_OwnerRef] | None = None
 
 
 class _Envelope(msgspec.Struct):
@@ -73,6 +80,12 @@ class RawObject:
 
     def owner_uids(self) -> list[str]:
         return [ref.uid for ref in self.meta.ownerReferences or ()]
+
+    def owner_references(self) -> list[OwnerRef]:
+        return [
+            OwnerRef(r.apiVersion, r.kind, r.name, r.uid, bool(r.controller), bool(r.blockOwnerDeletion))
+            for r in self.meta.ownerReferences or ()
+        ]
 
     def __repr__(self) -> str:
         return f"RawObject({self.key!r}, rv={self.meta.resourceVersion!r}, decoded={self.decoded})"

@@ -195,3 +195,30 @@ def test_an_object_the_model_rejects(decodes: list[bytes]) -> None:
     eager.add_index("size", lambda w: [str(w.spec.size)])
     eager._handle_line(line("ADDED", bad))
     assert len(eager.store) == 0 and eager.resource_version == "5"
+
+
+def test_owner_handler_reads_owner_references_from_the_json(decodes: list[bytes]) -> None:
+    from pyscaffold_op.runtime import EnqueueRequestForOwner
+
+    def owned(rv: str, *owners: tuple[str, bool]) -> dict[str, Any]:
+        obj = wire("child", rv)
+        obj["metadata"]["ownerReferences"] = [
+            {"apiVersion": "test.pyop.io/v1", "kind": "Widget", "name": n, "uid": f"u-{n}", "controller": c}
+            for n, c in owners
+        ]
+        return obj
+
+    informer = Informer(None, info_for(Widget))  # type: ignore[arg-type]
+    sink, every = Sink(), Sink()
+    informer.add_event_handler(_InformerAdapter(EnqueueRequestForOwner(Widget), sink, ()))
+    informer.add_event_handler(
+        _InformerAdapter(EnqueueRequestForOwner(Widget, only_controller=False), every, ())
+    )
+    informer._handle_line(line("ADDED", owned("5", ("boss", True), ("peer", False))))
+    assert sink.items == [Request("default", "boss")]
+    assert sorted(every.items, key=str) == [Request("default", "boss"), Request("default", "peer")]
+    informer._handle_line(line("MODIFIED", owned("6", ("new-boss", True))))  # the controller changed
+    assert sorted(sink.items[1:], key=str) == [Request("default", "boss"), Request("default", "new-boss")]
+    informer._handle_line(line("DELETED", owned("7", ("new-boss", True))))
+    assert sink.items[-1] == Request("default", "new-boss")
+    assert decodes == [] and informer.store.index_keys("owner", "u-new-boss") == []
