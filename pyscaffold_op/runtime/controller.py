@@ -71,15 +71,16 @@ class Controller:
             metrics=metrics.queue_metrics(name) if metrics is not None else None,
             clock=self.clock,
         )
+        self._active = 0  # reconciles in flight
         if metrics is not None:
             metrics.bind_queue(name, self.queue)
             metrics.max_concurrent.labels(name).set(max_concurrent_reconciles)
-            metrics.active_workers.labels(name).set(0)
+            # read when scraped, like the queue's depth: no gauge update (a lock each) per reconcile
+            metrics.active_workers.labels(name).set_function(lambda: self._active)
             for result in ("success", "error", "requeue", "requeue_after"):
                 metrics.reconcile_total.labels(name, result)
             metrics.reconcile_errors.labels(name)
             # the children every reconcile touches, looked up once (labels() costs ~20 µs a call)
-            self._m_active = metrics.active_workers.labels(name)
             self._m_time = metrics.reconcile_time.labels(name)
             self._m_total = {
                 r: metrics.reconcile_total.labels(name, r)
@@ -89,7 +90,6 @@ class Controller:
         self._workers: list[asyncio.Task[None]] = []
         self._started = False
         self._stopping = False
-        self._active = 0
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -188,8 +188,6 @@ class Controller:
 
     async def _process(self, req: Request) -> None:
         m, name = self.metrics, self.name
-        if m is not None:
-            self._m_active.inc()
         started = self.clock.monotonic()
         reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
         try:
@@ -219,7 +217,6 @@ class Controller:
             self._log_error("Reconciler error", req, reconcile_id, err)
         finally:
             if m is not None:
-                self._m_active.dec()
                 self._m_time.observe(self.clock.monotonic() - started)
         if m is not None:
             self._m_total[outcome].inc()

@@ -215,9 +215,14 @@ class RuntimeMetrics:
         return _QueueMetrics(self, name)
 
     def bind_queue(self, name: str, queue: Queue) -> None:
-        """In-progress gauges are computed when scraped, so no ticker task is needed."""
+        """In-progress gauges and the depth are computed when scraped: no ticker task, and no gauge
+        update (a lock each) per add and get."""
         self.wq_unfinished.labels(name, name).set_function(queue.unfinished_work_seconds)
         self.wq_longest.labels(name, name).set_function(queue.longest_running_processor_seconds)
+        self.wq_depth.labels(name, name).set_function(queue.__len__)
+        hooks = getattr(queue, "_metrics", None)
+        if isinstance(hooks, _QueueMetrics):
+            hooks.depth_scraped = True
 
     def exposition(self) -> bytes:
         from prometheus_client import generate_latest
@@ -239,6 +244,7 @@ class _QueueMetrics:
         self._queued = m.wq_queue_duration.labels(name, name)
         self._work = m.wq_work_duration.labels(name, name)
         self._retries = m.wq_retries.labels(name, name)
+        self.depth_scraped = False  # bind_queue: the gauge reads the queue's length itself
 
     def on_add(self) -> None:
         self._adds.inc()
@@ -253,4 +259,5 @@ class _QueueMetrics:
         self._retries.inc()
 
     def set_depth(self, depth: int) -> None:
-        self._depth.set(depth)
+        if not self.depth_scraped:
+            self._depth.set(depth)

@@ -88,8 +88,14 @@ class RestTransport:
             connector = aiohttp.TCPConnector(
                 limit=self.max_connections, ssl=self._ssl or False, keepalive_timeout=60
             )
+            # No cookie jar, as client-go (Go's http.Client without a Jar): nothing to store or match
+            # against each request's URL.
             self._session = aiohttp.ClientSession(
-                connector=connector, headers=self._headers, auto_decompress=True, trust_env=False
+                connector=connector,
+                headers=self._headers,
+                auto_decompress=True,
+                trust_env=False,
+                cookie_jar=aiohttp.DummyCookieJar(),
             )
             self._timeout = aiohttp.ClientTimeout(total=self.timeout)
             self._loop = loop

@@ -336,3 +336,27 @@ async def test_a_reconciler_that_never_awaits_leaves_the_loop_turns() -> None:
     await ticker
     assert "t" in order[order.index("r") : len(order) - order[::-1].index("r")]  # interleaved
     await ctrl.stop()
+
+
+async def test_depth_and_active_workers_are_read_when_scraped() -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def reconcile(req: Request) -> None:
+        started.set()
+        await release.wait()
+
+    ctrl, _source, metrics = make(reconcile, max_concurrent_reconciles=2)
+    for name in ("a", "b", "c"):
+        ctrl.queue.add(Request("ns", name))
+    labels = {"name": "t", "controller": "t"}
+    assert metrics.value("workqueue_depth", labels) == 3
+    await ctrl.start()
+    await started.wait()
+    await eventually(lambda: len(ctrl.queue.processing()) == 2)
+    assert metrics.value("workqueue_depth", labels) == 1
+    assert metrics.value("controller_runtime_active_workers", {"controller": "t"}) == 2
+    release.set()
+    await eventually(lambda: idle(ctrl))
+    assert metrics.value("controller_runtime_active_workers", {"controller": "t"}) == 0
+    assert metrics.value("workqueue_depth", labels) == 0
+    await ctrl.stop()

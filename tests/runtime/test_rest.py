@@ -334,3 +334,24 @@ def test_request_urls_are_built_encoded() -> None:
     )
     odd = plain._url("/api/v1/x y", None)  # not a Kubernetes name: quoted the slow way
     assert odd.raw_path == "/api/v1/x%20y" and odd.path == "/api/v1/x y"
+
+
+async def test_no_cookies_are_kept_between_requests() -> None:
+    """Like client-go (no cookie jar): a Set-Cookie from the server is not sent back."""
+    cookies: list[str | None] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        cookies.append(request.headers.get("Cookie"))
+        response = web.json_response({"ok": True})
+        response.set_cookie("session", "abc")
+        return response
+
+    async with serve(handle) as port:
+        # a host name: aiohttp's default jar would keep this cookie (it ignores cookies of IP hosts)
+        transport = RestTransport(RestConfig(server=f"http://localhost:{port}"))
+        try:
+            await transport.request("GET", "/api/v1/x")
+            await transport.request("GET", "/api/v1/x")
+        finally:
+            await transport.close()
+    assert cookies == [None, None]
