@@ -328,6 +328,7 @@ async def drive(server: Server, operator: subprocess.Popen[bytes], n: int, sampl
         watcher.target = len(watcher.done) + n
         before_req = server.counts()
         before_op, before_srv = cpu_seconds(operator.pid), cpu_seconds(server.proc.pid)
+        before_drv = time.process_time()
         sem = asyncio.Semaphore(64)
 
         async def one(i: int) -> None:
@@ -342,6 +343,7 @@ async def drive(server: Server, operator: subprocess.Popen[bytes], n: int, sampl
         after_req = server.counts()
         out["op_cpu_ms"] = (cpu_seconds(operator.pid) - before_op) * 1000 / n
         out["srv_cpu_ms"] = (cpu_seconds(server.proc.pid) - before_srv) * 1000 / n
+        out["drv_cpu_ms"] = (time.process_time() - before_drv) * 1000 / n
         out["requests"] = (after_req["total"] - before_req["total"]) / n
         for key in sorted(set(after_req) - {"total"}):
             out[f"req {key}"] = (after_req[key] - before_req.get(key, 0)) / n
@@ -458,6 +460,7 @@ ROWS = [
     ("rss_mb", "operator RSS after the burst (MB)", "{:.0f}", "low"),
     ("requests", "server requests per object", "{:.2f}", "low"),
     ("srv_cpu_ms", "server CPU per object (ms)", "{:.2f}", "low"),
+    ("drv_cpu_ms", "driver CPU per object (ms)", "{:.2f}", "low"),
 ]
 
 
@@ -473,6 +476,16 @@ def targets(n: int, pyop: dict[str, float], kopf: dict[str, float]) -> dict[str,
     return out
 
 
+def only(framework: str, sizes: list[int], runs: int, samples: int) -> int:
+    print(f"{framework} alone: sizes {sizes}, {runs} run(s) each | load average {load_average()}")
+    for n in sizes:
+        for r in range(runs):
+            result = one_run(framework, n, samples)
+            figures = ", ".join(f"{key} {fmt.format(result[key])}" for key, _label, fmt, _ in ROWS)
+            print(f"  n={n} run {r + 1}: {figures}, load {load_average()}", flush=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000", help="burst sizes, comma-separated (add 10000)")
@@ -480,6 +493,9 @@ def main() -> int:
     parser.add_argument("--latency-samples", type=int, default=50)
     parser.add_argument("--cache-objects", type=int, default=2000, help="objects for the cache-size row")
     parser.add_argument("--json", type=Path, help="write every run's raw figures here")
+    parser.add_argument(
+        "--only", choices=["pyop", "kopf"], help="run one framework (no ratios or targets: for profiling)"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--operator", nargs=2, metavar=("FRAMEWORK", "KUBECONFIG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -490,6 +506,8 @@ def main() -> int:
         framework, kubeconfig = args.operator
         (run_pyop_operator if framework == "pyop" else run_kopf_operator)(kubeconfig)
         return 0
+    if args.only:
+        return only(args.only, [int(s) for s in args.sizes.split(",") if s], args.runs, args.latency_samples)
     try:
         import kopf
     except ImportError:
