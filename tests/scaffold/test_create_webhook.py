@@ -322,7 +322,7 @@ def _replace_foo(root: Path, kind_lower: str, fields: str) -> None:
     types = next((root / "src").rglob(f"{kind_lower}_types.py"))
     text = types.read_text()
     start = text.index("    foo: str | None = None")
-    end = text.index('"""', text.index('"""', start) + 3) + 3  # the field and its docstring
+    end = text.index('"""', text.index('"""', start) + 3) + 4  # the field, its docstring, the newline
     types.write_text(text[:start] + fields + text[end:])
 
 
