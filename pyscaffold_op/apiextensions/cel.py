@@ -209,21 +209,26 @@ def _env(self_type_name: str, optional_old_self: bool) -> Any:
     from cel_expr_python import cel
     from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-    from pyscaffold_op.apiextensions import cellibs
+    from pyscaffold_op.apiextensions import cellibs, celtypes
 
     self_type = _TYPES[self_type_name]
     variables = {"self": self_type, "oldSelf": self_type}
     if optional_old_self:  # oldSelf is bound to an optional by a cel.bind around the rule
         variables = {"self": self_type, "__oldSelfValue": self_type, "__oldSelfPresent": cel.Type.BOOL}
+    libraries = cellibs.libraries()
+    config = {"config": cel.NewEnvConfigFromYaml(libraries.config_yaml)} if libraries.config_yaml else {}
     # the Kubernetes libraries come last: `indexOf` adds list overloads to the strings library's
     return cel.NewEnv(
+        descriptor_pool=celtypes.pool(),
         variables=variables,
         extensions=[
             ext_strings.ExtStrings(2),
             ext_optional.ExtOptional(),
             ext_bindings.ExtBindings(),
-            cel.CelExtension("kubernetes", cellibs.declarations()),
+            cel.CelExtension("kubernetes", libraries.functions),
         ],
+        function_impls=libraries.function_impls,
+        **config,
     )
 
 
