@@ -245,6 +245,26 @@ def _message(err: Exception) -> str:
     return re.sub(r" \[[A-Z_]+\]$", "", text)
 
 
+# What a real server compiles and the emulator cannot (docs/envtest.md), named after the compiler's
+# own message so the failure is not taken for a mistake in the rule.
+_LIMITS = (
+    (
+        "undeclared reference to 'format'",
+        "the Kubernetes format library is not emulated: its functions return optionals, which "
+        "cel-expr-python functions cannot",
+    ),
+    (
+        "found no matching overload for 'string' applied to '(net.CIDR)'",
+        "string() of a cidr is not emulated (cidr(...).ip() and .prefixLength() are)",
+    ),
+)
+
+
+def _limit_note(message: str) -> str:
+    notes = [note for found, note in _LIMITS if found in message]
+    return f" (pyop envtest: {'; '.join(notes)}; see docs/envtest.md)" if notes else ""
+
+
 @dataclass(frozen=True)
 class Program:
     """A compiled rule or messageExpression."""
@@ -299,7 +319,7 @@ def _compile(expression: str, schema: Schema | None, root: bool, optional_old_se
                 _env(name, False).compile(expression)
             except RuntimeError as plain:
                 err = plain
-        raise CompileError(_message(err)) from None
+        raise CompileError(_message(err) + _limit_note(_message(err))) from None
     return Program(expression, uses_old_self(expression), optional_old_self, compiled, name)
 
 

@@ -386,3 +386,13 @@ def test_semver_and_quantity_comparisons_are_typed() -> None:
         "found no matching overload for 'compareTo' applied to '(kubernetes.Semver, kubernetes.Quantity)'"
         in (compile_error('semver("1.0.0").compareTo(quantity("1"))'))
     )
+
+
+def test_what_the_emulator_cannot_compile_says_so() -> None:
+    text = compile_error('format.dns1123Label().validate("a").hasValue()')
+    assert "undeclared reference to 'format'" in text
+    assert "the Kubernetes format library is not emulated" in text
+    text = compile_error('string(cidr("10.0.0.0/8"))')
+    assert "found no matching overload for 'string' applied to '(net.CIDR)'" in text
+    assert "string() of a cidr is not emulated" in text
+    assert "pyop envtest" not in compile_error("self.nosuchfn()")
