@@ -33,9 +33,9 @@ class Version:
     pre: tuple[int | str, ...] = ()
 
     def compare(self, other: Version) -> int:
-        for a, b in ((self.major, other.major), (self.minor, other.minor), (self.patch, other.patch)):
-            if a != b:
-                return 1 if a > b else -1
+        for mine, theirs in ((self.major, other.major), (self.minor, other.minor), (self.patch, other.patch)):
+            if mine != theirs:
+                return 1 if mine > theirs else -1
         if not self.pre or not other.pre:
             return (not self.pre) - (not other.pre)
         for a, b in zip(self.pre, other.pre, strict=False):
