@@ -137,6 +137,8 @@ class Connection(asyncio.Protocol):
         self._write_paused = False
         self._drain: asyncio.Future[None] | None = None
         self._continue_owed = False
+        self._corked: list[bytes] = []  # watch lines taken by `_sink`, written once per loop iteration
+        self._chunked = True
         self._in_body = False  # headers read, the body not yet complete
         self._reset_message()
 
@@ -302,24 +304,49 @@ class Connection(asyncio.Protocol):
         return b"".join(head)
 
     async def _stream(self, resp: Response, req: _Request, stream: AsyncGenerator[bytes, None]) -> bool:
-        """A chunked body from the handler's stream (an HTTP/1.0 client gets it raw, then EOF)."""
-        chunked = not req.http10
+        """A chunked body from the handler's stream (an HTTP/1.0 client gets it raw, then EOF). A
+        watch's live events skip the stream: the watcher hands them to `_sink`."""
+        chunked = self._chunked = not req.http10
+        watcher = resp.watcher
         try:
             self._write(self._head(resp, req, chunked and req.keep_alive, -1))
+            if watcher is not None:
+                watcher.sink = self._sink
             async for chunk in stream:
                 if not chunk:
                     continue  # an empty chunk would end the body
+                self._flush()  # what the sink took came first
                 self._write(b"%x\r\n%b\r\n" % (len(chunk), chunk) if chunked else chunk)
                 if self._write_paused:
                     await self._drained()
+            self._flush()
             if chunked:
                 self._write(b"0\r\n\r\n")
         except ConnectionError:
             return False
         finally:
+            if watcher is not None:
+                watcher.sink = None
+            self._corked.clear()
             with contextlib.suppress(Exception):
                 await stream.aclose()
         return chunked
+
+    def _sink(self, line: bytes) -> bool:
+        """Take a watch event's line; the lines of one loop iteration go out as one chunk."""
+        if self._write_paused or self.closed:
+            return False
+        if not self._corked:
+            self.loop.call_soon(self._flush)
+        self._corked.append(line)
+        return True
+
+    def _flush(self) -> None:
+        corked = self._corked
+        if corked:
+            data = corked[0] if len(corked) == 1 else b"".join(corked)
+            corked.clear()
+            self._write(b"%x\r\n%b\r\n" % (len(data), data) if self._chunked else data)
 
     async def _drained(self) -> None:
         if self.closed:

@@ -205,6 +205,8 @@ async def test_watch_is_chunked_and_ends_with_the_last_chunk(env: Environment) -
     env.store.create(env.store.registry.get("", "v1", "configmaps"), "default", cm("seen"))  # type: ignore[arg-type]
     event = json.loads(await read_chunk(reader))
     assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "seen"
+    (watcher,) = (w for ws in env.store._watchers.values() for w in ws)
+    assert watcher.direct and watcher.queue.empty()  # written by the sink, not through the queue
     assert await read_chunk(reader) == b""  # timeoutSeconds: the terminating chunk
     # and the connection serves the next request
     writer.write(request("GET", "/version"))
