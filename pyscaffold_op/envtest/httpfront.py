@@ -34,6 +34,9 @@ MAX_HEADER_BYTES = 1 << 20
 # Bodies are kept up to this size so that anything over MAX_BODY gets the API server's 413 Status
 # from `Api.handle`; past it the rest is read and dropped, and the front answers 413 itself.
 READ_LIMIT = MAX_BODY * 4
+# A watch connection is written at most once per this many seconds while events keep coming: a
+# burst of events costs one send per interval instead of one each; a lone event goes out at once.
+WATCH_COALESCE = 0.001
 # Pipelined requests waiting for their turn before the connection stops reading.
 _MAX_PENDING = 16
 
@@ -139,6 +142,7 @@ class Connection(asyncio.Protocol):
         self._continue_owed = False
         self._corked: list[bytes] = []  # watch lines taken by `_sink`, written once per loop iteration
         self._chunked = True
+        self._flushed_at = 0.0
         self._in_body = False  # headers read, the body not yet complete
         self._reset_message()
 
@@ -333,17 +337,22 @@ class Connection(asyncio.Protocol):
         return chunked
 
     def _sink(self, line: bytes) -> bool:
-        """Take a watch event's line; the lines of one loop iteration go out as one chunk."""
+        """Take a watch event's line; lines that come close together go out as one chunk."""
         if self._write_paused or self.closed:
             return False
         if not self._corked:
-            self.loop.call_soon(self._flush)
+            wait = self._flushed_at + WATCH_COALESCE - self.loop.time()
+            if wait > 0:
+                self.loop.call_later(wait, self._flush)
+            else:
+                self.loop.call_soon(self._flush)
         self._corked.append(line)
         return True
 
     def _flush(self) -> None:
         corked = self._corked
         if corked:
+            self._flushed_at = self.loop.time()
             data = corked[0] if len(corked) == 1 else b"".join(corked)
             corked.clear()
             self._write(b"%x\r\n%b\r\n" % (len(data), data) if self._chunked else data)

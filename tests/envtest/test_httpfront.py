@@ -283,3 +283,17 @@ async def test_idle_connection_is_closed_after_the_header_timeout(env: Environme
     assert code == 200
     assert await asyncio.wait_for(reader.read(), 10) == b""  # idle past the timeout: closed
     writer.close()
+
+
+async def test_events_of_one_burst_go_out_as_one_chunk(env: Environment) -> None:
+    reader, writer = await connect(env)
+    writer.write(request("GET", f"{CMS}?watch=true"))
+    await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    await until(lambda: watchers(env) == 1)
+    info = env.store.registry.get("", "v1", "configmaps")
+    assert info is not None
+    for i in range(50):  # one loop iteration: one write to the connection
+        env.store.create(info, "default", cm(f"burst{i}"))
+    lines = (await read_chunk(reader)).splitlines()
+    assert [json.loads(ln)["object"]["metadata"]["name"] for ln in lines] == [f"burst{i}" for i in range(50)]
+    writer.close()
