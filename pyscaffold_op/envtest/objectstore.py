@@ -159,6 +159,10 @@ class Store:
             raise E.not_found(info.group, info.plural, name)
         return obj
 
+    def has_objects(self, gr: GR) -> bool:
+        b = self._buckets.get(gr)
+        return b is not None and bool(b.objs)
+
     def find(self, gr: GR, namespace: str, name: str) -> Obj | None:
         return self._bucket(gr).objs.get((namespace, name))
 
