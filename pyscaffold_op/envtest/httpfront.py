@@ -144,6 +144,7 @@ class Connection(asyncio.Protocol):
         self._chunked = True
         self._flushed_at = 0.0
         self._in_body = False  # headers read, the body not yet complete
+        self._upgraded = False
         self._reset_message()
 
     def _reset_message(self) -> None:
@@ -162,16 +163,18 @@ class Connection(asyncio.Protocol):
         self.front.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
-        if self.closed:
+        if self.closed or self._upgraded:
             return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             # no protocol switching here: the request is answered, then the connection closes
+            # (what follows the request's headers is not HTTP and is not read)
+            self._upgraded = True
             if self.pending:
                 self.pending[-1].keep_alive = False
-            else:
-                self.abort(400)
+            elif self.task is None:
+                self.close()
         except httptools.HttpParserError as err:
             self.abort(431 if isinstance(err.__context__, _HeaderOverflow) else 400)
 
@@ -256,7 +259,7 @@ class Connection(asyncio.Protocol):
         try:
             while True:
                 keep = await self._answer(req)
-                if not keep or self.closed:
+                if not keep or self.closed or (self._upgraded and not self.pending):
                     self.close()
                     return
                 if not self.pending:
@@ -283,7 +286,8 @@ class Connection(asyncio.Protocol):
             resp = await self.api.handle(req.to_api())
         keep = req.keep_alive
         if resp.stream is None:
-            self._write(self._head(resp, req, keep, len(resp.body)) + resp.body)
+            body = resp.body if req.method != "HEAD" else b""
+            self._write(self._head(resp, req, keep, len(resp.body)) + body)
             return keep
         return await self._stream(resp, req, resp.stream) and keep
 

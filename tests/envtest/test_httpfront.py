@@ -297,3 +297,23 @@ async def test_events_of_one_burst_go_out_as_one_chunk(env: Environment) -> None
     lines = (await read_chunk(reader)).splitlines()
     assert [json.loads(ln)["object"]["metadata"]["name"] for ln in lines] == [f"burst{i}" for i in range(50)]
     writer.close()
+
+
+async def test_upgrade_is_answered_then_closed(env: Environment) -> None:
+    reader, writer = await connect(env)
+    writer.write(request("GET", "/version", b"", "Connection: Upgrade", "Upgrade: websocket") + b"junk")
+    code, _h, body = await read_response(reader)
+    assert code == 200 and json.loads(body)["major"] == "1"  # no switching protocols: a plain answer
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+    writer.close()
+
+
+async def test_head_gets_the_headers_without_the_body(env: Environment) -> None:
+    reader, writer = await connect(env)
+    writer.write(request("HEAD", "/version"))
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    assert head.startswith(b"HTTP/1.1 ")
+    writer.write(request("GET", "/version"))  # the next answer follows at once: no body was sent
+    code, _h, body = await read_response(reader)
+    assert code == 200 and json.loads(body)["major"] == "1"
+    writer.close()
