@@ -38,6 +38,10 @@ class KubeModel(BaseModel):
         # every operator start). `pyop generate` reads attribute docstrings itself (gen/markers.py).
         use_attribute_docstrings=False,
         extra="ignore",
+        # Built on first validation, not at import: `pyop generate` never validates with the
+        # project's classes (gen/fastschema.py reads their fields), and an operator builds only the
+        # models it uses, when it first uses them.
+        defer_build=True,
     )
 
     @classmethod
