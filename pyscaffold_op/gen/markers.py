@@ -383,8 +383,7 @@ def parse_marker(text: str, where: str = "") -> Marker | None:
 # ---------------------------------------------------------------- comments in source files
 
 
-def _comment_lines(source: str) -> dict[int, str]:
-    """Line number -> comment text, for lines that hold only a comment."""
+def _tokenized_comment_lines(source: str) -> dict[int, str]:
     lines: dict[int, str] = {}
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -393,6 +392,35 @@ def _comment_lines(source: str) -> dict[int, str]:
     except (tokenize.TokenError, SyntaxError):
         pass
     return lines
+
+
+def _comment_lines(source: str, tree: ast.AST | None = None) -> dict[int, str]:
+    """Line number -> comment text, for lines that hold only a comment (what `tokenize` finds).
+
+    A line starting with `#` is a comment unless a string spanning several lines holds it: the
+    lines inside each multi-line string are read from `tree` (parsed here when not given), and a
+    candidate among them sends the file through `tokenize` (5x slower, and rarely needed)."""
+    candidates: dict[int, str] = {}
+    for number, line in enumerate(source.split("\n"), 1):
+        text = line.lstrip(" \t\f")
+        if text.startswith("#"):
+            candidates[number] = text.split("\r", 1)[0]
+    if not candidates:
+        return candidates
+    if '"""' in source or "'''" in source or "\\\n" in source or "\\\r" in source:
+        try:
+            tree = tree if tree is not None else ast.parse(source)
+        except (SyntaxError, ValueError):
+            return _tokenized_comment_lines(source)
+        for node in ast.walk(tree):
+            end = getattr(node, "end_lineno", None) or 0
+            if (
+                isinstance(node, ast.Constant | ast.JoinedStr)
+                and end > node.lineno
+                and any(node.lineno < n <= end for n in candidates)
+            ):
+                return _tokenized_comment_lines(source)
+    return candidates
 
 
 def _block_above(comments: dict[int, str], line: int) -> list[tuple[int, str]]:
@@ -419,9 +447,9 @@ def _markers_in(block: list[tuple[int, str]], path: str) -> list[Marker]:
 @lru_cache(maxsize=512)
 def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
     """Keyed by the text itself: a file rewritten within the mtime granularity is never stale."""
-    comments = _comment_lines(source)
-    lines = source.splitlines()
     tree = ast.parse(source, filename=path)
+    comments = _comment_lines(source, tree)
+    lines = source.splitlines()
     result: dict[str, ClassMarkers] = {}
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
