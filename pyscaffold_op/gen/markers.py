@@ -11,6 +11,7 @@ markers are the comment lines directly above a field. Other comments in the bloc
 from __future__ import annotations
 
 import ast
+import bisect
 import inspect
 import io
 import json
@@ -412,15 +413,29 @@ def _comment_lines(source: str, tree: ast.AST | None = None) -> dict[int, str]:
             tree = tree if tree is not None else ast.parse(source)
         except (SyntaxError, ValueError):
             return _tokenized_comment_lines(source)
-        for node in ast.walk(tree):
-            end = getattr(node, "end_lineno", None) or 0
-            if (
-                isinstance(node, ast.Constant | ast.JoinedStr)
-                and end > node.lineno
-                and any(node.lineno < n <= end for n in candidates)
-            ):
-                return _tokenized_comment_lines(source)
+        if _string_holds_a_line(tree, sorted(candidates)):
+            return _tokenized_comment_lines(source)
     return candidates
+
+
+def _string_holds_a_line(tree: ast.AST, lines: list[int]) -> bool:
+    """Whether a string spanning several lines holds one of `lines` (sorted) below its first line.
+    Only nodes spanning one of those lines are entered: a class body's one-line fields are not."""
+    stack = [tree]
+    while stack:
+        for child in ast.iter_child_nodes(stack.pop()):
+            start = getattr(child, "lineno", None)
+            if start is None:
+                stack.append(child)  # arguments, comprehensions... hold nodes with lines
+                continue
+            end = getattr(child, "end_lineno", None) or start
+            index = bisect.bisect_right(lines, start)
+            if end <= start or index == len(lines) or lines[index] > end:
+                continue
+            if isinstance(child, ast.Constant | ast.JoinedStr):
+                return True
+            stack.append(child)
+    return False
 
 
 def _block_above(comments: dict[int, str], line: int) -> list[tuple[int, str]]:
