@@ -268,7 +268,7 @@ class CustomResource(KubeObject):
     Every concrete subclass is recorded in `CustomResource.registry` by GVK.
     """
 
-    registry: "ClassVar[dict[GroupVersionKind, type[CustomResource]]]" = {}
+    registry: ClassVar[dict[GroupVersionKind, type["CustomResource"]]] = {}
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

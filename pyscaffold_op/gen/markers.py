@@ -184,8 +184,6 @@ SPECS: dict[str, MarkerSpec] = {
 }
 ITEMS_PREFIX = _V + "items:"
 SPECS.update({ITEMS_PREFIX + n[len(_V) :]: spec for n, spec in list(SPECS.items()) if spec.items})
-# Longest names first, so `kubebuilder:subresource:scale` wins over a shorter prefix.
-_NAMES = sorted(SPECS, key=len, reverse=True)
 # Markers of other tools that may share a file (scaffold insertion points): never errors.
 _FOREIGN = ("kubebuilder:scaffold", "pyop:", "groupName", "k8s:", "genclient")
 
@@ -344,10 +342,12 @@ def parse_marker(text: str, where: str = "") -> Marker | None:
     never silently produce a different CRD.
     """
     text = text.strip()
-    name = next(
-        (n for n in _NAMES if text == n or text.startswith((n + "=", n + ":"))),
-        None,
-    )
+    # the longest name that is the whole text or is followed by `=` or `:` in it
+    name = text if text in SPECS else None
+    for index in range(len(text) - 1, 0, -1) if name is None else ():
+        if text[index] in "=:" and text[:index] in SPECS:
+            name = text[:index]
+            break
     if name is None:
         bare = text.split("=", 1)[0]
         if bare.startswith("kubebuilder:") and not bare.startswith(_FOREIGN):
@@ -503,15 +503,24 @@ def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
     return result
 
 
-def class_markers(cls: type) -> ClassMarkers:
-    """Markers written above `cls` and above its own fields (empty when the source is unavailable)."""
+def class_markers(cls: type, sources: dict[str, str | None] | None = None) -> ClassMarkers:
+    """Markers written above `cls` and above its own fields (empty when the source is unavailable).
+    `sources` keeps each file's text for a run (its Spec, Status and kind read the same file)."""
     import sys
 
     module = sys.modules.get(cls.__module__)
     path = getattr(module, "__file__", None)
-    if not path or not path.endswith(".py") or not Path(path).is_file():
+    if not path:
         return ClassMarkers()
-    source = Path(path).read_text(encoding="utf-8")
+    if sources is None or path not in sources:
+        readable = path.endswith(".py") and Path(path).is_file()
+        source = Path(path).read_text(encoding="utf-8") if readable else None
+        if sources is not None:
+            sources[path] = source
+    else:
+        source = sources[path]
+    if source is None:
+        return ClassMarkers()
     return _file_markers(path, source).get(cls.__qualname__, ClassMarkers())
 
 

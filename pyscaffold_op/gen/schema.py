@@ -244,6 +244,7 @@ class SchemaConverter:
         self, markers_of: Callable[[type], ClassMarkers] = class_markers, *, fast: bool = True
     ) -> None:
         self._read_markers = markers_of
+        self._sources: dict[str, str | None] = {}  # file texts for the run (gen.markers.class_markers)
         # pydantic's JSON schema written from the fields (gen.fastschema), pydantic's own path for
         # what it does not know; `fast=False` takes pydantic's path for every model
         self._fast = FastSchema(_generator, definition_of, _MODEL_KEY, _BUILTIN_KEY) if fast else None
@@ -254,8 +255,13 @@ class SchemaConverter:
 
     def _markers_of(self, cls: type) -> ClassMarkers:
         if cls not in self._markers:
-            self._markers[cls] = self._read_markers(cls)
+            reader = self._read_markers
+            self._markers[cls] = reader(cls, self._sources) if reader is class_markers else reader(cls)
         return self._markers[cls]
+
+    def markers_of(self, cls: type) -> ClassMarkers:
+        """`class_markers(cls)`, read once per run."""
+        return self._markers_of(cls)
 
     # ---------------------------------------------------------- entry points
 
