@@ -5,13 +5,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyscaffold_op.runtime.clock import FakeClock
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from pyscaffold_op.apimachinery import KubeObject
 
-__all__ = ["FakeClock", "eventually"]
+T = TypeVar("T")
+K = TypeVar("K", bound="KubeObject")
+
+__all__ = ["FakeClock", "eventually", "load_sample"]
 
 _NOTHING = object()
 
@@ -56,3 +61,24 @@ def _failure(check: object, timeout: float, value: object, error: Exception | No
     failure = AssertionError(f"{name} not true after {timeout}s: {detail}")
     failure.__cause__ = error
     return failure
+
+
+def load_sample(model: type[K], path: str | Path) -> K:
+    """The object of `model`'s kind in a YAML file (a sample under config/samples), as a `model`.
+
+    The file may hold several documents (`---`); the one whose apiVersion and kind are `model`'s is
+    taken. Fails with the file's name when there is none, or when the sample does not fit the model
+    (a required field the sample leaves out, a value of the wrong type): keep your samples valid.
+    """
+    from ruamel.yaml import YAML
+
+    path = Path(path)
+    gvk = model.gvk
+    docs: list[Any] = [d for d in YAML(typ="safe", pure=True).load_all(path.read_text(encoding="utf-8")) if d]
+    found = [d for d in docs if d.get("apiVersion") == gvk.api_version and d.get("kind") == gvk.kind]
+    if not found:
+        raise ValueError(f"{path}: no {gvk.kind} of apiVersion {gvk.api_version} in it")
+    try:
+        return model.model_validate(found[0])
+    except ValueError as err:
+        raise ValueError(f"{path}: the sample is not a valid {gvk.kind}: {err}") from err

@@ -209,21 +209,26 @@ def _env(self_type_name: str, optional_old_self: bool) -> Any:
     from cel_expr_python import cel
     from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-    from pyscaffold_op.apiextensions import cellibs
+    from pyscaffold_op.apiextensions import cellibs, celtypes
 
     self_type = _TYPES[self_type_name]
     variables = {"self": self_type, "oldSelf": self_type}
     if optional_old_self:  # oldSelf is bound to an optional by a cel.bind around the rule
         variables = {"self": self_type, "__oldSelfValue": self_type, "__oldSelfPresent": cel.Type.BOOL}
+    libraries = cellibs.libraries()
+    config = {"config": cel.NewEnvConfigFromYaml(libraries.config_yaml)} if libraries.config_yaml else {}
     # the Kubernetes libraries come last: `indexOf` adds list overloads to the strings library's
     return cel.NewEnv(
+        descriptor_pool=celtypes.pool(),
         variables=variables,
         extensions=[
             ext_strings.ExtStrings(2),
             ext_optional.ExtOptional(),
             ext_bindings.ExtBindings(),
-            cel.CelExtension("kubernetes", cellibs.declarations()),
+            cel.CelExtension("kubernetes", libraries.functions),
         ],
+        function_impls=libraries.function_impls,
+        **config,
     )
 
 
@@ -238,6 +243,26 @@ def _message(err: Exception) -> str:
     text = str(err)
     text = re.sub(r"^[A-Z_]+: ", "", text)
     return re.sub(r" \[[A-Z_]+\]$", "", text)
+
+
+# What a real server compiles and the emulator cannot (docs/envtest.md), named after the compiler's
+# own message so the failure is not taken for a mistake in the rule.
+_LIMITS = (
+    (
+        "undeclared reference to 'format'",
+        "the Kubernetes format library is not emulated: its functions return optionals, which "
+        "cel-expr-python functions cannot",
+    ),
+    (
+        "found no matching overload for 'string' applied to '(net.CIDR)'",
+        "string() of a cidr is not emulated (cidr(...).ip() and .prefixLength() are)",
+    ),
+)
+
+
+def _limit_note(message: str) -> str:
+    notes = [note for found, note in _LIMITS if found in message]
+    return f" (pyop envtest: {'; '.join(notes)}; see docs/envtest.md)" if notes else ""
 
 
 @dataclass(frozen=True)
@@ -294,7 +319,7 @@ def _compile(expression: str, schema: Schema | None, root: bool, optional_old_se
                 _env(name, False).compile(expression)
             except RuntimeError as plain:
                 err = plain
-        raise CompileError(_message(err)) from None
+        raise CompileError(_message(err) + _limit_note(_message(err))) from None
     return Program(expression, uses_old_self(expression), optional_old_self, compiled, name)
 
 

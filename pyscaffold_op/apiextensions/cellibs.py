@@ -1,19 +1,25 @@
 """The Kubernetes CEL libraries cel-expr-python lacks, as custom functions (k8s.io/apiserver/pkg/cel/library).
 
 Lists (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`), regex (`find`, `findAll`, on RE2
-through `patterns`) and sets (`sets.contains`, `sets.equivalent`, `sets.intersects`). The strings,
-optional and bindings libraries come with cel-expr-python; `matches()` is cel-cpp's own, on RE2.
-Not here: `quantity`, `url`, `ip`, `cidr`, `semver`, `format.*` and authz: a rule calling them does not
-compile (docs/envtest.md).
+through `patterns`) and sets (`sets.contains`, `sets.equivalent`, `sets.intersects`) here; quantity
+(`celquantity`), url (`celurl`), ip and cidr (`celnet`) and semver (`celsemver`) in their modules, their
+opaque types as the messages of `celtypes`. The strings, optional and bindings libraries come with
+cel-expr-python; `matches()` is cel-cpp's own, on RE2.
+Not here: `format.*` (its functions return optionals, which a cel-expr-python function cannot make),
+authz, and the quantity arithmetic of newer servers (`mul`, `div`, `divInt`): a rule calling them does
+not compile (docs/envtest.md).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from pyscaffold_op.apiextensions.celtypes import Decl
 from pyscaffold_op.apiextensions.patterns import compiled
 
-__all__ = ["declarations"]
+__all__ = ["Libraries", "declarations", "libraries"]
 
 
 def _is_sorted(items: list[Any]) -> bool:
@@ -74,10 +80,102 @@ def _intersects(a: list[Any], b: list[Any]) -> bool:
     return any(x in a for x in b)
 
 
-def declarations() -> list[Any]:
-    """The function declarations, with their implementations, for `cel.NewEnv(functions=...)`."""
+@dataclass(frozen=True)
+class Libraries:
+    """What `cel.NewEnv` takes to declare the libraries: function declarations (with their
+    implementations), a config declaring the functions cel-expr-python cannot register one by one,
+    and their implementations by overload id."""
+
+    functions: list[Any]
+    config_yaml: str
+    function_impls: dict[str, Any]
+
+
+@lru_cache(maxsize=1)
+def libraries() -> Libraries:
+    """The Kubernetes libraries. cel-expr-python registers an implementation for each declared
+    overload by argument kind, and a message is any kind to it: two overloads differing only in their
+    message types (`compareTo` of quantities and of versions) cannot both be declared with one. Such a
+    function is declared in the env config instead (type-checked as declared, nothing registered) and
+    one implementation, which picks by type, goes to `function_impls` under its first overload. That
+    does not work for the standard `string` (a config may not redeclare it): `string` of a cidr is left
+    out (docs/envtest.md)."""
     from cel_expr_python import cel
 
+    from pyscaffold_op.apiextensions import celnet, celquantity, celsemver, celurl
+
+    typed: dict[str, list[Decl]] = {}
+    for library in (celquantity, celurl, celnet, celsemver):
+        for name, decls in library.declarations().items():
+            typed.setdefault(name, []).extend(decls)
+    functions = _untyped(cel)
+    config: list[str] = []
+    impls: dict[str, Any] = {}
+    for name, decls in typed.items():
+        shared = _shared(decls)
+        if not shared:
+            functions.append(cel.FunctionDecl(name, [_overload(cel, d, d.impl) for d in decls]))
+        elif name == "string":
+            functions.append(cel.FunctionDecl(name, [_overload(cel, decls[0], _by_type(decls))]))
+        else:
+            config.append(_config_function(name, decls))
+            impls[decls[0].id] = _by_type(decls)
+    return Libraries(functions, "functions:\n" + "".join(config) if config else "", impls)
+
+
+def declarations() -> list[Any]:
+    """The function declarations with implementations (the rest: `libraries()`)."""
+    return libraries().functions
+
+
+def _overload(cel: Any, decl: Decl, impl: Any) -> Any:
+    return cel.Overload(decl.id, decl.ret, decl.params, is_member=decl.is_member, impl=impl)
+
+
+def _shared(decls: list[Decl]) -> bool:
+    """Whether two overloads look the same to cel-expr-python's registry (messages as any)."""
+    seen = set()
+    for decl in decls:
+        kinds = (decl.is_member, tuple("any" if p.is_message() else p.name() for p in decl.params))
+        if kinds in seen:
+            return True
+        seen.add(kinds)
+    return False
+
+
+def _type_text(t: Any) -> str:
+    return t.name() if t.is_message() else t.name().lower()
+
+
+def _config_function(name: str, decls: list[Decl]) -> str:
+    lines = [f'  - name: "{name}"\n', "    overloads:\n"]
+    for decl in decls:
+        args = [_type_text(p) for p in decl.params]
+        if decl.is_member:
+            signature = f"{args[0]}.{name}({', '.join(args[1:])})"
+        else:
+            signature = f"{name}({', '.join(args)})"
+        lines.append(f'      - id: "{decl.id}"\n')
+        lines.append(f'        signature: "{signature}"\n')
+        lines.append(f'        return: "{_type_text(decl.ret)}"\n')
+    return "".join(lines)
+
+
+def _by_type(group: list[Decl]) -> Any:
+    """One implementation for overloads told apart by their message types."""
+    impls = {tuple(p.name() if p.is_message() else "" for p in decl.params): decl.impl for decl in group}
+
+    def dispatch(*args: Any) -> Any:
+        key = tuple(a.DESCRIPTOR.full_name if hasattr(a, "DESCRIPTOR") else "" for a in args)
+        if key not in impls:
+            raise ValueError("no such overload")
+        return impls[key](*args)
+
+    return dispatch
+
+
+def _untyped(cel: Any) -> list[Any]:
+    """The libraries on CEL's own types (lists, regex, sets)."""
     T = cel.Type
     dyn_list = T.List(T.DYN)
 

@@ -2,9 +2,10 @@
 
 Field names are snake_case in Python and camelCase on the wire: every model validates from either and
 dumps by alias, so `obj.to_dict()` is exactly what the API server expects.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: pydantic evaluates a base's string annotations again
+for every subclass (a ForwardRef compiled per field per kind), so these are objects.
+"""
 
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple, Self
@@ -38,6 +39,10 @@ class KubeModel(BaseModel):
         # every operator start). `pyop generate` reads attribute docstrings itself (gen/markers.py).
         use_attribute_docstrings=False,
         extra="ignore",
+        # Built on first validation, not at import: `pyop generate` never validates with the
+        # project's classes (gen/fastschema.py reads their fields), and an operator builds only the
+        # models it uses, when it first uses them.
+        defer_build=True,
     )
 
     @classmethod
@@ -263,7 +268,7 @@ class CustomResource(KubeObject):
     Every concrete subclass is recorded in `CustomResource.registry` by GVK.
     """
 
-    registry: ClassVar[dict[GroupVersionKind, type[CustomResource]]] = {}
+    registry: ClassVar[dict[GroupVersionKind, type["CustomResource"]]] = {}
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

@@ -78,7 +78,7 @@ class Environment:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> Environment:
-        from pyscaffold_op.envtest.webapp import serve
+        from pyscaffold_op.envtest.httpfront import serve
 
         self.loop = asyncio.get_running_loop()
         if self.crd_paths:

@@ -216,6 +216,7 @@ class Api:
         resp = await self._serve(inner, st, watch)
         if resp.stream is not None:
             resp.stream = crdconversion.convert_stream(services, conv, resp.stream, sv, to)
+            resp.watcher = None  # its lines need converting: they go through the stream
             return resp
         if resp.status >= 300 or resp.content_type != JSON:
             return resp

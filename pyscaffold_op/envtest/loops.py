@@ -1,9 +1,9 @@
 """The event loop the emulator serves from when it owns its loop (`pyop envtest serve`, a thread).
 
-uvloop when it is installed (the `envtest` extra brings it where it builds): the same aiohttp server
-costs ~35% less CPU per request on it (measured for issue 18: 63 vs 100 µs of server CPU per request
-over loopback, interleaved runs at equal load). An emulator started on the caller's loop (`async with
-Environment()`) runs on whatever loop that is.
+uvloop when it is installed (the `envtest` extra brings it where it builds): the emulator's server
+(aiohttp's then) cost ~35% less CPU per request on it (measured for issue 18: 63 vs 100 µs of server
+CPU per request over loopback, interleaved runs at equal load). An emulator started on the caller's
+loop (`async with Environment()`) runs on whatever loop that is.
 """
 
 from __future__ import annotations

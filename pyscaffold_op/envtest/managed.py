@@ -175,6 +175,19 @@ def from_fields_v1(fields: dict[str, Any], prefix: Path = ()) -> set[Path]:
     return out
 
 
+def _owns(fields: dict[str, Any], path: Path) -> bool:
+    """Whether `path` is in the set `fields` (FieldsV1) holds, as `from_fields_v1` reads it, without
+    building that set."""
+    node: Any = fields
+    for elem in path:
+        if not isinstance(node, dict):
+            return False  # a leaf above `path`: the set holds the leaf, nothing under it
+        node = node.get(elem)
+        if node is None:
+            return False
+    return not isinstance(node, dict) or not node or "." in node
+
+
 def _entries(obj: dict[str, Any]) -> list[dict[str, Any]]:
     return list(obj.get("metadata", {}).get("managedFields") or [])
 
@@ -207,8 +220,25 @@ def _set_ownership(
 ) -> None:
     result: list[dict[str, Any]] = []
     found = False
+    touched = mine | removed
     for e in entries:
-        before = from_fields_v1(e.get("fieldsV1") or {})
+        fields = e.get("fieldsV1") or {}
+        if e.get("fieldsType") == "FieldsV1":
+            # the usual write (a status update, a new manager) leaves the sets as they are: seen
+            # without reading every entry into a set
+            if _entry_key(e) != me:
+                if not any(_owns(fields, p) for p in touched):
+                    result.append(e)
+                    continue
+            elif (
+                not replace
+                and all(_owns(fields, p) for p in mine)
+                and not any(_owns(fields, p) for p in removed)
+            ):
+                found = True
+                result.append({**e, "time": now, "apiVersion": api_version})
+                continue
+        before = from_fields_v1(fields)
         if _entry_key(e) == me:
             found = True
             paths = set(mine) if replace else (before | mine)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import dumps
 from pyscaffold_op.envtest.resources import ServedResource
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.watch import Watcher
 
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -56,6 +59,8 @@ class Response:
     content_type: str = JSON
     stream: AsyncGenerator[bytes, None] | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # the watch behind `stream`, whose lines a front may take straight from the store's fan-out
+    watcher: Watcher | None = None
 
 
 def json_response(status: int, obj: Any) -> Response:

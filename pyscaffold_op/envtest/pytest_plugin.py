@@ -6,7 +6,8 @@
 Fixtures: `envtest_crd_paths` (override to choose CRD folders), `envtest_kubelet` (override with
 `KubeletSimulator(rule=...)` or None), `envtest_workloads` (None: override with `Workloads()` to run
 Deployments, Jobs, ... as a cluster would), `envtest` (a running `Environment`), `kubeconfig` (its
-path as a string) and `client` (a `pyscaffold_op.runtime` client for it).
+path as a string) and `client` (a `pyscaffold_op.runtime` client for it). pytest's log output shows
+the runtime's structured fields (`error=... controller=... request=...`) after each message.
 
 Webhooks: `webhook_server` is a running `pyscaffold_op.runtime.webhook.WebhookServer` on 127.0.0.1 with
 its own CA, registered with the emulator as Service `system/webhook-service` (what
@@ -24,6 +25,22 @@ from typing import Any
 import pytest
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator, Workloads
+
+_PYTEST_LOG_HANDLERS = ("caplog_handler", "report_handler", "log_cli_handler", "log_file_handler")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Show the runtime's structured log fields in pytest's log output: controller-runtime's
+    "Reconciler error" carries its error as a field, which pytest's `%(message)s` format would drop."""
+    from pyscaffold_op.runtime.log import FieldsFormatter
+
+    plugin = session.config.pluginmanager.get_plugin("logging-plugin")
+    for name in _PYTEST_LOG_HANDLERS:
+        handler = getattr(plugin, name, None)
+        formatter = getattr(handler, "formatter", None)
+        if formatter is not None and not isinstance(formatter, FieldsFormatter):
+            handler.setFormatter(FieldsFormatter(formatter))  # type: ignore[union-attr]
 
 
 @pytest.fixture

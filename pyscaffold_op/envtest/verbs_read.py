@@ -205,6 +205,7 @@ class ReadVerbs:
                 bookmark_interval=self.bookmark_interval,
                 on_close=lambda: self.store.unwatch(watcher, gr),
             ),
+            watcher=watcher,
         )
 
     def _bookmark(self, info: ServedResource, initial_end: bool = False) -> bytes:

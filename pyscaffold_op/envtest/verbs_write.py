@@ -70,9 +70,11 @@ class WriteVerbs:
         if info.custom:
             if mode not in ("Strict", "Warn"):
                 return ""
-            from pyscaffold_op.apiextensions import unknown_fields
+            from pyscaffold_op.apiextensions import prune
 
-            found = unknown_fields(obj, info.schema)
+            # in place, as the server's decoder prunes a custom resource before anything sees it
+            # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
+            found = prune(obj, info.schema)
         else:
             found = prune_unknown(info.group, info.kind, obj)
         if not found or mode == "Ignore":

@@ -32,6 +32,10 @@ class Watcher:
         self.pred = pred
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.closed = False
+        # the HTTP front's writer: takes a line straight to the connection (no task wakeup per event)
+        # and answers False while the client is not keeping up, which queues the line instead
+        self.sink: Callable[[bytes], bool] | None = None
+        self.direct = False  # set by `stream` once the replayed and initial lines are out
 
     def _match(self, obj: dict[str, Any] | None) -> bool:
         if obj is None:
@@ -71,10 +75,13 @@ class Watcher:
             self._put(dumps({"type": typ, "object": out}) + b"\n")
 
     def _put(self, line: bytes) -> None:
-        if self.queue.qsize() >= self.MAX_BACKLOG:
+        queue = self.queue
+        if self.direct and queue.empty() and self.sink is not None and self.sink(line):
+            return  # behind anything queued, never ahead of it
+        if queue.qsize() >= self.MAX_BACKLOG:
             self.close()
             return
-        self.queue.put_nowait(line)
+        queue.put_nowait(line)
 
     def close(self) -> None:
         if not self.closed:
@@ -101,6 +108,7 @@ async def stream(
     try:
         if first:
             yield b"".join(first)
+        watcher.direct = watcher.sink is not None
         queue = watcher.queue
         while True:
             wait = None

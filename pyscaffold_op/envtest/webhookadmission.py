@@ -124,6 +124,9 @@ class Admission:
         return out
 
     def active(self) -> bool:
+        store = self.store
+        if not (store.has_objects((GROUP, MUTATING)) or store.has_objects((GROUP, VALIDATING))):
+            return False  # every request asks: answered without listing and sorting
         return bool(self._hooks(MUTATING) or self._hooks(VALIDATING))
 
     def _matched_version(self, hook: _Hook, a: Attributes) -> ServedResource | None:

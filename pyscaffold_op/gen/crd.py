@@ -11,7 +11,7 @@ from pyscaffold_op.apimachinery import CustomResource
 from pyscaffold_op.apimachinery.naming import singularize
 from pyscaffold_op.errors import GenerateError
 from pyscaffold_op.gen.descriptions import truncate_descriptions
-from pyscaffold_op.gen.markers import Marker, class_markers
+from pyscaffold_op.gen.markers import Marker
 from pyscaffold_op.gen.schema import SchemaConverter
 
 # names the generator on every CRD, like controller-gen's `controller-gen.kubebuilder.io/version`
@@ -132,7 +132,7 @@ def build_crd(
     versions = []
     for cls in classes:
         grouped: dict[str, list[Marker]] = {}
-        for marker in class_markers(cls).kind:
+        for marker in converter.markers_of(cls).kind:
             grouped.setdefault(marker.name, []).append(marker)
         if "kubebuilder:skipversion" not in grouped:
             versions.append(_Version(cls, grouped))

@@ -16,8 +16,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from pyscaffold_op.apimachinery import CustomResource
 from pyscaffold_op.errors import GenerateError
 from pyscaffold_op.project import Project
@@ -63,7 +61,6 @@ def _import(name: str) -> object:
 
 
 _PREFIXES = {sys.prefix, sys.base_prefix}
-_MODELS_PACKAGE = "pyscaffold_op.models."
 
 
 def _user_frame(err: BaseException) -> str | None:
@@ -82,20 +79,6 @@ def _user_frame(err: BaseException) -> str | None:
             continue  # the standard library (importlib.import_module)
         found = f"{filename}:{frame.lineno}"
     return found
-
-
-def _complete_builtin_models(module: object) -> None:
-    """Build the built-in models a project module imported (`JobTemplateSpec`). They are deferred
-    (built on first use), and a deferred model is rebuilt inline by every class that embeds it:
-    PodSpec's ~130 classes again for each kind (~20 ms). Once built, later modules reuse it."""
-    for value in vars(module).values():
-        if (
-            isinstance(value, type)
-            and issubclass(value, BaseModel)
-            and value.__module__.startswith(_MODELS_PACKAGE)
-            and not value.__pydantic_complete__
-        ):
-            value.model_rebuild()
 
 
 _PACKAGE_MARKER_FILES = ("__init__.py", "groupversion_info.py")
@@ -132,7 +115,6 @@ def load_kinds(project: Project, root: Path | None = None) -> list[type[CustomRe
             names += sorted(info.name for info in pkgutil.walk_packages(package.__path__, module_name + "."))
         for name in names:
             mod = _import(name)
-            _complete_builtin_models(mod)
             for value in vars(mod).values():
                 if (
                     isinstance(value, type)

@@ -11,6 +11,7 @@ markers are the comment lines directly above a field. Other comments in the bloc
 from __future__ import annotations
 
 import ast
+import bisect
 import inspect
 import io
 import json
@@ -183,8 +184,6 @@ SPECS: dict[str, MarkerSpec] = {
 }
 ITEMS_PREFIX = _V + "items:"
 SPECS.update({ITEMS_PREFIX + n[len(_V) :]: spec for n, spec in list(SPECS.items()) if spec.items})
-# Longest names first, so `kubebuilder:subresource:scale` wins over a shorter prefix.
-_NAMES = sorted(SPECS, key=len, reverse=True)
 # Markers of other tools that may share a file (scaffold insertion points): never errors.
 _FOREIGN = ("kubebuilder:scaffold", "pyop:", "groupName", "k8s:", "genclient")
 
@@ -343,10 +342,12 @@ def parse_marker(text: str, where: str = "") -> Marker | None:
     never silently produce a different CRD.
     """
     text = text.strip()
-    name = next(
-        (n for n in _NAMES if text == n or text.startswith((n + "=", n + ":"))),
-        None,
-    )
+    # the longest name that is the whole text or is followed by `=` or `:` in it
+    name = text if text in SPECS else None
+    for index in range(len(text) - 1, 0, -1) if name is None else ():
+        if text[index] in "=:" and text[:index] in SPECS:
+            name = text[:index]
+            break
     if name is None:
         bare = text.split("=", 1)[0]
         if bare.startswith("kubebuilder:") and not bare.startswith(_FOREIGN):
@@ -383,8 +384,7 @@ def parse_marker(text: str, where: str = "") -> Marker | None:
 # ---------------------------------------------------------------- comments in source files
 
 
-def _comment_lines(source: str) -> dict[int, str]:
-    """Line number -> comment text, for lines that hold only a comment."""
+def _tokenized_comment_lines(source: str) -> dict[int, str]:
     lines: dict[int, str] = {}
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -393,6 +393,49 @@ def _comment_lines(source: str) -> dict[int, str]:
     except (tokenize.TokenError, SyntaxError):
         pass
     return lines
+
+
+def _comment_lines(source: str, tree: ast.AST | None = None) -> dict[int, str]:
+    """Line number -> comment text, for lines that hold only a comment (what `tokenize` finds).
+
+    A line starting with `#` is a comment unless a string spanning several lines holds it: the
+    lines inside each multi-line string are read from `tree` (parsed here when not given), and a
+    candidate among them sends the file through `tokenize` (5x slower, and rarely needed)."""
+    candidates: dict[int, str] = {}
+    for number, line in enumerate(source.split("\n"), 1):
+        text = line.lstrip(" \t\f")
+        if text.startswith("#"):
+            candidates[number] = text.split("\r", 1)[0]
+    if not candidates:
+        return candidates
+    if '"""' in source or "'''" in source or "\\\n" in source or "\\\r" in source:
+        try:
+            tree = tree if tree is not None else ast.parse(source)
+        except (SyntaxError, ValueError):
+            return _tokenized_comment_lines(source)
+        if _string_holds_a_line(tree, sorted(candidates)):
+            return _tokenized_comment_lines(source)
+    return candidates
+
+
+def _string_holds_a_line(tree: ast.AST, lines: list[int]) -> bool:
+    """Whether a string spanning several lines holds one of `lines` (sorted) below its first line.
+    Only nodes spanning one of those lines are entered: a class body's one-line fields are not."""
+    stack = [tree]
+    while stack:
+        for child in ast.iter_child_nodes(stack.pop()):
+            start = getattr(child, "lineno", None)
+            if start is None:
+                stack.append(child)  # arguments, comprehensions... hold nodes with lines
+                continue
+            end = getattr(child, "end_lineno", None) or start
+            index = bisect.bisect_right(lines, start)
+            if end <= start or index == len(lines) or lines[index] > end:
+                continue
+            if isinstance(child, ast.Constant | ast.JoinedStr):
+                return True
+            stack.append(child)
+    return False
 
 
 def _block_above(comments: dict[int, str], line: int) -> list[tuple[int, str]]:
@@ -419,9 +462,9 @@ def _markers_in(block: list[tuple[int, str]], path: str) -> list[Marker]:
 @lru_cache(maxsize=512)
 def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
     """Keyed by the text itself: a file rewritten within the mtime granularity is never stale."""
-    comments = _comment_lines(source)
-    lines = source.splitlines()
     tree = ast.parse(source, filename=path)
+    comments = _comment_lines(source, tree)
+    lines = source.splitlines()
     result: dict[str, ClassMarkers] = {}
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
@@ -460,15 +503,24 @@ def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
     return result
 
 
-def class_markers(cls: type) -> ClassMarkers:
-    """Markers written above `cls` and above its own fields (empty when the source is unavailable)."""
+def class_markers(cls: type, sources: dict[str, str | None] | None = None) -> ClassMarkers:
+    """Markers written above `cls` and above its own fields (empty when the source is unavailable).
+    `sources` keeps each file's text for a run (its Spec, Status and kind read the same file)."""
     import sys
 
     module = sys.modules.get(cls.__module__)
     path = getattr(module, "__file__", None)
-    if not path or not path.endswith(".py") or not Path(path).is_file():
+    if not path:
         return ClassMarkers()
-    source = Path(path).read_text(encoding="utf-8")
+    if sources is None or path not in sources:
+        readable = path.endswith(".py") and Path(path).is_file()
+        source = Path(path).read_text(encoding="utf-8") if readable else None
+        if sources is not None:
+            sources[path] = source
+    else:
+        source = sources[path]
+    if source is None:
+        return ClassMarkers()
     return _file_markers(path, source).get(cls.__qualname__, ClassMarkers())
 
 

@@ -18,6 +18,7 @@ Steps, per node of `model_json_schema(by_alias=True)`:
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -27,7 +28,8 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from pyscaffold_op.errors import GenerateError
-from pyscaffold_op.gen.builtin import builtin_schema, definition_of
+from pyscaffold_op.gen.builtin import builtin_schema, complete_builtin_models, definition_of
+from pyscaffold_op.gen.fastschema import FastSchema, Unsupported
 from pyscaffold_op.gen.markers import ITEMS_PREFIX, SPECS, ClassMarkers, Marker, MarkerSpec, class_markers
 
 _MODEL_KEY = "x-pyop-model"
@@ -238,22 +240,59 @@ def _generator(models: dict[str, type]) -> type[GenerateJsonSchema]:
 class SchemaConverter:
     """Converts pydantic models to structural schemas; one instance per generation run."""
 
-    def __init__(self, markers_of: Callable[[type], ClassMarkers] = class_markers) -> None:
+    def __init__(
+        self, markers_of: Callable[[type], ClassMarkers] = class_markers, *, fast: bool = True
+    ) -> None:
         self._read_markers = markers_of
+        self._sources: dict[str, str | None] = {}  # file texts for the run (gen.markers.class_markers)
+        # pydantic's JSON schema written from the fields (gen.fastschema), pydantic's own path for
+        # what it does not know; `fast=False` takes pydantic's path for every model
+        self._fast = FastSchema(_generator, definition_of, _MODEL_KEY, _BUILTIN_KEY) if fast else None
+        self.fast_models = 0  # models the fast path converted (tests check it was taken)
         # per class, for the run: a base (CustomResource, KubeModel) is met once per kind, and reading
         # it means reading its file again (the parse itself is cached by content)
         self._markers: dict[type, ClassMarkers] = {}
 
     def _markers_of(self, cls: type) -> ClassMarkers:
         if cls not in self._markers:
-            self._markers[cls] = self._read_markers(cls)
+            reader = self._read_markers
+            self._markers[cls] = reader(cls, self._sources) if reader is class_markers else reader(cls)
         return self._markers[cls]
+
+    def markers_of(self, cls: type) -> ClassMarkers:
+        """`class_markers(cls)`, read once per run."""
+        return self._markers_of(cls)
 
     # ---------------------------------------------------------- entry points
 
     def model_schema(self, cls: type[BaseModel]) -> dict[str, Any]:
         """The structural schema of any pydantic model (no Kubernetes root rules)."""
+        schema = self.fast_schema(cls)
+        if schema is not None:
+            self.fast_models += 1
+            return schema
+        return self.pydantic_schema(cls)
+
+    def fast_schema(self, cls: type[BaseModel]) -> dict[str, Any] | None:
+        """The schema from the model's fields (`gen.fastschema`), or None where pydantic's path must
+        answer: a shape it does not know, or an error (pydantic's path words it, as it always has)."""
+        if self._fast is None:
+            return None
         models: dict[str, type] = {}
+        try:
+            raw = self._fast.json_schema(cls, models)
+        except Unsupported:
+            return None
+        defs = raw.pop("$defs", {})
+        try:
+            return _Run(self, defs, models).convert(raw, (), cls.__name__)
+        except GenerateError:
+            return None
+
+    def pydantic_schema(self, cls: type[BaseModel]) -> dict[str, Any]:
+        """The schema from pydantic's `model_json_schema` (builds the class if it is deferred)."""
+        models: dict[str, type] = {}
+        complete_builtin_models(sys.modules.get(cls.__module__))
         raw = cls.model_json_schema(by_alias=True, schema_generator=_generator(models))
         defs = raw.pop("$defs", {})
         return _Run(self, defs, models).convert(raw, (), f"{cls.__name__}")

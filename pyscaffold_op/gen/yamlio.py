@@ -60,7 +60,117 @@ def _str(dumper: Any, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
+class _Unsure(Exception):
+    """A value `_emit` does not write the way libyaml would for certain: libyaml writes the document."""
+
+
+# characters libyaml writes as they are inside double quotes (allow_unicode); others are escaped
+_ESCAPES = {'"': '\\"', "\\": "\\\\"}
+
+
+def _double_quoted(value: str) -> str:
+    if not all(ch.isprintable() and ch not in "\x85\u2028\u2029\ufeff" for ch in value):
+        raise _Unsure  # control characters, breaks: libyaml's escapes
+    return '"' + "".join(_ESCAPES.get(ch, ch) for ch in value) + '"'
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_or_quoted(value: str) -> str:
+    """A one-line string as libyaml writes it with `_style`'s choice (`|` blocks are not one line)."""
+    style = _style(value)
+    if style == '"':
+        return _double_quoted(value)
+    if style is None and not value.startswith(("...", "---")):
+        return value
+    raise _Unsure  # a block scalar, or a plain scalar libyaml would quote with ' itself
+
+
+def _scalar(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return _plain_or_quoted(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if kind is float and value == value and abs(value) != float("inf"):
+        text = repr(value)
+        if "e" not in text and "E" not in text:
+            return text
+    raise _Unsure
+
+
+def _block(value: str, indent: int, out: list[str], head: str) -> None:
+    """`head` followed by a literal block scalar, its lines at `indent`."""
+    if value[0] in " \n" or value.endswith("\n\n"):
+        raise _Unsure  # an indentation indicator or keep chomping
+    out.append(head + ("|" if value.endswith("\n") else "|-"))
+    pad = " " * indent
+    out.extend(pad + line if line else "" for line in value.removesuffix("\n").split("\n"))
+
+
+def _value(value: Any, indent: int, out: list[str], head: str, *, in_mapping: bool) -> None:
+    """`value` after `head` (`key:` or `- `); nested blocks indent from `indent`, the column of the key
+    or of the dash (a list below a key is not indented, as libyaml writes it)."""
+    sep = " " if in_mapping else ""
+    if isinstance(value, dict):
+        if not value:
+            out.append(head + sep + "{}")
+        elif in_mapping:
+            out.append(head)
+            _mapping(value, indent + 2, out)
+        else:
+            _mapping(value, indent + 2, out, head)
+    elif isinstance(value, list):
+        if not value:
+            out.append(head + sep + "[]")
+        elif in_mapping:
+            out.append(head)
+            _sequence(value, indent, out)
+        else:
+            _sequence(value, indent + 2, out, head)
+    elif type(value) is str and "\n" in value and _style(value) == "|":
+        _block(value, indent + 2, out, head + sep)
+    else:
+        out.append(head + sep + _scalar(value))
+
+
+def _mapping(node: dict[str, Any], indent: int, out: list[str], first: str | None = None) -> None:
+    pad = " " * indent
+    for index, key in enumerate(sorted(node)):
+        if type(key) is not str or len(key.encode()) > 128:
+            raise _Unsure  # libyaml writes a long key as `? key`
+        head = (first if index == 0 and first is not None else pad) + _plain_or_quoted(key) + ":"
+        _value(node[key], indent, out, head, in_mapping=True)
+
+
+def _sequence(node: list[Any], indent: int, out: list[str], first: str | None = None) -> None:
+    pad = " " * indent + "- "
+    for index, item in enumerate(node):
+        _value(item, indent, out, first + "- " if index == 0 and first is not None else pad, in_mapping=False)
+
+
+def _emit(doc: dict[str, Any]) -> str:
+    """The block YAML libyaml writes for `doc` (with `_dump`'s settings), in Python: the subset a
+    CRD uses (mappings with string keys, lists, strings, numbers, booleans, null); `_Unsure` for
+    anything else. Walking PyYAML's representer costs more than writing the text."""
+    out: list[str] = []
+    _mapping(doc, 0, out)
+    return "\n".join(out) + "\n"
+
+
 def _dump(doc: Any) -> str:
+    if isinstance(doc, dict) and doc:
+        try:
+            return _emit(doc)
+        except _Unsure:
+            pass
+    return _libyaml_dump(doc)
+
+
+def _libyaml_dump(doc: Any) -> str:
     return yaml.dump(
         doc,
         Dumper=_Dumper,

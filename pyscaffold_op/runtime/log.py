@@ -91,6 +91,28 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+class FieldsFormatter(logging.Formatter):
+    """Wraps another formatter (pytest's, a user's) and appends the record's structured fields as
+    `key=value` to its first line, so what a plain `%(message)s` format drops (the error of a
+    "Reconciler error", the controller, the request) is still shown."""
+
+    def __init__(self, inner: logging.Formatter) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def format(self, record: logging.LogRecord) -> str:
+        _reconcile_filter.filter(record)
+        text = self.inner.format(record)
+        fields = " ".join(f"{k}={v}" for k, v in _fields(record).items())
+        if not fields:
+            return text
+        first, newline, rest = text.partition("\n")
+        return f"{first} {fields}{newline}{rest}"
+
+
+_reconcile_filter = ReconcileContextFilter()
+
+
 def setup_logging(level: str | int = "info", fmt: str = "json", stream: Any = None) -> logging.Handler:
     """Configure the root logger once: one stream handler (stderr), JSON or text, with reconcile context.
 

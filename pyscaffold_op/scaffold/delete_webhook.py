@@ -140,7 +140,7 @@ def _render_left(
         defaulting_path=hooks.defaulting_path,
         validation_path=hooks.validation_path,
     )
-    ctx = build_context(webhook, project, project_header(root))
+    ctx = build_context(webhook, project, project_header(root), root)
     spoke_ctx = [
         {"module": project.api_module(r), "alias": f"{options.kind}{r.version[:1].upper()}{r.version[1:]}"}
         for r in project.resources

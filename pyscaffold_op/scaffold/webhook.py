@@ -10,6 +10,7 @@ patch, the Hub mixin and `+kubebuilder:storageversion` on the hub and a conversi
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
 import re
@@ -293,7 +294,24 @@ def _main_py(text: str, ctx: dict[str, Any], where: str) -> str:
     return edits.insert_at_marker(text, "controllers", [f"{setup}(mgr)"], where=where)
 
 
-def build_context(options: WebhookOptions, project: Project, header: str) -> dict[str, Any]:
+def _keeps_scaffolded_foo(types_file: Path, kind: str) -> bool:
+    """Whether `<Kind>Spec` still has the `foo: str | None` field `create api` scaffolds: the webhook
+    examples use it while it is there, and are TODO comments once the user has written their own spec."""
+    try:
+        tree = ast.parse(types_file.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    spec = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == f"{kind}Spec"), None)
+    return spec is not None and any(
+        isinstance(n, ast.AnnAssign)
+        and isinstance(n.target, ast.Name)
+        and n.target.id == "foo"
+        and ast.unparse(n.annotation).replace(" ", "") in ("str|None", "Optional[str]")
+        for n in spec.body
+    )
+
+
+def build_context(options: WebhookOptions, project: Project, header: str, root: Path) -> dict[str, Any]:
     resource = project.find(options.group, options.version, options.kind)
     assert resource is not None
     qualified_group = resource.qualified_group()
@@ -309,8 +327,9 @@ def build_context(options: WebhookOptions, project: Project, header: str) -> dic
     validation_path = options.validation_path or _path_of(
         "validate", qualified_group, options.version, options.kind
     )
+    example = _keeps_scaffolded_foo(project.api_dir(root, resource) / f"{kind_lower}_types.py", options.kind)
     runtime_imports = ["webhook_managed_by"]
-    if options.validation:
+    if options.validation and example:
         runtime_imports = ["FieldError", "ValidationError", *runtime_imports]
     plural = resource.plural or names.pluralize(options.kind)
     test_name = (
@@ -344,6 +363,8 @@ def build_context(options: WebhookOptions, project: Project, header: str) -> dic
         "custom_defaulting_path": options.defaulting_path is not None,
         "custom_validation_path": options.validation_path is not None,
         "hub_module": api_module,
+        "example": example,
+        "sample_path": f"config/samples/{options.group}_{options.version}_{kind_lower}.yaml",
     }
 
 
@@ -385,7 +406,7 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
         raise ProjectError(
             f"kind {options.kind} already has a conversion hub ({hubs[0]}); a kind has one hub"
         )
-    ctx = build_context(options, project, project_header(root))
+    ctx = build_context(options, project, project_header(root), root)
     planner = _Planner(FilePlan(root), options.force, [])
     pristine = _pristine_files(planner.plan)
     log = _Log(planner)

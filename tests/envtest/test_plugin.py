@@ -61,3 +61,23 @@ def test_plugin_fixtures(pytester: pytest.Pytester) -> None:
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 5, result.stdout.str()
     assert outcomes.get("passed", 0) >= 4
+
+
+@pytest.mark.slow
+def test_plugin_shows_structured_log_fields_in_pytest_output(pytester: pytest.Pytester) -> None:
+    """A failing test's captured log keeps the fields (the error of a "Reconciler error")."""
+    pytester.makeconftest('pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]\n')
+    pytester.makepyfile(
+        """
+        import logging
+
+        def test_fails():
+            logging.getLogger("pyscaffold_op.runtime.controller").error(
+                "Reconciler error", extra={"controller": "memcached", "error": "409 Conflict: stale"}
+            )
+            assert False
+        """
+    )
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Reconciler error controller=memcached error=409 Conflict: stale*"])

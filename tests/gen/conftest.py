@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,3 +167,32 @@ def at_project(project: Callable[..., ProjectBuilder]) -> ProjectBuilder:
     builder.api("programming-kubernetes", "v1alpha1", "At", "at_types", AT_TYPES)
     builder.controller("at_controller", AT_CONTROLLER)
     return builder
+
+
+@pytest.fixture(autouse=True)
+def fast_schema_checked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every model schema the generator converts in these tests is computed both ways: from the
+    fields (`gen.fastschema`) and through pydantic's `model_json_schema`. Where the fast path
+    answers, pydantic's path must give the same schema (and must not reject the model). Returns the
+    names of the models the fast path answered for."""
+    from pyscaffold_op.errors import GenerateError
+    from pyscaffold_op.gen.schema import SchemaConverter
+
+    answered: list[str] = []
+
+    def both_ways(self: SchemaConverter, cls: type) -> dict[str, Any]:
+        fast = self.fast_schema(cls)  # type: ignore[arg-type]
+        if fast is None:
+            return self.pydantic_schema(cls)  # type: ignore[arg-type]
+        try:
+            slow = self.pydantic_schema(cls)  # type: ignore[arg-type]
+        except GenerateError as err:
+            raise AssertionError(
+                f"the fast path accepts {cls.__qualname__}; pydantic's rejects it: {err}"
+            ) from err
+        assert fast == slow, f"{cls.__qualname__}: the fast path's schema differs from pydantic's"
+        answered.append(cls.__qualname__)
+        return fast
+
+    monkeypatch.setattr(SchemaConverter, "model_schema", both_ways)
+    return answered

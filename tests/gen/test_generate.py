@@ -382,6 +382,25 @@ def test_rule_that_does_not_compile_is_refused(
     assert not (builder.root / "config" / "crd").exists()
 
 
+LIBRARY_RULES = [
+    "quantity(self.spec.memory).isLessThan(quantity('64Gi')) && sign(quantity(self.spec.memory)) == 1",
+    "isURL('https://example.com/x') && ip('10.0.0.1').family() == 4 && url('/a').getHost() == ''",
+    "cidr('10.0.0.0/8').containsIP('10.1.2.3') && semver('1.2.3').isLessThan(semver('v1.3', true))",
+]
+
+
+def test_rules_calling_the_kubernetes_libraries_are_accepted(project) -> None:
+    builder = project()
+    markers = "".join(
+        f'# +kubebuilder:validation:XValidation:rule="{r}",message="m"\n' for r in LIBRARY_RULES
+    )
+    builder.api("demo", "v1", "Widget", "widget_types", _kind("Widget", 'memory: str = "1Gi"', "v1", markers))
+    generate_manifests(builder.root)
+    crd = yaml.safe_load((builder.root / "config/crd/bases/demo.example.com_widgets.yaml").read_text())
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert [v["rule"] for v in schema["x-kubernetes-validations"]] == LIBRARY_RULES
+
+
 def test_sample_of_an_unknown_version(at_project) -> None:
     at_project.sample(
         "old.yaml", "apiVersion: programming-kubernetes.viper.run/v1\nkind: At\nmetadata:\n  name: a\n"

@@ -422,3 +422,70 @@ def test_kind_markers_one_blank_line_above() -> None:
     crd = build_crd([Separated])
     assert crd["spec"]["names"]["shortNames"] == ["sep"]
     assert crd["spec"]["versions"][0]["subresources"] == {"status": {}}
+
+
+def test_comment_lines_are_what_tokenize_finds() -> None:
+    """The fast comment scan agrees with `tokenize` on every Python file of this repository and on
+    comments-looking lines inside strings."""
+    from pathlib import Path
+
+    from pyscaffold_op.gen.markers import _comment_lines, _tokenized_comment_lines
+
+    root = Path(__file__).resolve().parents[2]
+    files = [
+        p
+        for folder in ("pyscaffold_op", "tests", "testdata", "benchmarks")
+        for p in (root / folder).rglob("*.py")
+    ]
+    tricky = [
+        'x = """\n# +kubebuilder:validation:Minimum=1\n"""\n# +optional\ny: int\n',
+        "x = ('a'\n     # between\n     'b')\n",
+        "s = 'a\\\n# continued'\n# real\n",
+        'f = f"""{1}\n  # inside\n"""\n',
+        "# only\n\t# tabbed  \n\f# feed\r\n",
+    ]
+    assert len(files) > 100
+    for source in [p.read_text(encoding="utf-8") for p in files] + tricky:
+        assert _comment_lines(source) == _tokenized_comment_lines(source)
+
+
+def test_a_marker_name_is_the_longest_known_one_before_its_value() -> None:
+    """The name lookup (dictionary lookups at each `=` and `:`) finds what a scan of every known
+    name, longest first, finds: for every known name with each kind of suffix."""
+    from pyscaffold_op.gen.markers import SPECS
+
+    def scanned(text: str) -> str | None:
+        names = sorted(SPECS, key=len, reverse=True)
+        return next((n for n in names if text == n or text.startswith((n + "=", n + ":"))), None)
+
+    texts = [
+        name + suffix
+        for name in SPECS
+        for suffix in ("", "=1", ":a=b", "=x:y", ":", "=", "X", ":items:MinLength=1")
+    ]
+    texts += ["kubebuilder:nope=1", "optional", "listType=map", "", "=", ":x"]
+    for text in texts:
+        expected = scanned(text.strip())
+        try:
+            marker = parse_marker(text, "f.py:1")
+        except GenerateError as err:  # a known name with a malformed value is named in the message
+            assert expected is None or f"+{expected}" in str(err), (text, str(err))
+            continue
+        assert (marker.name if marker else None) == expected, text
+
+
+def test_a_run_reads_each_source_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    reads: list[str] = []
+    read_text = Path.read_text
+
+    def counted(self: Path, *args: Any, **kwargs: Any) -> str:
+        reads.append(self.name)
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    converter = SchemaConverter()
+    for cls in (Marked, HasRange, Agreement):  # three classes of this file
+        converter.markers_of(cls)
+    assert reads.count(Path(__file__).name) == 1

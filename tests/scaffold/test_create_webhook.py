@@ -316,3 +316,85 @@ def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> 
             if proc is not None:
                 proc.terminate()
                 proc.wait(10)
+
+
+def _replace_foo(root: Path, kind_lower: str, fields: str) -> None:
+    types = next((root / "src").rglob(f"{kind_lower}_types.py"))
+    text = types.read_text()
+    start = text.index("    foo: str | None = None")
+    end = text.index('"""', text.index('"""', start) + 3) + 4  # the field, its docstring, the newline
+    types.write_text(text[:start] + fields + text[end:])
+
+
+def test_webhook_examples_use_foo_only_while_the_spec_has_it(pyop: RunPyop, with_api: Path) -> None:
+    from pyscaffold_op.scaffold.webhook import _keeps_scaffolded_foo
+
+    types = next((with_api / "src").rglob("at_types.py"))
+    assert _keeps_scaffolded_foo(types, "At")
+    assert not _keeps_scaffolded_foo(types, "Other")  # another kind's Spec
+    assert not _keeps_scaffolded_foo(with_api / "missing.py", "At")
+    _replace_foo(with_api, "at", "    foo: int = 0\n")  # the user's own `foo`, not the example's
+    assert not _keeps_scaffolded_foo(types, "At")
+    _replace_foo_back = types.read_text().replace("    foo: int = 0\n", "    schedule: str\n")
+    types.write_text(_replace_foo_back)
+    run = pyop(
+        "create", "webhook", *AT, "--defaulting", "--programmatic-validation", "--no-make", cwd=with_api
+    )
+    assert run.code == 0, run.err
+    for written in (f"src/{PACKAGE}/webhooks/v1alpha1/at_webhook.py", "tests/test_at_webhook.py"):
+        text = (with_api / written).read_text()
+        code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+        assert "foo" not in code, written  # only comments show an example field
+    test = (with_api / "tests/test_at_webhook.py").read_text()
+    assert "config/samples/programming-kubernetes_v1alpha1_at.yaml" in test
+    assert (with_api / "config/samples/programming-kubernetes_v1alpha1_at.yaml").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_generated_webhook_tests_pass_after_the_user_wrote_the_spec(tmp_path: Path) -> None:
+    """The kubebuilder order: write the types, then create the webhooks. The scaffolded webhook and
+    its tests must not use the `foo` example field the user has removed; the tests send the sample."""
+    root = tmp_path / "mem"
+    root.mkdir()
+
+    def pyop(*args: str) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "pyscaffold_op", *args], cwd=root, check=True, capture_output=True
+        )
+
+    kind = ["--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"]
+    pyop("init", "--domain", "example.com", "--repo", "github.com/ex/mem")
+    pyop("create", "api", *kind, "--no-make")
+    _replace_foo(root, "memcached", '    size: int\n    """How many memcached Pods."""\n')
+    sample = root / "config/samples/cache_v1alpha1_memcached.yaml"
+    sample.write_text(sample.read_text().replace("spec: {}", "spec:\n  size: 2"))
+    pyop("create", "webhook", *kind, "--defaulting", "--programmatic-validation")
+    for check in (["check", "."], ["format", "--check", "."]):
+        lint = subprocess.run(
+            [sys.executable, "-m", "ruff", *check], cwd=root, capture_output=True, text=True
+        )
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    pytest_cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/test_memcached_webhook.py",
+    ]
+
+    def project_tests() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(pytest_cmd, cwd=root, capture_output=True, text=True, env=env)
+
+    tests = project_tests()
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    assert "2 passed" in tests.stdout
+    # a sample that misses a required field fails the tests, naming the sample
+    sample.write_text(sample.read_text().replace("spec:\n  size: 2", "spec: {}"))
+    tests = project_tests()
+    assert tests.returncode == 1 and "cache_v1alpha1_memcached.yaml: the sample is not a valid Memcached" in (
+        tests.stdout
+    )

@@ -15,8 +15,19 @@
 """Test set-up: pyop's envtest API server, with this project's CRDs from config/crd/bases.
 
 The plugin provides the fixtures `envtest` (a running API server), `kubeconfig` (a kubeconfig file for
-it) and `client` (a pyscaffold_op.runtime.Client). Override the `envtest_crd_paths` fixture to install
-CRDs from other folders.
+it) and `client` (a pyscaffold_op.runtime.Client). Like kubebuilder's envtest, it runs no
+controller-manager: a Deployment your controller creates gets no ReplicaSet, Pods or status. To have
+them, as a cluster would, override the `envtest_workloads` fixture here:
+
+    import pytest
+    from pyscaffold_op.envtest import Workloads
+
+    @pytest.fixture
+    def envtest_workloads() -> Workloads:
+        return Workloads()  # Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs
+
+The kubelet simulator runs Pods (phases, exit codes, logs); override `envtest_kubelet` to change its
+rules. Override `envtest_crd_paths` to install CRDs from other folders.
 """
 
 pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]
