@@ -31,14 +31,13 @@ import bench_vs_kopf as b  # the benchmark this one dissects
 
 async def burst(server: b.Server, operator: subprocess.Popen[bytes], n: int, window: float) -> None:
     from pyscaffold_op.runtime import load_config
-    from pyscaffold_op.runtime.rest import RestTransport
 
-    transport = RestTransport(load_config(server.kubeconfig), timeout=120)
+    transport = b.RawHTTP(load_config(server.kubeconfig).server)  # the side-by-side driver's client
     path = f"/apis/{b.GROUP}/{b.VERSION}/namespaces/{b.NAMESPACE}/{b.PLURAL}"
     watcher = b.Watcher(transport)
     await watcher.start()
     warm = watcher.waiters["warmup"] = asyncio.Event()
-    await transport.request("POST", path, body=b._body("warmup", 1))
+    await transport.request("POST", path, b._body("warmup", 1))
     await asyncio.wait_for(warm.wait(), 60)
     watcher.target = len(watcher.done) + n
     created: list[float] = []
@@ -57,7 +56,7 @@ async def burst(server: b.Server, operator: subprocess.Popen[bytes], n: int, win
 
     async def one(i: int) -> None:
         async with sem:
-            await transport.request("POST", path, body=b._body(f"item-{i:05d}", i))
+            await transport.request("POST", path, b._body(f"item-{i:05d}", i))
             created.append(time.perf_counter() - t0)
 
     await asyncio.sleep(window / 2)  # a CPU sample before the first create
