@@ -93,7 +93,7 @@ _CLK = os.sysconf("SC_CLK_TCK")
 
 def run_pyop_operator(kubeconfig: str) -> None:
     from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
-    from pyscaffold_op.runtime import Manager, ManagerOptions, NotFound, Request, load_config
+    from pyscaffold_op.runtime import Manager, ManagerOptions, NotFound, Request, load_config, run
 
     class BenchSpec(KubeModel):
         value: int = 0
@@ -128,12 +128,12 @@ def run_pyop_operator(kubeconfig: str) -> None:
     mgr.builder().for_(BenchItem).complete(reconcile)
     profile = os.environ.get("BENCH_PROFILE")  # where the operator writes its cProfile stats
     if not profile:
-        asyncio.run(mgr.start())
+        run(mgr.start())  # as generated projects start: uvloop where installed (PYOP_RUNTIME_LOOP)
         return
     import cProfile
 
     with cProfile.Profile() as prof:
-        asyncio.run(mgr.start())
+        run(mgr.start())
     prof.dump_stats(profile)
 
 
@@ -150,7 +150,14 @@ def run_kopf_operator(kubeconfig: str) -> None:
         patch.status["observed"] = spec.get("value")
         patch.status["handledAt"] = time.time()
 
-    kopf.run(standalone=True, namespaces=[NAMESPACE])
+    # as `kopf run` (its CLI) runs an operator: on uvloop where installed, unless the bench says asyncio
+    loop = None
+    if os.environ.get("PYOP_RUNTIME_LOOP") != "asyncio":
+        with contextlib.suppress(ImportError):
+            import uvloop
+
+            loop = uvloop.new_event_loop()
+    kopf.run(loop=loop, standalone=True, namespaces=[NAMESPACE])
 
 
 # -- the emulator with a request counter (child process) ---------------------------------------------
@@ -562,8 +569,16 @@ def targets(n: int, pyop: dict[str, float], kopf: dict[str, float]) -> dict[str,
     return out
 
 
-def only(framework: str, sizes: list[int], runs: int, samples: int) -> int:
-    print(f"{framework} alone: sizes {sizes}, {runs} run(s) each | load average {load_average()}")
+def _has_uvloop() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def only(framework: str, sizes: list[int], runs: int, samples: int, loop: str) -> int:
+    print(f"{framework} alone on {loop}: sizes {sizes}, {runs} run(s) each | load average {load_average()}")
     for n in sizes:
         for r in range(runs):
             result = one_run(framework, n, samples)
@@ -582,6 +597,12 @@ def main() -> int:
     parser.add_argument(
         "--only", choices=["pyop", "kopf"], help="run one framework (no ratios or targets: for profiling)"
     )
+    parser.add_argument(
+        "--loop",
+        choices=["uvloop", "asyncio"],
+        default="uvloop",
+        help="both operators' loop (uvloop where installed, as `kopf run` and generated projects start)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--operator", nargs=2, metavar=("FRAMEWORK", "KUBECONFIG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -592,8 +613,12 @@ def main() -> int:
         framework, kubeconfig = args.operator
         (run_pyop_operator if framework == "pyop" else run_kopf_operator)(kubeconfig)
         return 0
+    if args.loop == "asyncio":
+        os.environ["PYOP_RUNTIME_LOOP"] = "asyncio"  # inherited by both operator processes
+    loop_name = "uvloop" if args.loop == "uvloop" and _has_uvloop() else "asyncio"
     if args.only:
-        return only(args.only, [int(s) for s in args.sizes.split(",") if s], args.runs, args.latency_samples)
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        return only(args.only, sizes, args.runs, args.latency_samples, loop_name)
     try:
         import kopf
     except ImportError:
@@ -610,7 +635,7 @@ def main() -> int:
     )
     print(
         f"{platform.node()} | {platform.processor() or platform.machine()} | {os.cpu_count()} CPUs | "
-        f"Python {platform.python_version()} | pydantic {pydantic.VERSION} | "
+        f"Python {platform.python_version()} | pydantic {pydantic.VERSION} | operators on {loop_name} | "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC | load average {loads[0]}"
     )
     raw: dict[str, Any] = {"sizes": {}}
