@@ -8,7 +8,9 @@ process, with a request counter) and a fresh operator process, pyop or kopf; the
 (run 1 pyop first, run 2 kopf first, ...). Both operators run the same trivial handler: on a BenchItem,
 patch `status.observed = spec.value` (plus `status.handledAt`, the wall time the handler started, which
 the driver uses for the latency). The pyop operator is a `Manager` with `for_(BenchItem)` and default
-options; the kopf operator is `@kopf.on.create`/`@kopf.on.resume` with kopf's default settings.
+options, started with `run(mgr.start())` as generated projects start; the kopf operator is
+`@kopf.on.create`/`@kopf.on.resume` with kopf's default settings. Both run on uvloop where it is
+installed (what `run()` and kopf's CLI, `kopf run`, pick), or both on asyncio with `--loop asyncio`.
 
 The driver (this process: creates, and its own watch to see objects done) shares the 2 cores with the
 server and the operator, so it speaks HTTP/1.1 itself on kept-alive asyncio streams (`RawHTTP`): about
