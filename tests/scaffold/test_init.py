@@ -86,7 +86,7 @@ def test_init_writes_the_whole_project(pyop: RunPyop, tmp_path: Path) -> None:
     pyproject = (tmp_path / "pyproject.toml").read_text()
     major, minor = (int(part) for part in __version__.split(".")[:2])
     pins = f">={major}.{minor},<{major + 1}"
-    assert f'"pyscaffold-op[uvloop]{pins}"' in pyproject and '"pytest-asyncio>=0.24"' in pyproject
+    assert f'"pyscaffold-op{pins}"' in pyproject and '"pytest-asyncio>=0.24"' in pyproject
     assert f'"pyscaffold-op[cli,envtest]{pins}"' in pyproject
     assert f"\ncliVersion: {__version__}\n" in (tmp_path / "PROJECT").read_text()
     assert 'asyncio_mode = "auto"' in pyproject and 'pythonpath = ["src"]' in pyproject

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     log.info("starting manager")
     try:
-        run(mgr.start())  # asyncio.run, on uvloop (a dependency) unless PYOP_RUNTIME_LOOP=asyncio
+        run(mgr.start())  # asyncio.run; on uvloop where installed, unless PYOP_RUNTIME_LOOP=asyncio
     except BindError as err:  # a port taken by another manager: name the flag that moves it
         log.error("%s", err.hint())
         return 1
