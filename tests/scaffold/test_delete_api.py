@@ -196,3 +196,24 @@ def test_read_current_sees_planned_removals(tmp_path: Path) -> None:
     assert plan.read_current("a") is None
     plan.write("a", "b")
     assert plan.read_current("a") == "b" and not plan.removals
+
+
+def test_the_record_is_yaml_in_json_form_and_a_block_yaml_record_still_reads(
+    pyop: RunPyop, project: Path
+) -> None:
+    import yaml
+
+    from pyscaffold_op.scaffold.record import load_record
+
+    _run(pyop, project, *API, *FRIGATE)
+    text = (project / ".pyop-apis.yml").read_text()
+    record = load_record(text)
+    assert [api.kind for api in record.apis] == ["Frigate"]
+    as_yaml = yaml.safe_load(text)  # what a YAML tool reads: the same data
+    assert as_yaml == record.model_dump(mode="json", exclude={"webhooks"})
+    # a record written as block YAML (pyop before stop 21, or edited by hand) reads the same
+    header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
+    (project / ".pyop-apis.yml").write_text(header + yaml.safe_dump(as_yaml, sort_keys=False))
+    assert load_record((project / ".pyop-apis.yml").read_text()) == record
+    _run(pyop, project, *DELETE, *FRIGATE)  # and delete api works from it
+    assert not (project / f"src/{PACKAGE}/api/v1/frigate_types.py").exists()

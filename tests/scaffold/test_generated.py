@@ -143,6 +143,8 @@ def test_every_yaml_document_loads_and_round_trips(request: pytest.FixtureReques
             assert documents and all(doc is not None for doc in documents), path
             if text.lstrip().startswith(("---", "#")) and "\n---" in text:
                 continue  # ruamel normalizes a leading comment before '---'; loading is what matters there
+            if path.name == ".pyop-apis.yml":
+                continue  # pyop's record, YAML in its JSON form (scaffold/record.py): loading matters
             buffer = io.StringIO()
             yaml.dump_all(list(yaml.load_all(text)), buffer)
             assert buffer.getvalue() == text, (
