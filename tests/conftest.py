@@ -6,6 +6,13 @@ import os
 
 import pytest
 
+# Run from a make target (`make stress-test PYTHON=.venv/bin/python`), the suite inherits that make's
+# command-line variables, as MAKEFLAGS and as environment variables: every generated project's own
+# `make` would take them (its Makefile reads `PYTHON ?= python3`), and a relative .venv/bin/python
+# names a file that is not there. Each test gives a project's make what it means to.
+for _inherited in ("MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKELEVEL", "PYTHON", "PYOP", "PYOP_SOURCE"):
+    os.environ.pop(_inherited, None)
+
 # Reasons used by the suite's skip markers when a tool of the machine is absent (kubectl, make, ruff).
 _MISSING_TOOL = "is not installed"
 
