@@ -9,7 +9,8 @@ loop (`async with Environment()`) runs on whatever loop that is.
 from __future__ import annotations
 
 import asyncio
-import os
+
+from pyscaffold_op.runtime import loops
 
 # Set to "asyncio" to serve from the standard library's loop even where uvloop is installed.
 LOOP_ENV = "PYOP_ENVTEST_LOOP"
@@ -17,11 +18,4 @@ LOOP_ENV = "PYOP_ENVTEST_LOOP"
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """A new loop: uvloop's when available and not turned off by PYOP_ENVTEST_LOOP=asyncio."""
-    if os.environ.get(LOOP_ENV, "") != "asyncio":
-        try:
-            import uvloop
-        except ImportError:
-            pass
-        else:
-            return uvloop.new_event_loop()
-    return asyncio.new_event_loop()
+    return loops.new_event_loop(LOOP_ENV)

@@ -13,108 +13,76 @@ from typing import Any
 from pyscaffold_op.runtime.rawobj import RawObject, unwrap
 
 
-class CreateEvent:
+class _Decoded:
+    """An event attribute held in `slot`, maybe as a RawObject: decoded to the typed object when read."""
+
+    def __init__(self, slot: str) -> None:
+        self.slot = slot
+
+    def __get__(self, event: Any, owner: type | None = None) -> Any:
+        return self if event is None else unwrap(getattr(event, self.slot))
+
+    def __set__(self, event: Any, value: Any) -> None:
+        setattr(event, self.slot, value)
+
+
+class _Event:
+    """Equality and repr over `_fields`, read through the attributes (so decoded), as the dataclasses
+    these were compared and printed; mutable, so not hashable."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __eq__(self, other: Any) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._fields)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({fields})"
+
+
+class CreateEvent(_Event):
     __slots__ = ("_object", "is_in_initial_list")
+    _fields = ("object", "is_in_initial_list")
+    object = _Decoded("_object")
 
     def __init__(self, object: Any, is_in_initial_list: bool = False) -> None:
         self._object = object
         self.is_in_initial_list = is_in_initial_list
 
-    @property
-    def object(self) -> Any:
-        return unwrap(self._object)
 
-    @object.setter
-    def object(self, value: Any) -> None:
-        self._object = value
-
-    def __eq__(self, other: Any) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return (self.object, self.is_in_initial_list) == (other.object, other.is_in_initial_list)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
-
-    def __repr__(self) -> str:
-        return f"CreateEvent(object={self.object!r}, is_in_initial_list={self.is_in_initial_list!r})"
-
-
-class UpdateEvent:
+class UpdateEvent(_Event):
     __slots__ = ("_new", "_old")
+    _fields = ("object_old", "object_new")
+    object_old = _Decoded("_old")
+    object_new = _Decoded("_new")
 
     def __init__(self, object_old: Any, object_new: Any) -> None:
         self._old, self._new = object_old, object_new
 
-    @property
-    def object_old(self) -> Any:
-        return unwrap(self._old)
 
-    @object_old.setter
-    def object_old(self, value: Any) -> None:
-        self._old = value
-
-    @property
-    def object_new(self) -> Any:
-        return unwrap(self._new)
-
-    @object_new.setter
-    def object_new(self, value: Any) -> None:
-        self._new = value
-
-    def __eq__(self, other: Any) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return (self.object_old, self.object_new) == (other.object_old, other.object_new)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"UpdateEvent(object_old={self.object_old!r}, object_new={self.object_new!r})"
-
-
-class DeleteEvent:
+class DeleteEvent(_Event):
     __slots__ = ("_object", "delete_state_unknown")
+    _fields = ("object", "delete_state_unknown")
+    object = _Decoded("_object")
 
     def __init__(self, object: Any, delete_state_unknown: bool = False) -> None:
         self._object = object
         self.delete_state_unknown = delete_state_unknown  # missed while disconnected; seen on relist
 
-    @property
-    def object(self) -> Any:
-        return unwrap(self._object)
 
-    @object.setter
-    def object(self, value: Any) -> None:
-        self._object = value
-
-    def __eq__(self, other: Any) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return (self.object, self.delete_state_unknown) == (other.object, other.delete_state_unknown)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"DeleteEvent(object={self.object!r}, delete_state_unknown={self.delete_state_unknown!r})"
-
-
-class GenericEvent:
+class GenericEvent(_Event):
     """An event from outside the cluster (a `Channel` source)."""
 
     __slots__ = ("object",)
+    _fields = ("object",)
 
     def __init__(self, object: Any) -> None:
         self.object = object
-
-    def __eq__(self, other: Any) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self.object == other.object
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"GenericEvent(object={self.object!r})"
 
 
 def raw_of(event: Any, attr: str = "object") -> RawObject | None:

@@ -20,9 +20,10 @@ T = TypeVar("T")
 LOOP_ENV = "PYOP_RUNTIME_LOOP"
 
 
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop's loop when it is installed and not turned off by PYOP_RUNTIME_LOOP=asyncio."""
-    if os.environ.get(LOOP_ENV, "") != "asyncio":
+def new_event_loop(env: str = LOOP_ENV) -> asyncio.AbstractEventLoop:
+    """uvloop's loop when it is installed and not turned off by `<env>=asyncio` (PYOP_RUNTIME_LOOP;
+    the emulator asks with its own PYOP_ENVTEST_LOOP)."""
+    if os.environ.get(env, "") != "asyncio":
         try:
             import uvloop
         except ImportError:
