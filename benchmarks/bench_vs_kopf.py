@@ -93,9 +93,9 @@ _CLK = os.sysconf("SC_CLK_TCK")
 # -- the two operators (each runs in its own process) ------------------------------------------------
 
 
-def run_pyop_operator(kubeconfig: str) -> None:
+def bench_item_model() -> Any:
+    """The BenchItem kind in pyop's types (imported here: the kopf operator's process never needs pyop)."""
     from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
-    from pyscaffold_op.runtime import Manager, ManagerOptions, NotFound, Request, load_config, run
 
     class BenchSpec(KubeModel):
         value: int = 0
@@ -110,6 +110,14 @@ def run_pyop_operator(kubeconfig: str) -> None:
         gvk = GroupVersionKind(GROUP, VERSION, "BenchItem")
         spec: BenchSpec = BenchSpec()
         status: BenchStatus | None = None
+
+    return BenchItem
+
+
+def run_pyop_operator(kubeconfig: str) -> None:
+    from pyscaffold_op.runtime import Manager, ManagerOptions, NotFound, Request, load_config, run
+
+    BenchItem = bench_item_model()
 
     mgr = Manager(
         load_config(kubeconfig), ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0")
@@ -478,23 +486,10 @@ def one_run(framework: str, n: int, samples: int) -> dict[str, float]:
 def cache_bytes_per_object(n: int) -> tuple[float, float]:
     """(JSON bytes, cache bytes) per object: a list of n objects as the server sends them, decoded
     into an informer store the way the runtime's informer fills it."""
-    from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
     from pyscaffold_op.runtime.informer import Informer
     from pyscaffold_op.runtime.kinds import info_for
 
-    class BenchSpec(KubeModel):
-        value: int = 0
-        sent_at: float | None = None
-        owner: str = ""
-
-    class BenchStatus(KubeModel):
-        observed: int | None = None
-        handled_at: float | None = None
-
-    class BenchItem(CustomResource):
-        gvk = GroupVersionKind(GROUP, VERSION, "BenchItem")
-        spec: BenchSpec = BenchSpec()
-        status: BenchStatus | None = None
+    BenchItem = bench_item_model()
 
     server = Server()
 

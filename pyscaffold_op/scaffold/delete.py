@@ -16,7 +16,7 @@ from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
 from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.record import RECORD_FILE, ApiRecord, digest, load_record
-from pyscaffold_op.scaffold.transaction import FilePlan
+from pyscaffold_op.scaffold.transaction import FilePlan, read_file
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePla
             f"`pyop delete webhook --group {options.group} --version {options.version} "
             f"--kind {options.kind}` first"
         )
-    record = load_record(_read(root, RECORD_FILE))
+    record = load_record(read_file(root, RECORD_FILE))
     api = record.find(*gvk)
     if api is None:
         raise ProjectError(
@@ -75,11 +75,6 @@ def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePla
     else:
         plan.remove(RECORD_FILE)
     return plan
-
-
-def _read(root: Path, relpath: str) -> str | None:
-    path = root / relpath
-    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def _claimed_files(others: Iterable[ApiRecord]) -> set[str]:

@@ -17,7 +17,7 @@ from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.record import RECORD_FILE, digest, load_record
 from pyscaffold_op.scaffold.render import render
-from pyscaffold_op.scaffold.transaction import FilePlan
+from pyscaffold_op.scaffold.transaction import FilePlan, read_file
 from pyscaffold_op.scaffold.webhook import WebhookOptions, build_context
 from pyscaffold_op.scaffold.webhook_record import ADMISSION, ALL_TYPES, Need, WebhookKind
 
@@ -52,7 +52,7 @@ def plan_delete_webhook(options: DeleteWebhookOptions, root: Path, project: Proj
     missing = [t for t in asked if t not in present]
     if missing:
         raise ValidationError(f"API {what} has no {missing[0]} webhook: nothing to delete")
-    record = load_record(_read(root, RECORD_FILE))
+    record = load_record(read_file(root, RECORD_FILE))
     if not record.webhooks.has(*gvk):
         raise ProjectError(
             f"{RECORD_FILE} has no record of what `pyop create webhook` wrote for {what} (made by a pyop "
@@ -78,7 +78,7 @@ def plan_delete_webhook(options: DeleteWebhookOptions, root: Path, project: Proj
     edited: list[str] = []
     rendered = _render_left(options, project, updated, root) if remaining else {}
     for relpath, owned in record.webhooks.files.items():
-        text = _read(root, relpath)
+        text = read_file(root, relpath)
         if owned.need.met(updated):
             if relpath in rendered:  # the kind's webhook and its test: rendered for the types left
                 if text is not None and digest(text) != owned.digest:
@@ -156,11 +156,6 @@ def _render_left(
     if webhook.defaulting or webhook.validation:
         out[ctx["test_path"]] = render("webhook/webhook_test.py.jinja", full)
     return out
-
-
-def _read(root: Path, relpath: str) -> str | None:
-    path = root / relpath
-    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def delete_webhook(options: DeleteWebhookOptions, start: Path) -> tuple[Path, FilePlan]:

@@ -19,6 +19,12 @@ from pathlib import Path, PurePosixPath
 from pyscaffold_op.errors import ProjectError
 
 
+def read_file(root: Path, relpath: str) -> str | None:
+    """The text of `root/relpath`, None when there is no such file."""
+    path = root / relpath
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
 @dataclass
 class FilePlan:
     """The planned final content of files under `root`, keyed by POSIX relative path."""
@@ -45,8 +51,7 @@ class FilePlan:
             return self.files[relpath].decode("utf-8")
         if relpath in self.removals:
             return None
-        path = self.root / relpath
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        return read_file(self.root, relpath)
 
     def changed(self) -> dict[str, bytes]:
         """Only the files whose content differs from what is on disk."""
