@@ -191,11 +191,29 @@ def serve() -> None:
             return await handle(req)
 
         env.api.handle = counted  # type: ignore[method-assign]
+        profile = os.environ.get("BENCH_SERVER_PROFILE")  # where the emulator writes its cProfile stats
+        if profile:
+            _profile_threads(profile)
         env.start_in_thread()
         print(env.kubeconfig_path, flush=True)
         for _line in sys.stdin:
             print(json.dumps(dict(counts)), flush=True)
         env.stop()
+
+
+def _profile_threads(path: str) -> None:
+    """cProfile every thread started from now on (the emulator's), writing the stats when it ends."""
+    import cProfile
+    import threading
+
+    run = threading.Thread.run
+
+    def profiled(thread: threading.Thread) -> None:
+        with cProfile.Profile() as prof:
+            run(thread)
+        prof.dump_stats(path)
+
+    threading.Thread.run = profiled  # type: ignore[method-assign]
 
 
 def _what(path: str) -> str:
