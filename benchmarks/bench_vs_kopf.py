@@ -177,6 +177,7 @@ def serve() -> None:
     """`--serve`: the emulator as `pyop envtest serve --no-kubelet --no-workloads` runs it, counting
     requests; prints the kubeconfig path, then answers each line on stdin with the counts as JSON."""
     from pyscaffold_op.envtest import Environment
+    from pyscaffold_op.envtest.gctune import tune_for_serving
 
     counts: Counter[str] = Counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -195,6 +196,7 @@ def serve() -> None:
         if profile:
             _profile_threads(profile)
         env.start_in_thread()
+        tune_for_serving()  # as `pyop envtest serve` does once it serves
         print(env.kubeconfig_path, flush=True)
         for _line in sys.stdin:
             print(json.dumps(dict(counts)), flush=True)
@@ -490,7 +492,11 @@ def one_run(framework: str, n: int, samples: int) -> dict[str, float]:
         env={**os.environ, "KUBECONFIG": server.kubeconfig},  # read when kubernetes is imported
     )
     try:
-        return asyncio.run(drive(server, operator, n, samples))
+        # the operators' loop for the driver too (uvloop unless --loop asyncio): the load generator
+        # shares the two cores with what it measures, so it should cost as little as it can
+        from pyscaffold_op.runtime import loops
+
+        return loops.run(drive(server, operator, n, samples))
     finally:
         operator.send_signal(signal.SIGTERM)
         try:

@@ -1,0 +1,42 @@
+"""`tune_for_serving`: what `pyop envtest serve` does to its own collector once it serves. Run in a
+child process: the settings are process-wide and must not leak into the test session."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from pyscaffold_op.envtest.gctune import SERVING_THRESHOLDS
+
+CHILD = textwrap.dedent(
+    """
+    import gc, json, weakref
+    from pyscaffold_op.envtest.gctune import tune_for_serving
+
+    before = gc.get_freeze_count()
+    tune_for_serving()
+    frozen = gc.get_freeze_count()
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.peer, b.peer = b, a  # a cycle made after tuning: only the cyclic collector can free it
+    ref = weakref.ref(a)
+    del a, b
+    gc.collect()
+    print(json.dumps({"before": before, "frozen": frozen, "thresholds": gc.get_threshold(),
+                      "cycle_freed": ref() is None, "enabled": gc.isenabled()}))
+    """
+)
+
+
+def test_freezes_start_up_objects_and_raises_thresholds_but_still_collects_cycles() -> None:
+    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True).stdout
+    got = json.loads(out)
+    assert got["before"] == 0
+    assert got["frozen"] > 10_000  # the emulator's modules, classes and functions
+    assert tuple(got["thresholds"]) == SERVING_THRESHOLDS
+    assert got["enabled"] and got["cycle_freed"]
