@@ -420,14 +420,14 @@ class Watcher:
 
 
 def _body(name: str, value: int) -> bytes:
-    return json.dumps(
+    return msgspec.json.encode(  # 5x cheaper than json.dumps: the driver shares the cores it measures
         {
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": "BenchItem",
             "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "bench", "tier": "x"}},
             "spec": {"value": value, "sentAt": time.time(), "owner": "bench"},
         }
-    ).encode()
+    )
 
 
 async def drive(server: Server, operator: subprocess.Popen[bytes], n: int, samples: int) -> dict[str, float]:

@@ -85,6 +85,7 @@ def test_the_wheel_is_typed_carries_templates_and_no_dev_tools(wheel: Path) -> N
     assert "pyscaffold_op/runtime/__init__.py" in names
     assert "pyscaffold_op/templates/init/copier.yml" in names
     assert "pyscaffold_op/templates/init/project/wheels/README.md" in names
+    assert "pyscaffold_op/templates/history/init.json.xz" in names  # `pyop upgrade` of earlier projects
     assert not [n for n in names if n.startswith("pyscaffold_op/dev/")]
     (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
     requires = [

@@ -179,7 +179,8 @@ def upgrade(
         None,
         "--base-templates",
         metavar="<path>",
-        help="The templates/init folder of the pyop release that made the project, when it is not this one.",
+        help="The templates/init folder the project was made from, for a revision this pyop does not ship "
+        "(it ships every earlier release's).",
     ),
 ) -> None:
     """Re-render the project from the current init template and merge it with your edits (3-way)."""

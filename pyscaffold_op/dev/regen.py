@@ -64,6 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"regenerated {dest} ({files} files, with generated manifests)", file=sys.stderr)
     if dest == GOLDEN_DIR:
         from pyscaffold_op.dev.golden_at import AT_DIR, refresh_at
+        from pyscaffold_op.dev.template_history import TEMPLATES, record
+
+        revision, new = record(TEMPLATES / "init")  # `pyop upgrade` of projects made by this template
+        if new:
+            print(f"recorded template revision {revision} in templates/history", file=sys.stderr)
 
         if AT_DIR.is_dir():
             refresh_at(AT_DIR)

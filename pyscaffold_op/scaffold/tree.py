@@ -104,14 +104,20 @@ class TreeTemplate:
                 yield path
 
 
-@cache
-def _revision(root: Path) -> str:
-    digest = hashlib.sha256()
+def revision_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """(relative POSIX path, path) of every file a template's revision covers, in digest order."""
     for path in sorted(root.rglob("*")):
         parts = path.relative_to(root).parts
         if path.is_file() and not _excluded(parts, _JUNK):
-            digest.update(f"{'/'.join(parts)}\0{path.stat().st_size}\0".encode())
-            digest.update(path.read_bytes())
+            yield "/".join(parts), path
+
+
+@cache
+def _revision(root: Path) -> str:
+    digest = hashlib.sha256()
+    for relpath, path in revision_files(root):
+        digest.update(f"{relpath}\0{path.stat().st_size}\0".encode())
+        digest.update(path.read_bytes())
     return f"sha256-{digest.hexdigest()[:16]}"
 
 

@@ -15,6 +15,7 @@ git work tree, and runs the renders through copier's private machinery; the merg
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ from typing import Any
 
 from pyscaffold_op.errors import ProjectError, PyopError, ValidationError
 from pyscaffold_op.project import find_project_root
+from pyscaffold_op.scaffold.history import materialized, shipped_revisions
 from pyscaffold_op.scaffold.init import ANSWERS_FILE, InitOptions, make_context, render_template
 from pyscaffold_op.scaffold.templates import INIT_TEMPLATE_TOKEN
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
@@ -81,24 +83,32 @@ def plan_upgrade(start: Path, *, templates: Path, base_templates: Path | None = 
     answers = read_answers(root)
     new = TreeTemplate.load(templates)
     recorded = answers.get("_commit")
-    if base_templates is not None:
-        base = TreeTemplate.load(_template_root(base_templates))
-        if recorded is not None and base.revision() != recorded:
-            raise ValidationError(
-                f"--base-templates {base_templates}: template revision {base.revision()}, but the project "
-                f"was made from {recorded} ({ANSWERS_FILE} _commit)"
+    with contextlib.ExitStack() as stack:
+        if base_templates is not None:
+            base = TreeTemplate.load(_template_root(base_templates))
+            if recorded is not None and base.revision() != recorded:
+                raise ValidationError(
+                    f"--base-templates {base_templates}: template revision {base.revision()}, but the "
+                    f"project was made from {recorded} ({ANSWERS_FILE} _commit)"
+                )
+        elif recorded == new.revision():
+            base = new
+        elif isinstance(recorded, str) and (
+            shipped := stack.enter_context(materialized(templates.parent, recorded))
+        ):
+            base = TreeTemplate.load(shipped)  # an earlier release's template, from the shipped history
+        else:
+            made_from = (
+                f"template revision {recorded}" if recorded else "a template revision it does not record"
             )
-    elif recorded == new.revision():
-        base = new
-    else:
-        made_from = f"template revision {recorded}" if recorded else "a template revision it does not record"
-        raise ProjectError(
-            f"{ANSWERS_FILE}: the project was made from {made_from} and this pyop has {new.revision()}; "
-            "pass --base-templates with the templates/init folder of the pyop release that made it"
-        )
-    context = make_context(init_options(answers), check_installed=False)
-    base_files = render_template(context, root, base.root)
-    new_files = render_template(context, root, new.root)
+            raise ProjectError(
+                f"{ANSWERS_FILE}: the project was made from {made_from}, which this pyop does not ship "
+                f"(it has {new.revision()} and {len(shipped_revisions(templates.parent))} earlier ones); "
+                "pass --base-templates with the templates/init folder of the pyop release that made it"
+            )
+        context = make_context(init_options(answers), check_installed=False)
+        base_files = render_template(context, root, base.root)
+        new_files = render_template(context, root, new.root)
     return merge_renders(root, base_files, new_files)
 
 
