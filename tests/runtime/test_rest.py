@@ -338,7 +338,8 @@ async def test_request_targets_keep_the_path_prefix_and_the_query() -> None:
             await rancher.close()
     prefix = "/k8s/clusters/c-1"
     assert seen == [
-        (f"{prefix}/api/v1/namespaces/ns/pods",) * 2 + ({"labelSelector": "app in (a,b),tier!=x", "limit": "5"},),
+        (f"{prefix}/api/v1/namespaces/ns/pods",) * 2
+        + ({"labelSelector": "app in (a,b),tier!=x", "limit": "5"},),
         (f"{prefix}/apis/g/v1/xs/system:node:a",) * 2 + ({},),
         (f"{prefix}/api/v1/x%20y", f"{prefix}/api/v1/x y", {}),
     ]
