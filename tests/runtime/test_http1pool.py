@@ -307,3 +307,21 @@ async def test_leaving_or_cancelling_a_watch_closes_its_connection() -> None:
 
 async def _true(value: bool) -> bool:
     return value
+
+
+ON_UVLOOP = [
+    test_connections_are_kept_alive_and_capped,
+    test_a_get_on_a_reused_connection_the_server_closed_is_retried_once,
+    test_timeout_and_cancellation_close_the_connection,
+    test_refused_connections_and_malformed_responses_are_503,
+    test_watch_lines_span_chunks_have_no_length_cap_and_a_truncated_stream_raises,
+    test_leaving_or_cancelling_a_watch_closes_its_connection,
+]
+
+
+@pytest.mark.parametrize("case", ON_UVLOOP, ids=[case.__name__.removeprefix("test_") for case in ON_UVLOOP])
+def test_on_uvloop(case: Callable[[], Awaitable[None]]) -> None:
+    """The same on uvloop, the loop `runtime.run` starts operators on where it is installed."""
+    uvloop = pytest.importorskip("uvloop")
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(case())  # type: ignore[arg-type]
