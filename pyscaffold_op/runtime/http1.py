@@ -210,15 +210,13 @@ class ResponseParser:
         headers: dict[str, str] = {}
         name = ""
         for line in lines[1:]:
-            if line[:1] in (" ", "\t"):  # obs-fold: a continuation, replaced by a space (RFC 9112 5.2)
-                if not name:
-                    raise ProtocolError("a header continuation line without a header")
-                headers[name] += " " + line.strip(" \t")
-                continue
-            name, sep, value = line.partition(":")
-            if not sep or not name or name != name.strip(" \t"):
+            field, sep, value = line.partition(":")
+            if not sep or not field or field[0] in " \t" or field[-1] in " \t":
+                if line[:1] in (" ", "\t") and name:  # obs-fold, joined with a space (RFC 9112 5.2)
+                    headers[name] += " " + line.strip(" \t")
+                    continue
                 raise ProtocolError(f"malformed header line {line[:80]!r}")
-            name = name.lower()
+            name = field.lower()
             value = value.strip(" \t")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         if status < 200:
@@ -253,9 +251,13 @@ class ResponseParser:
             self._state = _TO_EOF
             self.keep_alive = False
             return
-        values = {v.strip(" \t") for v in length.split(",")}  # repeated equal values are allowed
-        value = values.pop()
-        if values or not _DIGITS.fullmatch(value):
+        value = length
+        if not (length.isascii() and length.isdecimal()):
+            values = {v.strip(" \t") for v in length.split(",")}  # repeated equal values are allowed
+            value = values.pop()
+            if values or not _DIGITS.fullmatch(value):
+                raise ProtocolError(f"malformed Content-Length {length[:40]!r}")
+        elif len(length) > 18:
             raise ProtocolError(f"malformed Content-Length {length[:40]!r}")
         self._remaining = int(value)
         self._state = _LENGTH if self._remaining else _DONE
