@@ -104,6 +104,8 @@ class Connection(asyncio.Protocol):
         """Send `request` (head and body) and read the whole response, by `deadline` (loop time)."""
         parser = self.parser
         parser.reset(no_body)
+        if self.closed:  # closed by the server between connecting and this request
+            raise ServerDisconnected("the server closed the connection without answering")
         loop = self.pool.loop
         waiter = self._waiter = loop.create_future()
         timer = loop.call_at(deadline, self._expire, waiter)
@@ -147,6 +149,8 @@ class Connection(asyncio.Protocol):
         self._streaming = True
         self.parser.on_body = self._piece
         self.parser.reset()
+        if self.closed:
+            raise ServerDisconnected("the server closed the connection without answering")
         assert self.transport is not None
         self.transport.write(request)
         while not self.parser.head_done:
@@ -235,7 +239,10 @@ class Pool:
     async def request(self, request: bytes, method: str, deadline: float) -> tuple[int, bytes]:
         """Send one request on a pooled connection; (status, body) of its response."""
         for attempt in (1, 2):
-            conn = self._take_idle() or await self._acquire(deadline)
+            if attempt == 1:
+                conn = self._take_idle() or await self._acquire(deadline)
+            else:
+                conn = await self._acquire(deadline, fresh=True)
             reused = conn.requests > 0
             try:
                 status, body = await conn.exchange(request, method == "HEAD", deadline)

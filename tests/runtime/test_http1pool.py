@@ -168,6 +168,18 @@ async def test_a_get_on_a_new_connection_is_not_retried() -> None:
         finally:
             await transport.close()
 
+    async def hang_up_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        pass  # closed as soon as accepted: before or after the request is sent, one error
+
+    async with running(Server(hang_up_at_once)) as port:
+        transport = transport_for(port)
+        try:
+            with pytest.raises(ServerError, match="GET /x: the server closed the connection") as caught:
+                await transport.request("GET", "/x")
+            assert isinstance(caught.value.__cause__, ServerDisconnected)
+        finally:
+            await transport.close()
+
 
 async def test_timeout_and_cancellation_close_the_connection() -> None:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
