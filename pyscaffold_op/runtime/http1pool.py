@@ -95,7 +95,7 @@ class Connection(asyncio.Protocol):
         self.pool._forget(self)
         if self._waiter is not None or (self._streaming and self._error is None and not self.parser.done):
             cause = f": {exc}" if exc else ""
-            err = ServerDisconnected(f"the connection was closed{cause}")
+            err = ServerDisconnected(f"the server closed the connection{cause}")
             err.__cause__ = exc
             self._fail(err)
 
