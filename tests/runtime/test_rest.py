@@ -4,23 +4,28 @@ sent only over TLS, as client-go does."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime
 import json
 import ssl
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 
 from pyscaffold_op.envtest import Environment
+from pyscaffold_op.models.core_v1 import Pod
 from pyscaffold_op.runtime import ConfigError, RestConfig, load_config, new_client
 from pyscaffold_op.runtime.certs import self_signed_cert
 from pyscaffold_op.runtime.errors import NotFound, ServerError, Unauthorized
 from pyscaffold_op.runtime.execplugin import ExecCredentials
+from pyscaffold_op.runtime.kinds import info_for
 from pyscaffold_op.runtime.rest import RestTransport
 from pyscaffold_op.runtime.restconfig import ExecConfig
+from pyscaffold_op.runtime.startup import explain
 
 from .kubeconfig_helpers import issue_client_cert, make_ca, pem, serve, write_kubeconfig
 
@@ -143,10 +148,14 @@ async def test_client_certificates_from_data_and_files(tmp_path: Path) -> None:
                 await transport.close()
         anonymous = RestTransport(load_config(write_kubeconfig(tmp_path / "kc-none", cluster)))
         try:
-            with pytest.raises(ServerError):  # the server requires a certificate
+            with pytest.raises(ServerError) as caught:  # the server requires a certificate
                 await anonymous.request("GET", "/api")
         finally:
             await anonymous.close()
+        reason = explain(anonymous, info_for(Pod), caught.value)
+        assert reason.startswith(f"cannot connect to {cluster['server']}"), reason
+        # the server hangs up without a word (its TLS alert is not always flushed): said as such
+        assert reason.endswith("the server closed the connection"), reason
 
 
 async def test_basic_auth_and_no_credentials_over_plain_http(tmp_path: Path) -> None:
@@ -364,3 +373,18 @@ async def test_no_cookies_are_kept_between_requests() -> None:
         finally:
             await transport.close()
     assert cookies == [None, None]
+
+
+TLS_ON_UVLOOP = [
+    test_token_file_rotation_and_error_mapping,
+    test_tls_verification_server_name_and_insecure,
+    test_client_certificates_from_data_and_files,
+]
+
+
+@pytest.mark.parametrize("case", TLS_ON_UVLOOP, ids=[c.__name__.removeprefix("test_") for c in TLS_ON_UVLOOP])
+def test_tls_on_uvloop(case: Any, tmp_path: Path) -> None:
+    """The real-handshake TLS cases on uvloop too: the loop `runtime.run` starts operators on."""
+    uvloop = pytest.importorskip("uvloop")
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(case(tmp_path))
