@@ -20,7 +20,7 @@ from pyscaffold_op.envtest import Environment
 from pyscaffold_op.models.core_v1 import Pod
 from pyscaffold_op.runtime import ConfigError, RestConfig, load_config, new_client
 from pyscaffold_op.runtime.certs import self_signed_cert
-from pyscaffold_op.runtime.errors import NotFound, ServerError, Unauthorized
+from pyscaffold_op.runtime.errors import Forbidden, NotFound, ServerError, Unauthorized
 from pyscaffold_op.runtime.execplugin import ExecCredentials
 from pyscaffold_op.runtime.kinds import info_for
 from pyscaffold_op.runtime.rest import RestTransport
@@ -181,24 +181,41 @@ async def test_basic_auth_and_no_credentials_over_plain_http(tmp_path: Path) -> 
     assert seen == ["Basic " + b64(b"admin:s3cret"), None]
 
 
-async def test_proxy_url_carries_the_requests(tmp_path: Path) -> None:
+async def test_proxy_url_carries_the_requests_and_watches(tmp_path: Path) -> None:
+    """proxy-url goes through aiohttp (rest_proxy.py): requests, watches and errors as without one."""
     proxied: list[str] = []
 
-    async def proxy(request: web.Request) -> web.Response:
+    async def proxy(request: web.Request) -> web.StreamResponse:
         proxied.append(str(request.url))  # a forward proxy gets the absolute URL
-        return web.json_response({"via": "proxy"})
+        if request.path.endswith("/secrets"):
+            return web.json_response({"kind": "Status", "code": 403, "reason": "Forbidden"}, status=403)
+        if request.query.get("watch") != "true":
+            return web.json_response({"via": "proxy"})
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        await resp.write(b'{"type": "ADDED"}\n{"type": ')
+        await resp.write(b'"DELETED"}\n')
+        return resp
 
     async with serve(proxy) as proxy_port:
         kc = write_kubeconfig(
             tmp_path / "kc",
-            {"server": "http://kube.invalid:8080", "proxy-url": f"http://127.0.0.1:{proxy_port}"},
+            {"server": "http://kube.invalid:8080/prefix", "proxy-url": f"http://127.0.0.1:{proxy_port}"},
         )
         transport = RestTransport(load_config(kc))
         try:
             assert json.loads(await transport.request("GET", "/api/v1/pods")) == {"via": "proxy"}
+            async with transport.stream_lines("/api/v1/pods", {"watch": "true"}) as lines:
+                assert [line async for line in lines] == [b'{"type": "ADDED"}', b'{"type": "DELETED"}']
+            with pytest.raises(Forbidden):
+                await transport.request("GET", "/api/v1/secrets")
         finally:
             await transport.close()
-    assert proxied == ["http://kube.invalid:8080/api/v1/pods"]
+    assert proxied == [
+        "http://kube.invalid:8080/prefix/api/v1/pods",
+        "http://kube.invalid:8080/prefix/api/v1/pods?watch=true",
+        "http://kube.invalid:8080/prefix/api/v1/secrets",
+    ]
 
 
 PLUGIN = """#!{python}
