@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from pyscaffold_op.runtime.http1 import ConnectError, HTTPError, ResponseParser, ServerDisconnected
 
@@ -157,26 +157,25 @@ class Connection(asyncio.Protocol):
             await self._wait()
         return self.parser.status
 
-    async def pieces(self) -> AsyncIterator[bytes]:
-        """The body as it arrives, in pieces of any size; raises `HTTPError` when the stream breaks."""
-        while True:
-            if self._pieces:
-                data = b"".join(self._pieces) if len(self._pieces) > 1 else self._pieces[0]
-                self._pieces.clear()
-                self._buffered = 0
-                if self._paused and self.transport is not None and not self.closed:
-                    self._paused = False
-                    self.transport.resume_reading()
-                yield data
-            elif self.parser.done:
-                return
-            else:
-                await self._wait()
-
-    async def read_rest(self) -> bytes:
-        """The rest of a streamed body (an error status's Status object)."""
-        parts = [piece async for piece in self.pieces()]
-        return b"".join(parts)
+    async def pieces(self) -> AsyncGenerator[bytes, None]:
+        """The body as it arrives, in pieces of any size; raises `HTTPError` when the stream breaks.
+        Closing the generator closes the connection."""
+        try:
+            while True:
+                if self._pieces:
+                    data = b"".join(self._pieces) if len(self._pieces) > 1 else self._pieces[0]
+                    self._pieces.clear()
+                    self._buffered = 0
+                    if self._paused and self.transport is not None and not self.closed:
+                        self._paused = False
+                        self.transport.resume_reading()
+                    yield data
+                elif self.parser.done:
+                    return
+                else:
+                    await self._wait()
+        finally:
+            self.close()
 
     async def _wait(self) -> None:
         if self._error is not None:

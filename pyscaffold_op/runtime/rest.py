@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -183,7 +183,9 @@ class RestTransport:
         return full
 
     @contextlib.asynccontextmanager
-    async def stream_lines(self, path: str, params: Mapping[str, Any]) -> AsyncIterator[AsyncIterator[bytes]]:
+    async def stream_lines(
+        self, path: str, params: Mapping[str, Any]
+    ) -> AsyncIterator[AsyncGenerator[bytes, None]]:
         """A watch stream on a connection of its own: yields an async iterator over its non-empty
         lines. Connecting is bounded by `timeout`, reading is not (a watch is idle between events; the
         server ends it after timeoutSeconds). Errors before the stream map like `request`'s; a stream
@@ -204,7 +206,7 @@ class RestTransport:
     @contextlib.asynccontextmanager
     async def _open_stream(
         self, path: str, target: str, auth: str | None
-    ) -> AsyncIterator[tuple[int, AsyncIterator[bytes]]]:
+    ) -> AsyncIterator[tuple[int, AsyncGenerator[bytes, None]]]:
         if self._proxied is not None:
             async with self._proxied.stream(path, target, {"Authorization": auth} if auth else {}) as opened:
                 yield opened
@@ -237,16 +239,19 @@ def _unavailable(method: str, path: str, err: HTTPError) -> ServerError:
     return ServerError(f"{method} {path}: {err}", code=503, reason="ServiceUnavailable")
 
 
-async def _lines(pieces: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+async def _lines(pieces: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
     # No cap on a line's length: a watch event carries a whole object (a large ConfigMap or CRD).
     buf = b""
-    async for piece in pieces:
-        buf += piece
-        if b"\n" not in piece:
-            continue
-        *complete, buf = buf.split(b"\n")
-        for line in complete:
-            if line.strip():
-                yield line
-    if buf.strip():
-        yield buf
+    try:
+        async for piece in pieces:
+            buf += piece
+            if b"\n" not in piece:
+                continue
+            *complete, buf = buf.split(b"\n")
+            for line in complete:
+                if line.strip():
+                    yield line
+        if buf.strip():
+            yield buf
+    finally:
+        await pieces.aclose()  # closing the lines closes the connection

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from pyscaffold_op.runtime.errors import ServerError, ServerTimeout
@@ -86,7 +86,7 @@ class ProxiedSession:
     @contextlib.asynccontextmanager
     async def stream(
         self, path: str, target: str, headers: dict[str, str]
-    ) -> AsyncIterator[tuple[int, AsyncIterator[bytes]]]:
+    ) -> AsyncIterator[tuple[int, AsyncGenerator[bytes, None]]]:
         import aiohttp
 
         session = self._get_session()
@@ -107,8 +107,9 @@ class ProxiedSession:
         self._session = None
 
 
-async def _pieces(resp: Any) -> AsyncIterator[bytes]:
-    """The body as it arrives; a broken stream raises what the direct client raises (a ConnectionError)."""
+async def _pieces(resp: Any) -> AsyncGenerator[bytes, None]:
+    """The body as it arrives; a broken stream raises what the direct client raises (a ConnectionError).
+    Closing the generator closes the connection."""
     import aiohttp
 
     try:
@@ -116,3 +117,5 @@ async def _pieces(resp: Any) -> AsyncIterator[bytes]:
             yield piece
     except aiohttp.ClientError as err:
         raise ServerDisconnected(f"the watch stream broke: {err}") from err
+    finally:
+        resp.close()

@@ -297,6 +297,10 @@ async def test_leaving_or_cancelling_a_watch_closes_its_connection() -> None:
             async with transport.stream_lines("/w", {"watch": "true"}) as stream:
                 assert await anext(stream) == b'{"type": "BOOKMARK"}'
             await eventually(lambda: _true(server.closed_by_client == 1))
+            async with transport.stream_lines("/w", {"watch": "true"}) as stream:
+                assert await anext(stream) == b'{"type": "BOOKMARK"}'
+                await stream.aclose()  # closing the lines, still inside the block
+                await eventually(lambda: _true(server.closed_by_client == 2))
 
             async def consume() -> None:
                 async with transport.stream_lines("/w", {"watch": "true"}) as lines:
@@ -304,11 +308,11 @@ async def test_leaving_or_cancelling_a_watch_closes_its_connection() -> None:
                         pass
 
             task = asyncio.create_task(consume())
-            await eventually(lambda: _true(len(server.requests) == 2))
+            await eventually(lambda: _true(len(server.requests) == 3))
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            await eventually(lambda: _true(server.closed_by_client == 2))
+            await eventually(lambda: _true(server.closed_by_client == 3))
             with pytest.raises(Forbidden, match="no"):
                 async with transport.stream_lines("/w", {"watch": "true", "forbidden": "1"}):
                     pass
