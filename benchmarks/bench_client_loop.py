@@ -3,10 +3,11 @@
     python benchmarks/bench_client_loop.py [--rounds 6] [--requests 2400]
 
 A minimal aiohttp server in a child process answers every request with a 150-byte object; in this
-process `RestTransport` sends status-PATCH-like requests, 8 at a time, alternately on
+process `RestTransport` sends status-PATCH-like requests, then GETs, 8 at a time, alternately on
 `asyncio.new_event_loop()` and on `runtime.loops.new_event_loop()` (uvloop when installed), and the
 process CPU per request is reported (the server's CPU is not counted). Rounds alternate so both loops
-see the same machine load.
+see the same machine load. To compare two versions of the runtime, run it once per version with
+`PYTHONPATH` pointing at each, alternating.
 """
 
 from __future__ import annotations
@@ -34,21 +35,22 @@ PATH = "/apis/bench.pyop.io/v1/namespaces/default/benchitems/item-{}/status"
 BODY = b'{"status":{"observed":1,"handledAt":2.5}}'
 
 
-async def requests(port: int, n: int) -> float:
+async def requests(port: int, n: int, method: str) -> float:
     """CPU µs per request for n requests, 8 in flight, after a warm-up."""
     from pyscaffold_op.runtime.rest import RestTransport
     from pyscaffold_op.runtime.restconfig import RestConfig
 
     transport = RestTransport(RestConfig(server=f"http://127.0.0.1:{port}"))
     merge = "application/merge-patch+json"
+    body = BODY if method == "PATCH" else None
     try:
         for i in range(100):
-            await transport.request("PATCH", PATH.format(i), body=BODY, content_type=merge)
+            await transport.request(method, PATH.format(i), body=body, content_type=merge)
         started = time.process_time()
 
         async def worker(w: int) -> None:
             for i in range(n // 8):
-                await transport.request("PATCH", PATH.format(w * 100_000 + i), body=BODY, content_type=merge)
+                await transport.request(method, PATH.format(w * 100_000 + i), body=body, content_type=merge)
 
         await asyncio.gather(*(worker(w) for w in range(8)))
         return (time.process_time() - started) / (n // 8 * 8) * 1e6
@@ -66,20 +68,22 @@ def main() -> int:
     port = 18000 + os.getpid() % 1000
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(port)])
     loops = {"asyncio": asyncio.new_event_loop, "runtime.loops": new_event_loop}
-    per_request: dict[str, list[float]] = {name: [] for name in loops}
+    per_request: dict[str, list[float]] = {f"{m} {name}": [] for m in ("PATCH", "GET") for name in loops}
     try:
         time.sleep(1.0)  # the server's start
         for _ in range(args.rounds):
-            for name, factory in loops.items():
-                with asyncio.Runner(loop_factory=factory) as runner:
-                    per_request[name].append(runner.run(requests(port, args.requests)))
+            for method in ("PATCH", "GET"):
+                for name, factory in loops.items():
+                    with asyncio.Runner(loop_factory=factory) as runner:
+                        cpu = runner.run(requests(port, args.requests, method))
+                        per_request[f"{method} {name}"].append(cpu)
     finally:
         server.terminate()
         server.wait()
     kind = type(new_event_loop()).__module__
     for name, values in per_request.items():
         print(
-            f"{name:<14} client CPU per request: median {statistics.median(values):.1f} µs, "
+            f"{name:<20} client CPU per request: median {statistics.median(values):.1f} µs, "
             f"min {min(values):.1f} µs  ({', '.join(f'{v:.0f}' for v in values)})"
         )
     print(f"(runtime.loops runs on {kind})")

@@ -388,11 +388,6 @@ def _went_back(before: str | None, now: str | None) -> bool:
     return int(now) < int(before)
 
 
-def _broken_stream_errors() -> tuple[type[BaseException], ...]:
-    """Errors meaning "the established stream broke" (as opposed to errors the server sent)."""
-    import aiohttp
-
-    return (ConnectionError, aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError)
-
-
-_BROKEN_STREAM = _broken_stream_errors()
+# "The established stream broke" (as opposed to errors the server sent): the runtime's client raises
+# `http1.HTTPError`, a ConnectionError, for a reset, a truncated chunk or a server gone mid-stream.
+_BROKEN_STREAM = (ConnectionError,)

@@ -100,19 +100,31 @@ def _is_custom(info: ResourceInfo) -> bool:
 
 def _connection_cause(err: Exception) -> str | None:
     """The reason of a failed TCP/TLS connection under `err`, or None when it is something else."""
-    import aiohttp
+    from pyscaffold_op.runtime.http1 import ConnectError, ServerDisconnected
 
     cause: Any = err.__cause__
-    if isinstance(cause, aiohttp.ClientConnectorCertificateError):
-        return f"TLS certificate not trusted: {cause.certificate_error}"
-    if isinstance(cause, aiohttp.ClientConnectorError):
-        os_error = cause.os_error
-        if isinstance(os_error, ssl.SSLError):
-            return f"TLS handshake failed: {os_error.reason or os_error}"
-        return _os_reason(os_error)
-    if isinstance(cause, aiohttp.ServerDisconnectedError):
+    if isinstance(cause, ConnectError):
+        return _connect_reason(cause.os_error)
+    if isinstance(cause, ServerDisconnected):
         return "the server closed the connection"
+    if type(cause).__module__.startswith("aiohttp"):  # through a kubeconfig's proxy-url
+        import aiohttp
+
+        if isinstance(cause, aiohttp.ClientConnectorCertificateError):
+            return f"TLS certificate not trusted: {cause.certificate_error}"
+        if isinstance(cause, aiohttp.ClientConnectorError):
+            return _connect_reason(cause.os_error)
+        if isinstance(cause, aiohttp.ServerDisconnectedError):
+            return "the server closed the connection"
     return None
+
+
+def _connect_reason(os_error: OSError) -> str:
+    if isinstance(os_error, ssl.SSLCertVerificationError):
+        return f"TLS certificate not trusted: {os_error}"
+    if isinstance(os_error, ssl.SSLError):
+        return f"TLS handshake failed: {os_error.reason or os_error}"
+    return _os_reason(os_error)
 
 
 def _os_reason(err: OSError) -> str:

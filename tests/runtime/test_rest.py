@@ -4,23 +4,28 @@ sent only over TLS, as client-go does."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime
 import json
 import ssl
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 
 from pyscaffold_op.envtest import Environment
+from pyscaffold_op.models.core_v1 import Pod
 from pyscaffold_op.runtime import ConfigError, RestConfig, load_config, new_client
 from pyscaffold_op.runtime.certs import self_signed_cert
-from pyscaffold_op.runtime.errors import NotFound, ServerError, Unauthorized
+from pyscaffold_op.runtime.errors import Forbidden, NotFound, ServerError, Unauthorized
 from pyscaffold_op.runtime.execplugin import ExecCredentials
+from pyscaffold_op.runtime.kinds import info_for
 from pyscaffold_op.runtime.rest import RestTransport
 from pyscaffold_op.runtime.restconfig import ExecConfig
+from pyscaffold_op.runtime.startup import explain
 
 from .kubeconfig_helpers import issue_client_cert, make_ca, pem, serve, write_kubeconfig
 
@@ -143,10 +148,14 @@ async def test_client_certificates_from_data_and_files(tmp_path: Path) -> None:
                 await transport.close()
         anonymous = RestTransport(load_config(write_kubeconfig(tmp_path / "kc-none", cluster)))
         try:
-            with pytest.raises(ServerError):  # the server requires a certificate
+            with pytest.raises(ServerError) as caught:  # the server requires a certificate
                 await anonymous.request("GET", "/api")
         finally:
             await anonymous.close()
+        reason = explain(anonymous, info_for(Pod), caught.value)
+        assert reason.startswith(f"cannot connect to {cluster['server']}"), reason
+        # the server hangs up without a word (its TLS alert is not always flushed): said as such
+        assert reason.endswith("the server closed the connection"), reason
 
 
 async def test_basic_auth_and_no_credentials_over_plain_http(tmp_path: Path) -> None:
@@ -172,24 +181,41 @@ async def test_basic_auth_and_no_credentials_over_plain_http(tmp_path: Path) -> 
     assert seen == ["Basic " + b64(b"admin:s3cret"), None]
 
 
-async def test_proxy_url_carries_the_requests(tmp_path: Path) -> None:
+async def test_proxy_url_carries_the_requests_and_watches(tmp_path: Path) -> None:
+    """proxy-url goes through aiohttp (rest_proxy.py): requests, watches and errors as without one."""
     proxied: list[str] = []
 
-    async def proxy(request: web.Request) -> web.Response:
+    async def proxy(request: web.Request) -> web.StreamResponse:
         proxied.append(str(request.url))  # a forward proxy gets the absolute URL
-        return web.json_response({"via": "proxy"})
+        if request.path.endswith("/secrets"):
+            return web.json_response({"kind": "Status", "code": 403, "reason": "Forbidden"}, status=403)
+        if request.query.get("watch") != "true":
+            return web.json_response({"via": "proxy"})
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        await resp.write(b'{"type": "ADDED"}\n{"type": ')
+        await resp.write(b'"DELETED"}\n')
+        return resp
 
     async with serve(proxy) as proxy_port:
         kc = write_kubeconfig(
             tmp_path / "kc",
-            {"server": "http://kube.invalid:8080", "proxy-url": f"http://127.0.0.1:{proxy_port}"},
+            {"server": "http://kube.invalid:8080/prefix", "proxy-url": f"http://127.0.0.1:{proxy_port}"},
         )
         transport = RestTransport(load_config(kc))
         try:
             assert json.loads(await transport.request("GET", "/api/v1/pods")) == {"via": "proxy"}
+            async with transport.stream_lines("/api/v1/pods", {"watch": "true"}) as lines:
+                assert [line async for line in lines] == [b'{"type": "ADDED"}', b'{"type": "DELETED"}']
+            with pytest.raises(Forbidden):
+                await transport.request("GET", "/api/v1/secrets")
         finally:
             await transport.close()
-    assert proxied == ["http://kube.invalid:8080/api/v1/pods"]
+    assert proxied == [
+        "http://kube.invalid:8080/prefix/api/v1/pods",
+        "http://kube.invalid:8080/prefix/api/v1/pods?watch=true",
+        "http://kube.invalid:8080/prefix/api/v1/secrets",
+    ]
 
 
 PLUGIN = """#!{python}
@@ -318,22 +344,31 @@ async def test_the_emulators_kubeconfig_loads_and_serves(tmp_path: Path) -> None
             await client.close()
 
 
-def test_request_urls_are_built_encoded() -> None:
-    """The URL is built without yarl re-parsing it; a server's path prefix and the query survive."""
-    from yarl import URL
+async def test_request_targets_keep_the_path_prefix_and_the_query() -> None:
+    """Kubernetes paths go out as they are, others percent-quoted; a server's path prefix (Rancher's
+    `/k8s/clusters/x`) and the query survive, as the server parses them."""
+    seen: list[tuple[str, str, dict[str, str]]] = []
 
-    rancher = RestTransport(RestConfig(server="https://h.example:6443/k8s/clusters/c-1/"))
-    url = rancher._url("/api/v1/namespaces/ns/pods", {"labelSelector": "app in (a,b),tier!=x", "limit": 5})
-    assert str(url.with_query(None)) == "https://h.example:6443/k8s/clusters/c-1/api/v1/namespaces/ns/pods"
-    assert dict(url.query) == {"labelSelector": "app in (a,b),tier!=x", "limit": "5"}
-    parsed = URL(str(url))  # what goes on the wire parses back to the same path and query
-    assert (parsed.path, dict(parsed.query)) == (url.path, dict(url.query))
-    plain = RestTransport(RestConfig(server="http://127.0.0.1:8080"))
-    assert str(plain._url("/apis/g/v1/xs/system:node:a", {"dryRun": None})) == (
-        "http://127.0.0.1:8080/apis/g/v1/xs/system:node:a"
-    )
-    odd = plain._url("/api/v1/x y", None)  # not a Kubernetes name: quoted the slow way
-    assert odd.raw_path == "/api/v1/x%20y" and odd.path == "/api/v1/x y"
+    async def handle(request: web.Request) -> web.Response:
+        seen.append((request.raw_path.partition("?")[0], request.path, dict(request.query)))
+        return web.json_response({})
+
+    async with serve(handle) as port:
+        rancher = RestTransport(RestConfig(server=f"http://127.0.0.1:{port}/k8s/clusters/c-1/"))
+        try:
+            selector = {"labelSelector": "app in (a,b),tier!=x", "limit": 5, "dryRun": None}
+            await rancher.request("GET", "/api/v1/namespaces/ns/pods", params=selector)
+            await rancher.request("GET", "/apis/g/v1/xs/system:node:a")
+            await rancher.request("GET", "/api/v1/x y")  # not a Kubernetes name: quoted
+        finally:
+            await rancher.close()
+    prefix = "/k8s/clusters/c-1"
+    assert seen == [
+        (f"{prefix}/api/v1/namespaces/ns/pods",) * 2
+        + ({"labelSelector": "app in (a,b),tier!=x", "limit": "5"},),
+        (f"{prefix}/apis/g/v1/xs/system:node:a",) * 2 + ({},),
+        (f"{prefix}/api/v1/x%20y", f"{prefix}/api/v1/x y", {}),
+    ]
 
 
 async def test_no_cookies_are_kept_between_requests() -> None:
@@ -355,3 +390,18 @@ async def test_no_cookies_are_kept_between_requests() -> None:
         finally:
             await transport.close()
     assert cookies == [None, None]
+
+
+TLS_ON_UVLOOP = [
+    test_token_file_rotation_and_error_mapping,
+    test_tls_verification_server_name_and_insecure,
+    test_client_certificates_from_data_and_files,
+]
+
+
+@pytest.mark.parametrize("case", TLS_ON_UVLOOP, ids=[c.__name__.removeprefix("test_") for c in TLS_ON_UVLOOP])
+def test_tls_on_uvloop(case: Any, tmp_path: Path) -> None:
+    """The real-handshake TLS cases on uvloop too: the loop `runtime.run` starts operators on."""
+    uvloop = pytest.importorskip("uvloop")
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(case(tmp_path))

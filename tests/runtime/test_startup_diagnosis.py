@@ -142,3 +142,49 @@ async def test_taken_webhook_port_names_webhook_port(refused_kubeconfig: Path, t
         f"--webhook-port 127.0.0.1:{taken_port}: address already in use; "
         'pass another port, e.g. make run ARGS="--webhook-port=0"'
     )
+
+
+async def test_connection_failures_say_why_in_one_line() -> None:
+    """An untrusted certificate, a server that hangs up, a name that does not resolve: each one line,
+    from the client's typed errors (the certificate error stays the cause, as the standard library's)."""
+    import asyncio
+    import ssl
+
+    from pyscaffold_op.runtime import RestConfig, ServerError
+    from pyscaffold_op.runtime.certs import load_pem_chain, self_signed_cert
+
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.close()
+
+    cert, key = self_signed_cert("localhost", ("127.0.0.1",))
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    load_pem_chain(tls, cert, key)
+    untrusted = await asyncio.start_server(hang_up, "127.0.0.1", 0, ssl=tls)
+    plain = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    try:
+        tls_port, plain_port = (s.sockets[0].getsockname()[1] for s in (untrusted, plain))
+        try:
+            socket.getaddrinfo("no-such-host.invalid", 6443)
+            pytest.skip("this resolver answers for .invalid names")
+        except socket.gaierror as err:
+            resolver = err.strerror.lower()
+        cases = {
+            f"https://127.0.0.1:{tls_port}": "TLS certificate not trusted: [SSL: CERTIFICATE_VERIFY_FAILED]",
+            f"http://127.0.0.1:{plain_port}": "the server closed the connection",
+            "http://no-such-host.invalid:6443": resolver,
+        }
+        for server, reason in cases.items():
+            transport = RestTransport(RestConfig(server=server))
+            try:
+                with pytest.raises(ServerError) as caught:
+                    await transport.request("GET", "/api/v1/pods")
+            finally:
+                await transport.close()
+            line = explain(transport, info_for(Pod), caught.value)
+            assert line.startswith(f"cannot connect to {server}: {reason}"), line
+            if server.startswith("https"):
+                assert isinstance(caught.value.__cause__.__cause__, ssl.SSLCertVerificationError)  # type: ignore[union-attr]
+    finally:
+        untrusted.close()
+        plain.close()
