@@ -598,13 +598,17 @@ def _has_uvloop() -> bool:
     return True
 
 
-def only(framework: str, sizes: list[int], runs: int, samples: int, loop: str) -> int:
+def only(framework: str, sizes: list[int], runs: int, samples: int, loop: str, json_out: Path | None) -> int:
     print(f"{framework} alone on {loop}: sizes {sizes}, {runs} run(s) each | load average {load_average()}")
+    raw: dict[str, list[dict[str, float]]] = {}
     for n in sizes:
         for r in range(runs):
             result = one_run(framework, n, samples)
+            raw.setdefault(f"{framework} {n}", []).append(result)
             figures = ", ".join(f"{key} {fmt.format(result[key])}" for key, _label, fmt, _ in ROWS)
             print(f"  n={n} run {r + 1}: {figures}, load {load_average()}", flush=True)
+    if json_out:
+        json_out.write_text(json.dumps(raw, indent=1))
     return 0
 
 
@@ -639,7 +643,7 @@ def main() -> int:
     loop_name = "uvloop" if args.loop == "uvloop" and _has_uvloop() else "asyncio"
     if args.only:
         sizes = [int(s) for s in args.sizes.split(",") if s]
-        return only(args.only, sizes, args.runs, args.latency_samples, loop_name)
+        return only(args.only, sizes, args.runs, args.latency_samples, loop_name, args.json)
     try:
         import kopf
     except ImportError:
