@@ -328,11 +328,12 @@ class Store:
     def _admit(self, info: ServedResource, obj: Obj, old: Obj | None) -> Obj:
         """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise."""
         if info.custom:
-            apiextensions.prune(obj, info.schema)
-            apiextensions.apply_defaults(obj, info.schema)
+            schema = info.compiled_schema
+            schema.prune(obj)
+            schema.apply_defaults(obj)
             if old is None and info.status:
                 obj.pop("status", None)  # status comes only through /status
-            causes = apiextensions.validate(obj, info.schema)
+            causes = schema.validate(obj)
             if not causes:  # like the server: CEL rules run on schema-valid objects only
                 causes = apiextensions.validate_rules(
                     obj, info.schema, old if old is not None else apiextensions.MISSING
@@ -420,11 +421,10 @@ class Store:
             else:
                 new.pop("status", None)
             if info.custom:
-                apiextensions.prune(new, info.schema)
-                apiextensions.apply_defaults(new, info.schema)
-                causes = apiextensions.validate(new, info.schema) or apiextensions.validate_rules(
-                    new, info.schema, old
-                )
+                schema = info.compiled_schema
+                schema.prune(new)
+                schema.apply_defaults(new)
+                causes = schema.validate(new) or apiextensions.validate_rules(new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new

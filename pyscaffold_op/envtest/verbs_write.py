@@ -70,11 +70,9 @@ class WriteVerbs:
         if info.custom:
             if mode not in ("Strict", "Warn"):
                 return ""
-            from pyscaffold_op.apiextensions import prune
-
             # in place, as the server's decoder prunes a custom resource before anything sees it
             # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
-            found = prune(obj, info.schema)
+            found = info.compiled_schema.prune(obj)
         else:
             found = prune_unknown(info.group, info.kind, obj)
         if not found or mode == "Ignore":
