@@ -143,23 +143,73 @@ def _walk(
 
 def to_fields_v1(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
     root: dict[str, Any] = {}
-    for path in sorted(paths):
+    entries: list[dict[str, Any]] = []
+    for path in sorted(paths):  # sorted: each level's keys in order, as the server writes them
         node = root
         for elem in path:
-            node = node.setdefault(elem, {})
-
-    # entries that gained children need the "." marker; leaves stay {}
-    def mark(node: dict[str, Any], path: Path) -> None:
-        for k, child in node.items():
-            if k == ".":
-                continue
-            p = (*path, k)
-            if k[:2] in ("k:", "v:") and child and p in paths:
-                child.setdefault(".", {})
-            mark(child, p)
-
-    mark(root, ())
+            child = node.get(elem)
+            if child is None:
+                child = node[elem] = {}
+            node = child
+        if path and path[-1][:2] in ("k:", "v:"):
+            entries.append(node)
+    for node in entries:  # an entry that gained children needs the "." marker (after them); leaves stay {}
+        if node and "." not in node:
+            node["."] = {}
     return root
+
+
+def fields_v1(
+    obj: dict[str, Any], schema: dict[str, Any] | None, custom: bool, status_only: bool = False
+) -> dict[str, Any]:
+    """`to_fields_v1(field_paths(...))` in one walk of the object, without the set of paths."""
+    tree: dict[str, Any] = {}
+    lk = schema_list_kind if custom else builtin_list_kind
+    for top, value in obj.items():
+        if top in ("apiVersion", "kind"):
+            continue
+        if top == "metadata":
+            for mk in _META_OWNED:
+                if mk in value:
+                    _fill(tree.setdefault("f:metadata", {}), f"f:{mk}", mk, value[mk], None, lk)
+            continue
+        if status_only != (top == "status"):
+            continue
+        _fill(tree, f"f:{top}", top, value, _child_schema(schema, top), lk)
+    return _in_order(tree, "")
+
+
+def _fill(
+    parent: dict[str, Any], elem: str, name: str, value: Any, schema: dict[str, Any] | None, lk: Any
+) -> None:
+    """`_walk`, adding to a fieldsV1 tree instead of a path set."""
+    node = parent.get(elem)
+    if node is None:
+        node = parent[elem] = {}
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _fill(node, f"f:{k}", k, v, _child_schema(schema, k), lk)
+    elif isinstance(value, list) and value:
+        kind = lk(name, schema, value)
+        if kind[0] == "map" and all(isinstance(i, dict) for i in value):
+            item_schema = schema.get("items") if schema else None
+            for item in value:
+                key = _key_elem(item, kind[1])
+                entry = node.get(key)
+                if entry is None:
+                    entry = node[key] = {}
+                for k, v in item.items():
+                    _fill(entry, f"f:{k}", k, v, _child_schema(item_schema, k), lk)
+        elif kind[0] == "set":
+            for item in value:
+                node["v:" + json.dumps(item, separators=(",", ":"))] = {}
+
+
+def _in_order(node: dict[str, Any], elem: str) -> dict[str, Any]:
+    out = {k: _in_order(node[k], k) for k in sorted(node)}
+    if out and elem[:2] == "k:":  # a list-map entry with fields: "." marks the entry itself
+        out["."] = {}
+    return out
 
 
 def from_fields_v1(fields: dict[str, Any], prefix: Path = ()) -> set[Path]:
@@ -199,12 +249,17 @@ def _entry_key(e: dict[str, Any]) -> tuple[str, str, str]:
 def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldOwner) -> None:
     """Give `owner.manager` (operation Update) the fields this write changed; drop removed fields from all."""
     status_only = owner.subresource == "status"
+    me = (owner.manager, "Update", owner.subresource)
+    if old is None:  # a create: the writer owns all it wrote, no one else owns anything
+        fields = fields_v1(new, owner.schema, owner.custom, status_only)
+        entry = _new_entry(me, owner.now, owner.api_version, fields) if fields else None
+        new.setdefault("metadata", {})["managedFields"] = [entry] if entry else []
+        return
     new_paths = field_paths(new, owner.schema, owner.custom, status_only)
     old_paths = field_paths(old, owner.schema, owner.custom, status_only) if old else {}
     changed = {p for p, v in new_paths.items() if p not in old_paths or old_paths[p] != v}
     removed = set(old_paths) - set(new_paths)
     entries = _entries(old) if old else []
-    me = (owner.manager, "Update", owner.subresource)
     _set_ownership(new, entries, me, changed, removed, owner.now, owner.api_version, replace=False)
 
 
@@ -251,18 +306,24 @@ def _set_ownership(
         elif paths:
             result.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
     if not found and mine:
-        entry: dict[str, Any] = {
-            "manager": me[0],
-            "operation": me[1],
-            "apiVersion": api_version,
-            "time": now,
-            "fieldsType": "FieldsV1",
-            "fieldsV1": to_fields_v1(mine),
-        }
-        if me[2]:
-            entry["subresource"] = me[2]
-        result.append(entry)
+        result.append(_new_entry(me, now, api_version, to_fields_v1(mine)))
     obj.setdefault("metadata", {})["managedFields"] = result
+
+
+def _new_entry(
+    me: tuple[str, str, str], now: str, api_version: str, fields: dict[str, Any]
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "manager": me[0],
+        "operation": me[1],
+        "apiVersion": api_version,
+        "time": now,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+    if me[2]:
+        entry["subresource"] = me[2]
+    return entry
 
 
 def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyRequest) -> dict[str, Any]:
