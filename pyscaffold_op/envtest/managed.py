@@ -159,59 +159,6 @@ def to_fields_v1(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
     return root
 
 
-def fields_v1(
-    obj: dict[str, Any], schema: dict[str, Any] | None, custom: bool, status_only: bool = False
-) -> dict[str, Any]:
-    """`to_fields_v1(field_paths(...))` in one walk of the object, without the set of paths."""
-    tree: dict[str, Any] = {}
-    lk = schema_list_kind if custom else builtin_list_kind
-    for top, value in obj.items():
-        if top in ("apiVersion", "kind"):
-            continue
-        if top == "metadata":
-            for mk in _META_OWNED:
-                if mk in value:
-                    _fill(tree.setdefault("f:metadata", {}), f"f:{mk}", mk, value[mk], None, lk)
-            continue
-        if status_only != (top == "status"):
-            continue
-        _fill(tree, f"f:{top}", top, value, _child_schema(schema, top), lk)
-    return _in_order(tree, "")
-
-
-def _fill(
-    parent: dict[str, Any], elem: str, name: str, value: Any, schema: dict[str, Any] | None, lk: Any
-) -> None:
-    """`_walk`, adding to a fieldsV1 tree instead of a path set."""
-    node = parent.get(elem)
-    if node is None:
-        node = parent[elem] = {}
-    if isinstance(value, dict) and value:
-        for k, v in value.items():
-            _fill(node, f"f:{k}", k, v, _child_schema(schema, k), lk)
-    elif isinstance(value, list) and value:
-        kind = lk(name, schema, value)
-        if kind[0] == "map" and all(isinstance(i, dict) for i in value):
-            item_schema = schema.get("items") if schema else None
-            for item in value:
-                key = _key_elem(item, kind[1])
-                entry = node.get(key)
-                if entry is None:
-                    entry = node[key] = {}
-                for k, v in item.items():
-                    _fill(entry, f"f:{k}", k, v, _child_schema(item_schema, k), lk)
-        elif kind[0] == "set":
-            for item in value:
-                node["v:" + json.dumps(item, separators=(",", ":"))] = {}
-
-
-def _in_order(node: dict[str, Any], elem: str) -> dict[str, Any]:
-    out = {k: _in_order(node[k], k) for k in sorted(node)}
-    if out and elem[:2] == "k:":  # a list-map entry with fields: "." marks the entry itself
-        out["."] = {}
-    return out
-
-
 def from_fields_v1(fields: dict[str, Any], prefix: Path = ()) -> set[Path]:
     out: set[Path] = set()
     if not fields and prefix:
@@ -251,7 +198,7 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldO
     status_only = owner.subresource == "status"
     me = (owner.manager, "Update", owner.subresource)
     if old is None:  # a create: the writer owns all it wrote, no one else owns anything
-        fields = fields_v1(new, owner.schema, owner.custom, status_only)
+        fields = to_fields_v1(field_paths(new, owner.schema, owner.custom, status_only))
         entry = _new_entry(me, owner.now, owner.api_version, fields) if fields else None
         new.setdefault("metadata", {})["managedFields"] = [entry] if entry else []
         return

@@ -1,8 +1,7 @@
-"""managedFields' shortcuts against the general path: `fields_v1` (one walk of the object, used for a
-create) must equal `to_fields_v1(field_paths(...))`, and `to_fields_v1` must build the same fieldsV1 as
-the path-by-path construction it replaced (key order and "." markers included), on seeded random
-objects: built-in list kinds (containers, ports, env, finalizers, ownerReferences) and schema ones
-(list-type map and set, atomic lists), empty maps and lists, duplicate map keys."""
+"""`to_fields_v1` must build the same fieldsV1 as the construction it replaced (key order and "."
+markers included), on the path sets of seeded random objects: built-in list kinds (containers, ports,
+env, finalizers, ownerReferences) and schema ones (list-type map and set, atomic lists), empty maps and
+lists, duplicate map keys; and on sets read back from stored fieldsV1."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import json
 import random
 from typing import Any
 
-from pyscaffold_op.envtest.managed import Path, field_paths, fields_v1, from_fields_v1, to_fields_v1
+from pyscaffold_op.envtest.managed import Path, field_paths, from_fields_v1, to_fields_v1
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -97,7 +96,7 @@ def _path_by_path(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
     return root
 
 
-def test_fields_v1_and_to_fields_v1_equal_the_path_by_path_construction() -> None:
+def test_to_fields_v1_equals_the_path_by_path_construction() -> None:
     rng = random.Random(2912)
     seen_entries = 0
     for _ in range(1500):
@@ -108,7 +107,6 @@ def test_fields_v1_and_to_fields_v1_equal_the_path_by_path_construction() -> Non
             paths = field_paths(obj, schema, custom, status_only)
             want = json.dumps(_path_by_path(paths))
             assert json.dumps(to_fields_v1(paths)) == want, obj
-            assert json.dumps(fields_v1(obj, schema, custom, status_only)) == want, obj
             seen_entries += want.count('"k:')
             # sets read back from stored fieldsV1 (entries may lack "."), and parts of them
             back = from_fields_v1(json.loads(want))
