@@ -258,7 +258,10 @@ class Store:
         dry_run: bool = False,
         managed_fields: builtins.list[Obj] | None = None,
         fresh: bool = False,
+        pruned: bool = False,
     ) -> Obj:
+        """`fresh`: `obj` was built for this call (a decoded body), no copy needed; `pruned`: it was
+        pruned against this resource's schema since (the decoder's pruning), pruning again finds nothing."""
         if not fresh:  # callers that built `obj` just for this call (decoded bodies) skip the copy
             obj = json_copy(obj)
         meta = obj.setdefault("metadata", {})
@@ -314,7 +317,7 @@ class Store:
         bucket = self._bucket(info.bucket)
         if key in bucket.objs:
             raise E.already_exists(info.group, info.plural, name)
-        obj = self._admit(info, obj, None)
+        obj = self._admit(info, obj, None, pruned=pruned)
         if managed_fields is not None:
             obj["metadata"]["managedFields"] = managed_fields
         elif manager:
@@ -325,11 +328,12 @@ class Store:
         self.run_controllers()
         return obj
 
-    def _admit(self, info: ServedResource, obj: Obj, old: Obj | None) -> Obj:
+    def _admit(self, info: ServedResource, obj: Obj, old: Obj | None, *, pruned: bool = False) -> Obj:
         """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise."""
         if info.custom:
             schema = info.compiled_schema
-            schema.prune(obj)
+            if not pruned:
+                schema.prune(obj)
             schema.apply_defaults(obj)
             if old is None and info.status:
                 obj.pop("status", None)  # status comes only through /status
