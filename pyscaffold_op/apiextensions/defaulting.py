@@ -46,7 +46,7 @@ def _copier(value: Any) -> Callable[[], Any]:
 def defaulter(s: Schema, node_of: Callable[[Schema], Node]) -> Default:
     """The defaulting of values at schema node `s`."""
     props: dict[str, Schema] = s.get("properties") or {}
-    additional = s.get("additionalProperties")
+    additional: Any = s.get("additionalProperties")
     # (key, copier of its default or None, nullable) of the properties defaulting has work for
     fills = [
         (k, _copier(c["default"]) if "default" in c else None, bool(c.get("nullable")))
@@ -57,7 +57,7 @@ def defaulter(s: Schema, node_of: Callable[[Schema], Node]) -> Default:
     extra = node_of(additional) if isinstance(additional, dict) else None
     extra_fill = _copier(additional["default"]) if extra is not None and "default" in additional else None
     extra_nullable = extra is None or bool(additional.get("nullable"))
-    items = s.get("items")
+    items: Any = s.get("items")
     item_node = node_of(items) if isinstance(items, dict) else None
 
     def default(value: Any) -> None:

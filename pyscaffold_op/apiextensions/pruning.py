@@ -74,7 +74,7 @@ def prune_meta(value: Any, path: str, removed: list[str]) -> None:
 def pruner(s: Schema, node_of: Callable[[Schema], Node]) -> Prune:
     """The pruning of values at schema node `s`: `prune(value, resource_root, path, removed)`."""
     props = s.get("properties") or {}
-    additional = s.get("additionalProperties")
+    additional: Any = s.get("additionalProperties")
     keep_unknown = bool(s.get("x-kubernetes-preserve-unknown-fields", False)) or additional is True
     # key -> (compiled child, whether it is an embedded resource)
     kids = {
@@ -87,7 +87,7 @@ def pruner(s: Schema, node_of: Callable[[Schema], Node]) -> Prune:
         if isinstance(additional, dict)
         else None
     )
-    items = s.get("items")
+    items: Any = s.get("items")
     item_node = node_of(items) if isinstance(items, dict) else None
     item_embedded = item_node is not None and bool(items.get("x-kubernetes-embedded-resource", False))
 

@@ -194,7 +194,8 @@ def _enum(values: Any) -> Validate:
 
 def _numeric(s: Schema) -> Validate:
     has_min, has_max = "minimum" in s, "maximum" in s
-    low, high = s.get("minimum"), s.get("maximum")
+    low: Any = s.get("minimum")
+    high: Any = s.get("maximum")
     exclusive_low = s.get("exclusiveMinimum") is True
     exclusive_high = s.get("exclusiveMaximum") is True
     multiple = s.get("multipleOf") if "multipleOf" in s else None
