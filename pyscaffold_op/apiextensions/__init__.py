@@ -11,7 +11,9 @@ and no pruning); google-re2 comes with the first `pattern`, cel-expr-python with
     causes = validate_rules(obj, schema, old)   # x-kubernetes-validations (CEL)
     check_crd(crd) / crd_causes(crd)      # the rules a CRD itself must pass (structural schema, names)
 
-Modules: `pruning`, `defaulting`, `validation`, `rules` (CEL rules) over `cel` (compile and run, on
+Modules: `pruning`, `defaulting`, `validation` (each builds its step's closure for one schema node;
+`compiled.compile_schema` puts them together per schema, which the emulator keeps per CRD version and
+the three functions above build per call), `rules` (CEL rules) over `cel` (compile and run, on
 cel-expr-python) and `cellibs` (the Kubernetes CEL libraries),
 `patterns` (regular expressions, RE2 semantics), `crdvalidation`.
 """

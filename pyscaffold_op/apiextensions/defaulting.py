@@ -1,13 +1,26 @@
-"""Structural defaulting: the API server fills `default`s of missing fields, top-down, after pruning."""
+"""Structural defaulting: the API server fills `default`s of missing fields, top-down, after pruning.
+
+A node's defaulting is compiled once (`compiled.CompiledSchema`) by `defaulter`.
+"""
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-__all__ = ["apply_defaults"]
+__all__ = ["apply_defaults", "defaulter"]
 
 Schema = dict[str, Any]
+Default = Callable[[Any], None]
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class Node(Protocol):
+    """A compiled schema node: its `default` is compiled on first use and then replaced."""
+
+    default: Default
 
 
 def apply_defaults(obj: Any, schema: Schema | None) -> Any:
@@ -17,41 +30,64 @@ def apply_defaults(obj: Any, schema: Schema | None) -> Any:
     server's PruneNonNullableNullsWithoutDefaults).
     """
     if schema is not None:
-        _default(obj, schema)
+        from pyscaffold_op.apiextensions.compiled import compile_schema
+
+        compile_schema(schema).apply_defaults(obj)
     return obj
 
 
-def _null_to_default(value: dict[str, Any], key: str, child: Schema) -> bool:
-    """Handle `value[key] is None` for a non-nullable `child`; False when the key is gone."""
-    if "default" in child:
-        value[key] = copy.deepcopy(child["default"])
-        return True
-    del value[key]
-    return False
+def _copier(value: Any) -> Callable[[], Any]:
+    """A fresh copy of a default per use (the stored objects must not share it)."""
+    if isinstance(value, _SCALARS):
+        return lambda: value
+    return lambda: copy.deepcopy(value)
 
 
-def _default(value: Any, schema: Schema | None) -> None:
-    if schema is None:
-        return
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        additional = schema.get("additionalProperties")
-        for key, child in props.items():
-            if key not in value:
-                if "default" in child:
-                    value[key] = copy.deepcopy(child["default"])
-            elif value[key] is None and not child.get("nullable"):
-                _null_to_default(value, key, child)
-        for key in list(value):
-            child = props.get(key)
-            if child is None and isinstance(additional, dict):
-                child = additional
-                nulled = value[key] is None and not child.get("nullable")
-                if nulled and not _null_to_default(value, key, child):
-                    continue
-            _default(value[key], child)
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
+def defaulter(s: Schema, node_of: Callable[[Schema], Node]) -> Default:
+    """The defaulting of values at schema node `s`."""
+    props: dict[str, Schema] = s.get("properties") or {}
+    additional: Any = s.get("additionalProperties")
+    # (key, copier of its default or None, nullable) of the properties defaulting has work for
+    fills = [
+        (k, _copier(c["default"]) if "default" in c else None, bool(c.get("nullable")))
+        for k, c in props.items()
+        if "default" in c or not c.get("nullable")
+    ]
+    kids = {k: node_of(c) for k, c in props.items() if c is not None}
+    extra = node_of(additional) if isinstance(additional, dict) else None
+    extra_fill = _copier(additional["default"]) if extra is not None and "default" in additional else None
+    extra_nullable = extra is None or bool(additional.get("nullable"))
+    items: Any = s.get("items")
+    item_node = node_of(items) if isinstance(items, dict) else None
+
+    def default(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, fill, nullable in fills:
+                if key not in value:
+                    if fill is not None:
+                        value[key] = fill()
+                elif value[key] is None and not nullable:
+                    if fill is not None:
+                        value[key] = fill()
+                    else:
+                        del value[key]
+            for key in list(value):
+                kid = kids.get(key)
+                if kid is None:
+                    if extra is None:
+                        continue
+                    kid = extra
+                    if value[key] is None and not extra_nullable:
+                        if extra_fill is None:
+                            del value[key]
+                            continue
+                        value[key] = extra_fill()
+                v = value[key]
+                if isinstance(v, dict | list):  # a scalar has nothing to default
+                    kid.default(v)
+        elif isinstance(value, list) and item_node is not None:
             for item in value:
-                _default(item, items)
+                if isinstance(item, dict | list):
+                    item_node.default(item)
+
+    return default

@@ -2,37 +2,44 @@
 
 Like apiextensions-apiserver's `pruning.PruneWithOptions` plus ObjectMeta coercion: apiVersion and kind
 of the root object (and of embedded resources) are kept, their `metadata` keeps only ObjectMeta fields.
+A node's pruning is compiled once (`compiled.CompiledSchema`) by `pruner`.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import msgspec
 
 from pyscaffold_op.apimachinery.objectmeta import OBJECT_META_FIELDS
 
-__all__ = ["OBJECT_META_FIELDS", "prune", "unknown_fields"]
+__all__ = ["OBJECT_META_FIELDS", "prune", "prune_meta", "pruner", "unknown_fields"]
 
 Schema = dict[str, Any]
+Prune = Callable[[Any, bool, str, list[str]], None]
 
 _RESOURCE_ROOT = ("apiVersion", "kind", "metadata")
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+class Node(Protocol):
+    """A compiled schema node: its `prune` is compiled on first use and then replaced."""
+
+    prune: Prune
 
 
 def prune(obj: Any, schema: Schema | None, *, is_resource_root: bool = True) -> list[str]:
     """Remove, in place, the fields `schema` does not specify; the paths removed (`spec.foo`,
     `spec.items[0].bar`, `metadata.junk`). With no schema only ObjectMeta is pruned."""
-    removed: list[str] = []
-    if is_resource_root:
-        _prune_meta(obj, "", removed)
-    if schema is not None:
-        _prune(obj, schema, is_resource_root, "", removed)
-    return removed
+    if schema is None:
+        removed: list[str] = []
+        if is_resource_root:
+            prune_meta(obj, "", removed)
+        return removed
+    from pyscaffold_op.apiextensions.compiled import compile_schema
+
+    return compile_schema(schema).prune(obj, is_resource_root=is_resource_root)
 
 
 def unknown_fields(obj: Any, schema: Schema | None) -> list[str]:
@@ -51,7 +58,12 @@ def _json_copy(obj: Any) -> Any:
         return copy.deepcopy(obj)
 
 
-def _prune_meta(value: Any, path: str, removed: list[str]) -> None:
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def prune_meta(value: Any, path: str, removed: list[str]) -> None:
+    """Drop what ObjectMeta does not have from `value.metadata` (the root, or an embedded resource)."""
     meta = value.get("metadata") if isinstance(value, dict) else None
     if isinstance(meta, dict):
         for key in [k for k in meta if k not in OBJECT_META_FIELDS]:
@@ -59,32 +71,48 @@ def _prune_meta(value: Any, path: str, removed: list[str]) -> None:
             removed.append(_join(_join(path, "metadata"), key))
 
 
-def _prune(value: Any, schema: Schema, resource_root: bool, path: str, removed: list[str]) -> None:
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        additional = schema.get("additionalProperties")
-        preserve = schema.get("x-kubernetes-preserve-unknown-fields", False)
-        for key in list(value):
-            if resource_root and key in _RESOURCE_ROOT:
-                continue  # the server handles TypeMeta/ObjectMeta itself
-            child = props.get(key)
-            if child is None and isinstance(additional, dict):
-                child = additional
-            if child is not None:
-                embedded = child.get("x-kubernetes-embedded-resource", False)
-                here = _join(path, key)
-                if embedded:
-                    _prune_meta(value[key], here, removed)
-                _prune(value[key], child, embedded, here, removed)
-            elif not (preserve or additional is True):
-                del value[key]
-                removed.append(_join(path, key))
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            embedded = items.get("x-kubernetes-embedded-resource", False)
+def pruner(s: Schema, node_of: Callable[[Schema], Node]) -> Prune:
+    """The pruning of values at schema node `s`: `prune(value, resource_root, path, removed)`."""
+    props = s.get("properties") or {}
+    additional: Any = s.get("additionalProperties")
+    keep_unknown = bool(s.get("x-kubernetes-preserve-unknown-fields", False)) or additional is True
+    # key -> (compiled child, whether it is an embedded resource)
+    kids = {
+        k: (node_of(c), bool(c.get("x-kubernetes-embedded-resource", False)))
+        for k, c in props.items()
+        if c is not None
+    }
+    extra = (
+        (node_of(additional), bool(additional.get("x-kubernetes-embedded-resource", False)))
+        if isinstance(additional, dict)
+        else None
+    )
+    items: Any = s.get("items")
+    item_node = node_of(items) if isinstance(items, dict) else None
+    item_embedded = item_node is not None and bool(items.get("x-kubernetes-embedded-resource", False))
+
+    def prune(value: Any, resource_root: bool, path: str, removed: list[str]) -> None:
+        if isinstance(value, dict):
+            for key in list(value):
+                if resource_root and key in _RESOURCE_ROOT:
+                    continue  # the server handles TypeMeta/ObjectMeta itself
+                kid = kids.get(key, extra)
+                if kid is not None:
+                    v = value[key]
+                    if isinstance(v, dict | list):  # a scalar has nothing to prune
+                        here = f"{path}.{key}" if path else key
+                        if kid[1]:
+                            prune_meta(v, here, removed)
+                        kid[0].prune(v, kid[1], here, removed)
+                elif not keep_unknown:
+                    del value[key]
+                    removed.append(f"{path}.{key}" if path else key)
+        elif isinstance(value, list) and item_node is not None:
             for index, item in enumerate(value):
-                here = f"{path}[{index}]"
-                if embedded:
-                    _prune_meta(item, here, removed)
-                _prune(item, items, embedded, here, removed)
+                if isinstance(item, dict | list):
+                    here = f"{path}[{index}]"
+                    if item_embedded:
+                        prune_meta(item, here, removed)
+                    item_node.prune(item, item_embedded, here, removed)
+
+    return prune

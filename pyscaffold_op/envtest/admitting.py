@@ -61,11 +61,9 @@ class AdmissionGate:
             return write(obj, dry_run), []  # nothing to call, or the write fails on its own (404)
         info = t.info
         if obj is not None and info.custom:  # custom resources are pruned and defaulted on decode
-            from pyscaffold_op import apiextensions
-
             obj = copy.deepcopy(obj)
-            apiextensions.prune(obj, info.schema)
-            apiextensions.apply_defaults(obj, info.schema)
+            info.compiled_schema.prune(obj)
+            info.compiled_schema.apply_defaults(obj)
         name = t.name or ((obj or {}).get("metadata") or {}).get("name") or ""
         namespace = (t.namespace or "") if info.namespaced else ""
         a = Attributes(operation, info, namespace, name, obj, old, t.subresource, dry_run, self.user(req))

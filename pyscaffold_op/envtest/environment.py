@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from pyscaffold_op.envtest import bootstrap, crds, loops
+from pyscaffold_op.envtest import bootstrap, crds, gctuning, loops
 from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
 from pyscaffold_op.envtest.controllers import Workloads
 from pyscaffold_op.envtest.handlers import Api
@@ -69,6 +69,7 @@ class Environment:
         self._kubeconfig_out = Path(kubeconfig_path) if kubeconfig_path else None
         self._tmpdir: Path | None = None
         self._runner: Any = None
+        self._serving = False  # counted in gctuning while it serves
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stopped: asyncio.Event | None = None
@@ -84,6 +85,8 @@ class Environment:
         if self.crd_paths:
             self._install(crds.load_crd_files(list(self.crd_paths)))
         self._runner, self.port = await serve(self.api, self.host, self.port)
+        gctuning.serving()
+        self._serving = True
         self.url = f"http://{self.host}:{self.port}"
         self.api.server_address = f"{self.host}:{self.port}"
         self._write_kubeconfig()
@@ -110,6 +113,9 @@ class Environment:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+        if self._serving:
+            self._serving = False
+            gctuning.stopped()
 
     async def __aenter__(self) -> Environment:
         return await self.start()

@@ -143,22 +143,19 @@ def _walk(
 
 def to_fields_v1(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
     root: dict[str, Any] = {}
-    for path in sorted(paths):
+    entries: list[dict[str, Any]] = []
+    for path in sorted(paths):  # sorted: each level's keys in order, as the server writes them
         node = root
         for elem in path:
-            node = node.setdefault(elem, {})
-
-    # entries that gained children need the "." marker; leaves stay {}
-    def mark(node: dict[str, Any], path: Path) -> None:
-        for k, child in node.items():
-            if k == ".":
-                continue
-            p = (*path, k)
-            if k[:2] in ("k:", "v:") and child and p in paths:
-                child.setdefault(".", {})
-            mark(child, p)
-
-    mark(root, ())
+            child = node.get(elem)
+            if child is None:
+                child = node[elem] = {}
+            node = child
+        if path and path[-1][:2] in ("k:", "v:"):
+            entries.append(node)
+    for node in entries:  # an entry that gained children needs the "." marker (after them); leaves stay {}
+        if node and "." not in node:
+            node["."] = {}
     return root
 
 
@@ -199,12 +196,17 @@ def _entry_key(e: dict[str, Any]) -> tuple[str, str, str]:
 def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldOwner) -> None:
     """Give `owner.manager` (operation Update) the fields this write changed; drop removed fields from all."""
     status_only = owner.subresource == "status"
+    me = (owner.manager, "Update", owner.subresource)
+    if old is None:  # a create: the writer owns all it wrote, no one else owns anything
+        fields = to_fields_v1(field_paths(new, owner.schema, owner.custom, status_only))
+        entry = _new_entry(me, owner.now, owner.api_version, fields) if fields else None
+        new.setdefault("metadata", {})["managedFields"] = [entry] if entry else []
+        return
     new_paths = field_paths(new, owner.schema, owner.custom, status_only)
     old_paths = field_paths(old, owner.schema, owner.custom, status_only) if old else {}
     changed = {p for p, v in new_paths.items() if p not in old_paths or old_paths[p] != v}
     removed = set(old_paths) - set(new_paths)
     entries = _entries(old) if old else []
-    me = (owner.manager, "Update", owner.subresource)
     _set_ownership(new, entries, me, changed, removed, owner.now, owner.api_version, replace=False)
 
 
@@ -251,18 +253,24 @@ def _set_ownership(
         elif paths:
             result.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
     if not found and mine:
-        entry: dict[str, Any] = {
-            "manager": me[0],
-            "operation": me[1],
-            "apiVersion": api_version,
-            "time": now,
-            "fieldsType": "FieldsV1",
-            "fieldsV1": to_fields_v1(mine),
-        }
-        if me[2]:
-            entry["subresource"] = me[2]
-        result.append(entry)
+        result.append(_new_entry(me, now, api_version, to_fields_v1(mine)))
     obj.setdefault("metadata", {})["managedFields"] = result
+
+
+def _new_entry(
+    me: tuple[str, str, str], now: str, api_version: str, fields: dict[str, Any]
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "manager": me[0],
+        "operation": me[1],
+        "apiVersion": api_version,
+        "time": now,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+    if me[2]:
+        entry["subresource"] = me[2]
+    return entry
 
 
 def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyRequest) -> dict[str, Any]:

@@ -258,7 +258,10 @@ class Store:
         dry_run: bool = False,
         managed_fields: builtins.list[Obj] | None = None,
         fresh: bool = False,
+        pruned: bool = False,
     ) -> Obj:
+        """`fresh`: `obj` was built for this call (a decoded body), no copy needed; `pruned`: it was
+        pruned against this resource's schema since (the decoder's pruning), pruning again finds nothing."""
         if not fresh:  # callers that built `obj` just for this call (decoded bodies) skip the copy
             obj = json_copy(obj)
         meta = obj.setdefault("metadata", {})
@@ -314,7 +317,7 @@ class Store:
         bucket = self._bucket(info.bucket)
         if key in bucket.objs:
             raise E.already_exists(info.group, info.plural, name)
-        obj = self._admit(info, obj, None)
+        obj = self._admit(info, obj, None, pruned=pruned)
         if managed_fields is not None:
             obj["metadata"]["managedFields"] = managed_fields
         elif manager:
@@ -325,14 +328,16 @@ class Store:
         self.run_controllers()
         return obj
 
-    def _admit(self, info: ServedResource, obj: Obj, old: Obj | None) -> Obj:
+    def _admit(self, info: ServedResource, obj: Obj, old: Obj | None, *, pruned: bool = False) -> Obj:
         """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise."""
         if info.custom:
-            apiextensions.prune(obj, info.schema)
-            apiextensions.apply_defaults(obj, info.schema)
+            schema = info.compiled_schema
+            if not pruned:
+                schema.prune(obj)
+            schema.apply_defaults(obj)
             if old is None and info.status:
                 obj.pop("status", None)  # status comes only through /status
-            causes = apiextensions.validate(obj, info.schema)
+            causes = schema.validate(obj)
             if not causes:  # like the server: CEL rules run on schema-valid objects only
                 causes = apiextensions.validate_rules(
                     obj, info.schema, old if old is not None else apiextensions.MISSING
@@ -420,11 +425,10 @@ class Store:
             else:
                 new.pop("status", None)
             if info.custom:
-                apiextensions.prune(new, info.schema)
-                apiextensions.apply_defaults(new, info.schema)
-                causes = apiextensions.validate(new, info.schema) or apiextensions.validate_rules(
-                    new, info.schema, old
-                )
+                schema = info.compiled_schema
+                schema.prune(new)
+                schema.apply_defaults(new)
+                causes = schema.validate(new) or apiextensions.validate_rules(new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import conversion
+
+if TYPE_CHECKING:
+    from pyscaffold_op.apiextensions.compiled import CompiledSchema
 
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
@@ -43,10 +46,22 @@ class ServedResource:
     subresources: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = ()
     # A CRD's spec.conversion when its strategy is Webhook: other versions are converted by calling it.
     conversion_webhook: dict[str, Any] | None = None
+    _compiled: CompiledSchema | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.singular = self.singular or self.kind.lower()
         self.list_kind = self.list_kind or self.kind + "List"
+
+    @property
+    def compiled_schema(self) -> CompiledSchema:
+        """`schema` compiled for pruning, defaulting and validation: built on the first write, again
+        when `schema` is another object (a CRD update serves a new ServedResource anyway)."""
+        found = self._compiled
+        if found is None or found.schema is not self.schema:
+            from pyscaffold_op.apiextensions.compiled import compile_schema
+
+            found = self._compiled = compile_schema(self.schema)
+        return found
 
     @property
     def api_version(self) -> str:

@@ -47,6 +47,7 @@ class WriteVerbs:
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
             raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         unknown = self._unknown_fields(req, t.info, obj)
+        pruned = t.info.custom and _field_validation(req) in _PRUNED_ON_DECODE
 
         def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
             return self.store.create(
@@ -56,6 +57,7 @@ class WriteVerbs:
                 manager=wire.field_manager(req),
                 dry_run=dry_run,
                 fresh=True,
+                pruned=pruned and o is obj,  # no webhook gave another object since
             )
 
         created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, write)
@@ -66,15 +68,13 @@ class WriteVerbs:
         validation went GA) reports them in a Warning header, Ignore says nothing. Custom resources
         are pruned later against their schema; built-ins lose them here, as decoding into the Go
         type drops them."""
-        mode = req.q("fieldValidation", "") or "Warn"
+        mode = _field_validation(req)
         if info.custom:
-            if mode not in ("Strict", "Warn"):
+            if mode not in _PRUNED_ON_DECODE:
                 return ""
-            from pyscaffold_op.apiextensions import prune
-
             # in place, as the server's decoder prunes a custom resource before anything sees it
             # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
-            found = prune(obj, info.schema)
+            found = info.compiled_schema.prune(obj)
         else:
             found = prune_unknown(info.group, info.kind, obj)
         if not found or mode == "Ignore":
@@ -413,3 +413,11 @@ class WriteVerbs:
 def _grace(opts: dict[str, Any]) -> int | None:
     grace = opts.get("gracePeriodSeconds")
     return grace if isinstance(grace, int) and not isinstance(grace, bool) else None
+
+
+# fieldValidation modes in which a custom resource's body is pruned as it is decoded (to find unknown fields)
+_PRUNED_ON_DECODE = ("Strict", "Warn")
+
+
+def _field_validation(req: HttpRequest) -> str:
+    return req.q("fieldValidation", "") or "Warn"  # Warn: the server's default since field validation GA
