@@ -177,7 +177,7 @@ def serve() -> None:
     """`--serve`: the emulator as `pyop envtest serve --no-kubelet --no-workloads` runs it, counting
     requests; prints the kubeconfig path, then answers each line on stdin with the counts as JSON."""
     from pyscaffold_op.envtest import Environment
-    from pyscaffold_op.envtest.gctune import tune_for_serving
+    from pyscaffold_op.envtest.gctuning import own_process
 
     counts: Counter[str] = Counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -196,7 +196,7 @@ def serve() -> None:
         if profile:
             _profile_threads(profile)
         env.start_in_thread()
-        tune_for_serving()  # as `pyop envtest serve` does once it serves
+        own_process()  # as `pyop envtest serve` does once it serves
         print(env.kubeconfig_path, flush=True)
         for _line in sys.stdin:
             print(json.dumps(dict(counts)), flush=True)

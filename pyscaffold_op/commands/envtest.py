@@ -89,7 +89,7 @@ def _serve(
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator
     from pyscaffold_op.envtest.crds import CrdFileError, load_crd_files
-    from pyscaffold_op.envtest.gctune import tune_for_serving
+    from pyscaffold_op.envtest.gctuning import own_process
     from pyscaffold_op.envtest.loops import new_event_loop
     from pyscaffold_op.envtest.status import StatusError as ApiError
     from pyscaffold_op.errors import ValidationError
@@ -116,7 +116,7 @@ def _serve(
                 loop.add_signal_handler(sig, stop.set)
         async with env:
             started = True
-            tune_for_serving()  # this process only serves the emulator
+            own_process()  # this process only serves the emulator
             for ns, name, url in hooks.services:
                 env.webhook_service_url(ns, name, url, ca=hooks.ca)
             if hooks.manifests:

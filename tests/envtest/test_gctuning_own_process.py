@@ -1,4 +1,4 @@
-"""`tune_for_serving`: what `pyop envtest serve` does to its own collector once it serves. Run in a
+"""`gctuning.own_process`: what `pyop envtest serve` does to its own collector once it serves. Run in a
 child process: the settings are process-wide and must not leak into the test session."""
 
 from __future__ import annotations
@@ -8,15 +8,15 @@ import subprocess
 import sys
 import textwrap
 
-from pyscaffold_op.envtest.gctune import SERVING_THRESHOLDS
+from pyscaffold_op.envtest.gctuning import OWN_PROCESS_THRESHOLDS
 
 CHILD = textwrap.dedent(
     """
     import gc, json, weakref
-    from pyscaffold_op.envtest.gctune import tune_for_serving
+    from pyscaffold_op.envtest.gctuning import own_process
 
     before = gc.get_freeze_count()
-    tune_for_serving()
+    own_process()
     frozen = gc.get_freeze_count()
 
     class Node:
@@ -38,5 +38,5 @@ def test_freezes_start_up_objects_and_raises_thresholds_but_still_collects_cycle
     got = json.loads(out)
     assert got["before"] == 0
     assert got["frozen"] > 10_000  # the emulator's modules, classes and functions
-    assert tuple(got["thresholds"]) == SERVING_THRESHOLDS
+    assert tuple(got["thresholds"]) == OWN_PROCESS_THRESHOLDS
     assert got["enabled"] and got["cycle_freed"]
