@@ -598,13 +598,8 @@ def _has_uvloop() -> bool:
     return True
 
 
-def only(
-    framework: str, sizes: list[int], runs: int, samples: int, loop: str, json_out: Path | None, awake: bool
-) -> int:
-    print(
-        f"{framework} alone on {loop}{', CPUs kept awake' if awake else ''}: sizes {sizes}, "
-        f"{runs} run(s) each | load average {load_average()}"
-    )
+def only(framework: str, sizes: list[int], runs: int, samples: int, loop: str, json_out: Path | None) -> int:
+    print(f"{framework} alone on {loop}: sizes {sizes}, {runs} run(s) each | load average {load_average()}")
     raw: dict[str, list[dict[str, float]]] = {}
     for n in sizes:
         for r in range(runs):
@@ -615,33 +610,6 @@ def only(
     if json_out:
         json_out.write_text(json.dumps(raw, indent=1))
     return 0
-
-
-class AwakeCPUs:
-    """One SCHED_IDLE busy loop per CPU for the duration of the runs, so no CPU halts while it waits.
-
-    On this VM (Firecracker) an idle vCPU halts, and waking it goes through the host: the driver, the
-    emulator and the operator hand each object to each other several times, so an idle machine made
-    every hand-off pay that wake-up (pyop at 1k: 1,200-1,600 objects/s on an idle machine, 2,200-2,900
-    with the CPUs kept busy, and CPU per object 30% lower). A SCHED_IDLE task runs only when nothing
-    else wants the CPU and is preempted at once when something does (its weight is 3 against a normal
-    task's 1024), so it keeps the CPUs awake without taking time from what is measured. Same for both
-    frameworks; `--no-awake` measures without it.
-    """
-
-    def __init__(self) -> None:
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    def __enter__(self) -> AwakeCPUs:
-        code = "import os\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\nwhile True: pass\n"
-        for _ in range(os.cpu_count() or 1):
-            self.procs.append(subprocess.Popen([sys.executable, "-c", code]))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for proc in self.procs:
-            proc.kill()
-            proc.wait()
 
 
 def main() -> int:
@@ -660,12 +628,6 @@ def main() -> int:
         default="uvloop",
         help="both operators' loop (uvloop where installed, as `kopf run` and generated projects start)",
     )
-    parser.add_argument(
-        "--awake",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="keep the CPUs from halting with SCHED_IDLE busy loops (see AwakeCPUs; default on)",
-    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--operator", nargs=2, metavar=("FRAMEWORK", "KUBECONFIG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -678,15 +640,10 @@ def main() -> int:
         return 0
     if args.loop == "asyncio":
         os.environ["PYOP_RUNTIME_LOOP"] = "asyncio"  # inherited by both operator processes
-    with AwakeCPUs() if args.awake else contextlib.nullcontext():
-        return compare(args)
-
-
-def compare(args: argparse.Namespace) -> int:
     loop_name = "uvloop" if args.loop == "uvloop" and _has_uvloop() else "asyncio"
     if args.only:
         sizes = [int(s) for s in args.sizes.split(",") if s]
-        return only(args.only, sizes, args.runs, args.latency_samples, loop_name, args.json, args.awake)
+        return only(args.only, sizes, args.runs, args.latency_samples, loop_name, args.json)
     try:
         import kopf
     except ImportError:
@@ -705,11 +662,6 @@ def compare(args: argparse.Namespace) -> int:
         f"{platform.node()} | {platform.processor() or platform.machine()} | {os.cpu_count()} CPUs | "
         f"Python {platform.python_version()} | pydantic {pydantic.VERSION} | operators on {loop_name} | "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC | load average {loads[0]}"
-    )
-    print(
-        "CPUs kept awake by a SCHED_IDLE busy loop each (--no-awake: off)"
-        if args.awake
-        else "CPUs left to halt when idle (--awake: kept awake)"
     )
     raw: dict[str, Any] = {"sizes": {}}
     ok = True
