@@ -270,13 +270,17 @@ def _pattern(pattern: str) -> Validate:
     return check
 
 
-def _array_checks(s: Schema, node_of: NodeOf) -> list[Validate]:
+def _size_checks(
+    s: Schema, container: type[list[Any]] | type[dict[str, Any]], max_key: str, min_key: str, noun: str
+) -> list[Validate]:
+    """maxItems/minItems or maxProperties/minProperties: kube-openapi says "items" in both too-many
+    messages, and the noun only in too-few."""
     out: list[Validate] = []
-    if "maxItems" in s:
-        most = s["maxItems"]
+    if max_key in s:
+        most = s[max_key]
 
-        def max_items(value: Any, path: str, errs: Errs) -> None:
-            if isinstance(value, list) and len(value) > most:
+        def too_many(value: Any, path: str, errs: Errs) -> None:
+            if isinstance(value, container) and len(value) > most:
                 errs.append(
                     cause(
                         "FieldValueTooMany",
@@ -285,22 +289,28 @@ def _array_checks(s: Schema, node_of: NodeOf) -> list[Validate]:
                     )
                 )
 
-        out.append(max_items)
-    if "minItems" in s:
-        least = s["minItems"]
+        out.append(too_many)
+    if min_key in s:
+        least = s[min_key]
 
-        def min_items(value: Any, path: str, errs: Errs) -> None:
-            if isinstance(value, list) and len(value) < least:
+        def too_few(value: Any, path: str, errs: Errs) -> None:
+            if isinstance(value, container) and len(value) < least:
                 field = path or "<root>"
                 errs.append(
                     cause(
                         "FieldValueInvalid",
                         field,
-                        f"Invalid value: {len(value)}: {field} in body should have at least {least} items",
+                        f"Invalid value: {len(value)}: {field} in body should have at least {least} {noun}",
                     )
                 )
 
-        out.append(min_items)
+        out.append(too_few)
+    return out
+
+
+def _array_checks(s: Schema, node_of: NodeOf) -> list[Validate]:
+    out: list[Validate] = []
+    out.extend(_size_checks(s, list, "maxItems", "minItems", "items"))
     if s.get("uniqueItems") or s.get("x-kubernetes-list-type") == "set":
         out.append(_unique_items)
     if s.get("x-kubernetes-list-type") == "map":
@@ -367,36 +377,7 @@ def _object_checks(s: Schema, node_of: NodeOf) -> list[Validate]:
                         )
 
         out.append(required_)
-    if "maxProperties" in s:
-        most = s["maxProperties"]
-
-        def max_properties(value: Any, path: str, errs: Errs) -> None:
-            if isinstance(value, dict) and len(value) > most:
-                errs.append(
-                    cause(
-                        "FieldValueTooMany",
-                        path or "<root>",
-                        f"Too many: {len(value)}: must have at most {most} items",
-                    )
-                )
-
-        out.append(max_properties)
-    if "minProperties" in s:
-        least = s["minProperties"]
-
-        def min_properties(value: Any, path: str, errs: Errs) -> None:
-            if isinstance(value, dict) and len(value) < least:
-                field = path or "<root>"
-                errs.append(
-                    cause(
-                        "FieldValueInvalid",
-                        field,
-                        f"Invalid value: {len(value)}: {field} in body should "
-                        f"have at least {least} properties",
-                    )
-                )
-
-        out.append(min_properties)
+    out.extend(_size_checks(s, dict, "maxProperties", "minProperties", "properties"))
     props = s.get("properties") or {}
     additional = s.get("additionalProperties")
     if props or isinstance(additional, dict):
