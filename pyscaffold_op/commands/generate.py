@@ -34,7 +34,7 @@ def _root(root: Path | None) -> Path:
     return found
 
 
-def _report(root: Path, changed: list[Path], check: bool) -> None:
+def _report(root: Path, changed: list[Path], check: bool, sample_problems: list[str] | None = None) -> None:
     from pyscaffold_op.errors import GenerateError
 
     shown = [str(p.relative_to(root)) if p.is_relative_to(root) else str(p) for p in changed]
@@ -45,6 +45,11 @@ def _report(root: Path, changed: list[Path], check: bool) -> None:
         return
     for name in shown:
         typer.echo(f"wrote {name}")
+    # Not an error here (a sample may lag behind types being edited); `--check` fails on them.
+    for problem in sample_problems or []:
+        typer.echo(f"warning: config/samples/{problem}", err=True)
+    if sample_problems:
+        typer.echo("  (the API server would refuse or change these samples; --check fails on them)", err=True)
 
 
 @app.command("crd")
@@ -53,7 +58,9 @@ def crd(check: bool = _CHECK, root: Path | None = _ROOT, max_desc_len: int | Non
     from pyscaffold_op.gen import generate_crds
 
     project_root = _root(root)
-    _report(project_root, generate_crds(project_root, check=check, max_desc_len=max_desc_len), check)
+    problems: list[str] = []
+    changed = generate_crds(project_root, check=check, max_desc_len=max_desc_len, sample_problems=problems)
+    _report(project_root, changed, check, problems)
 
 
 @app.command("rbac")
@@ -73,7 +80,11 @@ def manifests(
     from pyscaffold_op.gen import generate_manifests
 
     project_root = _root(root)
-    _report(project_root, generate_manifests(project_root, check=check, max_desc_len=max_desc_len), check)
+    problems: list[str] = []
+    changed = generate_manifests(
+        project_root, check=check, max_desc_len=max_desc_len, sample_problems=problems
+    )
+    _report(project_root, changed, check, problems)
 
 
 @app.command("models")

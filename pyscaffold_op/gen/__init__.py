@@ -133,14 +133,26 @@ def _write(files: dict[Path, str], check: bool) -> list[Path]:
 
 @_without_gc
 def generate_crds(
-    root: Path, *, check: bool = False, project: Any = None, max_desc_len: int | None = None
+    root: Path,
+    *,
+    check: bool = False,
+    project: Any = None,
+    max_desc_len: int | None = None,
+    sample_problems: list[str] | None = None,
 ) -> list[Path]:
-    """Write `config/crd/bases/<group>_<plural>.yaml`; the files changed (or, with check, stale)."""
+    """Write `config/crd/bases/<group>_<plural>.yaml`; the files changed (or, with check, stale).
+
+    `config/samples` is checked against the CRDs: with `check` a problem fails the run; otherwise
+    each is appended to `sample_problems` when given (the CLI prints them as warnings)."""
     from pyscaffold_op.gen.yamlio import dump_documents
 
     crds = render_crds(root, project, max_desc_len=max_desc_len)
     if check:
         _check_samples(root, list(crds.values()))
+    elif sample_problems is not None:
+        from pyscaffold_op.gen.samples import check_samples
+
+        sample_problems.extend(check_samples(root / "config" / "samples", list(crds.values())))
     return _write({path: dump_documents([crd]) for path, crd in crds.items()}, check)
 
 
@@ -152,11 +164,19 @@ def generate_rbac(root: Path, *, check: bool = False, project: Any = None) -> li
 
 
 @_without_gc
-def generate_manifests(root: Path, *, check: bool = False, max_desc_len: int | None = None) -> list[Path]:
+def generate_manifests(
+    root: Path,
+    *,
+    check: bool = False,
+    max_desc_len: int | None = None,
+    sample_problems: list[str] | None = None,
+) -> list[Path]:
     """CRDs, role.yaml and the webhook manifests for the project at `root`; the files changed (or,
-    with check, stale)."""
+    with check, stale). `sample_problems` as in `generate_crds`."""
     project = _project(root, None)
-    crds = generate_crds(root, check=check, project=project, max_desc_len=max_desc_len)
+    crds = generate_crds(
+        root, check=check, project=project, max_desc_len=max_desc_len, sample_problems=sample_problems
+    )
     rbac = generate_rbac(root, check=check, project=project)
     return crds + rbac + generate_webhooks(root, check=check, project=project)
 

@@ -357,6 +357,9 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
     if options.resource:
         _plan_resource(planner, ctx, types_path, docstrings)
     if options.controller:
+        # the test creates the sample when there is one (a controller added later to an API whose
+        # sample the user removed builds the object in code)
+        ctx["from_sample"] = options.resource or (root / "config/samples" / ctx["sample_name"]).is_file()
         _plan_controller(planner, ctx, docstrings)
     if planner.clashes:
         more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""

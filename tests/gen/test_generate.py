@@ -123,6 +123,37 @@ def test_check_mode_validates_samples(at_project) -> None:
     assert "spec.command: Required value" in str(err.value)
 
 
+def test_generate_warns_about_invalid_samples_and_still_writes(at_project, monkeypatch, capsys) -> None:
+    """`make manifests` while the types change: the samples that no longer fit are named on stderr
+    (the API server would refuse or prune them), the manifests are written, the exit status is 0."""
+    at_project.sample(
+        "bad.yaml",
+        """\
+        apiVersion: programming-kubernetes.viper.run/v1alpha1
+        kind: At
+        metadata:
+          name: bad
+        spec:
+          schedule: "2026-12-02T15:00:00Z"
+          comand: typo
+        """,
+    )
+    problems: list[str] = []
+    written = generate_manifests(at_project.root, sample_problems=problems)
+    assert at_project.root / CRD in written
+    assert problems == [
+        "bad.yaml (At bad): unknown field 'spec.comand' would be silently dropped by the API server",
+        "bad.yaml (At bad): spec.command: Required value",
+    ]
+    monkeypatch.chdir(at_project.root)
+    with pytest.raises(SystemExit) as done:
+        main(["generate", "manifests"])
+    assert done.value.code == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == [f"warning: config/samples/{problem}" for problem in problems]
+    assert "--check fails on them" in err[2]
+
+
 def test_cli_generate_and_check(at_project, monkeypatch, capsys) -> None:
     monkeypatch.chdir(at_project.root)
     with pytest.raises(SystemExit) as done:

@@ -157,6 +157,21 @@ def test_no_resource_adds_a_controller_to_an_existing_api(pyop: RunPyop, initial
     assert resource["controller"] is True and resource["api"] == {"crdVersion": "v1", "namespaced": True}
 
 
+def test_a_later_controller_creates_the_sample_or_builds_one_without_it(
+    pyop: RunPyop, initialized: Path
+) -> None:
+    assert pyop(*api_args("--no-controller"), cwd=initialized).code == 0
+    assert pyop(*api_args("--no-resource", "--controller"), cwd=initialized).code == 0
+    test = (initialized / "tests/test_at_controller.py").read_text()
+    assert "at = load_sample(At, SAMPLE)" in test and "ObjectMeta" not in test
+    # the user removed the sample: the test builds the object itself
+    (initialized / "config/samples/programming-kubernetes_v1alpha1_at.yaml").unlink()
+    assert pyop(*api_args("--no-resource", "--controller", "--force"), cwd=initialized).code == 0
+    test = (initialized / "tests/test_at_controller.py").read_text()
+    assert "load_sample" not in test and 'ObjectMeta(name="at-sample", namespace="default")' in test
+    compile(test, "test_at_controller.py", "exec")
+
+
 def test_no_resource_controller_follows_the_recorded_scope_and_plural(
     pyop: RunPyop, initialized: Path
 ) -> None:

@@ -289,3 +289,41 @@ def test_long_names_keep_the_code_ruff_clean(pyop: RunPyop, tmp_path: Path) -> N
             [sys.executable, "-m", "ruff", *args], cwd=tmp_path, capture_output=True, text=True
         )
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_controller_test_creates_the_sample(pyop: RunPyop, tmp_path: Path) -> None:
+    """The scaffolded controller test creates the sample from config/samples: after the user makes a
+    spec field required, the test names the sample to update, and passes once it is."""
+    from pyscaffold_op.gen import generate_manifests
+
+    assert pyop(*AT_INIT, "--license", "none", cwd=tmp_path).code == 0
+    run = pyop(
+        "create", "api", "--group", "batch", "--version", "v1", "--kind", "CronJob", "--no-make", cwd=tmp_path
+    )
+    assert run.code == 0, run.err
+    types = tmp_path / "src/programming_kubernetes/api/v1/cronjob_types.py"
+    scaffolded = (
+        '    foo: str | None = None\n    """foo is an example field of CronJob. Edit cronjob_types.py to '
+        'remove/update."""\n'
+    )
+    assert scaffolded in types.read_text()
+    types.write_text(types.read_text().replace(scaffolded, '    schedule: str\n    """In Cron format."""\n'))
+    generate_manifests(tmp_path)
+
+    def project_tests() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    failed = project_tests()
+    assert failed.returncode == 1, failed.stdout[-3000:]
+    assert "batch_v1_cronjob.yaml: the sample is not a valid CronJob" in failed.stdout
+    sample = tmp_path / "config/samples/batch_v1_cronjob.yaml"
+    sample.write_text(sample.read_text().replace("spec: {}", 'spec:\n  schedule: "*/1 * * * *"'))
+    passed = project_tests()
+    assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-2000:]
+    assert "1 passed" in passed.stdout

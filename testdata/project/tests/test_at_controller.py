@@ -16,12 +16,17 @@
 
 from __future__ import annotations
 
-from pyscaffold_op.apimachinery import ObjectMeta
+from pathlib import Path
+
 from pyscaffold_op.runtime import Client, Manager, ManagerOptions, Request, Result
-from pyscaffold_op.testing import eventually
+from pyscaffold_op.testing import eventually, load_sample
 
 from programming_kubernetes.api.v1alpha1 import At
 from programming_kubernetes.controllers.at_controller import AtReconciler
+
+# The At this test creates is the one `kubectl apply -k config/samples` creates: when you change
+# AtSpec, update the sample (the test fails naming it otherwise; `make manifests` checks it too).
+SAMPLE = Path(__file__).resolve().parents[1] / "config/samples/programming-kubernetes_v1alpha1_at.yaml"
 
 
 async def test_reconcile_runs_for_a_new_at(envtest, client: Client) -> None:
@@ -41,13 +46,12 @@ async def test_reconcile_runs_for_a_new_at(envtest, client: Client) -> None:
     reconciler.setup_with_manager(mgr)
 
     async with mgr.running():
-        at = At(
-            metadata=ObjectMeta(name="at-sample", namespace="default"),
-        )
+        at = load_sample(At, SAMPLE)
+        at.metadata.namespace = "default"
         await client.create(at)
 
         async def reconciled() -> bool:
-            return any(request.name == "at-sample" for request in seen)
+            return any(request.name == at.metadata.name for request in seen)
 
         await eventually(reconciled)
 
