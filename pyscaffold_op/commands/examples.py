@@ -32,10 +32,9 @@ EXAMPLES: Mapping[str, str] = {
   pyop upgrade --dry-run
   pyop upgrade
 
-  # A project made by another pyop release: give the templates that release shipped
-  pip download pyscaffold-op==0.1.0 --no-deps --no-binary :all: -d /tmp/old
-  tar xzf /tmp/old/pyscaffold_op-0.1.0.tar.gz -C /tmp/old
-  pyop upgrade --base-templates /tmp/old/pyscaffold_op-0.1.0/templates/init
+  # A project made by an earlier release upgrades as it is (pyop ships every earlier template);
+  # one made by a pyop this release does not know (a fork, a branch): give the templates it used
+  pyop upgrade --base-templates ~/src/pyop-fork/templates/init
 """,
     "edit": """
   # Make the manager namespace-scoped: Role/RoleBinding, WATCH_NAMESPACE, RBAC markers with namespace=
