@@ -2,7 +2,9 @@
 
 Fed the bytes as they arrive, in any split: the status line and headers, a body framed by
 Content-Length, chunked (extensions ignored, trailers read and dropped) or read to EOF; 1xx answers
-are skipped. Anything malformed raises `ProtocolError`. The runtime sends no Accept-Encoding, so a
+are skipped. Lines may end in a bare LF as well as CRLF (RFC 9112 2.2; Go's client takes both, and
+a server or proxy that sends LF would otherwise leave a request waiting for its deadline). Anything
+malformed raises `ProtocolError`. The runtime sends no Accept-Encoding, so a
 compressed body is refused rather than decoded (the API server compresses only when asked).
 """
 
@@ -117,47 +119,58 @@ class ResponseParser:
                     return False
                 self._state = _DONE if state == _LENGTH else _CHUNK_END
             elif state == _HEAD:
-                stop = data.find(b"\r\n\r\n", pos)
+                # Lines end in CRLF, or a bare LF (RFC 9112 2.2 lets a recipient take one, as Go's
+                # client does): the head ends at the first empty line, "\n\r\n" or "\n\n".
+                stop = data.find(b"\n\r\n", pos)
+                bare = data.find(b"\n\n", pos, None if stop < 0 else stop)
+                if bare >= 0:
+                    stop, after = bare, bare + 2
+                else:
+                    after = stop + 3
                 if stop < 0:
                     if end - pos > MAX_HEAD:
                         raise ProtocolError(f"response headers longer than {MAX_HEAD} bytes")
                     self._buf = data[pos:]
                     return False
                 self._head(data[pos:stop])
-                pos = stop + 4
+                pos = after
             elif state == _CHUNK_SIZE:
-                stop = data.find(b"\r\n", pos)
+                stop = data.find(b"\n", pos)
                 if stop < 0:
                     self._keep(data, pos, "chunk size line")
                     return False
-                size = data[pos:stop].split(b";", 1)[0].strip(b" \t")
+                line = data[pos : stop - 1 if data[stop - 1 : stop] == b"\r" and stop > pos else stop]
+                size = line.split(b";", 1)[0].strip(b" \t")
                 if not _HEX.fullmatch(size):
-                    raise ProtocolError(f"malformed chunk size {data[pos:stop][:40]!r}")
-                pos = stop + 2
+                    raise ProtocolError(f"malformed chunk size {line[:40]!r}")
+                pos = stop + 1
                 self._remaining = int(size, 16)
                 self._state = _CHUNK_DATA if self._remaining else _TRAILERS
             elif state == _CHUNK_END:
-                if end - pos < 2:
-                    if data[pos:] != b"\r":
-                        raise ProtocolError("chunk data not followed by CRLF")
+                ending = data[pos : pos + 2]
+                if ending[:1] == b"\n":
+                    pos += 1
+                elif ending == b"\r\n":
+                    pos += 2
+                elif ending == b"\r":  # the LF is in the next read
                     self._buf = b"\r"
                     return False
-                if data[pos : pos + 2] != b"\r\n":
+                else:
                     raise ProtocolError("chunk data not followed by CRLF")
-                pos += 2
                 self._state = _CHUNK_SIZE
             elif state == _TRAILERS:
-                stop = data.find(b"\r\n", pos)
+                stop = data.find(b"\n", pos)
                 if stop < 0:
                     self._keep(data, pos, "trailer line")
                     return False
-                self._trailer_bytes += stop - pos + 2
+                line = data[pos : stop - 1 if data[stop - 1 : stop] == b"\r" and stop > pos else stop]
+                self._trailer_bytes += stop - pos + 1
                 if self._trailer_bytes > MAX_HEAD:
                     raise ProtocolError(f"trailers longer than {MAX_HEAD} bytes")
-                if stop > pos and b":" not in data[pos:stop]:
-                    raise ProtocolError(f"malformed trailer line {data[pos:stop][:40]!r}")
-                self._state = _DONE if stop == pos else _TRAILERS
-                pos = stop + 2
+                if line and b":" not in line:
+                    raise ProtocolError(f"malformed trailer line {line[:40]!r}")
+                self._state = _TRAILERS if line else _DONE
+                pos = stop + 1
             elif state == _TO_EOF:
                 self._emit(data[pos:] if pos else data)
                 return False
@@ -195,7 +208,8 @@ class ResponseParser:
 
     def _head(self, raw: bytes) -> None:
         text = raw.decode("latin-1")
-        lines = text.split("\r\n")
+        # `raw` ends where the empty line starts: its last line's CR, if any, is still there
+        lines = text.replace("\r\n", "\n").removesuffix("\r").split("\n")
         status_line = lines[0]
         version, _, rest = status_line.partition(" ")
         code = rest[:3]

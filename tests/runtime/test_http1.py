@@ -31,6 +31,14 @@ RESPONSES = {
     ),
     "empty chunked": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 200, b""),
     "no reason": (b"HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n", 200, b""),
+    # RFC 9112 2.2: a recipient may take a bare LF as a line's end (Go's client does)
+    "bare LF": (b"HTTP/1.1 200 OK\nContent-Length: 3\nX-A: 1\n\n{}\n", 200, b"{}\n"),
+    "bare LF chunked": (
+        b"HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n5\nhel\nl\n2;x\r\n\n\n\r\n0\nX-T: 1\n\n",
+        200,
+        b"hel\nl\n\n",
+    ),
+    "mixed endings": (b"HTTP/1.1 200 OK\r\nContent-Length: 2\n\r\n{}", 200, b"{}"),
 }
 
 
