@@ -118,8 +118,9 @@ DEPLOY_IMAGE_RESERVED_KINDS = frozenset(
      "PodSecurityContext", "PodSpec", "PodTemplateSpec", "SeccompProfile", "SecurityContext", "Workloads"}
 )  # fmt: skip
 DEPLOY_IMAGE_RESERVED_VARIABLES = frozenset(
-    {"container", "current", "deployment", "image", "labels", "name", "owner", "pod", "size"}
-)
+    {"container", "controllerutil", "current", "deployment", "image", "image_version", "labels", "name",
+     "owner", "pod", "set_condition", "size", "timedelta"}
+)  # fmt: skip
 
 
 def _validate_deploy_image(options: ApiOptions) -> None:
@@ -592,7 +593,6 @@ def _deploy_image_context(deploy: deployimage.DeployImage, kind: str) -> dict[st
     return {
         "deploy_image": True,
         "image": deploy.image,
-        "image_version": deploy.image_version(),
         "image_env": deploy.env_var(kind),
         "image_command": list(deploy.command),
         "container_port": deploy.port,

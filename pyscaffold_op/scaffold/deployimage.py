@@ -28,13 +28,6 @@ class DeployImage:
     def env_var(self, kind: str) -> str:
         return f"{kind.upper()}_IMAGE"
 
-    def image_version(self) -> str:
-        """The tag (kubebuilder's `app.kubernetes.io/version` label), `latest` without one."""
-        from docker_image import reference
-
-        parsed = reference.Reference.parse(self.image)
-        return parsed["tag"] or "latest"
-
 
 def parse(
     *,
