@@ -119,17 +119,50 @@ def create_api(
         "--controller-name",
         help="Name of the controller (DNS-1123 label), to add another controller for a kind.",
     ),
+    plugins: str | None = typer.Option(
+        None,
+        "--plugins",
+        help="kubebuilder's spelling: deploy-image/v1-alpha (the same as giving --image).",
+    ),
+    image: str | None = typer.Option(
+        None,
+        "--image",
+        help="Scaffold a controller that runs this image in a Deployment the kind owns "
+        "(kubebuilder's deploy-image plugin), e.g. memcached:1.6.26-alpine3.19.",
+    ),
+    image_container_command: str | None = typer.Option(
+        None,
+        "--image-container-command",
+        help='With --image: the container command, comma-separated, e.g. "memcached,--memory-limit=64,-v".',
+    ),
+    image_container_port: str | None = typer.Option(
+        None,
+        "--image-container-port",
+        help="With --image: the port the container listens on (1-65535); adds spec.containerPort.",
+    ),
+    run_as_user: str | None = typer.Option(
+        None, "--run-as-user", help="With --image: the container's numeric user ID (runAsUser)."
+    ),
 ) -> None:
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""
     from pathlib import Path
 
     from pyscaffold_op.project import load_project
+    from pyscaffold_op.scaffold import deployimage
     from pyscaffold_op.scaffold.api import ApiOptions, api_warnings
     from pyscaffold_op.scaffold.api import create_api as scaffold_api
 
     if resource is None:  # kubebuilder: a new resource unless the kind is external (or the core group "")
         resource = not (external_api_path or group == "")
+    deploy_image = deployimage.parse(
+        plugins=plugins,
+        image=image,
+        command=image_container_command,
+        port=image_container_port,
+        run_as_user=run_as_user,
+    )
     options = ApiOptions(
+        deploy_image=deploy_image,
         group=group,
         version=version,
         kind=kind,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
-from pyscaffold_op.scaffold import edits, names
+from pyscaffold_op.scaffold import deployimage, edits, names
 from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, external_kind, is_core
 from pyscaffold_op.scaffold.pyformat import format_python
@@ -39,7 +39,7 @@ NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 
 # The line length of the generated project's ruff configuration (templates/init/.../pyproject.toml).
 
-InsertionOp = Literal["statement", "entry", "enable"]
+InsertionOp = Literal["statement", "entry", "enable", "env"]
 
 ROLE_VERBS = {
     "admin": ["'*'"],
@@ -63,6 +63,8 @@ class ApiOptions:
     external_api_module: str | None = None
     controller_name: str | None = None
     """Names the controller (and its module and reconciler) when a kind has several."""
+    deploy_image: deployimage.DeployImage | None = None
+    """`--image`: the controller runs this image in a Deployment (kubebuilder's deploy-image plugin)."""
 
 
 def validate_inputs(options: ApiOptions, domain: str) -> str:
@@ -96,11 +98,49 @@ def validate_inputs(options: ApiOptions, domain: str) -> str:
             "invalid group '': the core group holds only built-in kinds; "
             "a new kind (--resource) needs a group"
         )
+    if options.deploy_image is not None and not (options.resource and options.controller):
+        raise ValidationError(
+            f"--image needs --resource and --controller: it scaffolds the {options.kind} types and the "
+            "controller that deploys the image, together"
+        )
+    if options.deploy_image is not None:
+        _validate_deploy_image(options)
     if options.controller_name is not None:
         names.validate_dns1123_label(options.controller_name, "controller name")
     if (options.external_api_domain or options.external_api_module) and not options.external_api_path:
         raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
     return plural
+
+
+# What the --image controller and its test import or bind besides the names above.
+DEPLOY_IMAGE_RESERVED_KINDS = frozenset(
+    {"Capabilities", "Container", "ContainerPort", "Deployment", "DeploymentSpec", "Event", "LabelSelector",
+     "PodSecurityContext", "PodSpec", "PodTemplateSpec", "SeccompProfile", "SecurityContext", "Workloads"}
+)  # fmt: skip
+DEPLOY_IMAGE_RESERVED_VARIABLES = frozenset(
+    {"container", "controllerutil", "current", "deployment", "image", "image_version", "labels", "name",
+     "owner", "pod", "set_condition", "size", "timedelta"}
+)  # fmt: skip
+
+
+def _validate_deploy_image(options: ApiOptions) -> None:
+    if options.external_api_path:
+        raise ValidationError("--image scaffolds a kind of this project: not with --external-api-path")
+    if not options.namespaced:
+        raise ValidationError(
+            f"--image needs a namespaced kind: the Deployment it owns lives in the {options.kind}'s namespace"
+        )
+    if options.kind in DEPLOY_IMAGE_RESERVED_KINDS:
+        raise ValidationError(
+            f"invalid kind {options.kind!r} with --image: it would shadow a name the scaffolded controller "
+            f"imports ({', '.join(sorted(DEPLOY_IMAGE_RESERVED_KINDS))})"
+        )
+    if _snake(options.kind) in DEPLOY_IMAGE_RESERVED_VARIABLES:
+        raise ValidationError(
+            f"invalid kind {options.kind!r} with --image: its variable {_snake(options.kind)!r} would shadow "
+            f"a name the scaffolded controller or its test uses "
+            f"({', '.join(sorted(DEPLOY_IMAGE_RESERVED_VARIABLES))})"
+        )
 
 
 def _snake(kind: str) -> str:
@@ -343,6 +383,8 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
                 "or pass --force to replace that controller"
             )
     ctx = build_context(options, project, plural, project_header(root))
+    if options.deploy_image is not None:
+        ctx.update(_deploy_image_context(options.deploy_image, options.kind))
     planner = _Planner(FilePlan(root), options.force, [])
     api_dir = ctx["api_dir"]
     types_path = f"{api_dir}/{ctx['kind_lower']}_types.py"
@@ -360,7 +402,17 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
         # the test creates the sample when there is one (a controller added later to an API whose
         # sample the user removed builds the object in code)
         ctx["from_sample"] = options.resource or (root / "config/samples" / ctx["sample_name"]).is_file()
-        _plan_controller(planner, ctx, docstrings)
+        if options.deploy_image is not None:
+            _plan_controller(
+                planner,
+                ctx,
+                docstrings,
+                controller_template="api/deployimage_controller.py.jinja",
+                test_template="api/deployimage_controller_test.py.jinja",
+            )
+            _add_manager_env(planner, ctx)
+        else:
+            _plan_controller(planner, ctx, docstrings)
     if planner.clashes:
         more = f" (and {len(planner.clashes) - 1} more)" if len(planner.clashes) > 1 else ""
         raise ProjectError(f"{planner.clashes[0]} already exists{more}; pass --force to overwrite")
@@ -441,9 +493,10 @@ def _plan_resource(
     _package_inits(planner, ctx, ctx["api_module"], docstrings)
     planner.ensure(f"{api_dir}/groupversion_info.py", render("api/groupversion_info.py.jinja", ctx))
     planner.ensure(f"{api_dir}/__init__.py", render("api/version_init.py.jinja", ctx))
-    planner.new(types_path, render("api/types.py.jinja", ctx))
+    prefix = "deployimage_" if ctx.get("deploy_image") else ""
+    planner.new(types_path, render(f"api/{prefix}types.py.jinja", ctx))
     _register_kind(planner, ctx, f"{api_dir}/__init__.py")
-    planner.new(f"config/samples/{ctx['sample_name']}", render("api/sample.yaml.jinja", ctx))
+    planner.new(f"config/samples/{ctx['sample_name']}", render(f"api/{prefix}sample.yaml.jinja", ctx))
     planner.ensure("config/samples/kustomization.yaml", render("api/samples_kustomization.yaml.jinja", ctx))
     _add_entry(planner, "config/samples/kustomization.yaml", ctx["sample_name"], "samples")
     for role, verbs in ROLE_VERBS.items():
@@ -497,9 +550,10 @@ def _plan_controller(
     ctx: dict[str, Any],
     docstrings: dict[str, str],
     test_template: str = "api/controller_test.py.jinja",
+    controller_template: str = "api/controller.py.jinja",
 ) -> None:
     _package_inits(planner, ctx, ctx["controller_module"], docstrings)
-    planner.new(ctx["controller_path"], render("api/controller.py.jinja", ctx))
+    planner.new(ctx["controller_path"], render(controller_template, ctx))
     planner.new(ctx["test_path"], render(test_template, ctx))
     main_path = f"src/{ctx['package']}/__main__.py"
     reconciler = ctx["reconciler"]
@@ -532,6 +586,28 @@ def _plan_controller(
         "statement",
         "\n".join(registration),
         lambda text: edits.insert_at_marker(text, "controllers", registration, where=main_path),
+    )
+
+
+def _deploy_image_context(deploy: deployimage.DeployImage, kind: str) -> dict[str, Any]:
+    return {
+        "deploy_image": True,
+        "image": deploy.image,
+        "image_env": deploy.env_var(kind),
+        "image_command": list(deploy.command),
+        "container_port": deploy.port,
+        "run_as_user": deploy.run_as_user,
+    }
+
+
+def _add_manager_env(planner: _Planner, ctx: dict[str, Any]) -> None:
+    """The image's env var in the manager container, read by the controller (kubebuilder does this too)."""
+    name, image = ctx["image_env"], ctx["image"]
+    planner.insert(
+        deployimage.MANAGER_YAML,
+        "env",
+        f"{name}={image}",
+        lambda text: deployimage.add_env(text, name, image),
     )
 
 

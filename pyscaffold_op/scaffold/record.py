@@ -42,9 +42,9 @@ class Insertion(BaseModel):
     """One statement `create api` put into a shared file (see `edits`): its inverse is `revert`."""
 
     file: str
-    op: Literal["statement", "entry", "enable"]
+    op: Literal["statement", "entry", "enable", "env"]
     """statement: Python lines at a scaffold marker; entry: a kustomization list entry;
-    enable: `#- x` made `- x`."""
+    enable: `#- x` made `- x`; env: an env var of the manager container (`create api --image`)."""
     text: str
     changed: bool = True
     """False when the statement was already there (another version of the kind put it): not this API's."""
@@ -57,6 +57,10 @@ class Insertion(BaseModel):
             return edits.remove_statement(text, self.text)
         if self.op == "entry":
             return edits.remove_list_entry(text, self.text)
+        if self.op == "env":
+            from pyscaffold_op.scaffold import deployimage
+
+            return deployimage.remove_env(text, self.text.partition("=")[0])
         return edits.disable_list_entry(text, self.text)
 
 
