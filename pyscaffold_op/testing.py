@@ -6,7 +6,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pyscaffold_op.runtime.clock import FakeClock
 
@@ -21,12 +21,25 @@ __all__ = ["FakeClock", "eventually", "load_sample"]
 _NOTHING = object()
 
 
+@overload
 async def eventually(
-    check: Callable[[], T | Awaitable[T]],
+    check: Callable[[], Awaitable[T]],
+    *,
+    timeout: float = ...,  # noqa: ASYNC109
+    interval: float = ...,
+) -> T: ...  # a coroutine function or a lambda returning an awaitable: what it resolves to
+
+
+@overload
+async def eventually(check: Callable[[], T], *, timeout: float = ..., interval: float = ...) -> T: ...  # noqa: ASYNC109
+
+
+async def eventually(
+    check: Callable[[], Any],
     *,
     timeout: float = 5.0,  # noqa: ASYNC109 - a polling deadline, not a cancellation scope
     interval: float = 0.02,
-) -> T:
+) -> Any:
     """Call `check()` (a plain function, a coroutine function, or a lambda returning an awaitable)
     until it returns a truthy value, and return that value.
 

@@ -184,20 +184,25 @@ def create_api(
         from pyscaffold_op.scaffold.make import run_make
 
         run_make(root, "manifests")
-    typer.echo(next_steps(written, make=make))
+    typer.echo(next_steps(written, make=make, deploy_image=options.deploy_image is not None))
 
 
-def next_steps(written: list[str], *, make: bool) -> str:
+def next_steps(written: list[str], *, make: bool, deploy_image: bool = False) -> str:
     """kubebuilder's closing hint: where to write the API and the reconcile logic, and what to run."""
     types = next((path for path in written if path.endswith("_types.py")), None)
     controller = next(
         (path for path in written if "/controllers/" in path and path.endswith("_controller.py")), None
     )
     steps = []
-    if types is not None:
-        steps.append(f"define the spec and status in {types},")
-    if controller is not None:
-        steps.append(f"write the reconcile logic in {controller},")
+    if deploy_image and controller is not None:
+        # the deploy-image controller is complete: what is left is the user's own additions
+        steps.append(f"the controller in {controller} already runs the image;")
+        steps.append("add your own spec fields and logic if you need more,")
+    else:
+        if types is not None:
+            steps.append(f"define the spec and status in {types},")
+        if controller is not None:
+            steps.append(f"write the reconcile logic in {controller},")
     if not steps:  # --force rewrote nothing: the files were already there
         steps.append("edit the API types and the reconciler,")
     steps.append(f"then {'re' if make else ''}generate the manifests (CRDs, RBAC) and run the tests:")

@@ -86,6 +86,8 @@ def test_kinds_that_would_shadow_the_controllers_names(
 def test_scaffolds_the_plugins_files_and_the_managers_image(pyop: RunPyop, project: Path) -> None:
     run = pyop(*MEMCACHED, *KUBEBUILDER_FLAGS, cwd=project)
     assert run.code == 0, run.err
+    assert "memcached_controller.py already runs the image;" in run.out  # no "write the reconcile logic"
+    assert "write the reconcile logic" not in run.out
     assert _manager_container(project)["env"] == [{"name": "MEMCACHED_IMAGE", "value": IMAGE}]
 
     types = (project / f"src/{PACKAGE}/api/v1alpha1/memcached_types.py").read_text()
