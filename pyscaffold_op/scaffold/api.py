@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import keyword
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -67,21 +67,28 @@ class ApiOptions:
     """`--image`: the controller runs this image in a Deployment (kubebuilder's deploy-image plugin)."""
 
 
+def _refuse_reserved(
+    kind: str, kinds: Collection[str], variables: Collection[str], flag: str, code: str
+) -> None:
+    """A kind whose class or variable name would shadow a name the scaffolded code uses."""
+    if kind in kinds:
+        raise ValidationError(
+            f"invalid kind {kind!r}{flag}: it would shadow a name the scaffolded {code} imports "
+            f"({', '.join(sorted(kinds))})"
+        )
+    if _snake(kind) in variables:
+        raise ValidationError(
+            f"invalid kind {kind!r}{flag}: its variable {_snake(kind)!r} would shadow a name the "
+            f"scaffolded controller or its test uses ({', '.join(sorted(variables))})"
+        )
+
+
 def validate_inputs(options: ApiOptions, domain: str) -> str:
     """Check the flags on their own; returns the plural. Raises ValidationError."""
     names.validate_group(options.group, domain)
     names.validate_version(options.version)
     names.validate_kind(options.kind)
-    if options.kind in RESERVED_KINDS:
-        raise ValidationError(
-            f"invalid kind {options.kind!r}: it would shadow a name the scaffolded code imports "
-            f"({', '.join(sorted(RESERVED_KINDS))})"
-        )
-    if _snake(options.kind) in RESERVED_VARIABLES:
-        raise ValidationError(
-            f"invalid kind {options.kind!r}: its variable {_snake(options.kind)!r} would shadow a name the "
-            f"scaffolded controller or its test uses ({', '.join(sorted(RESERVED_VARIABLES))})"
-        )
+    _refuse_reserved(options.kind, RESERVED_KINDS, RESERVED_VARIABLES, "", "code")
     plural = (
         names.validate_plural(options.plural) if options.plural is not None else names.pluralize(options.kind)
     )
@@ -130,17 +137,13 @@ def _validate_deploy_image(options: ApiOptions) -> None:
         raise ValidationError(
             f"--image needs a namespaced kind: the Deployment it owns lives in the {options.kind}'s namespace"
         )
-    if options.kind in DEPLOY_IMAGE_RESERVED_KINDS:
-        raise ValidationError(
-            f"invalid kind {options.kind!r} with --image: it would shadow a name the scaffolded controller "
-            f"imports ({', '.join(sorted(DEPLOY_IMAGE_RESERVED_KINDS))})"
-        )
-    if _snake(options.kind) in DEPLOY_IMAGE_RESERVED_VARIABLES:
-        raise ValidationError(
-            f"invalid kind {options.kind!r} with --image: its variable {_snake(options.kind)!r} would shadow "
-            f"a name the scaffolded controller or its test uses "
-            f"({', '.join(sorted(DEPLOY_IMAGE_RESERVED_VARIABLES))})"
-        )
+    _refuse_reserved(
+        options.kind,
+        DEPLOY_IMAGE_RESERVED_KINDS,
+        DEPLOY_IMAGE_RESERVED_VARIABLES,
+        " with --image",
+        "controller",
+    )
 
 
 def _snake(kind: str) -> str:
