@@ -101,9 +101,10 @@ def plan_upgrade(start: Path, *, templates: Path, base_templates: Path | None = 
             made_from = (
                 f"template revision {recorded}" if recorded else "a template revision it does not record"
             )
+            earlier = [r for r in shipped_revisions(templates.parent) if r != new.revision()]
             raise ProjectError(
                 f"{ANSWERS_FILE}: the project was made from {made_from}, which this pyop does not ship "
-                f"(it has {new.revision()} and {len(shipped_revisions(templates.parent))} earlier ones); "
+                f"(it has {new.revision()} and {len(earlier)} earlier ones); "
                 "pass --base-templates with the templates/init folder of the pyop release that made it"
             )
         context = make_context(init_options(answers), check_installed=False)
