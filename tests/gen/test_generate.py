@@ -78,6 +78,18 @@ def test_idempotent_and_files_untouched(at_project) -> None:
     assert {p: p.stat().st_mtime_ns for p in before} == before
 
 
+# a sample the API server would prune (`comand`) and then refuse (no `command`)
+BAD_SAMPLE = """\
+apiVersion: programming-kubernetes.viper.run/v1alpha1
+kind: At
+metadata:
+  name: bad
+spec:
+  schedule: "2026-12-02T15:00:00Z"
+  comand: typo
+"""
+
+
 def test_check_mode_reports_stale_files_and_writes_nothing(at_project) -> None:
     root = at_project.root
     assert generate_manifests(root, check=True) == [root / CRD, root / ROLE]
@@ -107,15 +119,7 @@ def test_check_mode_validates_samples(at_project) -> None:
     assert generate_manifests(root, check=True) == []
     at_project.sample(
         "bad.yaml",
-        """\
-        apiVersion: programming-kubernetes.viper.run/v1alpha1
-        kind: At
-        metadata:
-          name: bad
-        spec:
-          schedule: "2026-12-02T15:00:00Z"
-          comand: typo
-        """,
+        BAD_SAMPLE,
     )
     with pytest.raises(GenerateError) as err:
         generate_manifests(root, check=True)
@@ -128,15 +132,7 @@ def test_generate_warns_about_invalid_samples_and_still_writes(at_project, monke
     (the API server would refuse or prune them), the manifests are written, the exit status is 0."""
     at_project.sample(
         "bad.yaml",
-        """\
-        apiVersion: programming-kubernetes.viper.run/v1alpha1
-        kind: At
-        metadata:
-          name: bad
-        spec:
-          schedule: "2026-12-02T15:00:00Z"
-          comand: typo
-        """,
+        BAD_SAMPLE,
     )
     problems: list[str] = []
     written = generate_manifests(at_project.root, sample_problems=problems)

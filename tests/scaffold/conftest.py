@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,3 +101,15 @@ def with_api(tmp_path: Path, _api_template: Path) -> Path:
     root = tmp_path / "project-with-api"
     shutil.copytree(_api_template, root)
     return root
+
+
+def run_project_tests(root: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A generated project's own test suite, in a subprocess (what its `make test` runs)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import PACKAGE, RunPyop, assert_one_line_error, snapshot
+from .conftest import PACKAGE, RunPyop, assert_one_line_error, run_project_tests, snapshot
 
 KUBECTL = shutil.which("kubectl")
 AT = ["--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "At"]
@@ -221,10 +221,7 @@ def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
     assert cert["spec"]["dnsNames"][0] == "cron-webhook-service.cron-system.svc"
     (root / "tests/test_conversion.py").write_text(CONVERSION_TEST)
     env = {**os.environ, "PYTHONPATH": str(root / "src")}
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=root, capture_output=True, text=True, env=env,
-    )  # fmt: skip
+    tests = run_project_tests(root, env)
     assert tests.returncode == 0, tests.stdout[-3000:]
     assert "5 passed" in tests.stdout
 

@@ -11,7 +11,8 @@ import yaml
 
 from pyscaffold_op.scaffold import deployimage
 from pyscaffold_op.scaffold.record import RECORD_FILE, load_record
-from tests.scaffold.conftest import AT_INIT, PACKAGE, RunPyop, assert_one_line_error, snapshot
+
+from .conftest import AT_INIT, PACKAGE, RunPyop, assert_one_line_error, run_project_tests, snapshot
 
 MEMCACHED = ["create", "api", "--group", "cache", "--version", "v1alpha1", "--kind", "Memcached", "--no-make"]
 IMAGE = "memcached:1.6.26-alpine3.19"
@@ -187,12 +188,6 @@ def test_the_generated_project_passes_its_own_tests(pyop: RunPyop, project: Path
             [sys.executable, "-m", "ruff", *args], cwd=project, capture_output=True, text=True
         )
         assert lint.returncode == 0, lint.stdout + lint.stderr
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_project_tests(project)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "1 passed" in result.stdout

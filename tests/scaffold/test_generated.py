@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from .conftest import AT_INIT, PACKAGE, RunPyop
+from .conftest import AT_INIT, PACKAGE, RunPyop, run_project_tests
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = REPO_ROOT / "testdata" / "project"
@@ -235,13 +235,7 @@ def test_the_generated_controller_test_passes(tmp_path: Path) -> None:
     """The golden project's own test suite (manager + reconciler against envtest) passes, in a subprocess."""
     project = tmp_path / "project"
     shutil.copytree(GOLDEN, project, ignore=shutil.ignore_patterns("__pycache__"))
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_project_tests(project)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "1 passed" in result.stdout
 
@@ -257,13 +251,7 @@ def test_kinds_named_like_standard_library_modules_pass_their_tests(pyop: RunPyo
         run = pyop(*args, cwd=tmp_path)
         assert run.code == 0, run.err
     generate_manifests(tmp_path)
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_project_tests(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "3 passed" in result.stdout
 
@@ -310,20 +298,11 @@ def test_the_controller_test_creates_the_sample(pyop: RunPyop, tmp_path: Path) -
     types.write_text(types.read_text().replace(scaffolded, '    schedule: str\n    """In Cron format."""\n'))
     generate_manifests(tmp_path)
 
-    def project_tests() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
-    failed = project_tests()
+    failed = run_project_tests(tmp_path)
     assert failed.returncode == 1, failed.stdout[-3000:]
     assert "batch_v1_cronjob.yaml: the sample is not a valid CronJob" in failed.stdout
     sample = tmp_path / "config/samples/batch_v1_cronjob.yaml"
     sample.write_text(sample.read_text().replace("spec: {}", 'spec:\n  schedule: "*/1 * * * *"'))
-    passed = project_tests()
+    passed = run_project_tests(tmp_path)
     assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-2000:]
     assert "1 passed" in passed.stdout
