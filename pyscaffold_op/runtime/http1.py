@@ -22,6 +22,11 @@ _DIGITS = re.compile(r"[0-9]{1,18}")
 _HEAD, _LENGTH, _CHUNK_SIZE, _CHUNK_DATA, _CHUNK_END, _TRAILERS, _TO_EOF, _DONE = range(8)
 
 
+def _line(data: bytes, pos: int, stop: int) -> bytes:
+    """The line from `pos` to its LF at `stop`, without the CR before the LF if there is one."""
+    return data[pos : stop - 1 if stop > pos and data[stop - 1] == 0x0D else stop]
+
+
 class HTTPError(ConnectionError):
     """The HTTP exchange failed: no connection, a connection lost, or a response we cannot read.
 
@@ -139,7 +144,7 @@ class ResponseParser:
                 if stop < 0:
                     self._keep(data, pos, "chunk size line")
                     return False
-                line = data[pos : stop - 1 if data[stop - 1 : stop] == b"\r" and stop > pos else stop]
+                line = _line(data, pos, stop)
                 size = line.split(b";", 1)[0].strip(b" \t")
                 if not _HEX.fullmatch(size):
                     raise ProtocolError(f"malformed chunk size {line[:40]!r}")
@@ -163,7 +168,7 @@ class ResponseParser:
                 if stop < 0:
                     self._keep(data, pos, "trailer line")
                     return False
-                line = data[pos : stop - 1 if data[stop - 1 : stop] == b"\r" and stop > pos else stop]
+                line = _line(data, pos, stop)
                 self._trailer_bytes += stop - pos + 1
                 if self._trailer_bytes > MAX_HEAD:
                     raise ProtocolError(f"trailers longer than {MAX_HEAD} bytes")
