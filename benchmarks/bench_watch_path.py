@@ -15,32 +15,21 @@ import argparse
 import gc
 import json
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
 from pyscaffold_op.runtime.handler import EnqueueRequestForObject
 from pyscaffold_op.runtime.informer import Informer
 from pyscaffold_op.runtime.kinds import info_for
 from pyscaffold_op.runtime.predicate import IgnoreStatusChanges
 from pyscaffold_op.runtime.source import _InformerAdapter
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_vs_kopf import bench_item_model
 
-class BenchSpec(KubeModel):
-    value: int = 0
-    sent_at: float | None = None
-    owner: str = ""
-
-
-class BenchStatus(KubeModel):
-    observed: int | None = None
-    handled_at: float | None = None
-
-
-class BenchItem(CustomResource):
-    gvk = GroupVersionKind("bench.pyop.io", "v1", "BenchItem")
-    spec: BenchSpec = BenchSpec()
-    status: BenchStatus | None = None
+BenchItem = bench_item_model()  # the side-by-side benchmark's kind, as its operator decodes it
 
 
 def wire(i: int, rv: int, status: dict[str, Any] | None = None) -> dict[str, Any]:
