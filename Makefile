@@ -13,6 +13,14 @@ testdata: ## Regenerate the golden scaffold testdata/project/ (commit it with te
 models: ## Regenerate pyscaffold_op/models/ from the pinned Kubernetes schemas (kubernetes-validate).
 	$(PYTHON) -m pyscaffold_op.dev.models
 
+# The real Kubernetes tools pyop is judged by, pinned in hack/oracles/versions.env and built from the Go
+# module proxy into LOCALBIN (like kubebuilder's Makefile): kube-apiserver, etcd, controller-gen,
+# kubebuilder, helm. A stamp skips the build when nothing changed; Go's caches make rebuilds cheap.
+LOCALBIN ?= $(CURDIR)/bin
+.PHONY: oracles
+oracles: ## Build the pinned oracle tools (kube-apiserver, etcd, controller-gen, kubebuilder, helm) into bin/.
+	bash hack/oracles/build.sh $(LOCALBIN)
+
 .PHONY: test
 test: ## Run the whole test suite.
 	$(PYTHON) -m pytest
