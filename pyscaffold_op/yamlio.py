@@ -57,7 +57,13 @@ YAML12_IMPLICIT = (
         "0123456789",
     ),
 )
-_YAML12 = re.compile("|".join(f"(?:{pattern})" for _tag, pattern, _first in YAML12_IMPLICIT))
+_YAML12 = [(re.compile(pattern), tuple(first)) for _tag, pattern, first in YAML12_IMPLICIT]
+
+
+def _yaml12_reads_string(value: str) -> bool:
+    """As PyYAML's resolver applies `YAML12_IMPLICIT` (`yaml12.Loader`): by first character, then pattern."""
+    return not any(value[:1] in first and pattern.fullmatch(value) for pattern, first in _YAML12)
+
 
 # Go's YAML (go-yaml v2's resolve.go, which sigs.k8s.io/yaml and so kubectl, Helm and kubebuilder use;
 # v3 reads timestamps as time): the words of its table, in any case (v2 knows three spellings of each,
@@ -91,7 +97,7 @@ def plain_is_string(value: str) -> bool:
         return False
     return (
         _go_reads_string(value)
-        and _YAML12.fullmatch(value) is None
+        and _yaml12_reads_string(value)
         and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR
     )
 
