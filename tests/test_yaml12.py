@@ -1,5 +1,6 @@
-"""`pyscaffold_op.yaml12` reads plain scalars as ruamel.yaml's safe loader (YAML 1.2) does: PROJECT is
-written by ruamel, and read by the generator and `create api` with PyYAML's libyaml parser."""
+"""`pyscaffold_op.yaml12` reads plain scalars as ruamel.yaml's safe loader (YAML 1.2) does: PROJECT was
+written by ruamel, and is read by the generator and `create api` with PyYAML's libyaml parser; it is
+written by `yamlio.dump_project` as ruamel writes it, with what Go or YAML 1.1 would misread quoted."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ruamel.yaml import YAML
 
-from pyscaffold_op import yaml12
+from pyscaffold_op import yaml12, yamlio
 from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import _HEADER, load_project
 
@@ -61,13 +63,14 @@ def test_malformed_project_is_one_line_error(tmp_path: Path) -> None:
 
 
 def _ruamel_dump(data: Any) -> str:
-    """How PROJECT was written before (and how kubebuilder-style tools using ruamel write it)."""
+    """How PROJECT was written before (ruamel), with the strings Go's YAML or YAML 1.1 would read as
+    something else single-quoted (`'no'`, `'y'`, `'1e3'`): ruamel, a YAML 1.2 writer, leaves them plain."""
     import io
 
     yaml = YAML()
     yaml.indent(mapping=2, sequence=2, offset=0)
     out = io.StringIO()
-    yaml.dump(data, out)
+    yaml.dump(yamlio._ruamel_quoted(data), out)
     return out.getvalue()
 
 
@@ -92,8 +95,11 @@ def test_dump_writes_as_ruamel_writes(value: str) -> None:
         "empty": [],
         "version": "3",
     }
-    assert yaml12.dump(data) == _ruamel_dump(data)
-    assert yaml12.load(yaml12.dump(data)) == data
+    text = yaml12.dump(data)
+    assert text == _ruamel_dump(data)
+    assert yaml12.load(text) == data
+    assert YAML(typ="safe").load(text) == data  # YAML 1.2
+    assert yaml.safe_load(text) == data  # YAML 1.1
 
 
 def test_project_dump_round_trips(tmp_path: Path) -> None:
@@ -104,7 +110,7 @@ def test_project_dump_round_trips(tmp_path: Path) -> None:
     )
     (tmp_path / "PROJECT").write_text(text)
     project = load_project(tmp_path)
-    assert yaml12._same_in_both(project.model_dump(mode="json", by_alias=True))  # libyaml writes it
+    assert yamlio._same_in_both(project.model_dump(mode="json", by_alias=True))  # libyaml writes it
     assert project.dump() == _HEADER + _ruamel_dump(YAML(typ="safe").load(project.dump()))
     (tmp_path / "PROJECT").write_text(project.dump())
     assert load_project(tmp_path) == project

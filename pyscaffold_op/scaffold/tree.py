@@ -10,6 +10,7 @@ follows copier's rules for it:
   are copied byte for byte; `X` is skipped when a templated `X.jinja` sits next to it;
 - every path part is rendered; a part rendering to "" drops the file (`{% if ... %}name{% endif %}`);
 - `_envops` configure the environment, with copier's `to_nice_yaml` filter (jinja2-ansible-filters');
+- `_jinja_extensions` are loaded after it, pyop's own only (templates/init's `yamlio.YamlFilters`);
 - the answers file gets `_copier_answers`: `_src_path` and every question not marked `when: false`.
 
 tests/scaffold/test_tree.py renders the same template with copier and compares the trees byte for byte.
@@ -45,6 +46,7 @@ class TreeTemplate:
     suffix: str
     answers_file: str
     envops: Mapping[str, Any]
+    extensions: tuple[str, ...]
     recorded: tuple[str, ...]  # the questions copier writes to the answers file
 
     @classmethod
@@ -73,6 +75,10 @@ class TreeTemplate:
 
         env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, **self.envops)
         env.filters["to_nice_yaml"] = to_nice_yaml
+        for extension in self.extensions:  # after copier's own filters, as copier loads them
+            if not extension.startswith("pyscaffold_op."):  # a template never runs other code here
+                raise PyopError(f"template {self.root}: jinja extension {extension} is not pyop's")
+            env.add_extension(extension)
         context = {
             **data,
             "_copier_answers": dict(answers),
@@ -145,6 +151,7 @@ def _load(root: Path) -> TreeTemplate:
         suffix=config.get("_templates_suffix", ".jinja"),
         answers_file=config.get("_answers_file", ".copier-answers.yml"),
         envops=dict(config.get("_envops", {})),
+        extensions=tuple(config.get("_jinja_extensions", ())),
         recorded=recorded,
     )
 

@@ -138,7 +138,7 @@ def test_generation_leaves_the_shared_builtin_schemas_unchanged(tmp_path: Path) 
 
 def _same_as_libyaml(doc: dict[str, Any]) -> bool:
     """True when `_emit` wrote `doc` (and wrote what libyaml writes); False when it left it to libyaml."""
-    from pyscaffold_op.gen.yamlio import _emit, _libyaml_dump, _Unsure
+    from pyscaffold_op.yamlio import _emit, _libyaml_dump, _Unsure
 
     try:
         text = _emit(doc)

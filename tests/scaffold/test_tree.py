@@ -40,7 +40,7 @@ def copier_tree(options: InitOptions, dest: Path) -> dict[str, bytes]:
         data=context.template_data(),
         defaults=True,
         quiet=True,
-        unsafe=False,
+        unsafe=True,  # the template's jinja extension (pyscaffold_op.yamlio.YamlFilters)
     )
     tree = {p.relative_to(dest).as_posix(): p.read_bytes() for p in sorted(dest.rglob("*")) if p.is_file()}
     # copier records where the template was; pyop records a token, so answers files match across machines

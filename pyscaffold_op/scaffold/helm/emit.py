@@ -15,11 +15,10 @@ text that contains `{{` is escaped (`{{ "{{" }}`), so values from the manifests 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from pyscaffold_op import yamlio
 
 
 @dataclass(frozen=True)
@@ -56,16 +55,10 @@ def escape_actions(text: str) -> str:
 
 
 def scalar(value: Any) -> str:
-    """One-line YAML for a scalar; multi-line strings as JSON (a valid YAML double-quoted scalar)."""
+    """One-line YAML for a scalar (Go-safe: `pyscaffold_op.yamlio.scalar`), template actions escaped."""
     if isinstance(value, Expr):
         return value.text
-    if isinstance(value, str) and ("\n" in value or "\r" in value):
-        return escape_actions(json.dumps(value, ensure_ascii=False))
-    text = yaml.safe_dump(value, default_flow_style=True, width=float("inf"), allow_unicode=True)
-    text = text.removesuffix("\n").removesuffix("\n...")
-    if "\n" in text:  # a quoted string PyYAML broke over lines
-        text = json.dumps(value, ensure_ascii=False)
-    return escape_actions(text)
+    return escape_actions(yamlio.scalar(value))
 
 
 def emit(obj: dict[Any, Any]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
+from pyscaffold_op import yamlio
 
 HELMIGNORE = """\
 # Patterns to ignore when building packages (`helm package`).
@@ -64,8 +64,8 @@ MANAGER_COMMENTS: dict[str, str] = {
 def chart_yaml(project_name: str) -> str:
     return (
         "apiVersion: v2\n"
-        f"name: {project_name}\n"
-        f"description: A Helm chart to distribute {project_name}\n"
+        f"name: {yamlio.scalar(project_name)}\n"
+        f"description: {yamlio.scalar(f'A Helm chart to distribute {project_name}')}\n"
         "type: application\n"
         "version: 0.1.0\n"
         'appVersion: "0.1.0"\n'
@@ -91,7 +91,7 @@ def values_yaml(values: dict[str, Any]) -> str:
 
 
 def _dump(value: Any) -> str:
-    return str(yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=100))
+    return yamlio.dump(value, sort_keys=False, width=100)
 
 
 def _indent(text: str, spaces: int) -> str:
