@@ -29,12 +29,12 @@ export GOFLAGS="${GOFLAGS:--buildvcs=false}" CGO_ENABLED=0
 work="$localbin/.oracles-src"
 rm -rf "$work" && mkdir -p "$work"
 
-build_module() {  # name, module path, requirement lines...
-  local name="$1" module="$2"; shift 2
+build_module() {  # name, module path, ldflags, requirement lines...
+  local name="$1" module="$2" ldflags="$3"; shift 3
   local dir="$work/$name"
   mkdir -p "$dir" && cp "$here/$name/main.go" "$dir/"
   (cd "$dir" && go mod init "$module" >/dev/null 2>&1 && for line in "$@"; do echo "$line" >>go.mod; done \
-    && go mod tidy >/dev/null && echo "oracles: building $name" && go build -trimpath -o "$localbin/$name" .)
+    && go mod tidy >/dev/null && echo "oracles: building $name" && go build -trimpath -ldflags "$ldflags" -o "$localbin/$name" .)
 }
 
 # k8s.io/kubernetes is not meant to be required as a module: its go.mod replaces every staging module
@@ -43,8 +43,11 @@ kube_mod="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed 
 staging_version="v0.${KUBERNETES_VERSION#v1.}"
 mapfile -t replaces < <(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#replace \1 => \1 '"$staging_version"'#p' "$kube_mod")
 [ "${#replaces[@]}" -gt 10 ] || { echo "oracles: found no staging replaces in $kube_mod" >&2; exit 1; }
-build_module kube-apiserver pyop.dev/oracles/kube-apiserver "require k8s.io/kubernetes $KUBERNETES_VERSION" "${replaces[@]}"
-build_module etcd pyop.dev/oracles/etcd "require go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+# /version answers the release, as an official build's does (clients compare it)
+minor="${KUBERNETES_VERSION#v1.}"; minor="${minor%%.*}"
+version_ldflags="-X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+build_module kube-apiserver pyop.dev/oracles/kube-apiserver "$version_ldflags" "require k8s.io/kubernetes $KUBERNETES_VERSION" "${replaces[@]}"
+build_module etcd pyop.dev/oracles/etcd "" "require go.etcd.io/etcd/server/v3 $ETCD_VERSION"
 
 echo "oracles: installing controller-gen, kubebuilder, helm"
 GOBIN="$localbin" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION"

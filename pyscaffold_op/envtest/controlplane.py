@@ -1,0 +1,332 @@
+"""The real control plane: kube-apiserver + etcd processes on loopback, as controller-runtime's envtest runs them.
+
+`Environment(real=True)` (or the pytest plugin with `PYOP_ENVTEST=real`) uses this instead of the
+emulator, so the same tests judge pyop against the real API server. The binaries come from
+`PYOP_ENVTEST_ASSETS` or `KUBEBUILDER_ASSETS` (a folder holding `kube-apiserver` and `etcd`, e.g. the
+repository's `bin/` after `make oracles`, or what `setup-envtest use` prints).
+
+What it sets up, and why:
+- etcd on two free loopback ports with `--unsafe-no-fsync` (test data, nothing to keep);
+- kube-apiserver serving HTTPS on a free port with the self-signed certificate it writes into its
+  `--cert-dir` (its CA is in that file, so a kubeconfig can trust it), a static bearer token for an
+  admin in `system:masters` (`--token-auth-file`), RBAC authorization, a service-account signing key
+  made here, and the `ServiceAccount` admission plugin off: there is no controller-manager to create
+  namespaces' `default` ServiceAccount, so Pods could never be created (controller-runtime's envtest
+  runs the same bare API server; see docs/envtest.md for what only the emulator simulates).
+- Start is ready when `/readyz` answers 200 and the `default` namespace exists.
+
+Only the standard library talks to the server here (urllib with the server's CA), so the emulator
+package keeps its wall against the runtime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ASSETS_ENV = ("PYOP_ENVTEST_ASSETS", "KUBEBUILDER_ASSETS")
+TOKEN = "envtest-token"
+ADMIN = "envtest-admin"
+BINARIES = ("kube-apiserver", "etcd")
+
+
+class ControlPlaneError(RuntimeError):
+    """The real control plane could not start (missing binaries, a process that exited, a timeout)."""
+
+
+def assets_dir(explicit: str | Path | None = None) -> Path:
+    """The folder with `kube-apiserver` and `etcd`: `explicit`, else $PYOP_ENVTEST_ASSETS, else
+    $KUBEBUILDER_ASSETS. Raises `ControlPlaneError` naming what is missing and how to get it."""
+    candidates = [str(explicit)] if explicit else [os.environ[v] for v in ASSETS_ENV if os.environ.get(v)]
+    if not candidates:
+        raise ControlPlaneError(
+            "no kube-apiserver/etcd binaries: set PYOP_ENVTEST_ASSETS (or KUBEBUILDER_ASSETS) to a folder "
+            "holding them (`make oracles` builds them into bin/ of a pyop checkout)"
+        )
+    folder = Path(candidates[0]).expanduser()
+    missing = [b for b in BINARIES if not os.access(folder / b, os.X_OK)]
+    if missing:
+        raise ControlPlaneError(f"{folder}: no executable {' or '.join(missing)} (run `make oracles`)")
+    return folder
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ControlPlane:
+    """kube-apiserver + etcd, started by `start()` and removed (processes and files) by `stop()`."""
+
+    assets: Path | None = None
+    host: str = "127.0.0.1"
+    start_timeout: float = 60.0
+    extra_apiserver_args: list[str] = field(default_factory=list)
+    url: str = ""
+    ca_pem: bytes = b""
+    token: str = TOKEN
+    start_seconds: float = 0.0
+    _dir: Path | None = None
+    _procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _ssl: ssl.SSLContext | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> ControlPlane:
+        began = time.monotonic()
+        assets = assets_dir(self.assets)
+        self._dir = Path(tempfile.mkdtemp(prefix="pyop-controlplane-"))
+        try:
+            etcd_url = self._start_etcd(assets)
+            self._start_apiserver(assets, etcd_url)
+            self._wait_ready(began + self.start_timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self.start_seconds = time.monotonic() - began
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        # the API server first (it holds etcd connections), then etcd
+        for proc in reversed(self._procs):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        self._procs.clear()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __enter__(self) -> ControlPlane:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        assert self._dir is not None
+        log = open(self._dir / f"{name}.log", "wb")  # noqa: SIM115 - the process owns it until stop()
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        self._procs.append(proc)
+        return proc
+
+    def log_tail(self, name: str, lines: int = 20) -> str:
+        if self._dir is None or not (self._dir / f"{name}.log").is_file():
+            return ""
+        return "\n".join((self._dir / f"{name}.log").read_text(errors="replace").splitlines()[-lines:])
+
+    def _start_etcd(self, assets: Path) -> str:
+        assert self._dir is not None
+        client, peer = free_port(self.host), free_port(self.host)
+        client_url, peer_url = f"http://{self.host}:{client}", f"http://{self.host}:{peer}"
+        self._spawn(
+            "etcd",
+            [
+                str(assets / "etcd"),
+                f"--data-dir={self._dir / 'etcd'}",
+                f"--listen-client-urls={client_url}",
+                f"--advertise-client-urls={client_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=default={peer_url}",
+                "--unsafe-no-fsync=true",
+                "--log-level=warn",
+            ],
+        )
+        return client_url
+
+    def _start_apiserver(self, assets: Path, etcd_url: str) -> None:
+        assert self._dir is not None
+        certs = self._dir / "certs"
+        certs.mkdir()
+        key, pub = certs / "sa.key", certs / "sa.pub"
+        key_pem, pub_pem = _signing_key_pair()
+        key.write_bytes(key_pem)
+        pub.write_bytes(pub_pem)
+        tokens = self._dir / "tokens.csv"
+        tokens.write_text(f'{self.token},{ADMIN},{ADMIN},"system:masters"\n')
+        port = free_port(self.host)
+        self.url = f"https://{self.host}:{port}"
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(assets / "kube-apiserver"),
+                f"--etcd-servers={etcd_url}",
+                f"--cert-dir={certs}",
+                f"--secure-port={port}",
+                f"--bind-address={self.host}",
+                f"--advertise-address={self.host}",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                # no Endpoints for the kubernetes Service: a loopback address may not be advertised
+                "--endpoint-reconciler-type=none",
+                "--allow-privileged=true",
+                "--authorization-mode=RBAC",
+                f"--token-auth-file={tokens}",
+                f"--service-account-issuer={self.url}",
+                f"--service-account-key-file={pub}",
+                f"--service-account-signing-key-file={key}",
+                "--disable-admission-plugins=ServiceAccount",
+                *self.extra_apiserver_args,
+            ],
+        )
+
+    def _wait_ready(self, deadline: float) -> None:
+        assert self._dir is not None
+        cert = self._dir / "certs" / "apiserver.crt"
+        last = "not started"
+        while time.monotonic() < deadline:
+            for proc, name in zip(self._procs, ("etcd", "kube-apiserver"), strict=False):
+                if proc.poll() is not None:
+                    raise ControlPlaneError(
+                        f"{name} exited with status {proc.returncode}:\n{self.log_tail(name)}"
+                    )
+            if cert.is_file() and self._ssl is None:
+                self.ca_pem = cert.read_bytes()
+                self._ssl = ssl.create_default_context(cadata=self.ca_pem.decode())
+            if self._ssl is not None:
+                try:
+                    status, _ = self.request("GET", "/readyz")
+                    if status == 200 and self.request("GET", "/api/v1/namespaces/default")[0] == 200:
+                        return
+                    last = f"/readyz answered {status}"
+                except (OSError, urllib.error.URLError) as err:
+                    last = str(err)
+            time.sleep(0.1)
+        raise ControlPlaneError(
+            f"kube-apiserver not ready after {self.start_timeout:.0f}s ({last}):\n{self.log_tail('kube-apiserver')}"
+        )
+
+    # -- requests (stdlib only) --------------------------------------------------------------------
+
+    def request(
+        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json"
+    ) -> tuple[int, Any]:
+        """One request as the admin; returns (status, decoded JSON body or text)."""
+        data = None if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {self.token}")
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, context=self._ssl, timeout=30) as resp:
+                return resp.status, _decode(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, _decode(err.read())
+
+    # -- CRDs --------------------------------------------------------------------------------------
+
+    def install_crds(self, docs: Iterable[dict[str, Any]], timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Create or replace each CRD, then wait until every one is Established and served (in
+        discovery), as envtest's WaitForCRDs does."""
+        base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        out = []
+        for doc in docs:
+            name = doc["metadata"]["name"]
+            status, current = self.request("GET", f"{base}/{name}")
+            if status == 200:
+                doc = {**doc, "metadata": {**doc["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
+                status, stored = self.request("PUT", f"{base}/{name}", doc)
+            else:
+                status, stored = self.request("POST", base, doc)
+            if status not in (200, 201):
+                raise ControlPlaneError(f"CRD {name}: the API server answered {status}: {_message(stored)}")
+            out.append(stored)
+        deadline = time.monotonic() + timeout
+        for crd in out:
+            self._wait_served(crd, deadline)
+        return out
+
+    def _wait_served(self, crd: dict[str, Any], deadline: float) -> None:
+        name, spec = crd["metadata"]["name"], crd["spec"]
+        plural = spec["names"]["plural"]
+        versions = [v["name"] for v in spec.get("versions", []) if v.get("served", True)]
+        pending = {f"/apis/{spec['group']}/{v}" for v in versions}
+        while True:
+            _, got = self.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+            conditions = {c["type"]: c["status"] for c in (got.get("status") or {}).get("conditions", [])}
+            if conditions.get("Established") == "True":
+                for path in sorted(pending):
+                    status, listing = self.request("GET", path)
+                    if status == 200 and any(r.get("name") == plural for r in listing.get("resources", [])):
+                        pending.discard(path)
+                if not pending:
+                    return
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(f"CRD {name} not established and served in time: {conditions}")
+            time.sleep(0.05)
+
+    def kubeconfig_dict(self, namespace: str = "default") -> dict[str, Any]:
+        import base64
+
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "envtest",
+                    "cluster": {
+                        "server": self.url,
+                        "certificate-authority-data": base64.b64encode(self.ca_pem).decode(),
+                    },
+                }
+            ],
+            "users": [{"name": "envtest", "user": {"token": self.token}}],
+            "contexts": [
+                {"name": "envtest", "context": {"cluster": "envtest", "user": "envtest", "namespace": namespace}}
+            ],
+            "current-context": "envtest",
+            "preferences": {},
+        }
+
+
+def _decode(raw: bytes) -> Any:
+    with contextlib.suppress(ValueError):
+        return json.loads(raw)
+    return raw.decode(errors="replace")
+
+
+def _message(body: Any) -> str:
+    return body.get("message", str(body)) if isinstance(body, dict) else str(body)
+
+
+def _signing_key_pair() -> tuple[bytes, bytes]:
+    """A P-256 key pair for the service-account token signer: (PKCS#8 private PEM, public PEM)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return private, public
+
+
+__all__ = ["ControlPlane", "ControlPlaneError", "assets_dir", "free_port"]
