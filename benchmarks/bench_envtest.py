@@ -166,7 +166,7 @@ async def fan_out(url: str, watchers: int, events: int) -> float:
 
 
 def memory_per_10k() -> float:
-    from pyscaffold_op.envtest.objectstore import Store
+    from pyscaffold_op.envtest.storage.objectstore import Store
 
     store = Store()
     info = store.info("", "v1", "configmaps")

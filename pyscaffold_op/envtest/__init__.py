@@ -10,7 +10,7 @@ See docs/envtest.md for what is emulated and what is not.
 from __future__ import annotations
 
 from pyscaffold_op.envtest.controllers import FakeClock, Workloads
+from pyscaffold_op.envtest.controllers.kubelet import KubeletSimulator, PodOutcome, default_rule
 from pyscaffold_op.envtest.environment import Environment
-from pyscaffold_op.envtest.kubelet import KubeletSimulator, PodOutcome, default_rule
 
 __all__ = ["Environment", "FakeClock", "KubeletSimulator", "PodOutcome", "Workloads", "default_rule"]

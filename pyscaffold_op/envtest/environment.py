@@ -16,12 +16,13 @@ from typing import Any, TypeVar
 
 import yaml
 
-from pyscaffold_op.envtest import bootstrap, crds, gctuning, loops
-from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
+from pyscaffold_op.envtest import bootstrap, gctuning, loops
 from pyscaffold_op.envtest.controllers import Workloads
-from pyscaffold_op.envtest.handlers import Api
-from pyscaffold_op.envtest.kubelet import KubeletSimulator
-from pyscaffold_op.envtest.objectstore import Store
+from pyscaffold_op.envtest.controllers.kubelet import KubeletSimulator
+from pyscaffold_op.envtest.registry import crds
+from pyscaffold_op.envtest.server.auth import ADMIN_USER, MASTERS, Policy
+from pyscaffold_op.envtest.server.handlers import Api
+from pyscaffold_op.envtest.storage.objectstore import Store
 from pyscaffold_op.runtime.restconfig import RestConfig
 
 T = TypeVar("T")
@@ -79,7 +80,7 @@ class Environment:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> Environment:
-        from pyscaffold_op.envtest.httpfront import serve
+        from pyscaffold_op.envtest.server.httpfront import serve
 
         self.loop = asyncio.get_running_loop()
         if self.crd_paths:

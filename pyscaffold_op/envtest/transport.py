@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import httpx2
 
-from pyscaffold_op.envtest.handlers import Api, HttpRequest, Response
+from pyscaffold_op.envtest.server.handlers import Api, HttpRequest, Response
 
 T = TypeVar("T")
 

@@ -9,7 +9,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Node, Pod
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome, default_rule
-from pyscaffold_op.envtest.kubelet import echo_output
+from pyscaffold_op.envtest.controllers.kubelet import echo_output
 from pyscaffold_op.testing import eventually
 
 

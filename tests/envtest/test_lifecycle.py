@@ -8,7 +8,7 @@ import time
 import httpx2
 
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.envtest.objectstore import Event, Store
+from pyscaffold_op.envtest.storage.objectstore import Event, Store
 from pyscaffold_op.testing import eventually
 
 from .conftest import ATS, at, cm

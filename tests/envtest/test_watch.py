@@ -187,8 +187,8 @@ async def test_watch_fan_out(env: Environment, http: httpx2.AsyncClient) -> None
 
 
 def test_unresponsive_watcher_is_cut_off() -> None:
-    from pyscaffold_op.envtest.objectstore import Store
-    from pyscaffold_op.envtest.watch import Watcher
+    from pyscaffold_op.envtest.storage.objectstore import Store
+    from pyscaffold_op.envtest.storage.watch import Watcher
 
     store = Store()
     info = store.info("", "v1", "configmaps")

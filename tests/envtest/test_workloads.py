@@ -14,7 +14,7 @@ from lightkube.resources.apps_v1 import Deployment, ReplicaSet
 from lightkube.resources.core_v1 import Pod
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator
-from pyscaffold_op.envtest.objectstore import Event
+from pyscaffold_op.envtest.storage.objectstore import Event
 from pyscaffold_op.testing import eventually
 
 

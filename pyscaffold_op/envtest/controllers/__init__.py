@@ -23,7 +23,7 @@ from pyscaffold_op.envtest.controllers.serviceaccount import ServiceAccountContr
 from pyscaffold_op.envtest.controllers.statefulset import StatefulSetController
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Store
+    from pyscaffold_op.envtest.storage.objectstore import Store
 
 
 class Workloads:

@@ -13,8 +13,8 @@ from pyscaffold_op.envtest.controllers.clock import Clock, Timer
 from pyscaffold_op.envtest.status import StatusError
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event, Store
-    from pyscaffold_op.envtest.resources import ServedResource
+    from pyscaffold_op.envtest.registry.resources import ServedResource
+    from pyscaffold_op.envtest.storage.objectstore import Event, Store
 
 log = logging.getLogger("pyscaffold_op.envtest.controllers")
 Obj = dict[str, Any]

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref
 from pyscaffold_op.envtest.controllers.deployment import _int_or_percent, template_hash
-from pyscaffold_op.envtest.kubelet import required_node
+from pyscaffold_op.envtest.controllers.kubelet import required_node
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    from pyscaffold_op.envtest.storage.objectstore import Event
 
 Obj = dict[str, Any]
 NODES = ("", "v1", "nodes")

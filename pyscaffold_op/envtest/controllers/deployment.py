@@ -21,7 +21,7 @@ from pyscaffold_op.envtest.controllers.base import (
 from pyscaffold_op.envtest.controllers.clock import parse_time, rfc3339
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    from pyscaffold_op.envtest.storage.objectstore import Event
 
 Obj = dict[str, Any]
 RS = ("apps", "v1", "replicasets")

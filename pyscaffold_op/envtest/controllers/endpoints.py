@@ -12,7 +12,7 @@ from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    from pyscaffold_op.envtest.storage.objectstore import Event
 
 Obj = dict[str, Any]
 SLICES = ("discovery.k8s.io", "v1", "endpointslices")

@@ -10,7 +10,7 @@ from pyscaffold_op.envtest.controllers.base import Controller, Key
 from pyscaffold_op.envtest.status import StatusError
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    from pyscaffold_op.envtest.storage.objectstore import Event
 
 SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
 
