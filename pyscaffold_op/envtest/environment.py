@@ -23,10 +23,10 @@ from pyscaffold_op.envtest.registry import crds
 from pyscaffold_op.envtest.server.auth import ADMIN_USER, MASTERS, Policy
 from pyscaffold_op.envtest.server.handlers import Api
 from pyscaffold_op.envtest.storage.objectstore import Store
+from pyscaffold_op.envtest.types import Obj
 from pyscaffold_op.runtime.restconfig import RestConfig
 
 T = TypeVar("T")
-Obj = dict[str, Any]
 # Any bearer token is accepted on requests; kubeconfigs need a user for clients to start. In
 # TokenReviews this token is ADMIN_USER in group system:masters.
 TOKEN = "envtest-token"

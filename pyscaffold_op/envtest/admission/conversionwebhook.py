@@ -15,8 +15,8 @@ from typing import Any
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission.webhookclient import CallError, ServiceRegistry, post_review
 from pyscaffold_op.envtest.jsonutil import dumps, loads
+from pyscaffold_op.envtest.types import Obj
 
-Obj = dict[str, Any]
 TIMEOUT = 30.0  # the API server's conversion webhook timeout
 
 

@@ -29,6 +29,7 @@ from pyscaffold_op.apimachinery import labels
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission.webhookclient import CallError, ServiceRegistry, post_review
 from pyscaffold_op.envtest.registry.resources import ServedResource
+from pyscaffold_op.envtest.types import Obj
 
 log = logging.getLogger("pyscaffold_op.envtest.admission.webhooks")
 
@@ -36,7 +37,6 @@ GROUP = "admissionregistration.k8s.io"
 MUTATING, VALIDATING = "mutatingwebhookconfigurations", "validatingwebhookconfigurations"
 _OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
-Obj = dict[str, Any]
 Converter = Callable[[Obj, ServedResource], Awaitable[Obj]]
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest.storage.storeaccess import GR, Key, Obj, StoreAccess, write_metadata
+from pyscaffold_op.envtest.storage.storeaccess import StoreAccess, write_metadata
+from pyscaffold_op.envtest.types import GR, Key, Obj
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.storage.objectstore import Event

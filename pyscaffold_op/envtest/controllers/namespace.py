@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from pyscaffold_op.envtest.storage.storeaccess import NAMESPACES, StoreAccess
+from pyscaffold_op.envtest.storage.storeaccess import StoreAccess
+from pyscaffold_op.envtest.types import NAMESPACES
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.storage.objectstore import Event

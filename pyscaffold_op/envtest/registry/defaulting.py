@@ -20,9 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscaffold_op.envtest.registry.resources import ServedResource
+from pyscaffold_op.envtest.types import Obj
 from pyscaffold_op.models import spec
 
-Obj = dict[str, Any]
 _POD_TEMPLATE_MODE = 420  # 0644, the default of secret/configMap/downwardAPI/projected volumes
 
 

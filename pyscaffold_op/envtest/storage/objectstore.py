@@ -34,13 +34,10 @@ from pyscaffold_op.envtest.registry.objectmeta import generate_name, label_cause
 from pyscaffold_op.envtest.registry.resources import LABEL_NAMED, Registry, ServedResource
 from pyscaffold_op.envtest.storage.storeaccess import StoreController
 from pyscaffold_op.envtest.storage.watch import Watcher
+from pyscaffold_op.envtest.types import GR, NAMESPACES, Key, Obj
 
-Obj = dict[str, Any]
-GR = tuple[str, str]  # (group, plural)
-Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # NamespaceLifecycle admission's
-NAMESPACES: GR = ("", "namespaces")
 
 
 _stamp: tuple[int, str] = (-1, "")

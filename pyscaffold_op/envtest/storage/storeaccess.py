@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pyscaffold_op.envtest.types import GR, Key, Obj
+
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.registry.resources import Registry, ServedResource
     from pyscaffold_op.envtest.storage.objectstore import Event
-
-Obj = dict[str, Any]
-GR = tuple[str, str]  # (group, plural)
-Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
-NAMESPACES: GR = ("", "namespaces")
 
 
 class StoreAccess(Protocol):
