@@ -219,14 +219,14 @@ class Environment:
 
     def transport(self) -> Any:
         """An httpx2 async transport that calls the emulator directly (no sockets)."""
-        from pyscaffold_op.envtest.transport import AsyncTransport
+        from tests.envtest.lightkube_client import AsyncTransport
 
         assert self.loop is not None, "start the environment first"
         return AsyncTransport(self.api, self.loop)
 
     def sync_transport(self) -> Any:
         """An httpx2 sync transport; needs the server on another thread (`start_in_thread`)."""
-        from pyscaffold_op.envtest.transport import SyncTransport
+        from tests.envtest.lightkube_client import SyncTransport
 
         assert self.loop is not None, "start the environment first"
         return SyncTransport(self.api, self.loop)
