@@ -2,7 +2,7 @@
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome
     async with Environment(crd_paths=["config/crd/bases"], kubelet=KubeletSimulator()) as env:
-        client = new_client(env.config)        # pyscaffold_op.runtime; env.lightkube_client() for lightkube
+        client = new_client(env.config)        # pyscaffold_op.runtime; or any client: env.kubeconfig_path
 
 See docs/envtest.md for what is emulated and what is not.
 """

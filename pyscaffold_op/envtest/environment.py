@@ -12,7 +12,7 @@ import tempfile
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -24,7 +24,9 @@ from pyscaffold_op.envtest.server.auth import ADMIN_USER, MASTERS, Policy
 from pyscaffold_op.envtest.server.handlers import Api
 from pyscaffold_op.envtest.storage.objectstore import Store
 from pyscaffold_op.envtest.types import Obj
-from pyscaffold_op.runtime.restconfig import RestConfig
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.clientconfig import RestConfig
 
 T = TypeVar("T")
 # Any bearer token is accepted on requests; kubeconfigs need a user for clients to start. In
@@ -75,7 +77,11 @@ class Environment:
         self._thread: threading.Thread | None = None
         self._stopped: asyncio.Event | None = None
         self.kubeconfig_path: Path = Path()
+        # how a client reaches it, as plain data (`config` is the runtime's RestConfig of these)
         self.url = ""
+        self.token = TOKEN
+        self.namespace = "default"
+        self.context_name = "envtest"
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -193,51 +199,12 @@ class Environment:
 
     @property
     def config(self) -> RestConfig:
-        """The runtime's `RestConfig` for this server (its URL, namespace `default`, the admin token)."""
-        return RestConfig(
-            server=self.url,
-            namespace="default",
-            token=TOKEN,
-            source_file=str(self.kubeconfig_path) if self.kubeconfig_path.name else None,
-            context_name="envtest",
-        )
+        """The runtime's `RestConfig` for this server (its URL, namespace `default`, the admin token):
+        `Manager(env.config, ...)`, `new_client(env.config)`. The plain data is `url`, `token`,
+        `namespace`, `context_name` and `kubeconfig_path`."""
+        from pyscaffold_op.envtest.clientconfig import rest_config
 
-    def lightkube_config(self) -> Any:
-        """A `lightkube.KubeConfig` for this server (needs lightkube installed)."""
-        from lightkube import KubeConfig
-        from lightkube.config.models import Cluster, User
-
-        return KubeConfig.from_one(
-            cluster=Cluster(server=self.url),
-            user=User(token=TOKEN),
-            context_name="envtest",
-            namespace="default",
-            fname=self.kubeconfig_path,
-        )
-
-    # -- in-process clients ------------------------------------------------------------------------
-
-    def transport(self) -> Any:
-        """An httpx2 async transport that calls the emulator directly (no sockets)."""
-        from tests.envtest.lightkube_client import AsyncTransport
-
-        assert self.loop is not None, "start the environment first"
-        return AsyncTransport(self.api, self.loop)
-
-    def sync_transport(self) -> Any:
-        """An httpx2 sync transport; needs the server on another thread (`start_in_thread`)."""
-        from tests.envtest.lightkube_client import SyncTransport
-
-        assert self.loop is not None, "start the environment first"
-        return SyncTransport(self.api, self.loop)
-
-    def lightkube_client(self, *, in_process: bool = True, **kwargs: Any) -> Any:
-        """A `lightkube.AsyncClient` for this server, in-process by default."""
-        from lightkube import AsyncClient
-
-        if in_process:
-            kwargs.setdefault("transport", self.transport())
-        return AsyncClient(self.lightkube_config(), **kwargs)
+        return rest_config(self)
 
     # -- authentication and authorization (answers TokenReviews and SubjectAccessReviews) ----------
 

@@ -102,3 +102,41 @@ class SyncTransport(httpx2.BaseTransport):
                 resp.status, headers=_headers(resp), stream=_SyncStream(resp.stream, self._loop)
             )
         return httpx2.Response(resp.status, headers=_headers(resp), content=resp.body)
+
+
+# -- lightkube clients for an Environment (lightkube is a test dependency, not the emulator's) -------
+
+
+def lightkube_config(env: Any) -> Any:
+    """A `lightkube.KubeConfig` for a running `Environment`."""
+    from lightkube import KubeConfig
+    from lightkube.config.models import Cluster, User
+
+    return KubeConfig.from_one(
+        cluster=Cluster(server=env.url),
+        user=User(token=env.token),
+        context_name=env.context_name,
+        namespace=env.namespace,
+        fname=env.kubeconfig_path,
+    )
+
+
+def transport(env: Any) -> AsyncTransport:
+    """An httpx2 async transport that calls the emulator directly (no sockets)."""
+    assert env.loop is not None, "start the environment first"
+    return AsyncTransport(env.api, env.loop)
+
+
+def sync_transport(env: Any) -> SyncTransport:
+    """An httpx2 sync transport; needs the server on another thread (`start_in_thread`)."""
+    assert env.loop is not None, "start the environment first"
+    return SyncTransport(env.api, env.loop)
+
+
+def lightkube_client(env: Any, *, in_process: bool = True, **kwargs: Any) -> Any:
+    """A `lightkube.AsyncClient` for a running `Environment`, in-process by default."""
+    from lightkube import AsyncClient
+
+    if in_process:
+        kwargs.setdefault("transport", transport(env))
+    return AsyncClient(lightkube_config(env), **kwargs)
