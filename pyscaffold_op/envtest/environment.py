@@ -18,6 +18,7 @@ import yaml
 
 from pyscaffold_op.envtest import bootstrap, gctuning, loops
 from pyscaffold_op.envtest.controllers import Workloads
+from pyscaffold_op.envtest.controllers.core import CoreControllers
 from pyscaffold_op.envtest.controllers.kubelet import KubeletSimulator
 from pyscaffold_op.envtest.registry import crds
 from pyscaffold_op.envtest.server.auth import ADMIN_USER, MASTERS, Policy
@@ -61,12 +62,15 @@ class Environment:
         self.workloads: Workloads | None = Workloads() if workloads is True else workloads or None
         self.host = host
         self.port = port
-        self.store = Store(
-            history=history,
+        self.store = Store(history=history)
+        # the control plane's own controllers beside the API server (kube-controller-manager's)
+        self.controllers = CoreControllers(
+            self.store,
             namespace_deletion_delay=namespace_deletion_delay,
             namespace_deletion_max_delay=namespace_deletion_max_delay,
         )
         self.api = Api(self.store, bookmark_interval=bookmark_interval)
+        self.api.namespace_activity = self.controllers.namespaces
         self.api.policy.add_token(TOKEN, ADMIN_USER, groups=(MASTERS,))
         self.api.policy.tokenless = self.api.policy.authenticate(TOKEN)
         self._kubeconfig_out = Path(kubeconfig_path) if kubeconfig_path else None
@@ -109,7 +113,7 @@ class Environment:
             await self.kubelet.detach()
         if self.workloads is not None:
             self.workloads.detach()
-        self.store.stop_controllers()
+        self.controllers.stop()
         self.store.drop_watches()
         await self.api.admission.services.close()
         if self._runner is not None:

@@ -8,6 +8,7 @@ import json
 import random
 from typing import Any
 
+from pyscaffold_op.envtest.controllers.core import CoreControllers
 from pyscaffold_op.envtest.server.handlers import Api, HttpRequest
 from pyscaffold_op.envtest.storage.objectstore import Store
 
@@ -171,6 +172,7 @@ async def test_random_requests_never_500() -> None:
     from pyscaffold_op.envtest.registry.crds import load_crd_files
 
     store = Store()
+    CoreControllers(store)
     info = store.info("apiextensions.k8s.io", "v1", "customresourcedefinitions")
     for crd in load_crd_files([CRDS]):
         store.create(info, "", crd)

@@ -8,6 +8,7 @@ crash the server. The verbs live in `verbs_read` and `verbs_write`.
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission.gate import AdmissionGate
@@ -33,6 +34,14 @@ log = logging.getLogger("pyscaffold_op.envtest")
 __all__ = ["MAX_BODY", "Api", "HttpRequest", "Response", "error_response"]
 
 
+class NamespaceActivity(Protocol):
+    """What the front tells the namespace controller (`controllers.namespace`): writes postpone it."""
+
+    @property
+    def pending(self) -> bool: ...
+    def activity(self, method: str, namespace: str | None) -> None: ...
+
+
 class Api:
     """Routes each request to its verb: the reading, writing and review verbs are collaborators
     over the same store (and policy), not base classes. Writes pass the admission gate (webhooks);
@@ -49,13 +58,16 @@ class Api:
         self.reads = ReadVerbs(store, bookmark_interval)
         self.writes = WriteVerbs(store, self.gate)
         self.reviews = ReviewVerbs(self.policy)
+        # the namespace controller, told of every write while a namespace waits to be emptied
+        self.namespace_activity: NamespaceActivity | None = None
 
     async def handle(self, req: HttpRequest) -> Response:
         try:
             if len(req.body) > MAX_BODY:
                 raise E.too_large(MAX_BODY)
-            if self.store.namespaces_pending and req.method != "GET":
-                self.store.namespace_activity(req.method, _path_namespace(req.path))
+            ns = self.namespace_activity
+            if ns is not None and ns.pending and req.method != "GET":
+                ns.activity(req.method, _path_namespace(req.path))
             return await self._dispatch(req)
         except E.StatusError as err:
             return error_response(err)

@@ -1,7 +1,8 @@
 """The in-memory object store: resourceVersions, uids, generations, optimistic concurrency, finalizers,
-and the event history that watches read. The garbage collector and the namespace controller are
-controllers over it (`gc.py`, `namespacecontroller.py`): they observe each stored change and act after
-each write.
+and the event history that watches read, with the writes' registry steps (admission plugins, strategies,
+defaulting, validation, CEL, managedFields) called from `registry/`. Controllers over it (the garbage
+collector and the namespace controller, `controllers/core.py`) are registered by `Environment`
+(`add_controller`): they observe each stored change and act after each write.
 
 Everything here is synchronous and runs on the server's event loop, so each call is atomic (the real
 server's etcd transactions). Objects are never mutated after they are stored: every write stores a new
@@ -25,8 +26,6 @@ from typing import Any
 from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission import plugins as admission
-from pyscaffold_op.envtest.controllers.garbagecollector import GarbageCollector
-from pyscaffold_op.envtest.controllers.namespace import NamespaceController
 from pyscaffold_op.envtest.jsonutil import dumps, json_copy, loads
 from pyscaffold_op.envtest.registry import crds, defaulting, graceful, strategies
 from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update
@@ -113,16 +112,11 @@ class Store:
         self,
         registry: Registry | None = None,
         history: int = 10_000,
-        *,
-        namespace_deletion_delay: float = 0.2,
-        namespace_deletion_max_delay: float = 5.0,
     ) -> None:
         self.registry = registry or Registry()
-        self.gc = GarbageCollector(self)
-        self.namespaces = NamespaceController(
-            self, delay=namespace_deletion_delay, max_delay=namespace_deletion_max_delay
-        )
-        self._controllers: tuple[StoreController, ...] = (self.gc, self.namespaces)
+        # controllers over the store (garbage collector, namespace controller): registered by whoever
+        # runs the control plane (`Environment`, `controllers.CoreControllers`), not built here
+        self._controllers: tuple[StoreController, ...] = ()
         self._reconciling = False
         self.rv = 0
         self._buckets: dict[GR, _Bucket] = {}
@@ -573,18 +567,9 @@ class Store:
         finally:
             self._reconciling = False
 
-    def namespace_activity(self, method: str, namespace: str | None) -> None:
-        """A write arrived: the namespace controller postpones emptying namespaces it concerns."""
-        self.namespaces.activity(method, namespace)
-
-    @property
-    def namespaces_pending(self) -> bool:
-        """Whether some terminating namespace waits for the namespace controller."""
-        return self.namespaces.pending
-
-    def stop_controllers(self) -> None:
-        """Cancel the controllers' pending work (the environment is stopping)."""
-        self.namespaces.stop()
+    def add_controller(self, controller: StoreController) -> None:
+        """Register a controller: it observes every change stored from now on and acts after each write."""
+        self._controllers = (*self._controllers, controller)
 
     # -- what controllers use (controllers.StoreAccess) ----------------------------------------------
 
