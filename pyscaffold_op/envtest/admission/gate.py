@@ -38,10 +38,12 @@ class AdmissionGate:
         if obj.get("apiVersion") == to.api_version:
             return obj
         if to.conversion_webhook is not None:
-            from pyscaffold_op.envtest.admission import conversionwebhook as crdconversion
+            from pyscaffold_op.envtest.admission import conversionwebhook
 
             services = self.admission.services
-            return (await crdconversion.convert(services, to.conversion_webhook, [obj], to.api_version))[0]
+            return (await conversionwebhook.convert(services, to.conversion_webhook, [obj], to.api_version))[
+                0
+            ]
         return {**obj, "apiVersion": to.api_version}
 
     async def admitted(

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest.registry import crossgroup as conversion
+from pyscaffold_op.envtest.registry import crossgroup
 
 if TYPE_CHECKING:
     from pyscaffold_op.apiextensions.compiled import CompiledSchema
@@ -324,8 +324,8 @@ def builtin_resources() -> list[ServedResource]:
             short_names=["ev"],
             field_selectors=("regarding.kind", "regarding.name", "regarding.namespace", "reason", "type"),
             stored_as=("", "events", "v1", "Event"),
-            to_storage=conversion.v1_event_to_core,
-            from_storage=conversion.core_event_to_v1,
+            to_storage=crossgroup.v1_event_to_core,
+            from_storage=crossgroup.core_event_to_v1,
         ),
         _r(
             "apiextensions.k8s.io/v1",

@@ -1,6 +1,6 @@
 """Request routing, independent of the HTTP framework.
 
-`Api.handle(HttpRequest) -> Response` is shared by the aiohttp server and the in-process httpx transport, so
+`Api.handle(HttpRequest) -> Response` is shared by the HTTP front and in-process callers, so
 both ways in behave identically. Every failure becomes a `Status` body; nothing a client sends can
 crash the server. The verbs live in `verbs_read` and `verbs_write`.
 """
@@ -182,8 +182,8 @@ class Api:
 
     async def _via_storage(self, req: HttpRequest, t: Target, watch: bool) -> Response:
         """Serve a request for a version other than the storage one of a CRD with a conversion
-        webhook: through the storage version, converting bodies and answers (crdconversion)."""
-        from pyscaffold_op.envtest.admission import conversionwebhook as crdconversion
+        webhook: through the storage version, converting bodies and answers (admission.conversionwebhook)."""
+        from pyscaffold_op.envtest.admission import conversionwebhook
         from pyscaffold_op.envtest.registry import patch
         from pyscaffold_op.envtest.server import tables
         from pyscaffold_op.envtest.server.protocol import wants_table
@@ -229,12 +229,12 @@ class Api:
         inner = HttpRequest(req.method, req.path, req.query, headers, body)
         resp = await self._serve(inner, st, watch)
         if resp.stream is not None:
-            resp.stream = crdconversion.convert_stream(services, conv, resp.stream, sv, to)
+            resp.stream = conversionwebhook.convert_stream(services, conv, resp.stream, sv, to)
             resp.watcher = None  # its lines need converting: they go through the stream
             return resp
         if resp.status >= 300 or resp.content_type != JSON:
             return resp
-        resp.body = await crdconversion.convert_body(services, conv, resp.body, sv, to)
+        resp.body = await conversionwebhook.convert_body(services, conv, resp.body, sv, to)
         if table:  # built here from the converted objects, with the request version's columns
             doc = loads(resp.body)
             listed = isinstance(doc.get("items"), list)

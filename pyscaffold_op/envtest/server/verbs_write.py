@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 class WriteVerbs:
     """create, update, patch (merge, JSON, strategic, apply), scale and delete over the store; every
-    write passes the admission `gate` (webhooks, see `admitting`)."""
+    write passes the admission `gate` (webhooks, see `admission.gate`)."""
 
     def __init__(self, store: Store, gate: AdmissionGate) -> None:
         self.store = store

@@ -25,7 +25,7 @@ from typing import Any
 
 from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.admission import plugins as admission
+from pyscaffold_op.envtest.admission import plugins as admission_plugins
 from pyscaffold_op.envtest.jsonutil import dumps, json_copy, loads
 from pyscaffold_op.envtest.registry import crds, defaulting, graceful, strategies
 from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update
@@ -337,7 +337,7 @@ class Store:
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
-                admission.admit_create(info, obj)
+                admission_plugins.admit_create(info, obj)
             defaulting.apply(info, obj, old)  # every write, like the server's defaulting
             causes = strategies.validate(info, obj, old)
             if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
