@@ -166,7 +166,7 @@ async def fan_out(url: str, watchers: int, events: int) -> float:
 
 
 def memory_per_10k() -> float:
-    from pyscaffold_op.envtest.objectstore import Store
+    from pyscaffold_op.envtest.storage.objectstore import Store
 
     store = Store()
     info = store.info("", "v1", "configmaps")
@@ -185,11 +185,12 @@ async def per_call(n: int) -> tuple[float, float]:
     from lightkube.resources.core_v1 import ConfigMap
 
     from pyscaffold_op.envtest import Environment
+    from tests.envtest.lightkube_client import lightkube_client
 
     async with Environment() as env:
         out = []
         for in_process in (True, False):
-            client = env.lightkube_client(in_process=in_process)
+            client = lightkube_client(env, in_process=in_process)
             await client.create(ConfigMap(metadata=ObjectMeta(name=f"pc{int(in_process)}"), data={"a": "1"}))
             t0 = time.perf_counter()
             for _ in range(n):

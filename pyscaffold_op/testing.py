@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from pyscaffold_op.runtime.clock import FakeClock
+from pyscaffold_op.clock import FakeClock
 
 if TYPE_CHECKING:
     from pyscaffold_op.apimachinery import KubeObject

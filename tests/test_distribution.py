@@ -130,8 +130,7 @@ def test_runtime_imports_with_only_its_own_dependencies() -> None:
 def test_emulator_imports_with_the_envtest_extra_only() -> None:
     allowed = closure([(DIST, {"envtest"}), ("pytest", set())])
     assert "typer" not in allowed and "copier" not in allowed
-    # envtest.transport serves lightkube's httpx2 clients in-process: only for those who have lightkube
-    out = import_with_only(allowed, ["pyscaffold_op.envtest"], skip=("pyscaffold_op.envtest.transport",))
+    out = import_with_only(allowed, ["pyscaffold_op.envtest"])
     assert out.strip() == "ok"
 
 

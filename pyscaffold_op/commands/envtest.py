@@ -88,9 +88,9 @@ def _serve(
     import signal
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator
-    from pyscaffold_op.envtest.crds import CrdFileError, load_crd_files
     from pyscaffold_op.envtest.gctuning import own_process
     from pyscaffold_op.envtest.loops import new_event_loop
+    from pyscaffold_op.envtest.registry.crds import CrdFileError, load_crd_files
     from pyscaffold_op.envtest.status import StatusError as ApiError
     from pyscaffold_op.errors import ValidationError
 

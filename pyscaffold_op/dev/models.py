@@ -298,7 +298,7 @@ def compact_spec(defs: dict[str, Any], names: list[str], scopes: dict[Any, Any])
 
 def scopes_table(defs: dict[str, Any], names: list[str]) -> dict[tuple[str, str], tuple[str, bool]]:
     """(group, kind) -> (plural, namespaced) of every kind generated, from the emulator's table."""
-    from pyscaffold_op.envtest.resources import builtin_resources
+    from pyscaffold_op.envtest.registry.resources import builtin_resources
 
     table = {(r.group, r.kind): (r.plural, r.namespaced) for r in builtin_resources() if not r.stored_as}
     out = {}

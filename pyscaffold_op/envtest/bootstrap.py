@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Store
+    from pyscaffold_op.envtest.storage.objectstore import Store
 
 KUBERNETES_CLUSTER_IP = "10.96.0.1"  # the first address of the default service CIDR
 

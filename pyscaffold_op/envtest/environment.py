@@ -12,20 +12,24 @@ import tempfile
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
-from pyscaffold_op.envtest import bootstrap, crds, gctuning, loops
-from pyscaffold_op.envtest.auth import ADMIN_USER, MASTERS, Policy
+from pyscaffold_op.envtest import bootstrap, gctuning, loops
 from pyscaffold_op.envtest.controllers import Workloads
-from pyscaffold_op.envtest.handlers import Api
-from pyscaffold_op.envtest.kubelet import KubeletSimulator
-from pyscaffold_op.envtest.objectstore import Store
-from pyscaffold_op.runtime.restconfig import RestConfig
+from pyscaffold_op.envtest.controllers.core import CoreControllers
+from pyscaffold_op.envtest.controllers.kubelet import KubeletSimulator
+from pyscaffold_op.envtest.registry import crds
+from pyscaffold_op.envtest.server.auth import ADMIN_USER, MASTERS, Policy
+from pyscaffold_op.envtest.server.handlers import Api
+from pyscaffold_op.envtest.storage.objectstore import Store
+from pyscaffold_op.envtest.types import Obj
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.clientconfig import RestConfig
 
 T = TypeVar("T")
-Obj = dict[str, Any]
 # Any bearer token is accepted on requests; kubeconfigs need a user for clients to start. In
 # TokenReviews this token is ADMIN_USER in group system:masters.
 TOKEN = "envtest-token"
@@ -58,12 +62,15 @@ class Environment:
         self.workloads: Workloads | None = Workloads() if workloads is True else workloads or None
         self.host = host
         self.port = port
-        self.store = Store(
-            history=history,
+        self.store = Store(history=history)
+        # the control plane's own controllers beside the API server (kube-controller-manager's)
+        self.controllers = CoreControllers(
+            self.store,
             namespace_deletion_delay=namespace_deletion_delay,
             namespace_deletion_max_delay=namespace_deletion_max_delay,
         )
         self.api = Api(self.store, bookmark_interval=bookmark_interval)
+        self.api.namespace_activity = self.controllers.namespaces
         self.api.policy.add_token(TOKEN, ADMIN_USER, groups=(MASTERS,))
         self.api.policy.tokenless = self.api.policy.authenticate(TOKEN)
         self._kubeconfig_out = Path(kubeconfig_path) if kubeconfig_path else None
@@ -74,12 +81,16 @@ class Environment:
         self._thread: threading.Thread | None = None
         self._stopped: asyncio.Event | None = None
         self.kubeconfig_path: Path = Path()
+        # how a client reaches it, as plain data (`config` is the runtime's RestConfig of these)
         self.url = ""
+        self.token = TOKEN
+        self.namespace = "default"
+        self.context_name = "envtest"
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> Environment:
-        from pyscaffold_op.envtest.httpfront import serve
+        from pyscaffold_op.envtest.server.httpfront import serve
 
         self.loop = asyncio.get_running_loop()
         if self.crd_paths:
@@ -102,7 +113,7 @@ class Environment:
             await self.kubelet.detach()
         if self.workloads is not None:
             self.workloads.detach()
-        self.store.stop_controllers()
+        self.controllers.stop()
         self.store.drop_watches()
         await self.api.admission.services.close()
         if self._runner is not None:
@@ -192,51 +203,12 @@ class Environment:
 
     @property
     def config(self) -> RestConfig:
-        """The runtime's `RestConfig` for this server (its URL, namespace `default`, the admin token)."""
-        return RestConfig(
-            server=self.url,
-            namespace="default",
-            token=TOKEN,
-            source_file=str(self.kubeconfig_path) if self.kubeconfig_path.name else None,
-            context_name="envtest",
-        )
+        """The runtime's `RestConfig` for this server (its URL, namespace `default`, the admin token):
+        `Manager(env.config, ...)`, `new_client(env.config)`. The plain data is `url`, `token`,
+        `namespace`, `context_name` and `kubeconfig_path`."""
+        from pyscaffold_op.envtest.clientconfig import rest_config
 
-    def lightkube_config(self) -> Any:
-        """A `lightkube.KubeConfig` for this server (needs lightkube installed)."""
-        from lightkube import KubeConfig
-        from lightkube.config.models import Cluster, User
-
-        return KubeConfig.from_one(
-            cluster=Cluster(server=self.url),
-            user=User(token=TOKEN),
-            context_name="envtest",
-            namespace="default",
-            fname=self.kubeconfig_path,
-        )
-
-    # -- in-process clients ------------------------------------------------------------------------
-
-    def transport(self) -> Any:
-        """An httpx2 async transport that calls the emulator directly (no sockets)."""
-        from pyscaffold_op.envtest.transport import AsyncTransport
-
-        assert self.loop is not None, "start the environment first"
-        return AsyncTransport(self.api, self.loop)
-
-    def sync_transport(self) -> Any:
-        """An httpx2 sync transport; needs the server on another thread (`start_in_thread`)."""
-        from pyscaffold_op.envtest.transport import SyncTransport
-
-        assert self.loop is not None, "start the environment first"
-        return SyncTransport(self.api, self.loop)
-
-    def lightkube_client(self, *, in_process: bool = True, **kwargs: Any) -> Any:
-        """A `lightkube.AsyncClient` for this server, in-process by default."""
-        from lightkube import AsyncClient
-
-        if in_process:
-            kwargs.setdefault("transport", self.transport())
-        return AsyncClient(self.lightkube_config(), **kwargs)
+        return rest_config(self)
 
     # -- authentication and authorization (answers TokenReviews and SubjectAccessReviews) ----------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pyscaffold_op.runtime import loops
+from pyscaffold_op import loops
 
 # Set to "asyncio" to serve from the standard library's loop even where uvloop is installed.
 LOOP_ENV = "PYOP_ENVTEST_LOOP"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pyscaffold_op.envtest import Environment
+from tests.envtest.lightkube_client import lightkube_client, lightkube_config, sync_transport
 
 from .conftest import at
 
@@ -67,8 +68,8 @@ def test_lightkube_sync_client(thread_env: Environment) -> None:
     from lightkube.models.meta_v1 import ObjectMeta
     from lightkube.resources.core_v1 import Secret
 
-    for transport in (None, thread_env.sync_transport()):
-        client = Client(thread_env.lightkube_config(), transport=transport)
+    for transport in (None, sync_transport(thread_env)):
+        client = Client(lightkube_config(thread_env), transport=transport)
         name = "sync-" + ("in" if transport else "http")
         client.create(Secret(metadata=ObjectMeta(name=name), stringData={"k": "v"}))
         assert client.get(Secret, name).type == "Opaque"
@@ -81,7 +82,7 @@ async def test_lightkube_apply_paging_and_status(env: Environment) -> None:
     from lightkube.resources.core_v1 import ConfigMap
     from lightkube.types import PatchType
 
-    client = env.lightkube_client()
+    client = lightkube_client(env)
     for i in range(5):
         await client.create(ConfigMap(metadata=ObjectMeta(name=f"page-{i}", labels={"p": "y"})))
     names = [c.metadata.name async for c in client.list(ConfigMap, labels={"p": "y"}, chunk_size=2)]
@@ -107,7 +108,7 @@ async def test_in_process_transport_across_threads() -> None:
 
     env = Environment().start_in_thread()
     try:
-        client = env.lightkube_client()  # server loop in another thread: calls hop over
+        client = lightkube_client(env)  # server loop in another thread: calls hop over
         await client.create(ConfigMap(metadata=ObjectMeta(name="xthread")))
 
         async def first() -> str:

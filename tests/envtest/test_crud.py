@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx2
 
 from pyscaffold_op.envtest import Environment
+from tests.envtest.lightkube_client import lightkube_client
 
 from .conftest import ATS, at, cm
 
@@ -180,7 +181,7 @@ async def test_lightkube_in_process_and_http(env: Environment) -> None:
     from lightkube.resources.core_v1 import ConfigMap
 
     for in_process in (True, False):
-        client = env.lightkube_client(in_process=in_process)
+        client = lightkube_client(env, in_process=in_process)
         name = f"lk-{int(in_process)}"
         created = await client.create(ConfigMap(metadata=ObjectMeta(name=name), data={"a": "1"}))
         assert created.metadata.uid

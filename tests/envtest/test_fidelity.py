@@ -22,6 +22,7 @@ from lightkube.resources.policy_v1 import PodDisruptionBudget
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator
 from pyscaffold_op.testing import eventually
+from tests.envtest.lightkube_client import lightkube_client
 
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 METADATA = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json"
@@ -44,7 +45,7 @@ async def env() -> AsyncIterator[Environment]:
 
 @pytest.fixture
 async def client(env: Environment) -> AsyncIterator[AsyncClient]:
-    c = env.lightkube_client(in_process=False)
+    c = lightkube_client(env, in_process=False)
     yield c
     await c.close()
 

@@ -8,8 +8,9 @@ import json
 import random
 from typing import Any
 
-from pyscaffold_op.envtest.handlers import Api, HttpRequest
-from pyscaffold_op.envtest.objectstore import Store
+from pyscaffold_op.envtest.controllers.core import CoreControllers
+from pyscaffold_op.envtest.server.handlers import Api, HttpRequest
+from pyscaffold_op.envtest.storage.objectstore import Store
 
 from .conftest import AT_API, CRDS, at, cm
 
@@ -168,9 +169,10 @@ def bodies(rng: random.Random) -> bytes:
 
 
 async def test_random_requests_never_500() -> None:
-    from pyscaffold_op.envtest.crds import load_crd_files
+    from pyscaffold_op.envtest.registry.crds import load_crd_files
 
     store = Store()
+    CoreControllers(store)
     info = store.info("apiextensions.k8s.io", "v1", "customresourcedefinitions")
     for crd in load_crd_files([CRDS]):
         store.create(info, "", crd)

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.envtest.decode import MAX_BODY
-from pyscaffold_op.envtest.httpfront import MAX_HEADER_BYTES, READ_LIMIT, Connection, Front
+from pyscaffold_op.envtest.server.decode import MAX_BODY
+from pyscaffold_op.envtest.server.httpfront import MAX_HEADER_BYTES, READ_LIMIT, Connection, Front
 
 from .conftest import CRDS, cm
 

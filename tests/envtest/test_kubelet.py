@@ -9,8 +9,9 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Node, Pod
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome, default_rule
-from pyscaffold_op.envtest.kubelet import echo_output
+from pyscaffold_op.envtest.controllers.kubelet import echo_output
 from pyscaffold_op.testing import eventually
+from tests.envtest.lightkube_client import lightkube_client
 
 
 def pod(name: str, *command: str, restart: str = "Never") -> Pod:
@@ -49,7 +50,7 @@ def test_default_rule() -> None:
 
 async def test_pod_phases() -> None:
     async with Environment(kubelet=KubeletSimulator()) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         assert (await client.get(Node, "envtest-node")).status.conditions[0].type == "Ready"
         await client.create(pod("ok", "sh", "-c", "echo hi"))
         await client.create(pod("bad", "sh", "-c", "exit 4"))
@@ -76,7 +77,7 @@ async def test_running_then_rule_and_restarts() -> None:
         return PodOutcome(exit_code=2, run_seconds=0.05, message="boom")
 
     async with Environment(kubelet=KubeletSimulator(rule, pending_seconds=0.01, restart_backoff=0.01)) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         await client.create(pod("crashy", restart="OnFailure"))
 
         async def restarted() -> Pod:
@@ -95,7 +96,7 @@ async def test_running_then_rule_and_restarts() -> None:
 
 async def test_no_kubelet_pods_stay_pending() -> None:
     async with Environment() as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         created = await client.create(pod("idle"))
         assert created.status.phase == "Pending" and created.spec.nodeName is None
         await client.close()
@@ -115,7 +116,7 @@ async def test_pod_logs() -> None:
     import httpx2
 
     async with Environment(kubelet=KubeletSimulator(pending_seconds=0.01, run_seconds=0.01)) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         await client.create(pod("talk", "/bin/sh", "-c", 'echo "hello world"'))
         async with httpx2.AsyncClient(base_url=env.url) as http:
             path = "/api/v1/namespaces/default/pods/talk/log"
@@ -129,7 +130,7 @@ async def test_pod_logs() -> None:
             assert (await http.get(path, params={"container": "nope"})).status_code == 400
         await client.close()
     async with Environment() as env, httpx2.AsyncClient(base_url=env.url) as http:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         await client.create(pod("idle"))
         r = await http.get("/api/v1/namespaces/default/pods/idle/log")
         assert r.status_code == 400 and "waiting to start" in r.json()["message"]

@@ -8,7 +8,8 @@ import time
 import httpx2
 
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.envtest.objectstore import Event, Store
+from pyscaffold_op.envtest.controllers.core import CoreControllers
+from pyscaffold_op.envtest.storage.objectstore import Event, Store
 from pyscaffold_op.testing import eventually
 
 from .conftest import ATS, at, cm
@@ -308,6 +309,7 @@ async def test_namespace_controller_waits_for_deletes() -> None:
 
 def test_store_without_event_loop_empties_namespaces_at_once() -> None:
     store = Store()
+    CoreControllers(store)
     ns_info = store.info("", "v1", "namespaces")
     cm_info = store.info("", "v1", "configmaps")
     store.create(ns_info, "", {"metadata": {"name": "sync"}})

@@ -9,7 +9,7 @@ import json
 import random
 from typing import Any
 
-from pyscaffold_op.envtest.managed import Path, field_paths, from_fields_v1, to_fields_v1
+from pyscaffold_op.envtest.registry.managed import Path, field_paths, from_fields_v1, to_fields_v1
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -10,8 +10,8 @@ import httpx2
 import pytest
 
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.envtest.auth import Attributes
 from pyscaffold_op.envtest.environment import TOKEN
+from pyscaffold_op.envtest.server.auth import Attributes
 
 TR = "/apis/authentication.k8s.io/v1/tokenreviews"
 SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews"

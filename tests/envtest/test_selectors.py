@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx2
 
-from pyscaffold_op.envtest.selectors import parse_field_selector
+from pyscaffold_op.envtest.server.selectors import parse_field_selector
 
 from .conftest import cm
 

@@ -10,6 +10,7 @@ import httpx2
 
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.testing import eventually
+from tests.envtest.lightkube_client import lightkube_client
 
 from .conftest import cm
 
@@ -163,7 +164,7 @@ async def test_lightkube_watch_in_process(env: Environment) -> None:
     from lightkube.models.meta_v1 import ObjectMeta
     from lightkube.resources.core_v1 import ConfigMap
 
-    client = env.lightkube_client()
+    client = lightkube_client(env)
     created = await client.create(ConfigMap(metadata=ObjectMeta(name="lw")))
 
     async def first() -> tuple[str, str]:
@@ -187,8 +188,8 @@ async def test_watch_fan_out(env: Environment, http: httpx2.AsyncClient) -> None
 
 
 def test_unresponsive_watcher_is_cut_off() -> None:
-    from pyscaffold_op.envtest.objectstore import Store
-    from pyscaffold_op.envtest.watch import Watcher
+    from pyscaffold_op.envtest.storage.objectstore import Store
+    from pyscaffold_op.envtest.storage.watch import Watcher
 
     store = Store()
     info = store.info("", "v1", "configmaps")

@@ -14,8 +14,9 @@ from lightkube.resources.apps_v1 import Deployment, ReplicaSet
 from lightkube.resources.core_v1 import Pod
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator
-from pyscaffold_op.envtest.objectstore import Event
+from pyscaffold_op.envtest.storage.objectstore import Event
 from pyscaffold_op.testing import eventually
+from tests.envtest.lightkube_client import lightkube_client
 
 
 def deployment(name: str, replicas: int = 3, image: str = "nginx:1.25", **strategy: Any) -> dict[str, Any]:
@@ -41,7 +42,7 @@ async def env() -> AsyncIterator[Environment]:
 
 @pytest.fixture
 async def client(env: Environment) -> AsyncIterator[AsyncClient]:
-    c = env.lightkube_client(in_process=False)
+    c = lightkube_client(env, in_process=False)
     yield c
     await c.close()
 
@@ -198,7 +199,7 @@ async def test_unavailable_pods_keep_the_deployment_unavailable() -> None:
     # containers that crash never become Ready: Available stays False, Progressing True
     kubelet = KubeletSimulator(pending_seconds=0.01, restart_backoff=0.01)
     async with Environment(kubelet=kubelet, workloads=True) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         body = deployment("crash", 2)
         body["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "exit 1"]
         await client.create(Deployment.from_dict(body))
@@ -238,7 +239,7 @@ async def test_deleting_a_deployment_removes_its_replicasets_and_pods(client: As
 
 async def test_workloads_are_opt_in() -> None:
     async with Environment(kubelet=KubeletSimulator()) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         await client.create(Deployment.from_dict(copy.deepcopy(deployment("idle", 1))))
         assert [rs async for rs in client.list(ReplicaSet)] == []
         status = (await client.get(Deployment, "idle")).status  # `status: {}`, as the server writes it
@@ -251,7 +252,7 @@ async def test_fixing_a_crashing_deployment_rolls_out() -> None:
     # unhealthy replicas), and the rollout completes
     kubelet = KubeletSimulator(pending_seconds=0.01, restart_backoff=0.01, stop_seconds=0.01)
     async with Environment(kubelet=kubelet, workloads=True) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         body = deployment("fix", 3)
         body["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "exit 1"]
         await client.create(Deployment.from_dict(body))

@@ -14,6 +14,7 @@ from lightkube.resources.core_v1 import Pod
 from pyscaffold_op.envtest import Environment, KubeletSimulator
 from pyscaffold_op.envtest.controllers import FakeClock, Workloads
 from pyscaffold_op.testing import eventually
+from tests.envtest.lightkube_client import lightkube_client
 
 
 def job(name: str, script: str, restart: str = "Never", **spec: Any) -> dict[str, Any]:
@@ -39,7 +40,7 @@ async def client() -> AsyncIterator[AsyncClient]:
         pending_seconds=0.01, run_seconds=0.02, stop_seconds=0.01, restart_backoff=0.01
     )
     async with Environment(kubelet=kubelet, workloads=Workloads(job_backoff_seconds=0.01)) as env:
-        c = env.lightkube_client()
+        c = lightkube_client(env)
         yield c
         await c.close()
 
@@ -116,7 +117,7 @@ async def test_long_running_job_stays_active_until_deadline() -> None:
     clock = FakeClock()
     kubelet = KubeletSimulator(pending_seconds=0.01, stop_seconds=0.01)
     async with Environment(kubelet=kubelet, workloads=Workloads(clock=clock)) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         await client.create(Job.from_dict(job("forever", "sleep 3600", activeDeadlineSeconds=60)))
 
         async def running() -> bool:
@@ -137,7 +138,7 @@ async def test_cronjob_creates_jobs_on_schedule() -> None:
     clock = FakeClock(datetime.now(UTC).replace(second=30, microsecond=0))
     kubelet = KubeletSimulator(pending_seconds=0.01, run_seconds=0.01)
     async with Environment(kubelet=kubelet, workloads=Workloads(clock=clock)) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         await client.create(
             CronJob.from_dict(
                 {
@@ -180,7 +181,7 @@ async def test_cronjob_forbid_skips_while_a_job_runs() -> None:
     async with Environment(
         kubelet=KubeletSimulator(pending_seconds=0.01), workloads=Workloads(clock=clock)
     ) as env:
-        client = env.lightkube_client()
+        client = lightkube_client(env)
         await client.create(
             CronJob.from_dict(
                 {

@@ -11,7 +11,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator
-from pyscaffold_op.envtest.objectstore import Event
+from pyscaffold_op.envtest.storage.objectstore import Event
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ import httpx2
 import pytest
 
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.envtest.decode import MAX_BODY, MAX_DEPTH, MAX_OBJECT_DEPTH
+from pyscaffold_op.envtest.server.decode import MAX_BODY, MAX_DEPTH, MAX_OBJECT_DEPTH
 
 from .conftest import ATS, CMS
 

@@ -7,9 +7,9 @@ import asyncio
 
 import httpx2
 
-from pyscaffold_op.envtest.handlers import Api
-from pyscaffold_op.envtest.httpfront import HEADER_TIMEOUT, serve
-from pyscaffold_op.envtest.objectstore import Store
+from pyscaffold_op.envtest.server.handlers import Api
+from pyscaffold_op.envtest.server.httpfront import HEADER_TIMEOUT, serve
+from pyscaffold_op.envtest.storage.objectstore import Store
 
 
 async def test_trickling_headers_are_cut_off() -> None:

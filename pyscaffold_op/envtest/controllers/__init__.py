@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyscaffold_op.envtest.controllers.base import Controller
-from pyscaffold_op.envtest.controllers.clock import Clock, FakeClock
+from pyscaffold_op.clock import REAL_CLOCK, Clock, FakeClock
+from pyscaffold_op.envtest.controllers.base import SimulatedController
 from pyscaffold_op.envtest.controllers.cronjob import CronJobController
 from pyscaffold_op.envtest.controllers.daemonset import DaemonSetController
 from pyscaffold_op.envtest.controllers.deployment import DeploymentController
@@ -23,18 +23,19 @@ from pyscaffold_op.envtest.controllers.serviceaccount import ServiceAccountContr
 from pyscaffold_op.envtest.controllers.statefulset import StatefulSetController
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Store
+    from pyscaffold_op.envtest.storage.objectstore import Store
 
 
 class Workloads:
     """The workload controllers, started and stopped together with an `Environment`."""
 
     def __init__(self, *, clock: Clock | None = None, job_backoff_seconds: float = 0.1) -> None:
-        """`clock`: a `FakeClock` to drive CronJob schedules, Job deadlines and TTLs, and
+        """`clock`: a `FakeClock` (`pyscaffold_op.clock`'s, which a runtime `Manager` takes too) to drive
+        CronJob schedules, Job deadlines and TTLs, and
         minReadySeconds by hand; `job_backoff_seconds`: the first delay before a failed Job pod is
         replaced (doubled per failure; the real controller starts at 10 s)."""
-        self.clock = clock or Clock()
-        self.controllers: list[Controller] = [
+        self.clock = clock or REAL_CLOCK
+        self.controllers: list[SimulatedController] = [
             ServiceAccountController(),
             ReplicaSetController(),
             ReplicationControllerController(),
@@ -55,4 +56,4 @@ class Workloads:
             c.detach()
 
 
-__all__ = ["Clock", "Controller", "FakeClock", "Workloads"]
+__all__ = ["Clock", "FakeClock", "SimulatedController", "Workloads"]

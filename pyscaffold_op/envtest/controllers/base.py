@@ -7,23 +7,22 @@ import asyncio
 import builtins
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pyscaffold_op.envtest.controllers.clock import Clock, Timer
+from pyscaffold_op.clock import REAL_CLOCK, Clock, Timer
 from pyscaffold_op.envtest.status import StatusError
+from pyscaffold_op.envtest.types import Key, Obj
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event, Store
-    from pyscaffold_op.envtest.resources import ServedResource
+    from pyscaffold_op.envtest.registry.resources import ServedResource
+    from pyscaffold_op.envtest.storage.objectstore import Event, Store
 
 log = logging.getLogger("pyscaffold_op.envtest.controllers")
-Obj = dict[str, Any]
-Key = tuple[str, str]  # (namespace, name) of the controller's primary object
 MANAGER = "kube-controller-manager"  # the field manager of every controller-manager write
 RETRY_SECONDS = 0.1
 
 
-class Controller:
+class SimulatedController:
     """Subclasses set `primary` (group, version, plural) and implement `reconcile(ns, name)`. With
     `owns` (group, plural) and `kind`, a change of an object whose controller is a `kind` reconciles
     that owner; other events map to primary keys in an overridden `keys_for`."""
@@ -34,7 +33,7 @@ class Controller:
 
     def __init__(self) -> None:
         self._store: Store | None = None
-        self.clock: Clock = Clock()
+        self.clock: Clock = REAL_CLOCK
         self._loop: asyncio.AbstractEventLoop | None = None
         self._dirty: dict[Key, None] = {}
         self._flush_pending = False
@@ -87,7 +86,7 @@ class Controller:
         if loop is None:
             return
         current = self._timers.get(key)
-        if current is not None and not current.cancelled:
+        if current is not None:
             current.cancel()
 
         def fire() -> None:

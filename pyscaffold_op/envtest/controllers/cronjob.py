@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from pyscaffold_op.envtest.controllers.base import Controller, new_owner_ref
-from pyscaffold_op.envtest.controllers.clock import parse_time, rfc3339
+from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
 from pyscaffold_op.envtest.controllers.job import finished
+from pyscaffold_op.envtest.controllers.timestamps import parse_time, rfc3339
 from pyscaffold_op.envtest.status import StatusError
+from pyscaffold_op.envtest.types import Obj
 
 if TYPE_CHECKING:
     pass
 
-Obj = dict[str, Any]
 JOBS = ("batch", "v1", "jobs")
 SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 MAX_MISSED = 100  # like the real controller: more missed times than this are not all looked at
@@ -46,7 +46,7 @@ def schedule_times(
             times = times[-MAX_MISSED:]
 
 
-class CronJobController(Controller):
+class CronJobController(SimulatedController):
     primary = ("batch", "v1", "cronjobs")
     owns = ("batch", "jobs")
     kind = "CronJob"

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref
+from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
 from pyscaffold_op.envtest.controllers.deployment import _int_or_percent, template_hash
-from pyscaffold_op.envtest.kubelet import required_node
+from pyscaffold_op.envtest.controllers.kubelet import required_node
+from pyscaffold_op.envtest.types import Key, Obj
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    from pyscaffold_op.envtest.storage.objectstore import Event
 
-Obj = dict[str, Any]
 NODES = ("", "v1", "nodes")
 REVISION_LABEL = "controller-revision-hash"
 _TOLERATIONS = [
@@ -32,7 +32,7 @@ def _node_of(pod: Obj) -> str | None:
     return (pod.get("spec") or {}).get("nodeName") or required_node(pod)
 
 
-class DaemonSetController(Controller):
+class DaemonSetController(SimulatedController):
     primary = ("apps", "v1", "daemonsets")
     owns = ("", "pods")
     kind = "DaemonSet"

@@ -12,18 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import (
-    Controller,
-    Key,
+    SimulatedController,
     new_owner_ref,
     owner_keys,
     set_condition,
 )
-from pyscaffold_op.envtest.controllers.clock import parse_time, rfc3339
+from pyscaffold_op.envtest.controllers.timestamps import parse_time, rfc3339
+from pyscaffold_op.envtest.types import Key, Obj
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    from pyscaffold_op.envtest.storage.objectstore import Event
 
-Obj = dict[str, Any]
 RS = ("apps", "v1", "replicasets")
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -90,7 +89,7 @@ def _revision(rs: Obj) -> int:
         return 0
 
 
-class DeploymentController(Controller):
+class DeploymentController(SimulatedController):
     primary = ("apps", "v1", "deployments")
     owns = ("apps", "replicasets")
     kind = "Deployment"

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.apimachinery import labels
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref
+from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
+from pyscaffold_op.envtest.types import Key, Obj
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    from pyscaffold_op.envtest.storage.objectstore import Event
 
-Obj = dict[str, Any]
 SLICES = ("discovery.k8s.io", "v1", "endpointslices")
 ENDPOINTS = ("", "v1", "endpoints")
 SERVICE_NAME = "kubernetes.io/service-name"
@@ -35,7 +35,7 @@ def _target_port(port: Obj, pod: Obj) -> int | None:
     return None
 
 
-class EndpointSliceController(Controller):
+class EndpointSliceController(SimulatedController):
     primary = ("", "v1", "services")
 
     def keys_for(self, event: Event) -> Iterable[Key]:

@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, Key, new_owner_ref, set_condition
-from pyscaffold_op.envtest.controllers.clock import parse_time, rfc3339
+from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref, set_condition
+from pyscaffold_op.envtest.controllers.timestamps import parse_time, rfc3339
+from pyscaffold_op.envtest.types import Key, Obj
 
 if TYPE_CHECKING:
     pass
 
-Obj = dict[str, Any]
 INDEX = "batch.kubernetes.io/job-completion-index"
 BACKOFF_MAX = 360.0  # the real controller's cap (6 min) on the delay before replacing a failed pod
 
@@ -32,7 +32,7 @@ def _restarts(pod: Obj) -> int:
     return sum(int(cs.get("restartCount") or 0) for cs in statuses)
 
 
-class JobController(Controller):
+class JobController(SimulatedController):
     primary = ("batch", "v1", "jobs")
     owns = ("", "pods")
     kind = "Job"

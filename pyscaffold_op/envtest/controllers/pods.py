@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pyscaffold_op.apimachinery import labels
-from pyscaffold_op.envtest.controllers.clock import parse_time
+from pyscaffold_op.envtest.controllers.timestamps import parse_time
+from pyscaffold_op.envtest.types import Obj
 
-Obj = dict[str, Any]
 PODS = ("", "v1", "pods")
 
 

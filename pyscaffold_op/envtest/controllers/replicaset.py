@@ -3,18 +3,17 @@ running and reports how many are ready and available."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, new_owner_ref
+from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
+from pyscaffold_op.envtest.types import Obj
 
 if TYPE_CHECKING:
     pass
 
-Obj = dict[str, Any]
 
-
-class ReplicaSetController(Controller):
+class ReplicaSetController(SimulatedController):
     primary = ("apps", "v1", "replicasets")
     owns = ("", "pods")
     kind = "ReplicaSet"

@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pyscaffold_op.envtest.controllers.base import Controller, Key
+from pyscaffold_op.envtest.controllers.base import SimulatedController
 from pyscaffold_op.envtest.status import StatusError
+from pyscaffold_op.envtest.types import Key
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.objectstore import Event
+    from pyscaffold_op.envtest.storage.objectstore import Event
 
 SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
 
 
-class ServiceAccountController(Controller):
+class ServiceAccountController(SimulatedController):
     primary = ("", "v1", "namespaces")
 
     def keys_for(self, event: Event) -> Iterable[Key]:

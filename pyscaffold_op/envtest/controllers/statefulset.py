@@ -6,16 +6,16 @@ controller-revision-hash, and ControllerRevisions for the templates."""
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest.controllers import pods as P
-from pyscaffold_op.envtest.controllers.base import Controller, new_owner_ref
+from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
 from pyscaffold_op.envtest.controllers.deployment import template_hash
+from pyscaffold_op.envtest.types import Obj
 
 if TYPE_CHECKING:
     pass
 
-Obj = dict[str, Any]
 REVISIONS = ("apps", "v1", "controllerrevisions")
 PVCS = ("", "v1", "persistentvolumeclaims")
 REVISION_LABEL = "controller-revision-hash"
@@ -26,7 +26,7 @@ def ordinal(sts_name: str, pod: Obj) -> int:
     return int(suffix) if suffix.isdigit() else -1
 
 
-class StatefulSetController(Controller):
+class StatefulSetController(SimulatedController):
     primary = ("apps", "v1", "statefulsets")
     owns = ("", "pods")
     kind = "StatefulSet"

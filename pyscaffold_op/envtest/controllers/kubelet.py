@@ -1,0 +1,537 @@
+"""A kubelet stand-in: schedules Pods onto one fake node and moves them Pending → Running →
+Succeeded/Failed (or restarts them) on a schedule or by a rule, writing pods/status like the kubelet."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyscaffold_op.envtest.status import StatusError
+from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.storage.objectstore import Event, Store
+
+log = logging.getLogger("pyscaffold_op.envtest.controllers.kubelet")
+_SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
+
+
+@dataclass
+class PodOutcome:
+    """How a simulated pod ends: its containers' exit code, optionally after `run_seconds`; an
+    `exit_code` of None is a long-running container, which runs until the Pod is deleted."""
+
+    exit_code: int | None
+    run_seconds: float | None = None
+    message: str = ""
+    logs: str | None = None  # what `kubectl logs` shows; None: the `echo` output of the command
+
+
+def echo_output(pod: dict[str, Any]) -> str:
+    """What the first container's shell `echo`s print: a stand-in for its logs."""
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    c = containers[0] if isinstance(containers[0], dict) else {}
+    argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+    if not argv:
+        return ""
+    if os.path.basename(argv[0]) in _SHELLS and "-c" in argv:
+        script = " ".join(argv[argv.index("-c") + 1 :])
+    else:
+        script = shlex.join(argv)
+    out = []
+    for part in re.split(r"&&|\|\||;|\n", script):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            continue
+        if words and os.path.basename(words[0]) == "echo":
+            args = words[1:]
+            newline = "\n"
+            while args and args[0] in ("-n", "-e", "-E"):
+                if args.pop(0) == "-n":
+                    newline = ""
+            out.append(" ".join(args) + newline)
+    return "".join(out)
+
+
+# A container that sleeps this long (the default terminationGracePeriodSeconds) is taken for a
+# long-running one: it stays Running until the Pod is deleted instead of completing.
+LONG_SLEEP_SECONDS = 30
+_SIMPLE = {"echo", "true", "false", "sleep", "printf", "exit", "date", "env", "cat", "ls"}
+
+
+def _sleep_seconds(word: str) -> float:
+    if word == "infinity":
+        return float("inf")
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", word)
+    if not m:
+        return 0.0
+    return float(m[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m[2]]
+
+
+def _long_running_script(script: str) -> bool:
+    """`sleep infinity`, `sleep 300`, `tail -f`, `while true` loops: a script that does not end soon."""
+    if re.search(r"\bwhile\s+(true|:|\[\s*1\s*\])", script) or re.search(r"\btail\s+(-\w*f)", script):
+        return True
+    return any(_sleep_seconds(w) >= LONG_SLEEP_SECONDS for w in re.findall(r"\bsleep\s+(\S+)", script))
+
+
+def default_rule(pod: dict[str, Any]) -> PodOutcome:
+    """How the first container ends, guessed from its command: exit N for `sh -c '... exit N'`, 1 for
+    `false`, 0 for other short commands; never (`PodOutcome(None)`, Running until deleted) for a
+    container without a command (the image's server), `sleep 300`/`infinity`, `tail -f`, `while true`,
+    and, in Pods that restart Always, commands that are not simple shell utilities (servers)."""
+    spec = pod.get("spec") or {}
+    containers = spec.get("containers") or [{}]
+    c = containers[0] if isinstance(containers[0], dict) else {}
+    always = spec.get("restartPolicy", "Always") == "Always"
+    argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+    if not argv:
+        return PodOutcome(None)
+    base = os.path.basename(argv[0])
+    if base in _SHELLS and "-c" in argv:
+        script = " ".join(argv[argv.index("-c") + 1 :])
+    elif base in _SHELLS and len(argv) == 1:
+        return PodOutcome(0)  # a shell without a script or a terminal exits at once
+    elif base in _SIMPLE:
+        script = shlex.join(argv)
+    else:
+        return PodOutcome(None) if always else PodOutcome(0)
+    if _long_running_script(script):
+        return PodOutcome(None)
+    codes = re.findall(r"(?:^|[;&|\s])exit\s+(\d+)", script)
+    if codes:
+        return PodOutcome(int(codes[-1]) % 256)
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        words = script.split()
+    if words and words[0] == "false":
+        return PodOutcome(1)
+    return PodOutcome(0)
+
+
+class KubeletSimulator:
+    def __init__(
+        self,
+        rule: Callable[[dict[str, Any]], PodOutcome] | None = None,
+        *,
+        pending_seconds: float = 0.05,
+        run_seconds: float = 0.1,
+        node_name: str = "envtest-node",
+        restart_backoff: float = 0.2,
+        stop_seconds: float = 0.05,
+    ) -> None:
+        self.rule = rule or default_rule
+        # how long containers take to stop after a graceful delete (at most the grace period)
+        self.stop_seconds = stop_seconds
+        self.pending_seconds = pending_seconds
+        self.run_seconds = run_seconds
+        self.node_name = node_name
+        self.restart_backoff = restart_backoff
+        self._store: Store | None = None
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._logs: dict[str, str] = {}  # pod uid -> log text of its runs
+        self._stopping: dict[str, asyncio.Task[None]] = {}  # pod uid -> graceful termination
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    def attach(self, store: Store) -> None:
+        """Register the node and start following pods (call on the server's loop)."""
+        self._store = store
+        store.pod_logs = self.logs
+        nodes = store.info("", "v1", "nodes")
+        if store.find(("", "nodes"), "", self.node_name) is None:
+            store.create(
+                nodes,
+                "",
+                {"metadata": {"name": self.node_name, "labels": node_labels(self.node_name)}, "spec": {}},
+                manager="kubelet",
+            )
+            node = store.get(nodes, "", self.node_name)
+            ts = now_rfc3339()
+            store.update(
+                nodes,
+                "",
+                self.node_name,
+                {
+                    **node,
+                    "status": {
+                        "conditions": [
+                            {
+                                "type": "Ready",
+                                "status": "True",
+                                "reason": "KubeletReady",
+                                "message": "kubelet is posting ready status",
+                                "lastHeartbeatTime": ts,
+                                "lastTransitionTime": ts,
+                            }
+                        ],
+                        "addresses": [
+                            {"type": "InternalIP", "address": "10.0.0.1"},
+                            {"type": "Hostname", "address": self.node_name},
+                        ],
+                        "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                        "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                        "nodeInfo": {
+                            "architecture": "amd64",
+                            "bootID": "envtest",
+                            "containerRuntimeVersion": "containerd://1.7.0",
+                            "kernelVersion": "6.0.0",
+                            "kubeProxyVersion": "v1.32.0",
+                            "kubeletVersion": "v1.32.0-pyop",
+                            "machineID": "envtest",
+                            "operatingSystem": "linux",
+                            "osImage": "pyop envtest",
+                            "systemUUID": "00000000-0000-0000-0000-000000000000",
+                        },
+                    },
+                },
+                subresource="status",
+                manager="kubelet",
+            )
+        store.on_change.append(self._on_event)
+        pods, _rv, _c, _r = store.list(store.info("", "v1", "pods"), None)
+        for pod in pods:
+            if pod["metadata"].get("deletionTimestamp"):
+                self._maybe_stop(pod)
+            else:
+                self._maybe_start(pod)
+
+    def logs(self, pod: dict[str, Any]) -> str | None:
+        """The pod's logs so far; None when its containers have not started."""
+        return self._logs.get(pod["metadata"]["uid"])
+
+    async def detach(self) -> None:
+        if self._store is not None and self._on_event in self._store.on_change:
+            self._store.on_change.remove(self._on_event)
+        tasks = list(self._tasks.values()) + list(self._stopping.values())
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        self._tasks.clear()
+        self._stopping.clear()
+
+    def _on_event(self, event: Event) -> None:
+        if event.gr != ("", "pods"):
+            return
+        if event.type == "DELETED":
+            self._logs.pop(event.obj["metadata"]["uid"], None)
+        elif event.obj["metadata"].get("deletionTimestamp"):
+            self._maybe_stop(event.obj)
+        else:
+            self._maybe_start(event.obj)
+
+    def _maybe_stop(self, pod: dict[str, Any]) -> None:
+        """A Pod on this node is being deleted gracefully: stop its containers, then remove it."""
+        meta = pod["metadata"]
+        uid = meta["uid"]
+        if uid in self._stopping or (pod.get("spec") or {}).get("nodeName") != self.node_name:
+            return
+        running = self._tasks.pop(uid, None)
+        if running is not None:
+            running.cancel()
+        task = asyncio.get_running_loop().create_task(
+            self._stop(meta.get("namespace", ""), meta["name"], uid)
+        )
+        self._stopping[uid] = task
+
+    async def _stop(self, ns: str, name: str, uid: str) -> None:
+        assert self._store is not None
+        store = self._store
+        info = store.info("", "v1", "pods")
+        try:
+            pod = store.find(("", "pods"), ns, name)
+            if pod is None or pod["metadata"]["uid"] != uid:
+                return
+            grace = pod["metadata"].get("deletionGracePeriodSeconds") or 0
+            await asyncio.sleep(min(self.stop_seconds, grace))
+            pod = store.find(("", "pods"), ns, name)
+            if pod is None or pod["metadata"]["uid"] != uid:
+                return
+            status = pod.get("status") or {}
+            if status.get("phase") not in ("Succeeded", "Failed"):
+                store.update(
+                    info,
+                    ns,
+                    name,
+                    {**pod, "status": stopped_status(pod)},
+                    subresource="status",
+                    manager="kubelet",
+                )
+            store.delete(info, ns, name, grace_period=0, preconditions={"uid": uid})
+        except StatusError as err:
+            log.debug("kubelet: stopping pod %s/%s: %s", ns, name, err.message)
+        finally:
+            self._stopping.pop(uid, None)
+
+    def _maybe_start(self, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        uid = meta["uid"]
+        phase = (pod.get("status") or {}).get("phase")
+        if uid in self._tasks or phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp"):
+            return
+        node = (pod.get("spec") or {}).get("nodeName") or required_node(pod)
+        if node and node != self.node_name:
+            return
+        task = asyncio.get_running_loop().create_task(self._run(meta.get("namespace", ""), meta["name"], uid))
+        self._tasks[uid] = task
+
+    # -- the pod's life ------------------------------------------------------------------------------
+
+    def _pod(self, ns: str, name: str, uid: str) -> dict[str, Any] | None:
+        assert self._store is not None
+        pod = self._store.find(("", "pods"), ns, name)
+        if pod is None or pod["metadata"]["uid"] != uid or pod["metadata"].get("deletionTimestamp"):
+            return None
+        return pod
+
+    def _write_status(self, ns: str, name: str, uid: str, status: dict[str, Any]) -> bool:
+        assert self._store is not None
+        pod = self._pod(ns, name, uid)
+        if pod is None:
+            return False
+        info = self._store.info("", "v1", "pods")
+        self._store.update(info, ns, name, {**pod, "status": status}, subresource="status", manager="kubelet")
+        return True
+
+    async def _run(self, ns: str, name: str, uid: str) -> None:
+        try:
+            await self._lifecycle(ns, name, uid)
+        except StatusError as err:  # deleted or replaced meanwhile
+            log.debug("kubelet: pod %s/%s: %s", ns, name, err.message)
+        finally:
+            self._tasks.pop(uid, None)
+
+    async def _lifecycle(self, ns: str, name: str, uid: str) -> None:
+        assert self._store is not None
+        await asyncio.sleep(0)
+        pod = self._pod(ns, name, uid)
+        if pod is None:
+            return
+        if not (pod.get("spec") or {}).get("nodeName"):
+            info = self._store.info("", "v1", "pods")
+            spec = {**pod["spec"], "nodeName": self.node_name}
+            self._store.update(info, ns, name, {**pod, "spec": spec}, manager="kube-scheduler")
+            pod = self._pod(ns, name, uid)
+            if pod is None:
+                return
+        started = now_rfc3339()
+        base = {
+            "hostIP": "10.0.0.1",
+            "hostIPs": [{"ip": "10.0.0.1"}],
+            "qosClass": "BestEffort",
+            "startTime": started,
+        }
+        containers = [c.get("name", "") for c in pod["spec"].get("containers") or [] if isinstance(c, dict)]
+        images = {
+            c.get("name", ""): c.get("image", "")
+            for c in pod["spec"].get("containers") or []
+            if isinstance(c, dict)
+        }
+        self._write_status(
+            ns,
+            name,
+            uid,
+            {
+                **base,
+                "phase": "Pending",
+                "conditions": [_cond("PodScheduled", "True", started)],
+                "containerStatuses": [
+                    _cstatus(c, images[c], False, 0, {"waiting": {"reason": "ContainerCreating"}})
+                    for c in containers
+                ],
+            },
+        )
+        await asyncio.sleep(self.pending_seconds)
+        ip = f"10.244.0.{(hash(uid) % 250) + 2}"
+        restarts = 0
+        last_state: dict[str, Any] = {}
+        policy = pod["spec"].get("restartPolicy", "Always")
+        while True:
+            pod = self._pod(ns, name, uid)
+            if pod is None:
+                return
+            run_start = now_rfc3339()
+            running = {
+                **base,
+                "phase": "Running",
+                "podIP": ip,
+                "podIPs": [{"ip": ip}],
+                "conditions": _conds("True", started, run_start),
+                "containerStatuses": [
+                    _cstatus(c, images[c], True, restarts, {"running": {"startedAt": run_start}}, last_state)
+                    for c in containers
+                ],
+            }
+            if not self._write_status(ns, name, uid, running):
+                return
+            outcome = self.rule(pod)
+            self._logs[uid] = self._logs.get(uid, "") + (
+                outcome.logs if outcome.logs is not None else echo_output(pod)
+            )
+            if outcome.exit_code is None:  # long-running: Running and Ready until the Pod is deleted
+                await asyncio.Event().wait()
+            await asyncio.sleep(self.run_seconds if outcome.run_seconds is None else outcome.run_seconds)
+            finished = now_rfc3339()
+            code = outcome.exit_code or 0
+            terminated = {
+                "exitCode": code,
+                "reason": "Completed" if code == 0 else "Error",
+                "startedAt": run_start,
+                "finishedAt": finished,
+                "containerID": f"containerd://{uid.replace('-', '')}{restarts}",
+            }
+            if outcome.message:
+                terminated["message"] = outcome.message
+            done = (code == 0 and policy != "Always") or (code != 0 and policy == "Never")
+            if done:
+                phase = "Succeeded" if code == 0 else "Failed"
+                self._write_status(
+                    ns,
+                    name,
+                    uid,
+                    {
+                        **base,
+                        "phase": phase,
+                        "podIP": ip,
+                        "podIPs": [{"ip": ip}],
+                        "conditions": _conds("False", started, finished, reason="PodCompleted"),
+                        "containerStatuses": [
+                            _cstatus(c, images[c], False, restarts, {"terminated": terminated}, last_state)
+                            for c in containers
+                        ],
+                    },
+                )
+                return
+            # Restart (OnFailure after a failure, Always after any exit): CrashLoopBackOff while waiting.
+            restarts += 1
+            last_state = {"terminated": terminated}
+            wait_reason = "CrashLoopBackOff" if code != 0 else "Completed"
+            self._write_status(
+                ns,
+                name,
+                uid,
+                {
+                    **base,
+                    "phase": "Running",
+                    "podIP": ip,
+                    "podIPs": [{"ip": ip}],
+                    "conditions": _conds("False", started, finished, reason="ContainersNotReady"),
+                    "containerStatuses": [
+                        _cstatus(
+                            c,
+                            images[c],
+                            False,
+                            restarts,
+                            {
+                                "waiting": {
+                                    "reason": wait_reason,
+                                    "message": f"back-off restarting failed container {c}",
+                                }
+                            },
+                            last_state,
+                        )
+                        for c in containers
+                    ],
+                },
+            )
+            await asyncio.sleep(min(self.restart_backoff * 2 ** (restarts - 1), 2.0))
+
+
+def node_labels(name: str) -> dict[str, str]:
+    """The labels a kubelet on linux/amd64 registers its Node with."""
+    return {
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+    }
+
+
+def required_node(pod: dict[str, Any]) -> str | None:
+    """The node a Pod's required node affinity pins it to (`metadata.name In [node]`, as DaemonSet
+    Pods have), if any: the stand-in scheduler binds such a Pod only there."""
+    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    for term in required.get("nodeSelectorTerms") or []:
+        for req in (term or {}).get("matchFields") or []:
+            values = req.get("values") or []
+            if req.get("key") == "metadata.name" and req.get("operator") == "In" and len(values) == 1:
+                return str(values[0])
+    return None
+
+
+def stopped_status(pod: dict[str, Any]) -> dict[str, Any]:
+    """The status a kubelet writes once it has stopped a deleted Pod's containers (SIGTERM, exit 143):
+    not Ready, containers terminated, a terminal phase (kubelets since 1.27 set one before deletion)."""
+    status = dict(pod.get("status") or {})
+    ts = now_rfc3339()
+    statuses = []
+    for cs in status.get("containerStatuses") or []:
+        state = cs.get("state") or {}
+        started = (state.get("running") or {}).get("startedAt") or ts
+        term = state.get("terminated") or {
+            "exitCode": 143,
+            "reason": "Error",
+            "startedAt": started,
+            "finishedAt": ts,
+            "containerID": cs.get("containerID", ""),
+        }
+        statuses.append({**cs, "ready": False, "started": False, "state": {"terminated": term}})
+    failed = any(s["state"]["terminated"].get("exitCode") for s in statuses)
+    started_at = status.get("startTime", ts)
+    return {
+        **status,
+        "phase": "Failed" if failed else "Succeeded",
+        "conditions": _conds("False", started_at, ts, reason="PodCompleted"),
+        "containerStatuses": statuses,
+    }
+
+
+def _cond(typ: str, status: str, ts: str, reason: str | None = None) -> dict[str, Any]:
+    c: dict[str, Any] = {"type": typ, "status": status, "lastProbeTime": None, "lastTransitionTime": ts}
+    if reason:
+        c["reason"] = reason
+    return c
+
+
+def _conds(ready: str, scheduled: str, ts: str, reason: str | None = None) -> list[dict[str, Any]]:
+    return [
+        _cond("PodReadyToStartContainers", "True", scheduled),
+        _cond("Initialized", "True", scheduled),
+        _cond("Ready", ready, ts, reason),
+        _cond("ContainersReady", ready, ts, reason),
+        _cond("PodScheduled", "True", scheduled),
+    ]
+
+
+def _cstatus(
+    name: str,
+    image: str,
+    ready: bool,
+    restarts: int,
+    state: dict[str, Any],
+    last_state: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "image": image,
+        "imageID": f"docker.io/library/{image}@sha256:0",
+        "ready": ready,
+        "started": "running" in state,
+        "restartCount": restarts,
+        "state": state,
+        "lastState": last_state or {},
+        "containerID": f"containerd://{name}",
+    }

@@ -1,0 +1,128 @@
+"""Per-kind behaviour of built-in resources on create and update (a small part of the real strategies):
+status reset and allocation on create, and the few validations that bite. Defaulting, which runs on
+every write, is in `defaulting.py`."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from pyscaffold_op.envtest.registry.resources import ServedResource
+from pyscaffold_op.envtest.status import Cause, cause
+
+_cluster_ips = itertools.count(1)
+
+
+def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
+    key = (info.group, info.plural)
+    if info.status and not info.custom and key not in (("", "namespaces"),):
+        obj.pop("status", None)
+    spec = obj.get("spec")
+    if key == ("", "pods"):
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("serviceAccountName", "default")  # the ServiceAccount admission plugin
+        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+    elif key == ("", "namespaces"):
+        obj["spec"] = {"finalizers": ["kubernetes"]}
+        obj["status"] = {"phase": "Active"}
+        obj.setdefault("metadata", {}).setdefault("labels", {})["kubernetes.io/metadata.name"] = obj[
+            "metadata"
+        ]["name"]
+    elif key == ("", "services") and isinstance(spec, dict):
+        # allocation runs before defaulting (envtest/defaulting.py), which sets the same type default
+        if spec.get("clusterIP") != "None" and spec.get("type", "ClusterIP") != "ExternalName":
+            n = next(_cluster_ips)
+            spec.setdefault("clusterIP", f"10.96.{n // 250 % 250}.{n % 250 + 1}")
+            spec.setdefault("clusterIPs", [spec["clusterIP"]])
+        obj["status"] = {"loadBalancer": {}}
+    elif key == ("batch", "jobs") and isinstance(spec, dict):
+        tmpl = spec.get("template")
+        if isinstance(tmpl, dict):
+            labels = tmpl.setdefault("metadata", {}).setdefault("labels", {})
+            uid = obj["metadata"]["uid"]
+            labels.setdefault("batch.kubernetes.io/controller-uid", uid)
+            labels.setdefault("batch.kubernetes.io/job-name", obj["metadata"]["name"])
+            labels.setdefault("controller-uid", uid)
+            labels.setdefault("job-name", obj["metadata"]["name"])
+            spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    elif key == ("", "persistentvolumeclaims"):
+        obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
+
+
+def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """Field validation of built-ins: only the checks most likely to catch operator bugs."""
+    key = (info.group, info.plural)
+    out: list[Cause] = []
+    spec = obj.get("spec")
+    if key == ("", "pods"):
+        containers = (spec or {}).get("containers")
+        if not containers:
+            out.append(cause("FieldValueRequired", "spec.containers", "Required value"))
+        for i, c in enumerate(containers or []):
+            if not isinstance(c, dict) or not c.get("name"):
+                out.append(cause("FieldValueRequired", f"spec.containers[{i}].name", "Required value"))
+            if isinstance(c, dict) and not c.get("image") and old is None:
+                out.append(cause("FieldValueRequired", f"spec.containers[{i}].image", "Required value"))
+        rp = (spec or {}).get("restartPolicy")
+        if rp not in (None, "Always", "OnFailure", "Never"):
+            out.append(
+                cause(
+                    "FieldValueNotSupported",
+                    "spec.restartPolicy",
+                    f'Unsupported value: "{rp}": supported values: "Always", "OnFailure", "Never"',
+                )
+            )
+        if old is not None and _pod_spec_frozen(old.get("spec") or {}) != _pod_spec_frozen(spec or {}):
+            out.append(
+                cause(
+                    "FieldValueForbidden",
+                    "spec",
+                    "Forbidden: pod updates may not change fields "
+                    "other than `spec.containers[*].image`, `spec.initContainers[*].image`, "
+                    "`spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing "
+                    "tolerations), `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if "
+                    "it was previously negative)",
+                )
+            )
+    elif key in (
+        ("apps", "deployments"),
+        ("apps", "statefulsets"),
+        ("apps", "replicasets"),
+        ("apps", "daemonsets"),
+    ):
+        if not isinstance(spec, dict) or not spec.get("selector"):
+            out.append(cause("FieldValueRequired", "spec.selector", "Required value"))
+        elif old is not None and (old.get("spec") or {}).get("selector") != spec.get("selector"):
+            out.append(
+                cause(
+                    "FieldValueInvalid",
+                    "spec.selector",
+                    f"Invalid value: {spec.get('selector')}: field is immutable",
+                )
+            )
+    elif key == ("batch", "jobs") and old is not None:
+        if (old.get("spec") or {}).get("template") != (spec or {}).get("template"):
+            out.append(cause("FieldValueInvalid", "spec.template", "Invalid value: field is immutable"))
+    elif key in (("", "configmaps"), ("", "secrets")) and old is not None and old.get("immutable"):
+        for f in ("data", "binaryData", "stringData"):
+            if old.get(f) != obj.get(f):
+                out.append(
+                    cause("FieldValueForbidden", f, "Forbidden: field is immutable when `immutable` is set")
+                )
+    return out
+
+
+def _pod_spec_frozen(spec: dict[str, Any]) -> dict[str, Any]:
+    """The part of a pod spec that may not change after creation (everything but images and the
+    fields the kubelet/scheduler set)."""
+    out = {
+        k: v
+        for k, v in spec.items()
+        if k not in ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "nodeName")
+    }
+    for field in ("containers", "initContainers"):
+        if isinstance(out.get(field), list):
+            out[field] = [
+                {k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c for c in out[field]
+            ]
+    return out

@@ -1,0 +1,260 @@
+"""Request routing, independent of the HTTP framework.
+
+`Api.handle(HttpRequest) -> Response` is shared by the HTTP front and in-process callers, so
+both ways in behave identically. Every failure becomes a `Status` body; nothing a client sends can
+crash the server. The verbs live in `verbs_read` and `verbs_write`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from pyscaffold_op.envtest import status as E
+from pyscaffold_op.envtest.admission.gate import AdmissionGate
+from pyscaffold_op.envtest.jsonutil import dumps, loads
+from pyscaffold_op.envtest.server import discovery, openapi, subresources, wire
+from pyscaffold_op.envtest.server.auth import Policy
+from pyscaffold_op.envtest.server.decode import MAX_BODY
+from pyscaffold_op.envtest.server.protocol import (
+    JSON,
+    HttpRequest,
+    Response,
+    Target,
+    error_response,
+    json_response,
+)
+from pyscaffold_op.envtest.server.reviews import ReviewVerbs
+from pyscaffold_op.envtest.server.verbs_read import ReadVerbs
+from pyscaffold_op.envtest.server.verbs_write import WriteVerbs
+from pyscaffold_op.envtest.storage.objectstore import Store
+
+log = logging.getLogger("pyscaffold_op.envtest")
+
+__all__ = ["MAX_BODY", "Api", "HttpRequest", "Response", "error_response"]
+
+
+class NamespaceActivity(Protocol):
+    """What the front tells the namespace controller (`controllers.namespace`): writes postpone it."""
+
+    @property
+    def pending(self) -> bool: ...
+    def activity(self, method: str, namespace: str | None) -> None: ...
+
+
+class Api:
+    """Routes each request to its verb: the reading, writing and review verbs are collaborators
+    over the same store (and policy), not base classes. Writes pass the admission gate (webhooks);
+    a CRD version other than the storage one with a conversion webhook is served via storage."""
+
+    def __init__(
+        self, store: Store, server_address: str = "127.0.0.1", bookmark_interval: float = 1.0
+    ) -> None:
+        self.store = store
+        self.server_address = server_address
+        self.policy = Policy()
+        self.gate = AdmissionGate(store, self.policy)
+        self.admission = self.gate.admission
+        self.reads = ReadVerbs(store, bookmark_interval)
+        self.writes = WriteVerbs(store, self.gate)
+        self.reviews = ReviewVerbs(self.policy)
+        # the namespace controller, told of every write while a namespace waits to be emptied
+        self.namespace_activity: NamespaceActivity | None = None
+
+    async def handle(self, req: HttpRequest) -> Response:
+        try:
+            if len(req.body) > MAX_BODY:
+                raise E.too_large(MAX_BODY)
+            ns = self.namespace_activity
+            if ns is not None and ns.pending and req.method != "GET":
+                ns.activity(req.method, _path_namespace(req.path))
+            return await self._dispatch(req)
+        except E.StatusError as err:
+            return error_response(err)
+        except Exception as err:  # a bug here must not drop the connection: answer 500 like the server
+            log.exception("envtest: internal error on %s %s", req.method, req.path)
+            return error_response(E.internal(f"{type(err).__name__}: {err}"))
+
+    # -- routing -----------------------------------------------------------------------------------
+
+    async def _dispatch(self, req: HttpRequest) -> Response:
+        parts = [p for p in req.path.split("/") if p]
+        reg = self.store.registry
+        if req.method == "GET":
+            if parts == ["version"]:
+                return json_response(200, discovery.VERSION)
+            if parts in (["healthz"], ["readyz"], ["livez"]):
+                return Response(200, b"ok", "text/plain")
+            if parts == ["openapi", "v2"]:
+                body, ctype = openapi.v2(req.headers.get("accept", ""))
+                return Response(200, body, ctype)
+            if parts[:2] == ["openapi", "v3"]:
+                doc = None
+                if len(parts) == 2:
+                    doc = openapi.root(reg)
+                elif len(parts) == 4 and parts[2] == "api":
+                    doc = openapi.group_version(reg, "", parts[3])
+                elif len(parts) == 5 and parts[2] == "apis":
+                    doc = openapi.group_version(reg, parts[3], parts[4])
+                if doc is None:
+                    raise E.not_found_path()
+                return json_response(200, doc)
+            if parts == ["api"]:
+                return json_response(200, discovery.api_versions(self.server_address))
+            if parts == ["apis"]:
+                return json_response(200, discovery.api_group_list(reg))
+            if len(parts) == 2 and parts[0] == "apis":
+                doc = discovery.api_group(reg, parts[1])
+                if doc is None:
+                    raise E.not_found_path()
+                return json_response(200, doc)
+            if parts == ["api", "v1"] or (len(parts) == 3 and parts[0] == "apis"):
+                group, version = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
+                doc = discovery.resource_list(reg, group, version)
+                if doc is None:
+                    raise E.not_found_path()
+                return json_response(200, doc)
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif len(parts) >= 3 and parts[0] == "apis":
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise E.not_found_path()
+        watch = req.flag("watch")
+        if rest and rest[0] == "watch":  # legacy /watch/ paths
+            watch, rest = True, rest[1:]
+        target = self._target(group, version, rest)
+        if target.info.conversion_webhook is not None and not target.info.storage:
+            return await self._via_storage(req, target, watch)
+        return await self._serve(req, target, watch)
+
+    async def _serve(self, req: HttpRequest, target: Target, watch: bool) -> Response:
+        if target.info.review:
+            return self.reviews.review(req, target)
+        if target.subresource and (served := subresources.serve(self, req, target)) is not None:
+            return served
+        if target.subresource and target.subresource not in ("status", "scale"):
+            raise E.not_found_path()
+        if target.subresource == "status" and not target.info.status:
+            raise E.not_found_path()
+        if target.subresource == "scale" and not target.info.scale:
+            raise E.not_found_path()
+        m = req.method
+        if target.name is None:
+            if m == "GET":
+                return self.reads.watch(req, target) if watch else self.reads.list(req, target)
+            if m == "POST":
+                return await self.writes.create(req, target)
+            if m == "DELETE":
+                return await self.writes.delete_collection(req, target)
+            raise E.method_not_allowed(m)
+        if m == "GET":
+            return self.reads.get(req, target)
+        if m == "PUT":
+            return await self.writes.update(req, target)
+        if m == "PATCH":
+            return await self.writes.patch(req, target)
+        if m == "DELETE" and not target.subresource:
+            return await self.writes.delete(req, target)
+        raise E.method_not_allowed(m)
+
+    def _target(self, group: str, version: str, rest: list[str]) -> Target:
+        reg = self.store.registry
+        if not rest:
+            raise E.not_found_path()
+        ns: str | None = None
+        if (
+            rest[0] == "namespaces"
+            and len(rest) >= 3
+            and not (len(rest) == 3 and rest[2] in ("status", "finalize"))
+        ):
+            ns, rest = rest[1], rest[2:]
+        info = reg.get(group, version, rest[0])
+        if info is None or len(rest) > 3:
+            raise E.not_found_path()
+        if ns is not None and not info.namespaced:
+            raise E.not_found_path()
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else ""
+        if info.namespaced and name is not None and ns is None:
+            raise E.not_found_path()
+        return Target(info, ns, name, sub)
+
+    async def _via_storage(self, req: HttpRequest, t: Target, watch: bool) -> Response:
+        """Serve a request for a version other than the storage one of a CRD with a conversion
+        webhook: through the storage version, converting bodies and answers (admission.conversionwebhook)."""
+        from pyscaffold_op.envtest.admission import conversionwebhook
+        from pyscaffold_op.envtest.registry import patch
+        from pyscaffold_op.envtest.server import tables
+        from pyscaffold_op.envtest.server.protocol import wants_table
+
+        conv = t.info.conversion_webhook
+        assert conv is not None
+        storage = self.store.registry.storage_for(t.info.group, t.info.plural)
+        if storage is None:
+            raise E.not_found_path()
+        st = Target(storage, t.namespace, t.name, t.subresource)
+        services, sv, to = self.admission.services, storage.api_version, t.info.api_version
+        convert = self.gate.convert
+        headers = {k: v for k, v in req.headers.items() if k != "accept"}
+        table = wants_table(req)
+        body = req.body
+        if req.method in ("POST", "PUT") and t.subresource != "scale":
+            obj = await convert(wire.read_body(req, t.info), storage)
+            headers["content-type"] = JSON
+            body = dumps(obj)
+        elif req.method == "PATCH" and t.subresource != "scale":
+            ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype == "application/apply-patch+yaml":
+                body = dumps(await convert(wire.read_body(req, t.info), storage))
+            else:  # patch the object as the client sees it, then store the converted result
+                try:
+                    ops = loads(req.body) if req.body else None
+                except ValueError as err:
+                    raise E.bad_request(f"error decoding patch: {err}") from None
+                current = self.store.get(storage, t.namespace or "", t.name or "")
+                seen = await convert(wire.served(storage, current), t.info)
+                if ctype == "application/json-patch+json":
+                    patched = patch.json_patch(seen, ops)
+                elif ctype == "application/merge-patch+json" and isinstance(ops, dict):
+                    patched = patch.merge_patch(seen, ops)
+                else:
+                    return await self._serve(req, t, watch)  # the usual 415/400 answers
+                patched.setdefault("metadata", {}).setdefault(
+                    "resourceVersion", current["metadata"]["resourceVersion"]
+                )
+                body = dumps(await convert(patched, storage))
+                headers["content-type"] = JSON
+                req = HttpRequest("PUT", req.path, req.query, headers, body)
+        inner = HttpRequest(req.method, req.path, req.query, headers, body)
+        resp = await self._serve(inner, st, watch)
+        if resp.stream is not None:
+            resp.stream = conversionwebhook.convert_stream(services, conv, resp.stream, sv, to)
+            resp.watcher = None  # its lines need converting: they go through the stream
+            return resp
+        if resp.status >= 300 or resp.content_type != JSON:
+            return resp
+        resp.body = await conversionwebhook.convert_body(services, conv, resp.body, sv, to)
+        if table:  # built here from the converted objects, with the request version's columns
+            doc = loads(resp.body)
+            listed = isinstance(doc.get("items"), list)
+            items = [
+                {"apiVersion": to, "kind": t.info.kind, **o} for o in (doc["items"] if listed else [doc])
+            ]
+            meta = (
+                doc.get("metadata", {}) if listed else {"resourceVersion": doc["metadata"]["resourceVersion"]}
+            )
+            include = req.q("includeObject", "Metadata") or "Metadata"
+            resp.body = dumps(tables.to_table(t.info, items, include, meta))
+        return resp
+
+
+def _path_namespace(path: str) -> str | None:
+    """The namespace of a request for objects in one (`.../namespaces/<ns>/<resource>...`), if any."""
+    parts = [p for p in path.split("/") if p]
+    start = 2 if parts[:1] == ["api"] else 3
+    if parts[start : start + 1] == ["watch"]:
+        start += 1
+    if len(parts) > start + 2 and parts[start] == "namespaces":
+        return parts[start + 1]
+    return None

@@ -1,0 +1,243 @@
+"""Subresources beyond status and scale: pods/log, pods/binding, pods/eviction and
+serviceaccounts/token (`kubectl create token`). Each answers like kube-apiserver's REST handler."""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from pyscaffold_op.envtest import status as E
+from pyscaffold_op.envtest.server import wire
+from pyscaffold_op.envtest.server.protocol import HttpRequest, Response, Target, json_response
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.server.handlers import Api
+
+# the API server's default --api-audiences (its --service-account-issuer)
+ISSUER = "https://kubernetes.default.svc.cluster.local"
+DEFAULT_TOKEN_SECONDS = 3600
+
+
+def serve(api: Api, req: HttpRequest, t: Target) -> Response | None:
+    """The answer for a subresource served here; None leaves it to the generic verbs (status, scale)."""
+    handler = _HANDLERS.get((t.info.group, t.info.plural, t.subresource))
+    if handler is None or t.name is None:
+        return None
+    method, fn = handler
+    if req.method != method:
+        raise E.method_not_allowed(req.method)
+    return fn(api, req, t)
+
+
+def _pod_log(api: Api, req: HttpRequest, t: Target) -> Response:
+    return api.reads.pod_log(req, t)
+
+
+def _created() -> Response:
+    return json_response(
+        201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+    )
+
+
+def _binding(api: Api, req: HttpRequest, t: Target) -> Response:
+    """POST pods/NAME/binding (what a scheduler sends): sets spec.nodeName once."""
+    body = wire.read_body(req, t.info, check_kind=False)
+    node = ((body.get("target") or {}) if isinstance(body.get("target"), dict) else {}).get("name")
+    store = api.store
+    pod = store.get(t.info, t.namespace or "", t.name or "")
+    if not node:
+        raise E.invalid(
+            "", "Binding", t.name or "", [E.cause("FieldValueRequired", "target.name", "Required value")]
+        )
+    bound = (pod.get("spec") or {}).get("nodeName")
+    if bound:
+        raise E.conflict(
+            "", "pods/binding", t.name or "", f'pod {t.name} is already assigned to node "{bound}"'
+        )
+    if pod["metadata"].get("deletionTimestamp"):
+        raise E.conflict(
+            "", "pods/binding", t.name or "", f"pod {t.name} is being deleted, cannot be assigned to a host"
+        )
+    store.update(
+        t.info,
+        t.namespace or "",
+        t.name or "",
+        {**pod, "spec": {**pod["spec"], "nodeName": node}},
+        manager=wire.field_manager(req),
+        require_rv=False,
+    )
+    return _created()
+
+
+def _eviction(api: Api, req: HttpRequest, t: Target) -> Response:
+    """POST pods/NAME/eviction: a delete that PodDisruptionBudgets may refuse (429)."""
+    body = wire.read_body(req, t.info, check_kind=False)
+    opts = given if isinstance(given := body.get("deleteOptions"), dict) else {}
+    store = api.store
+    ns, name = t.namespace or "", t.name or ""
+    pod = store.get(t.info, ns, name)
+    phase = (pod.get("status") or {}).get("phase")
+    if phase not in ("Succeeded", "Failed", "Pending") and not pod["metadata"].get("deletionTimestamp"):
+        _check_budgets(api, pod)
+    grace = opts.get("gracePeriodSeconds")
+    store.delete(
+        t.info,
+        ns,
+        name,
+        propagation=opts.get("propagationPolicy"),
+        preconditions=opts.get("preconditions"),
+        dry_run="All" in (opts.get("dryRun") or []) or wire.dry_run(req),
+        grace_period=grace if isinstance(grace, int) else None,
+    )
+    return _created()
+
+
+def _check_budgets(api: Api, pod: dict[str, Any]) -> None:
+    """The eviction's PodDisruptionBudget check, computed now (there is no disruption controller):
+    healthy = matching Pods that are Ready; refuse when evicting one would go under the budget."""
+    store = api.store
+    ns = pod["metadata"].get("namespace", "")
+    pdbs, _rv, _c, _r = store.list(store.info("policy", "v1", "poddisruptionbudgets"), ns)
+    labels = pod["metadata"].get("labels") or {}
+    for pdb in pdbs:
+        spec = pdb.get("spec") or {}
+        match = _selector(spec.get("selector"))
+        if match is None or not match({"metadata": {"labels": labels}}):
+            continue
+        pods, _rv, _c, _r = store.list(store.info("", "v1", "pods"), ns)
+        selected = [p for p in pods if match(p) and not p["metadata"].get("deletionTimestamp")]
+        healthy = sum(1 for p in selected if _ready(p))
+        desired = _desired_healthy(spec, len(selected))
+        if healthy - 1 < desired:
+            err = E.StatusError(
+                429,
+                "TooManyRequests",
+                "Cannot evict pod as it would violate the pod's disruption budget.",
+                {
+                    "causes": [
+                        {
+                            "reason": "DisruptionBudget",
+                            "message": f"The disruption budget {pdb['metadata']['name']} needs {desired} "
+                            f"healthy pods and has {healthy} currently",
+                        }
+                    ]
+                },
+            )
+            raise err
+
+
+def _selector(sel: Any) -> Callable[[dict[str, Any]], bool] | None:
+    if not isinstance(sel, dict):
+        return None
+    from pyscaffold_op.envtest.controllers.pods import selector_matcher
+
+    return selector_matcher(sel)
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
+
+
+def _desired_healthy(spec: dict[str, Any], expected: int) -> int:
+    def amount(v: Any) -> int:
+        if isinstance(v, str) and v.endswith("%"):
+            return -(-int(v[:-1]) * expected // 100)  # rounded up, like the disruption controller
+        return int(v)
+
+    if spec.get("minAvailable") is not None:
+        return amount(spec["minAvailable"])
+    if spec.get("maxUnavailable") is not None:
+        return max(expected - amount(spec["maxUnavailable"]), 0)
+    return expected
+
+
+def _token(api: Api, req: HttpRequest, t: Target) -> Response:
+    """POST serviceaccounts/NAME/token: a TokenRequest answered with a JWT for the ServiceAccount,
+    which TokenReviews then authenticate as system:serviceaccount:<ns>:<name>."""
+    body = wire.read_body(req, t.info, check_kind=False)
+    ns, name = t.namespace or "", t.name or ""
+    sa = api.store.get(t.info, ns, name)
+    spec = given if isinstance(given := body.get("spec"), dict) else {}
+    seconds = spec.get("expirationSeconds") or DEFAULT_TOKEN_SECONDS
+    if not isinstance(seconds, int) or seconds < 600:
+        raise E.invalid(
+            "authentication.k8s.io",
+            "TokenRequest",
+            name,
+            [
+                E.cause(
+                    "FieldValueInvalid",
+                    "spec.expirationSeconds",
+                    f"Invalid value: {seconds}: may not specify a duration less than 10 minutes",
+                )
+            ],
+        )
+    if seconds > 2**32:
+        raise E.invalid(
+            "authentication.k8s.io",
+            "TokenRequest",
+            name,
+            [
+                E.cause(
+                    "FieldValueTooLong",
+                    "spec.expirationSeconds",
+                    f"Invalid value: {seconds}: may not specify a duration larger than 2^32 seconds",
+                )
+            ],
+        )
+    audiences = spec.get("audiences") or [ISSUER]
+    now = int(time.time())
+    uid = sa["metadata"]["uid"]
+    user = f"system:serviceaccount:{ns}:{name}"
+    claims = {
+        "aud": audiences,
+        "exp": now + seconds,
+        "iat": now,
+        "iss": ISSUER,
+        "jti": secrets.token_hex(16),
+        "kubernetes.io": {"namespace": ns, "serviceaccount": {"name": name, "uid": uid}},
+        "nbf": now,
+        "sub": user,
+    }
+    token = (
+        ".".join(
+            _b64(json.dumps(part, separators=(",", ":")).encode())
+            for part in ({"alg": "RS256", "kid": "pyop-envtest"}, claims)
+        )
+        + "."
+        + _b64(secrets.token_bytes(64))
+    )
+    api.policy.add_token(token, user, ("system:serviceaccounts", f"system:serviceaccounts:{ns}"), uid)
+    expires = datetime.fromtimestamp(now + seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": ns, "creationTimestamp": None},
+        "spec": {
+            "audiences": audiences,
+            "expirationSeconds": seconds,
+            "boundObjectRef": spec.get("boundObjectRef"),
+        },
+        "status": {"token": token, "expirationTimestamp": expires},
+    }
+    return json_response(201, out)
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+_HANDLERS: dict[tuple[str, str, str], tuple[str, Callable[[Api, HttpRequest, Target], Response]]] = {
+    ("", "pods", "log"): ("GET", _pod_log),
+    ("", "pods", "binding"): ("POST", _binding),
+    ("", "pods", "eviction"): ("POST", _eviction),
+    ("", "serviceaccounts", "token"): ("POST", _token),
+}

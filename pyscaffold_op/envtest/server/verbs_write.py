@@ -1,0 +1,424 @@
+"""The writing verbs: create, update, patch (merge, JSON, strategic, apply), scale, delete."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyscaffold_op.envtest import status as E
+from pyscaffold_op.envtest.jsonutil import json_copy
+from pyscaffold_op.envtest.registry import managed, patch
+from pyscaffold_op.envtest.registry.builtin_fields import prune_unknown
+from pyscaffold_op.envtest.registry.resources import ServedResource
+from pyscaffold_op.envtest.registry.scale import set_path, to_scale
+from pyscaffold_op.envtest.server import selectors, wire
+from pyscaffold_op.envtest.server.decode import load_json
+from pyscaffold_op.envtest.server.metatypes import check_meta_types
+from pyscaffold_op.envtest.server.protocol import (
+    PATCH_TYPES,
+    HttpRequest,
+    Response,
+    Target,
+    check_write_options,
+    json_response,
+    to_storage,
+)
+from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.admission.gate import AdmissionGate
+    from pyscaffold_op.envtest.storage.objectstore import Store
+
+
+class WriteVerbs:
+    """create, update, patch (merge, JSON, strategic, apply), scale and delete over the store; every
+    write passes the admission `gate` (webhooks, see `admission.gate`)."""
+
+    def __init__(self, store: Store, gate: AdmissionGate) -> None:
+        self.store = store
+        self.gate = gate
+
+    async def create(self, req: HttpRequest, t: Target) -> Response:
+        if t.subresource:
+            raise E.method_not_allowed("POST")
+        if t.info.namespaced and t.namespace is None:
+            raise E.method_not_allowed("POST")
+        obj = wire.read_body(req, t.info, options="CreateOptions")
+        wire.check_namespace(obj, t)
+        if (obj.get("metadata") or {}).get("resourceVersion"):
+            # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
+            raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
+        unknown = self._unknown_fields(req, t.info, obj)
+        pruned = t.info.custom and _field_validation(req) in _PRUNED_ON_DECODE
+
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.create(
+                t.info,
+                t.namespace or "",
+                to_storage(t.info, o),
+                manager=wire.field_manager(req),
+                dry_run=dry_run,
+                fresh=True,
+                pruned=pruned and o is obj,  # no webhook gave another object since
+            )
+
+        created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, write)
+        return self.gate.warn(json_response(201, wire.served(t.info, created)), unknown, *warnings)
+
+    def _unknown_fields(self, req: HttpRequest, info: ServedResource, obj: dict[str, Any]) -> str:
+        """fieldValidation=Strict rejects unknown fields, Warn (the server's default since field
+        validation went GA) reports them in a Warning header, Ignore says nothing. Custom resources
+        are pruned later against their schema; built-ins lose them here, as decoding into the Go
+        type drops them."""
+        mode = _field_validation(req)
+        if info.custom:
+            if mode not in _PRUNED_ON_DECODE:
+                return ""
+            # in place, as the server's decoder prunes a custom resource before anything sees it
+            # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
+            found = info.compiled_schema.prune(obj)
+        else:
+            found = prune_unknown(info.group, info.kind, obj)
+        if not found or mode == "Ignore":
+            return ""
+        if mode == "Strict":
+            msgs = [f'unknown field "{f}"' for f in found]
+            raise E.bad_request(
+                f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+                "strict decoding error: " + ", ".join(msgs)
+            )
+        return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
+
+    async def update(self, req: HttpRequest, t: Target) -> Response:
+        if t.subresource == "scale":
+            return self._update_scale(
+                req, t, wire.read_body(req, t.info, check_kind=False, options="UpdateOptions")
+            )
+        obj = wire.read_body(req, t.info, options="UpdateOptions")
+        wire.check_namespace(obj, t)
+        unknown = self._unknown_fields(req, t.info, obj)
+
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                t.info,
+                t.namespace or "",
+                t.name or "",
+                to_storage(t.info, o),
+                subresource=t.subresource,
+                manager=wire.field_manager(req),
+                dry_run=dry_run,
+            )
+
+        current = self.store.find(
+            t.info.bucket, (t.namespace or "") if t.info.namespaced else "", t.name or ""
+        )
+        old = wire.served(t.info, current) if current is not None else None
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", obj, old, write)
+        return self.gate.warn(json_response(200, wire.served(t.info, updated)), unknown, *warnings)
+
+    async def patch(self, req: HttpRequest, t: Target) -> Response:
+        ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype not in PATCH_TYPES:
+            raise E.unsupported_media(
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {', '.join(PATCH_TYPES)}"
+            )
+        info = t.info
+        if ctype == "application/strategic-merge-patch+json" and info.custom:
+            raise E.unsupported_media(
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json-patch+json, application/merge-patch+json, "
+                "application/apply-patch+yaml"
+            )
+        if ctype == "application/apply-patch+yaml":
+            return await self._apply(req, t)
+        check_write_options(req, "PatchOptions")
+        if req.q("force") is not None:
+            raise E.invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueForbidden", "force", "Forbidden: may not be specified for non-apply patch"
+                    )
+                ],
+            )
+        try:
+            body = load_json(req.body) if req.body else None
+        except ValueError as err:
+            raise E.bad_request(f"error decoding patch: {err}") from None
+        ns, name = t.namespace or "", t.name or ""
+        current = self.store.get(info, ns, name)
+        # the patch functions never mutate their target, so the stored object serves as the base
+        base = to_scale(info, current) if t.subresource == "scale" else wire.served(info, current)
+        if ctype == "application/json-patch+json":
+            patched = patch.json_patch(base, body)
+        elif ctype == "application/merge-patch+json":
+            if not isinstance(body, dict):
+                raise E.bad_request("merge patch must be a JSON object")
+            patched = patch.merge_patch(base, body)
+        else:
+            patched = patch.strategic_merge_patch(base, body)
+        if not isinstance(patched, dict):
+            raise E.bad_request("patch result must be an object")
+        if t.subresource == "scale":
+            return self._update_scale(req, t, patched)
+        check_meta_types(patched.setdefault("metadata", {}))
+        if not patched["metadata"].get("resourceVersion"):
+            patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                info,
+                ns,
+                name,
+                to_storage(info, o),
+                subresource=t.subresource,
+                manager=wire.field_manager(req),
+                dry_run=dry_run,
+                require_rv=False,
+            )
+
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", patched, base, write)
+        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
+
+    async def _apply(self, req: HttpRequest, t: Target) -> Response:
+        info = t.info
+        manager = req.q("fieldManager")
+        if not manager:  # ValidatePatchOptions: 422 on the PatchOptions "kind"
+            raise E.invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueRequired", "fieldManager", "Required value: is required for apply patch"
+                    )
+                ],
+            )
+        applied = wire.read_body(req, info, options="PatchOptions")
+        if not applied.get("apiVersion") or not applied.get("kind"):
+            raise E.bad_request("apiVersion and kind must be set in an apply request")
+        meta = applied.setdefault("metadata", {})
+        if meta.get("name") and meta["name"] != t.name:
+            raise E.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({t.name})"
+            )
+        wire.check_namespace(applied, t)
+        ns, name = t.namespace or "", t.name or ""
+        current = self.store.find(info.bucket, ns if info.namespaced else "", name)
+        apply_req = managed.ApplyRequest(
+            manager=manager,
+            now=now_rfc3339(),
+            schema=info.schema,
+            custom=info.custom,
+            api_version=info.api_version,
+            subresource=t.subresource,
+            force=req.flag("force"),
+            group=info.group,
+            resource=info.plural,
+            name=name,
+        )
+        if current is None:
+            if t.subresource:
+                raise E.not_found(info.group, info.plural, name)
+            meta["name"] = name
+            obj = managed.apply(None, applied, apply_req)
+
+            def create(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+                return self.store.create(
+                    info,
+                    ns,
+                    to_storage(info, o),
+                    dry_run=dry_run,
+                    managed_fields=o["metadata"].get("managedFields"),
+                    fresh=True,
+                )
+
+            created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, create)
+            return self.gate.warn(json_response(201, wire.served(info, created)), *warnings)
+        new = managed.apply(wire.served(info, current), applied, apply_req)
+        new["metadata"]["resourceVersion"] = (
+            meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
+        )
+        old = wire.served(info, current)
+
+        def update(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.update(
+                info,
+                ns,
+                name,
+                to_storage(info, o),
+                subresource=t.subresource,
+                dry_run=dry_run,
+                require_rv=False,
+                managed_fields=o["metadata"].get("managedFields"),
+            )
+
+        updated, warnings = await self.gate.admitted(req, t, "UPDATE", new, old, update)
+        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
+
+    def _update_scale(self, req: HttpRequest, t: Target, scale: dict[str, Any]) -> Response:
+        info = t.info
+        ns, name = t.namespace or "", t.name or ""
+        current = self.store.get(info, ns, name)
+        spec = scale.get("spec") or {}
+        replicas = spec.get("replicas") if isinstance(spec, dict) else None
+        if not isinstance(replicas, int) or replicas < 0:
+            raise E.invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                [
+                    E.cause(
+                        "FieldValueInvalid",
+                        "spec.replicas",
+                        f"Invalid value: {replicas}: must be greater than or equal to 0",
+                    )
+                ],
+            )
+        new = json_copy(current)
+        set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        new["metadata"]["resourceVersion"] = rv or current["metadata"]["resourceVersion"]
+        updated = self.store.update(info, ns, name, new, manager=wire.field_manager(req), require_rv=False)
+        return json_response(200, to_scale(info, updated))
+
+    def _delete_options(self, req: HttpRequest) -> dict[str, Any]:
+        opts: dict[str, Any] = {}
+        if req.body:
+            try:
+                parsed = load_json(req.body)
+            except ValueError as err:
+                raise E.bad_request(f"error decoding DeleteOptions: {err}") from None
+            if isinstance(parsed, dict):
+                opts = parsed
+        if req.q("propagationPolicy"):
+            opts["propagationPolicy"] = req.q("propagationPolicy")
+        if req.q("gracePeriodSeconds"):
+            try:
+                opts["gracePeriodSeconds"] = int(req.q("gracePeriodSeconds") or 0)
+            except ValueError:
+                raise E.bad_request(f'invalid gracePeriodSeconds: "{req.q("gracePeriodSeconds")}"') from None
+        if opts.get("orphanDependents") is not None and opts.get("propagationPolicy") is not None:
+            raise E.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueInvalid",
+                        "propagationPolicy",
+                        'Invalid value: "' + str(opts["propagationPolicy"]) + '": orphanDependents and '
+                        "deletionPropagation cannot be both set",
+                    )
+                ],
+            )
+        dry_run = opts.get("dryRun")
+        check_write_options(
+            req,
+            "DeleteOptions",
+            [*req.query.get("dryRun", []), *(dry_run if isinstance(dry_run, list) else [])],
+        )
+        if opts.get("orphanDependents") is True:
+            opts["propagationPolicy"] = "Orphan"
+        pp = opts.get("propagationPolicy")
+        if pp not in (None, "Orphan", "Background", "Foreground"):
+            raise E.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [
+                    E.cause(
+                        "FieldValueNotSupported",
+                        "propagationPolicy",
+                        f'Unsupported value: "{pp}": supported values: "Foreground", "Background", '
+                        '"Orphan", "nil"',
+                    )
+                ],
+            )
+        return opts
+
+    async def delete(self, req: HttpRequest, t: Target) -> Response:
+        info = t.info
+        opts = self._delete_options(req)
+        dry = wire.dry_run(req) or "All" in (opts.get("dryRun") or [])
+
+        def delete(_o: Any, dry_run: bool) -> tuple[dict[str, Any], bool]:
+            return self.store.delete(
+                info,
+                t.namespace or "",
+                t.name or "",
+                propagation=opts.get("propagationPolicy"),
+                preconditions=opts.get("preconditions"),
+                dry_run=dry_run or dry,
+                grace_period=_grace(opts),
+            )
+
+        current = self.store.find(info.bucket, (t.namespace or "") if info.namespaced else "", t.name or "")
+        old = wire.served(info, current) if current is not None else None
+        (obj, gone), warnings = await self.gate.admitted(req, t, "DELETE", None, old, delete)
+        warn = self.gate.warn
+        if not gone:
+            # like the real handler: 202 only when the client explicitly asked for cascading deletion
+            # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
+            code = 202 if opts.get("orphanDependents") is False else 200
+            return warn(json_response(code, wire.served(info, obj)), *warnings)
+        if info.custom or info.delete_returns_object:
+            return warn(json_response(200, wire.served(info, obj)), *warnings)
+        return warn(
+            json_response(
+                200, E.success(obj["metadata"]["name"], info.group, info.plural, obj["metadata"]["uid"])
+            ),
+            *warnings,
+        )
+
+    async def delete_collection(self, req: HttpRequest, t: Target) -> Response:
+        info = t.info
+        opts = self._delete_options(req)
+        pred = selectors.served_selector(req, info)
+        items, _rv, _c, _r = self.store.list(info, t.namespace, pred)
+        deleted = []
+        for obj in list(items):
+            meta = obj["metadata"]
+
+            def delete(_o: Any, dry_run: bool, meta: dict[str, Any] = meta) -> tuple[dict[str, Any], bool]:
+                return self.store.delete(
+                    info,
+                    meta.get("namespace", ""),
+                    meta["name"],
+                    propagation=opts.get("propagationPolicy"),
+                    dry_run=dry_run,
+                    grace_period=_grace(opts),
+                )
+
+            item = Target(info, meta.get("namespace") or t.namespace, meta["name"], "")
+            old = wire.served(info, obj)
+            try:
+                (o, _gone), _w = await self.gate.admitted(req, item, "DELETE", None, old, delete)
+                deleted.append(wire.served(info, o))
+            except E.StatusError as err:
+                if err.code != 404:
+                    raise
+        return json_response(
+            200,
+            {
+                "apiVersion": info.api_version,
+                "kind": info.list_kind,
+                "metadata": {"resourceVersion": str(self.store.rv)},
+                "items": deleted,
+            },
+        )
+
+
+def _grace(opts: dict[str, Any]) -> int | None:
+    grace = opts.get("gracePeriodSeconds")
+    return grace if isinstance(grace, int) and not isinstance(grace, bool) else None
+
+
+# fieldValidation modes in which a custom resource's body is pruned as it is decoded (to find unknown fields)
+_PRUNED_ON_DECODE = ("Strict", "Warn")
+
+
+def _field_validation(req: HttpRequest) -> str:
+    return req.q("fieldValidation", "") or "Warn"  # Warn: the server's default since field validation GA
