@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pyscaffold_op.apimachinery.webhookpaths import mutate_path, validate_path
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, ResourceWebhooks, load_project
 from pyscaffold_op.scaffold import edits, names
@@ -71,10 +72,6 @@ class _Log:
         after = self.planner.plan.read_current(relpath)
         assert before is not None and after is not None
         self.changes.extend(changes(relpath, before, after, need))
-
-
-def _path_of(prefix: str, qualified_group: str, version: str, kind: str) -> str:
-    return f"/{prefix}-{qualified_group.replace('.', '-')}-{version}-{kind.lower()}"
 
 
 def validate_inputs(options: WebhookOptions) -> None:
@@ -321,12 +318,8 @@ def build_context(options: WebhookOptions, project: Project, header: str, root: 
     group_module = names.group_module_name(options.group)
     webhooks_pkg = f"{project.package}.webhooks" + (f".{group_module}" if project.multigroup else "")
     webhook_module = f"{webhooks_pkg}.{options.version}.{kind_lower}_webhook"
-    defaulting_path = options.defaulting_path or _path_of(
-        "mutate", qualified_group, options.version, options.kind
-    )
-    validation_path = options.validation_path or _path_of(
-        "validate", qualified_group, options.version, options.kind
-    )
+    defaulting_path = options.defaulting_path or mutate_path(qualified_group, options.version, options.kind)
+    validation_path = options.validation_path or validate_path(qualified_group, options.version, options.kind)
     example = _keeps_scaffolded_foo(project.api_dir(root, resource) / f"{kind_lower}_types.py", options.kind)
     runtime_imports = ["webhook_managed_by"]
     if options.validation and example:
