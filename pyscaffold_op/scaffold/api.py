@@ -14,9 +14,9 @@ from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
 from pyscaffold_op.scaffold import deployimage, edits, names
 from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.journal import RECORD_FILE, ApiRecord, Insertion, digest, load_record
 from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, external_kind, is_core
 from pyscaffold_op.scaffold.pyformat import format_python
-from pyscaffold_op.scaffold.record import RECORD_FILE, ApiRecord, Insertion, digest, load_record
 from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
 from pyscaffold_op.scaffold import names
-from pyscaffold_op.scaffold.record import RECORD_FILE, ApiRecord, digest, load_record
+from pyscaffold_op.scaffold.journal import RECORD_FILE, ApiRecord, digest, load_record
 from pyscaffold_op.scaffold.transaction import FilePlan, read_file
 
 

@@ -14,8 +14,8 @@ from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
 from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.journal import RECORD_FILE, digest, load_record
 from pyscaffold_op.scaffold.pyformat import format_python
-from pyscaffold_op.scaffold.record import RECORD_FILE, digest, load_record
 from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, read_file
 from pyscaffold_op.scaffold.webhook import WebhookOptions, build_context

@@ -25,8 +25,8 @@ from pyscaffold_op.project import PROJECT_FILE, Project, ResourceWebhooks, load_
 from pyscaffold_op.scaffold import edits, names
 from pyscaffold_op.scaffold.api import _package_inits, _Planner, _snake
 from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.journal import RECORD_FILE, digest, load_record
 from pyscaffold_op.scaffold.pyformat import format_python
-from pyscaffold_op.scaffold.record import RECORD_FILE, digest, load_record
 from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 from pyscaffold_op.scaffold.webhook_record import ADMISSION, Change, Need, OwnedFile, WebhookKind, changes
