@@ -104,8 +104,8 @@ def delete_api(
     make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
 ) -> None:
     """Remove an API and its controller: exactly what `pyop create api` added."""
-    from pyscaffold_op.scaffold.delete import DeleteOptions
     from pyscaffold_op.scaffold.delete import delete_api as plan_delete
+    from pyscaffold_op.scaffold.inputs import DeleteOptions
 
     root, plan = plan_delete(DeleteOptions(group=group, version=version, kind=kind, force=force), Path.cwd())
     _apply_deletion(root, plan, make=make)
@@ -128,8 +128,8 @@ def delete_webhook(
 ) -> None:
     """Remove a kind's webhooks (only the types named; all of them when none is): exactly what
     `pyop create webhook` added."""
-    from pyscaffold_op.scaffold.delete_webhook import DeleteWebhookOptions
     from pyscaffold_op.scaffold.delete_webhook import delete_webhook as plan_delete
+    from pyscaffold_op.scaffold.inputs import DeleteWebhookOptions
 
     options = DeleteWebhookOptions(
         group=group,

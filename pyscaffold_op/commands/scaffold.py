@@ -149,8 +149,9 @@ def create_api(
 
     from pyscaffold_op.project import load_project
     from pyscaffold_op.scaffold import deployimage
-    from pyscaffold_op.scaffold.api import ApiOptions, api_warnings
+    from pyscaffold_op.scaffold.api import api_warnings
     from pyscaffold_op.scaffold.api import create_api as scaffold_api
+    from pyscaffold_op.scaffold.inputs import ApiOptions
 
     if resource is None:  # kubebuilder: a new resource unless the kind is external (or the core group "")
         resource = not (external_api_path or group == "")
@@ -275,7 +276,7 @@ def create_webhook(
     """Scaffold admission and conversion webhooks for an API (like `kubebuilder create webhook`)."""
     from pathlib import Path
 
-    from pyscaffold_op.scaffold.webhook import WebhookOptions
+    from pyscaffold_op.scaffold.inputs import WebhookOptions
     from pyscaffold_op.scaffold.webhook import create_webhook as scaffold_webhook
 
     options = WebhookOptions(

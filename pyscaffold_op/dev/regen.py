@@ -16,8 +16,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from pyscaffold_op.scaffold.api import ApiOptions, create_api
+from pyscaffold_op.scaffold.api import create_api
 from pyscaffold_op.scaffold.init import InitOptions, init_project
+from pyscaffold_op.scaffold.inputs import ApiOptions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_DIR = REPO_ROOT / "testdata" / "project"

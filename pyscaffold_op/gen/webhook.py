@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pyscaffold_op.apimachinery.webhookpaths import CONVERT_PATH
 from pyscaffold_op.errors import GenerateError
 from pyscaffold_op.gen.markers import Marker, file_markers
 
 MARKER = "kubebuilder:webhook"
 MANIFEST = Path("config/webhook/manifests.yaml")
 SERVICE = {"name": "webhook-service", "namespace": "system"}
-CONVERT_PATH = "/convert"
 
 _FAILURE = {"fail": "Fail", "ignore": "Ignore"}
 _MATCH = {"exact": "Exact", "equivalent": "Equivalent"}

@@ -9,29 +9,18 @@ admin/editor/viewer roles and their kustomization entries are the kind's, shared
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
-from pyscaffold_op.scaffold import names
-from pyscaffold_op.scaffold.record import RECORD_FILE, ApiRecord, digest, load_record
+from pyscaffold_op.scaffold.inputs import DeleteOptions, validate_delete
+from pyscaffold_op.scaffold.journal import RECORD_FILE, ApiRecord, digest, load_record
 from pyscaffold_op.scaffold.transaction import FilePlan, read_file
-
-
-@dataclass(frozen=True)
-class DeleteOptions:
-    group: str
-    version: str
-    kind: str
-    force: bool = False
 
 
 def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePlan:
     """The removals and edits that undo `create api` for the options' API; changes nothing."""
-    names.validate_group(options.group, project.domain)
-    names.validate_version(options.version)
-    names.validate_kind(options.kind)
+    validate_delete(options, project)
     gvk = (options.group, options.version, options.kind)
     what = f"{options.group}/{options.version}, Kind={options.kind}"
     resource = project.find(*gvk)

@@ -1,46 +1,37 @@
 """`pyop delete webhook`: take out what `pyop create webhook` added, from its record (`.pyop-apis.yml`).
 
 The named webhook types go from PROJECT; then every recorded file and change that no remaining webhook
-needs (`webhook_record.Need`) is removed or reverted, and a webhook file still needed is rendered again
+needs (`journal.Need`) is removed or reverted, and a webhook file still needed is rendered again
 for the types left. All planned in memory, applied all or nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
-from pyscaffold_op.scaffold import names
-from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.inputs import DeleteWebhookOptions, WebhookOptions, validate_delete
+from pyscaffold_op.scaffold.journal import (
+    ADMISSION,
+    ALL_TYPES,
+    RECORD_FILE,
+    Need,
+    WebhookKind,
+    digest,
+    load_record,
+)
 from pyscaffold_op.scaffold.pyformat import format_python
-from pyscaffold_op.scaffold.record import RECORD_FILE, digest, load_record
-from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.transaction import FilePlan, read_file
-from pyscaffold_op.scaffold.webhook import WebhookOptions, build_context
-from pyscaffold_op.scaffold.webhook_record import ADMISSION, ALL_TYPES, Need, WebhookKind
+from pyscaffold_op.scaffold.webhook import webhook_files, webhook_names
 
 # What `make manifests` writes for admission webhooks.
 GENERATED = "config/webhook/manifests.yaml"
 
 
-@dataclass(frozen=True)
-class DeleteWebhookOptions:
-    group: str
-    version: str
-    kind: str
-    defaulting: bool = False
-    validation: bool = False
-    conversion: bool = False
-    force: bool = False
-
-
 def plan_delete_webhook(options: DeleteWebhookOptions, root: Path, project: Project) -> FilePlan:
     """The removals and edits that undo `create webhook` for the named types; changes nothing."""
-    names.validate_group(options.group, project.domain)
-    names.validate_version(options.version)
-    names.validate_kind(options.kind)
+    validate_delete(options, project)
     gvk = (options.group, options.version, options.kind)
     what = f"{options.group}/{options.version}, Kind={options.kind}"
     resource = project.find(*gvk)
@@ -128,7 +119,6 @@ def _render_left(
     left = updated.find(options.group, options.version, options.kind)
     assert left is not None and left.webhooks is not None
     hooks = left.webhooks
-    spokes = tuple(hooks.spoke or ())
     webhook = WebhookOptions(
         group=options.group,
         version=options.version,
@@ -136,26 +126,17 @@ def _render_left(
         defaulting=bool(hooks.defaulting),
         validation=bool(hooks.validation),
         conversion=bool(hooks.conversion),
-        spokes=spokes,
+        spokes=tuple(hooks.spoke or ()),
         defaulting_path=hooks.defaulting_path,
         validation_path=hooks.validation_path,
     )
-    ctx = build_context(webhook, project, project_header(root), root)
-    spoke_ctx = [
-        {"module": project.api_module(r), "alias": f"{options.kind}{r.version[:1].upper()}{r.version[1:]}"}
-        for r in project.resources
-        if (r.group, r.kind) == (options.group, options.kind) and r.version in spokes and r.api
-    ]
-    merged = {
+    held = {
         "defaulting": webhook.defaulting,
         "validation": webhook.validation,
         "conversion": webhook.conversion,
     }
-    full = {**ctx, **merged, "spokes": spoke_ctx}
-    out = {ctx["webhook_path"]: render("webhook/webhook.py.jinja", full)}
-    if webhook.defaulting or webhook.validation:
-        out[ctx["test_path"]] = render("webhook/webhook_test.py.jinja", full)
-    return out
+    r = webhook_names(project, options.group, options.version, options.kind, root)
+    return webhook_files(webhook, held, r, project, root)
 
 
 def delete_webhook(options: DeleteWebhookOptions, start: Path) -> tuple[Path, FilePlan]:

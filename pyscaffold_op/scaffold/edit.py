@@ -20,7 +20,7 @@ from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
 from pyscaffold_op.scaffold.boilerplate import BOILERPLATE_FILE, header_from_boilerplate
 from pyscaffold_op.scaffold.init import ANSWERS_FILE, InitContext, make_context, render_template
-from pyscaffold_op.scaffold.record import RECORD_FILE, Record, digest, load_record
+from pyscaffold_op.scaffold.journal import RECORD_FILE, Record, digest, load_record
 from pyscaffold_op.scaffold.transaction import FilePlan, apply
 
 # `make manifests` rewrites it from the markers: not merged when it is no longer the template's

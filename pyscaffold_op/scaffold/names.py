@@ -15,14 +15,17 @@ __all__ = [
     "api_module_path",
     "group_module_name",
     "package_name_from_repo",
+    "pascal_case",
     "pluralize",
     "project_name_from_repo",
+    "snake_case",
     "validate_dns1123_label",
     "validate_dns1123_subdomain",
     "validate_group",
     "validate_kind",
     "validate_package_name",
     "validate_plural",
+    "validate_qualified_group",
     "validate_repo",
     "validate_version",
 ]
@@ -51,15 +54,30 @@ def validate_dns1123_label(value: str, what: str) -> str:
     return _dns1123(value, what, is_dns1123_label(value), f"{shape}, at most 63 characters)")
 
 
-def validate_group(group: str, domain: str) -> str:
+def validate_group(group: str) -> str:
     """A group is a DNS-1123 subdomain; it may be empty only for the core group."""
     if group == "":
         return group
-    validate_dns1123_subdomain(group, "group")
-    full = f"{group}.{domain}" if domain else group
+    return validate_dns1123_subdomain(group, "group")
+
+
+def validate_qualified_group(group: str, domain: str) -> str:
+    """`<group>.<domain>`, the group the API server knows, is at most 253 characters (checked once the
+    PROJECT's domain is known)."""
+    full = f"{group}.{domain}" if domain and group else group
     if len(full) > 253:
         raise ValidationError(f"invalid group {group!r}: {full!r} is longer than 253 characters")
     return group
+
+
+def snake_case(kind: str) -> str:
+    """`CronJob` -> `cron_job`: the kind's variable in the scaffolded code."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2", kind).lower()
+
+
+def pascal_case(module: str) -> str:
+    """`cron_job` -> `CronJob`."""
+    return "".join(part[:1].upper() + part[1:] for part in module.split("_"))
 
 
 def validate_version(version: str) -> str:

@@ -1,4 +1,5 @@
-"""The jinja2 environment for `create api` templates: strict about undefined names, newline-exact.
+"""The jinja2 environment for the `create api` and `create webhook` templates: strict about undefined
+names, newline-exact. Templates read a `resource.ResourceNames` (its fields, flat) and a run's values.
 
 Templates write plain one-line Python; `pyformat` runs ruff on the result.
 """
@@ -6,9 +7,12 @@ Templates write plain one-line Python; `pyformat` runs ruff on the result.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.scaffold.templates import templates_dir
+
+if TYPE_CHECKING:
+    from pyscaffold_op.scaffold.resource import ResourceNames
 
 
 @cache
@@ -26,6 +30,8 @@ def _environment() -> Any:
     return env
 
 
-def render(template: str, context: dict[str, Any]) -> str:
-    """Render `templates/<template>` with `context`; a missing name raises instead of rendering ''."""
+def render(template: str, names: ResourceNames | None = None, /, **extra: Any) -> str:
+    """Render `templates/<template>` with the resource's names and `extra` values (a flag, a role);
+    a missing name raises instead of rendering ''."""
+    context = {**(names.template_vars() if names is not None else {}), **extra}
     return _environment().get_template(template).render(**context)

@@ -324,14 +324,14 @@ def _replace_foo(root: Path, kind_lower: str, fields: str) -> None:
 
 
 def test_webhook_examples_use_foo_only_while_the_spec_has_it(pyop: RunPyop, with_api: Path) -> None:
-    from pyscaffold_op.scaffold.webhook import _keeps_scaffolded_foo
+    from pyscaffold_op.scaffold.webhook import keeps_scaffolded_foo
 
     types = next((with_api / "src").rglob("at_types.py"))
-    assert _keeps_scaffolded_foo(types, "At")
-    assert not _keeps_scaffolded_foo(types, "Other")  # another kind's Spec
-    assert not _keeps_scaffolded_foo(with_api / "missing.py", "At")
+    assert keeps_scaffolded_foo(types, "At")
+    assert not keeps_scaffolded_foo(types, "Other")  # another kind's Spec
+    assert not keeps_scaffolded_foo(with_api / "missing.py", "At")
     _replace_foo(with_api, "at", "    foo: int = 0\n")  # the user's own `foo`, not the example's
-    assert not _keeps_scaffolded_foo(types, "At")
+    assert not keeps_scaffolded_foo(types, "At")
     _replace_foo_back = types.read_text().replace("    foo: int = 0\n", "    schedule: str\n")
     types.write_text(_replace_foo_back)
     run = pyop(

@@ -203,7 +203,7 @@ def test_the_record_is_yaml_in_json_form_and_a_block_yaml_record_still_reads(
 ) -> None:
     import yaml
 
-    from pyscaffold_op.scaffold.record import load_record
+    from pyscaffold_op.scaffold.journal import load_record
 
     _run(pyop, project, *API, *FRIGATE)
     text = (project / ".pyop-apis.yml").read_text()

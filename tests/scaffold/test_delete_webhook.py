@@ -111,7 +111,7 @@ def test_errors_change_nothing(pyop: RunPyop, project: Path) -> None:
 
 def test_a_webhook_without_a_record_is_refused(pyop: RunPyop, project: Path) -> None:
     _run(pyop, project, *HOOK, *FRIGATE, DEF)
-    from pyscaffold_op.scaffold.record import Record, load_record
+    from pyscaffold_op.scaffold.journal import Record, load_record
 
     record = project / ".pyop-apis.yml"
     record.write_text(Record(apis=load_record(record.read_text()).apis).dump())  # the webhooks' record gone

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pyscaffold_op.scaffold import deployimage
-from pyscaffold_op.scaffold.record import RECORD_FILE, load_record
+from pyscaffold_op.scaffold.journal import RECORD_FILE, load_record
 
 from .conftest import AT_INIT, PACKAGE, RunPyop, assert_one_line_error, run_project_tests, snapshot
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pyscaffold_op.errors import ProjectError
-from pyscaffold_op.scaffold import edits
+from pyscaffold_op.scaffold import edits, pysource
 
 KUSTOMIZATION = """\
 # header comment
@@ -67,36 +67,36 @@ def test_enable_list_entry() -> None:
 
 def test_insert_at_marker_is_idempotent_and_indented() -> None:
     text = "def f():\n    x = 1\n    # +pyop:scaffold:controllers\n    return x\n"
-    out = edits.insert_at_marker(text, "controllers", ["g(", "    1,", ")"], where="f.py")
+    out = pysource.insert_at_marker(text, "controllers", ["g(", "    1,", ")"], where="f.py")
     assert (
         out
         == "def f():\n    x = 1\n    g(\n        1,\n    )\n    # +pyop:scaffold:controllers\n    return x\n"
     )
-    assert edits.insert_at_marker(out, "controllers", ["g(", "    1,", ")"], where="f.py") == out
+    assert pysource.insert_at_marker(out, "controllers", ["g(", "    1,", ")"], where="f.py") == out
     with pytest.raises(ProjectError, match=r"'# \+pyop:scaffold:imports' not found in f.py"):
-        edits.insert_at_marker(text, "imports", ["x"], where="f.py")
+        pysource.insert_at_marker(text, "imports", ["x"], where="f.py")
 
 
 def test_insert_sorted_merges_or_starts_a_section() -> None:
     text = "import os\n\nfrom third import x\n\n# +pyop:scaffold:imports\n"
     belongs = lambda line: line.startswith("from mine.")  # noqa: E731
-    key = edits.import_sort_key
-    out = edits.insert_sorted(
+    key = pysource.import_sort_key
+    out = pysource.insert_sorted(
         text, "imports", "from mine.b import B", where="m", sort_key=key, belongs=belongs
     )
     assert out == "import os\n\nfrom third import x\n\nfrom mine.b import B\n\n# +pyop:scaffold:imports\n"
     long_import = "from mine.a import (\n    Alpha,\n    Beta,\n)"  # as ruff wraps a long one
-    out = edits.insert_sorted(out, "imports", long_import, where="m", sort_key=key, belongs=belongs)
+    out = pysource.insert_sorted(out, "imports", long_import, where="m", sort_key=key, belongs=belongs)
     assert out.endswith(
         "from mine.a import (\n    Alpha,\n    Beta,\n)\nfrom mine.b import B\n\n# +pyop:scaffold:imports\n"
     )
-    again = edits.insert_sorted(out, "imports", long_import, where="m", sort_key=key, belongs=belongs)
+    again = pysource.insert_sorted(out, "imports", long_import, where="m", sort_key=key, belongs=belongs)
     assert again == out
 
 
 def test_dunder_all_order() -> None:
     names = ['"Beta",', '"VERSION",', '"alpha",', '"At",', '"GROUP",']
-    assert sorted(names, key=edits.dunder_all_sort_key) == [
+    assert sorted(names, key=pysource.dunder_all_sort_key) == [
         '"GROUP",',
         '"VERSION",',
         '"At",',

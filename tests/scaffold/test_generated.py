@@ -144,7 +144,7 @@ def test_every_yaml_document_loads_and_round_trips(request: pytest.FixtureReques
             if text.lstrip().startswith(("---", "#")) and "\n---" in text:
                 continue  # ruamel normalizes a leading comment before '---'; loading is what matters there
             if path.name == ".pyop-apis.yml":
-                continue  # pyop's record, YAML in its JSON form (scaffold/record.py): loading matters
+                continue  # pyop's record, YAML in its JSON form (scaffold/journal.py): loading matters
             buffer = io.StringIO()
             yaml.dump_all(list(yaml.load_all(text)), buffer)
             assert buffer.getvalue() == text, (

@@ -390,7 +390,8 @@ def test_make_helm_regenerates_the_chart_after_make_manifests(webhook_project: P
     (webhook_project / "dist/chart/values.yaml").write_text(
         (webhook_project / "dist/chart/values.yaml").read_text().replace("replicas: 1", "replicas: 4")
     )
-    from pyscaffold_op.scaffold.api import ApiOptions, create_api
+    from pyscaffold_op.scaffold.api import create_api
+    from pyscaffold_op.scaffold.inputs import ApiOptions
 
     create_api(ApiOptions(group="programming-kubernetes", version="v1alpha1", kind="Cron"), webhook_project)
     run = subprocess.run(["make", "helm"], cwd=webhook_project, env=env, capture_output=True, text=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyscaffold_op.apimachinery import webhookpaths
+from pyscaffold_op.apimachinery.webhookpaths import CONVERT_PATH
 from pyscaffold_op.runtime.webhook.admission import (
     Admission,
     Defaulter,
@@ -19,20 +21,15 @@ from pyscaffold_op.runtime.webhook.conversion import Conversion, Hub
 if TYPE_CHECKING:
     from pyscaffold_op.runtime.webhook.server import WebhookServer
 
-CONVERT_PATH = "/convert"
-
-
-def _path(prefix: str, cls: type) -> str:
-    gvk = cls.gvk  # type: ignore[attr-defined]
-    return f"/{prefix}-{gvk.group.replace('.', '-')}-{gvk.version}-{gvk.kind.lower()}"
-
 
 def mutate_path(cls: type) -> str:
-    return _path("mutate", cls)
+    gvk = cls.gvk  # type: ignore[attr-defined]
+    return webhookpaths.mutate_path(gvk.group, gvk.version, gvk.kind)
 
 
 def validate_path(cls: type) -> str:
-    return _path("validate", cls)
+    gvk = cls.gvk  # type: ignore[attr-defined]
+    return webhookpaths.validate_path(gvk.group, gvk.version, gvk.kind)
 
 
 def is_convertible(cls: type) -> bool:

@@ -1,4 +1,12 @@
-"""What `pyop create api` added to a project, recorded in `.pyop-apis.yml` for `pyop delete api`.
+"""The undo journal: what `pyop create api` and `pyop create webhook` added to a project, recorded in
+`.pyop-apis.yml` for `pyop delete api` and `pyop delete webhook`.
+
+Every edit of a shared file is recorded with its inverse and with what needs it (`Edit`). An
+`Insertion` (create api) is inverted by its operation (`remove_statement`, `remove_list_entry`, ...)
+and is needed by its API and by every other API that recorded the same insertion; a `Change`
+(create webhook) is a block of lines, the lines it put in (`after`) and those they replaced (`before`),
+found again by exact match, and carries a `Need`: the webhooks that still use it. Files are recorded
+the same way: with their digest, and for webhooks with their `Need`. `planner.Planner` writes the journal.
 
 Per API (group, version, kind): the files it wrote with their SHA-256 (so an edited file is told from an
 untouched one without re-rendering, which would call every file "edited" once pyop's templates change),
@@ -16,6 +24,7 @@ rewrites (license headers, RBAC markers) when they were untouched; `pyop upgrade
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from typing import Literal
@@ -23,8 +32,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from pyscaffold_op.errors import ProjectError
-from pyscaffold_op.scaffold import edits
-from pyscaffold_op.scaffold.webhook_record import WebhookRecord
+from pyscaffold_op.project import Project
+from pyscaffold_op.scaffold import edits, pysource
 
 RECORD_FILE = ".pyop-apis.yml"
 _HEADER = (
@@ -38,11 +47,46 @@ def digest(content: str | bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-class Insertion(BaseModel):
-    """One statement `create api` put into a shared file (see `edits`): its inverse is `revert`."""
+InsertionOp = Literal["statement", "entry", "enable", "env"]
+WebhookType = Literal["defaulting", "validation", "conversion"]
+ALL_TYPES: tuple[WebhookType, ...] = ("defaulting", "validation", "conversion")
+ADMISSION: tuple[WebhookType, ...] = ("defaulting", "validation")
+
+
+class Need(BaseModel):
+    """Which webhooks use a file or a change: any of `types` on a resource matching the set fields."""
+
+    group: str = ""
+    version: str = ""
+    kind: str = ""
+    types: list[WebhookType] = Field(default_factory=lambda: list(ALL_TYPES))
+
+    def met(self, project: Project) -> bool:
+        for resource in project.resources:
+            hooks = resource.webhooks
+            if hooks is None:
+                continue
+            wanted = {"group": self.group, "version": self.version, "kind": self.kind}
+            if any(value and getattr(resource, field) != value for field, value in wanted.items()):
+                continue
+            if any(getattr(hooks, t) for t in self.types):
+                return True
+        return False
+
+
+class Edit(BaseModel):
+    """One edit of a shared file: `revert` is its inverse (None when it cannot be found again)."""
 
     file: str
-    op: Literal["statement", "entry", "enable", "env"]
+
+    def revert(self, text: str) -> str | None:
+        raise NotImplementedError
+
+
+class Insertion(Edit):
+    """One statement `create api` put into a shared file (see `edits`, `pysource`), inverted by its `op`."""
+
+    op: InsertionOp
     """statement: Python lines at a scaffold marker; entry: a kustomization list entry;
     enable: `#- x` made `- x`; env: an env var of the manager container (`create api --image`)."""
     text: str
@@ -54,7 +98,7 @@ class Insertion(BaseModel):
 
     def revert(self, text: str) -> str:
         if self.op == "statement":
-            return edits.remove_statement(text, self.text)
+            return pysource.remove_statement(text, self.text)
         if self.op == "entry":
             return edits.remove_list_entry(text, self.text)
         if self.op == "env":
@@ -62,6 +106,73 @@ class Insertion(BaseModel):
 
             return deployimage.remove_env(text, self.text.partition("=")[0])
         return edits.disable_list_entry(text, self.text)
+
+
+class OwnedFile(BaseModel):
+    digest: str
+    need: Need
+
+
+class Change(Edit):
+    """A block of lines `create webhook` changed in a shared file, inverted by putting `before` back."""
+
+    before: str
+    after: str
+    need: Need
+
+    def revert(self, text: str) -> str | None:
+        """The text with `after` put back to `before`; None when `after` is not there exactly once."""
+        lines = text.splitlines(keepends=True)
+        block = self.after.splitlines(keepends=True)
+        hits = [i for i in range(len(lines) - len(block) + 1) if lines[i : i + len(block)] == block]
+        if len(hits) != 1:
+            return None
+        at = hits[0]
+        return "".join([*lines[:at], self.before, *lines[at + len(block) :]])
+
+
+def changes(file: str, old: str, new: str, need: Need) -> list[Change]:
+    """The line blocks that turn `old` into `new`, each widened by context until it occurs once in `new`."""
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        while j2 - j1 == 0 or _count(b, b[j1:j2]) != 1:
+            grow_up = j1 > 0 and i1 > 0
+            grow_down = j2 < len(b) and i2 < len(a)
+            if not (grow_up or grow_down):
+                break  # `revert` will refuse it
+            if grow_up:
+                i1, j1 = i1 - 1, j1 - 1
+            if grow_down:
+                i2, j2 = i2 + 1, j2 + 1
+        out.append(Change(file=file, before="".join(a[i1:i2]), after="".join(b[j1:j2]), need=need))
+    return out
+
+
+def _count(lines: list[str], block: list[str]) -> int:
+    return sum(lines[i : i + len(block)] == block for i in range(len(lines) - len(block) + 1))
+
+
+class WebhookKind(BaseModel):
+    group: str
+    version: str
+    kind: str
+
+
+class WebhookRecord(BaseModel):
+    kinds: list[WebhookKind] = Field(default_factory=list)
+    """The resources whose webhooks were created with a record (older ones cannot be deleted)."""
+    files: dict[str, OwnedFile] = Field(default_factory=dict)
+    changes: list[Change] = Field(default_factory=list)
+
+    def has(self, group: str, version: str, kind: str) -> bool:
+        return WebhookKind(group=group, version=version, kind=kind) in self.kinds
+
+    def empty(self) -> bool:
+        return not (self.kinds or self.files or self.changes)
 
 
 class ApiRecord(BaseModel):
