@@ -1,4 +1,4 @@
-"""The real control plane: kube-apiserver + etcd processes on loopback, as controller-runtime's envtest runs them.
+"""The real control plane: kube-apiserver + etcd on loopback, as controller-runtime's envtest runs them.
 
 `Environment(real=True)` (or the pytest plugin with `PYOP_ENVTEST=real`) uses this instead of the
 emulator, so the same tests judge pyop against the real API server. The binaries come from
@@ -249,7 +249,13 @@ class ControlPlane:
             name = doc["metadata"]["name"]
             status, current = self.request("GET", f"{base}/{name}")
             if status == 200:
-                doc = {**doc, "metadata": {**doc["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
+                doc = {
+                    **doc,
+                    "metadata": {
+                        **doc["metadata"],
+                        "resourceVersion": current["metadata"]["resourceVersion"],
+                    },
+                }
                 status, stored = self.request("PUT", f"{base}/{name}", doc)
             else:
                 status, stored = self.request("POST", base, doc)
@@ -297,7 +303,10 @@ class ControlPlane:
             ],
             "users": [{"name": "envtest", "user": {"token": self.token}}],
             "contexts": [
-                {"name": "envtest", "context": {"cluster": "envtest", "user": "envtest", "namespace": namespace}}
+                {
+                    "name": "envtest",
+                    "context": {"cluster": "envtest", "user": "envtest", "namespace": namespace},
+                }
             ],
             "current-context": "envtest",
             "preferences": {},

@@ -27,6 +27,8 @@ def _environment() -> Any:
         lstrip_blocks=True,
         autoescape=False,
     )
+    # `| yaml_str` quotes a value where Go's YAML would read it as something else
+    env.add_extension("pyscaffold_op.yamlio.YamlFilters")
     return env
 
 
