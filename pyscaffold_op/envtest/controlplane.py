@@ -217,7 +217,8 @@ class ControlPlane:
                     last = str(err)
             time.sleep(0.1)
         raise ControlPlaneError(
-            f"kube-apiserver not ready after {self.start_timeout:.0f}s ({last}):\n{self.log_tail('kube-apiserver')}"
+            f"kube-apiserver not ready after {self.start_timeout:.0f}s ({last}):\n"
+            + self.log_tail("kube-apiserver")
         )
 
     # -- requests (stdlib only) --------------------------------------------------------------------
