@@ -8,6 +8,9 @@ and exceptions whose `__str__` raises. These helpers tell them apart and describ
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 
 
 def safe_str(err: BaseException) -> str:
@@ -42,3 +45,26 @@ def _type_name(err: BaseException) -> str:
         return type(err).__name__
     except Exception:  # pragma: no cover - a metaclass that breaks __name__
         return "BaseException"
+
+
+# The webhook server counts panics its endpoints recover (controller_runtime_webhook_panics_total):
+# it sets this hook around each request; `Admission` calls `report_panic()` when it recovers one.
+_panic_hook: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "pyop_panic_hook", default=None
+)
+
+
+def report_panic() -> None:
+    """Count a recovered panic with whoever serves the current request (no-op outside a server)."""
+    hook = _panic_hook.get()
+    if hook is not None:
+        hook()
+
+
+@contextlib.contextmanager
+def panic_hook(hook: Callable[[], None] | None) -> Iterator[None]:
+    token = _panic_hook.set(hook)
+    try:
+        yield
+    finally:
+        _panic_hook.reset(token)

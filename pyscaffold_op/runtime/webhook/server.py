@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import shutil
 import ssl
@@ -19,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from pyscaffold_op.runtime.panics import own_cancellation, panic_hook, panic_message
 from pyscaffold_op.runtime.webhook.localcerts import write_local_certs
 
 log = logging.getLogger("pyscaffold_op.runtime.webhook")
@@ -45,6 +47,11 @@ class WebhookMetrics:
             "controller_runtime_webhook_latency_seconds",
             "Histogram of the latency of processing admission requests",
             ["webhook"],
+            registry=registry,
+        )
+        self.panics = Counter(
+            "controller_runtime_webhook_panics_total",
+            "Total number of webhook panics",
             registry=registry,
         )
         self.in_flight = Gauge(
@@ -199,6 +206,17 @@ class WebhookServer:
             await writer.wait_closed()
 
     # -- serving --------------------------------------------------------------------------------------
+    def _count_panic(self) -> None:
+        if self.metrics is not None:
+            self.metrics.panics.inc()
+
+    def _recovered(self, path: str, err: BaseException) -> str:
+        """A panic no endpoint answered for itself (`Admission` turns its own into a 500 denial)."""
+        self._count_panic()
+        message = panic_message(err)
+        log.error("Observed a panic in webhook", extra={"webhook": path, "error": message}, exc_info=err)
+        return message + "\n"
+
     def _app(self) -> Any:
         from aiohttp import web
 
@@ -221,12 +239,26 @@ class WebhookServer:
                     code = 400
                     return web.Response(status=code, text=f"contentType={ctype}, expected application/json\n")
                 try:
-                    body = await request.json()
+                    body = json.loads(await request.read())
+                except RecursionError:  # 100k nested arrays: refused as Go's decoder refuses them
+                    code = 400
+                    return web.Response(status=code, text="unable to decode the request: nesting too deep\n")
                 except ValueError as err:
                     code = 400
                     return web.Response(status=code, text=f"unable to decode the request: {err}\n")
-                answer = await endpoint(body)
-                return web.json_response(answer, status=code)
+                try:
+                    with panic_hook(self._count_panic):
+                        answer = await endpoint(body)
+                    text = json.dumps(answer)
+                except asyncio.CancelledError as err:
+                    if own_cancellation():
+                        raise
+                    code = 500
+                    return web.Response(status=code, text=self._recovered(path, err))
+                except BaseException as err:  # an endpoint's panic: recovered, the server lives on
+                    code = 500
+                    return web.Response(status=code, text=self._recovered(path, err))
+                return web.Response(status=code, text=text, content_type="application/json")
             finally:
                 if m is not None:
                     m.in_flight.labels(path).dec()
