@@ -73,8 +73,12 @@ class WebhookServer:
         generate_missing: bool = False,
         local_hosts: tuple[str, ...] = ("localhost",),
         local_ips: tuple[str, ...] = ("127.0.0.1",),
+        read_header_timeout: float = 32.0,
     ) -> None:
+        """`read_header_timeout`: seconds a connection may take to send a complete request header (or
+        stay idle between requests), and then its body; Go's ReadHeaderTimeout (32 s in the emulator)."""
         self.host, self.port = host, port
+        self.read_header_timeout = read_header_timeout
         self.cert_dir = Path(cert_dir) if cert_dir is not None else None
         self.cert_watch_interval = cert_watch_interval
         self.generate_missing = generate_missing
@@ -155,7 +159,7 @@ class WebhookServer:
         ctx = self._tls()
         address = f"{self.host}:{self.port}"
         try:
-            site = await start_site(self._app(), address, ctx)
+            site = await start_site(self._app(), address, ctx, read_header_timeout=self.read_header_timeout)
         except OSError as err:  # one line naming --webhook-port, like the health and metrics servers
             raise bind_error("webhook_port", address, err) from err
         assert site is not None
@@ -239,7 +243,15 @@ class WebhookServer:
                     code = 400
                     return web.Response(status=code, text=f"contentType={ctype}, expected application/json\n")
                 try:
-                    body = json.loads(await request.read())
+                    async with asyncio.timeout(self.read_header_timeout):  # a body sent at a trickle
+                        raw = await request.read()
+                except TimeoutError:
+                    code = 408
+                    timed_out = web.Response(status=code, text="timed out reading the request body\n")
+                    timed_out.force_close()  # the rest of the body is not worth waiting for
+                    return timed_out
+                try:
+                    body = json.loads(raw)
                 except RecursionError:  # 100k nested arrays: refused as Go's decoder refuses them
                     code = 400
                     return web.Response(status=code, text="unable to decode the request: nesting too deep\n")
