@@ -69,8 +69,9 @@ def read_files(paths: Sequence[Path], *, explicit: bool = False) -> MergedKubeco
         except OSError as err:
             raise ConfigError(f"cannot read kubeconfig {path}: {err}") from err
         except UnicodeDecodeError as err:  # a binary file: one line, not a traceback
+            byte = err.object[err.start]
             raise ConfigError(
-                f"kubeconfig {path}: not a YAML file (not {err.encoding} text: byte {err.object[err.start]:#04x} "
+                f"kubeconfig {path}: not a YAML file (not {err.encoding} text: byte {byte:#04x} "
                 f"at offset {err.start})"
             ) from None
         doc = parse_yaml(text, str(path)) if text.strip() else {}
