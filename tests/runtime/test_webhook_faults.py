@@ -143,3 +143,12 @@ async def test_a_blocking_sync_validator_stalls_only_its_own_request(served: Any
     finally:
         v.release.set()
     assert (await slow).json()["response"]["allowed"] is True
+
+
+async def test_a_conversion_review_with_a_list_as_uid_fails() -> None:
+    from pyscaffold_op.runtime.webhook import Conversion
+    from tests.runtime.webhook_kinds import Shape, ShapeV2
+
+    review = {"kind": "ConversionReview", "request": {"uid": ["x"], "desiredAPIVersion": "shapes.pyop.io/v2"}}
+    resp = (await Conversion([Shape, ShapeV2])(review))["response"]
+    assert resp["uid"] == "" and resp["result"]["status"] == "Failure" and "uid" in resp["result"]["message"]
