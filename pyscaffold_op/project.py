@@ -5,8 +5,10 @@ Read by the scaffolder (which writes it) and the generator (which finds the API 
 
 from __future__ import annotations
 
+import keyword
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -169,4 +171,59 @@ def load_project(root: Path) -> Project:
         raise ProjectError(f"cannot read {path}: {first}") from err
     if LAYOUT not in project.layout:
         raise ProjectError(f"{path} has layout {project.layout}, not {LAYOUT!r}: not a pyop project")
+    check_project(project, path)
     return project
+
+
+# A module path the scaffolder wrote for a kind of the project (`<package>.api.<version>`).
+_MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_WEBHOOK_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")  # what --defaulting-path/--validation-path accept
+
+
+def check_project(project: Project, path: Path) -> None:
+    """Every value read back from PROJECT passes the rules its flag passed when it was written: a hand
+    edit (`domain: ex$(touch x).com`) would otherwise land in CRDs, RBAC and Python code. A bad value is
+    a one-line ProjectError naming the file and the field."""
+    from pyscaffold_op.errors import ValidationError
+    from pyscaffold_op.scaffold import names
+
+    def check(field: str, rule: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            rule(*args, **kwargs)
+        except ValidationError as err:
+            raise ProjectError(f"{path}: {field}: {err}") from None
+
+    def webhook_path(value: str) -> None:
+        if not _WEBHOOK_PATH.fullmatch(value):
+            raise ValidationError(f"invalid webhook path {value!r}: must be a URL path starting with '/'")
+
+    def module_path(value: str) -> None:
+        if not _MODULE_PATH.fullmatch(value) or any(keyword.iskeyword(p) for p in value.split(".")):
+            raise ValidationError(f"invalid path {value!r}: must be a dotted Python module path")
+
+    check("domain", names.validate_dns1123_subdomain, project.domain, "domain")
+    check("repo", names.validate_repo, project.repo)
+    check("repo", names.validate_package_name, project.package, project.repo, check_installed=False)
+    check("projectName", names.validate_dns1123_label, project.project_name, "project name")
+    for i, r in enumerate(project.resources):
+        at = f"resources[{i}]"
+        if r.domain:
+            check(f"{at}.domain", names.validate_dns1123_subdomain, r.domain, "domain")
+        check(f"{at}.group", names.validate_group, r.group, r.domain)
+        check(f"{at}.version", names.validate_version, r.version)
+        check(f"{at}.kind", names.validate_kind, r.kind)
+        if r.plural is not None:
+            check(f"{at}.plural", names.validate_plural, r.plural)
+        if r.path:  # a Go import path for built-in and external kinds, a module for the project's own
+            rule = names.validate_repo if r.core or r.external else module_path
+            check(f"{at}.path", rule, r.path)
+        if r.api is not None:
+            check(f"{at}.api.crdVersion", names.validate_version, r.api.crd_version)
+        if r.webhooks is not None:
+            w = r.webhooks
+            check(f"{at}.webhooks.webhookVersion", names.validate_version, w.webhook_version)
+            for j, spoke in enumerate(w.spoke or []):
+                check(f"{at}.webhooks.spoke[{j}]", names.validate_version, spoke)
+            for key, value in (("defaultingPath", w.defaulting_path), ("validationPath", w.validation_path)):
+                if value is not None:
+                    check(f"{at}.webhooks.{key}", webhook_path, value)

@@ -3,6 +3,9 @@
 Per request (controller-runtime's reconcileHandler):
 * exception            -> logged with the request, counted, `add_rate_limited` (per-item backoff);
 * `TerminalError`      -> logged and counted, not requeued;
+* a panic (`SystemExit`, `KeyboardInterrupt`, a `CancelledError` raised by the reconciler itself, not
+  by the worker's own cancellation) -> logged, counted in `controller_runtime_reconcile_panics_total`,
+  then handled as an error (controller-runtime's `RecoverPanic`, default true);
 * `Result.requeue_after` -> `forget` + `add_after` (the delay is exact, no backoff);
 * `Result.requeue`     -> `add_rate_limited`;
 * otherwise            -> `forget` (the next failure starts again at the base delay).
@@ -22,6 +25,7 @@ from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.errors import ApiError
 from pyscaffold_op.runtime.handler import EventHandler
 from pyscaffold_op.runtime.log import reconcile_context
+from pyscaffold_op.runtime.panics import own_cancellation, panic_message, safe_str
 from pyscaffold_op.runtime.predicate import Predicate, as_predicate
 from pyscaffold_op.runtime.queue import RateLimitingQueue
 from pyscaffold_op.runtime.ratelimiter import RateLimiter
@@ -80,6 +84,7 @@ class Controller:
             for result in ("success", "error", "requeue", "requeue_after"):
                 metrics.reconcile_total.labels(name, result)
             metrics.reconcile_errors.labels(name)
+            metrics.reconcile_panics.labels(name)
             # the children every reconcile touches, looked up once (labels() costs ~20 µs a call)
             self._m_time = metrics.reconcile_time.labels(name)
             self._m_total = {
@@ -198,9 +203,12 @@ class Controller:
                 else:
                     result = await self._reconcile(req)
             outcome = self._after_success(req, result)
-        except asyncio.CancelledError:
-            self.queue.add_rate_limited(req)  # cancelled at shutdown: let the next start retry it
-            raise
+        except asyncio.CancelledError as err:
+            if self._stopping or own_cancellation():
+                self.queue.add_rate_limited(req)  # cancelled at shutdown: let the next start retry it
+                raise
+            # raised by the reconciler itself: a panic, not our shutdown; the worker lives on
+            outcome = self._panic(req, reconcile_id, err)
         except TerminalError as err:
             outcome = "error"
             self.queue.forget(req)
@@ -215,13 +223,29 @@ class Controller:
                 m.reconcile_errors.labels(name).inc()
                 m.reconcile_errors_by_reason.labels(name, _reason(err)).inc()
             self._log_error("Reconciler error", req, reconcile_id, err)
+        except BaseException as err:  # SystemExit, KeyboardInterrupt ...: recovered as a panic
+            outcome = self._panic(req, reconcile_id, err)
         finally:
             if m is not None:
                 self._m_time.observe(self.clock.monotonic() - started)
         if m is not None:
             self._m_total[outcome].inc()
 
-    def _log_error(self, msg: str, req: Request, reconcile_id: str, err: Exception) -> None:
+    def _panic(self, req: Request, reconcile_id: str, err: BaseException) -> str:
+        """controller-runtime's recovered panic: "Observed a panic" with the stack, counted, then the
+        reconcile is an error (rate-limited requeue)."""
+        m = self.metrics
+        self.queue.add_rate_limited(req)
+        if m is not None:
+            m.reconcile_panics.labels(self.name).inc()
+            m.reconcile_errors.labels(self.name).inc()
+            m.reconcile_errors_by_reason.labels(self.name, "Panic").inc()
+        self._log_error("Observed a panic", req, reconcile_id, err, panic=True)
+        return "error"
+
+    def _log_error(
+        self, msg: str, req: Request, reconcile_id: str, err: BaseException, panic: bool = False
+    ) -> None:
         """One structured line, as controller-runtime's `log.Error(err, "Reconciler error")`.
 
         API status errors (Conflict, AlreadyExists, NotFound ...) are expected in a level-triggered
@@ -234,12 +258,12 @@ class Controller:
             "namespace": req.namespace,
             "request": str(req),  # `name` is taken: a LogRecord's name is its logger's
             "reconcileID": reconcile_id,
-            "error": str(err),
+            "error": panic_message(err) if panic else safe_str(err),  # a __str__ that raises too
             "errorType": type(err).__name__,
         }
         if kind:
             fields[kind] = {"name": req.name, "namespace": req.namespace}
-        traceback = not isinstance(_cause(err), ApiError) or log.isEnabledFor(logging.DEBUG)
+        traceback = panic or not isinstance(_cause(err), ApiError) or log.isEnabledFor(logging.DEBUG)
         log.error(msg, extra=fields, exc_info=err if traceback else None)
 
     def _after_success(self, req: Request, result: Result | None) -> str:

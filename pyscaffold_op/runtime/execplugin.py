@@ -4,21 +4,44 @@ run as client-go runs them: the command with its args, the process environment p
 `provideClusterInfo`); stdin is not connected (a controller is not interactive) and stderr is passed
 through. The plugin prints an `ExecCredential` of the same apiVersion whose `status.token` is cached
 until `status.expirationTimestamp` and dropped after a 401 with it, so the next request runs it again.
-"""
+
+A plugin that does not answer within `EXEC_TIMEOUT` seconds (30; `$PYOP_EXEC_PLUGIN_TIMEOUT` or
+`ExecCredentials(timeout=)`) is killed with its process group and named in a `ConfigError` ("exec plugin
+<cmd> did not answer in 30s"), which the startup diagnosis then reports; a plugin still running when
+the manager stops (its task cancelled) is killed too. client-go has no such timeout: a hung plugin hangs
+its requests there."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import datetime
 import json
 import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
 from pyscaffold_op.runtime.credentials import Credentials
 from pyscaffold_op.runtime.errors import ConfigError
 from pyscaffold_op.runtime.restconfig import ExecConfig, RestConfig
+
+EXEC_TIMEOUT = 30.0
+TIMEOUT_ENV = "PYOP_EXEC_PLUGIN_TIMEOUT"
+
+
+def _default_timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, "")
+    if not raw:
+        return EXEC_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ConfigError(f"${TIMEOUT_ENV}={raw!r}: not a positive number of seconds")
+    return value
 
 
 def _utcnow() -> datetime.datetime:
@@ -32,8 +55,10 @@ class ExecCredentials(Credentials):
         cluster: RestConfig | None = None,
         *,
         now: Callable[[], datetime.datetime] = _utcnow,
+        timeout: float | None = None,
     ) -> None:
         self.plugin = plugin
+        self.timeout = _default_timeout() if timeout is None else timeout
         self.cluster = cluster
         self._now = now
         self._token: str | None = None
@@ -87,13 +112,22 @@ class ExecCredentials(Credentials):
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
+                start_new_session=True,  # its own process group: a timeout kills its children too
             )
         except FileNotFoundError as err:
             hint = f": {plugin.install_hint}" if plugin.install_hint else ""
             raise ConfigError(f"exec plugin: executable {plugin.command} not found{hint}") from err
         except OSError as err:
             raise ConfigError(f"exec plugin {plugin.command}: {err}") from err
-        out, _ = await proc.communicate()
+        try:
+            async with asyncio.timeout(self.timeout):
+                out, _ = await proc.communicate()
+        except TimeoutError:
+            await _kill(proc)
+            raise ConfigError(f"exec plugin {plugin.command} did not answer in {self.timeout:g}s") from None
+        except BaseException:  # cancelled (the manager stops): the plugin must not outlive it
+            await _kill(proc)
+            raise
         self.runs += 1
         if proc.returncode != 0:
             raise ConfigError(
@@ -133,3 +167,14 @@ class ExecCredentials(Credentials):
         except ValueError as err:
             raise ConfigError(f"exec plugin {command}: bad expirationTimestamp {expires!r}") from err
         return token, stamp if stamp.tzinfo else stamp.replace(tzinfo=datetime.UTC)
+
+
+async def _kill(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the plugin's process group and reap it (bounded: a cancelled caller waits no more)."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    with contextlib.suppress(BaseException):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), 5.0)

@@ -235,8 +235,11 @@ class Pool:
     def idle(self) -> int:
         return len(self._idle)
 
-    async def request(self, request: bytes, method: str, deadline: float) -> tuple[int, bytes]:
-        """Send one request on a pooled connection; (status, body) of its response."""
+    async def request(
+        self, request: bytes, method: str, deadline: float, error_headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
+        """Send one request on a pooled connection; (status, body) of its response. With
+        `error_headers`, the headers of a 429 or 5xx response are copied into it (Retry-After)."""
         for attempt in (1, 2):
             if attempt == 1:
                 conn = self._take_idle() or await self._acquire(deadline)
@@ -253,6 +256,8 @@ class Pool:
             except BaseException:
                 conn.close()  # timed out, cancelled or unreadable: its state is unknown
                 raise
+            if error_headers is not None and status >= 429:
+                error_headers.update(conn.parser.headers)
             self.release(conn)
             return status, body
         raise AssertionError("unreachable")  # pragma: no cover

@@ -68,6 +68,12 @@ def read_files(paths: Sequence[Path], *, explicit: bool = False) -> MergedKubeco
             continue
         except OSError as err:
             raise ConfigError(f"cannot read kubeconfig {path}: {err}") from err
+        except UnicodeDecodeError as err:  # a binary file: one line, not a traceback
+            byte = err.object[err.start]
+            raise ConfigError(
+                f"kubeconfig {path}: not a YAML file (not {err.encoding} text: byte {byte:#04x} "
+                f"at offset {err.start})"
+            ) from None
         doc = parse_yaml(text, str(path)) if text.strip() else {}
         if not isinstance(doc, dict):
             raise ConfigError(f"cannot read kubeconfig {path}: not a mapping")

@@ -72,7 +72,10 @@ class JsonFormatter(logging.Formatter):
         }
         out.update(_fields(record))
         if record.exc_info:
-            out["error"] = str(record.exc_info[1])
+            from pyscaffold_op.runtime.panics import safe_str
+
+            if "error" not in out:  # an explicit `error` field (a recovered panic's) is kept
+                out["error"] = safe_str(record.exc_info[1]) if record.exc_info[1] is not None else "None"
             out["stacktrace"] = self.formatException(record.exc_info)
         return json.dumps(out, default=str)
 

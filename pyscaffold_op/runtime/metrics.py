@@ -90,6 +90,14 @@ _SPECS: tuple[tuple[str, str, str, str, tuple[str, ...], tuple[float, ...] | Non
         None,
     ),
     (
+        "reconcile_panics",
+        "Counter",
+        "controller_runtime_reconcile_panics_total",
+        "Total number of reconciliation panics per controller",
+        ("controller",),
+        None,
+    ),
+    (
         "reconcile_time",
         "Histogram",
         "controller_runtime_reconcile_time_seconds",
@@ -182,6 +190,7 @@ class RuntimeMetrics:
     reconcile_errors: Any
     reconcile_errors_by_reason: Any
     terminal_errors: Any
+    reconcile_panics: Any
     reconcile_time: Any
     max_concurrent: Any
     active_workers: Any

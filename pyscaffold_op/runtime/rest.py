@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from pyscaffold_op.runtime.credentials import credentials_for
-from pyscaffold_op.runtime.errors import ConfigError, ServerError, ServerTimeout, Unauthorized, error_for
+from pyscaffold_op.runtime.errors import ConfigError, ServerError, ServerTimeout, error_for
 from pyscaffold_op.runtime.http1 import HTTPError
 from pyscaffold_op.runtime.http1pool import Connection, Pool
 from pyscaffold_op.runtime.restconfig import RestConfig, as_rest_config
+
+log = logging.getLogger("pyscaffold_op.runtime.rest")
 
 JSON = "application/json"
 # A path made only of characters that may stand unescaped in a URL path (RFC 3986 pchar and "/"):
@@ -37,6 +40,10 @@ _ENCODED_PATH = re.compile(r"[A-Za-z0-9\-._~/:@!$&'()*+,;=]*")
 _PATH_SAFE = "/:@!$&'()*+,;="
 # Methods whose request has a body by definition: sent with Content-Length: 0 when the caller has none.
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# client-go's maxRetries for a 429/5xx with Retry-After; a wait longer than MAX_RETRY_AFTER seconds is cut
+# to it (client-go has no cap: a server asking for an hour would stall a reconcile that long).
+MAX_RETRIES = 10
+MAX_RETRY_AFTER = 60
 _BAD_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]|[^\x00-\xff]")
 
 
@@ -62,8 +69,14 @@ class RestTransport:
         timeout: float = 30.0,
         user_agent: str = "pyop-runtime",
         max_connections: int = 256,
+        max_retries: int = MAX_RETRIES,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
+        """`max_retries`: how often a 429 (or 5xx) with Retry-After is sent again; `sleep` waits the
+        header's seconds (`asyncio.sleep`; a test injects its own)."""
         self.config = config = as_rest_config(config)
+        self.max_retries = max_retries
+        self.sleep = sleep or asyncio.sleep
         self.default_namespace = config.namespace or "default"
         self.server = config.server
         self.timeout = timeout
@@ -125,32 +138,55 @@ class RestTransport:
         body: bytes | None = None,
         content_type: str = JSON,
     ) -> bytes:
-        """Send one request; the response body on 2xx, a typed `ApiError` otherwise."""
+        """Send one request; the response body on 2xx, a typed `ApiError` otherwise.
+
+        A 429, or a 5xx with `Retry-After: <seconds>`, is sent again after that many seconds, at most
+        `max_retries` times (client-go's `maxRetries`, 10), whatever the verb: the server did not
+        process it. A 401 is retried once with refreshed credentials."""
         target = self._target(path, params)
         auth = await self._credentials.authorization()
-        for attempt in (1, 2):
+        refreshed, retries = False, 0
+        while True:
+            error_headers: dict[str, str] = {}
             if self._proxied is not None:
                 headers = {"Authorization": auth} if auth else {}
                 if body is not None:
                     headers["Content-Type"] = content_type
-                status, data = await self._proxied.request(method, path, target, body, headers)
+                status, data = await self._proxied.request(method, path, target, body, headers, error_headers)
             else:
                 pool = self._get_pool()
                 request = self._request(method, target, auth, body, content_type)
                 try:
-                    status, data = await pool.request(request, method, pool.loop.time() + self.timeout)
+                    status, data = await pool.request(
+                        request, method, pool.loop.time() + self.timeout, error_headers
+                    )
                 except TimeoutError as err:
                     raise ServerTimeout(f"{method} {path}: timed out after {self.timeout}s") from err
                 except HTTPError as err:
                     raise _unavailable(method, path, err) from err
-            if status == 401 and attempt == 1 and await self._credentials.refresh(auth):
+            if status == 401 and not refreshed and await self._credentials.refresh(auth):
+                refreshed = True
                 auth = await self._credentials.authorization()  # rotated token file, new exec token
                 if auth:
                     continue
             if status >= 400:
+                wait = retry_after(status, error_headers)
+                if wait is not None and retries < self.max_retries:
+                    retries += 1
+                    log.debug(
+                        "Got a Retry-After response",
+                        extra={
+                            "method": method,
+                            "path": path,
+                            "code": status,
+                            "retry_after": wait,
+                            "attempt": retries,
+                        },
+                    )
+                    await self.sleep(wait)
+                    continue
                 raise error_for(status, data)
             return data
-        raise Unauthorized(f"{method} {path}")  # pragma: no cover - the loop always returns or raises
 
     def _request(
         self, method: str, target: str, auth: str | None, body: bytes | None, content_type: str
@@ -232,6 +268,17 @@ class RestTransport:
         self._pool = None
         if self._proxied is not None:
             await self._proxied.close()
+
+
+def retry_after(status: int, headers: Mapping[str, str]) -> float | None:
+    """client-go's checkWait: the seconds to wait before sending a 429 or 5xx request again, from an
+    integer `Retry-After` header; None (no retry) without one. Capped at `MAX_RETRY_AFTER`."""
+    if status != 429 and status < 500:
+        return None
+    value = headers.get("retry-after", "").strip()
+    if not value or not value.lstrip("-").isdigit():  # an HTTP date is not seconds: Go's Atoi fails too
+        return None
+    return float(min(max(int(value), 0), MAX_RETRY_AFTER))
 
 
 def _unavailable(method: str, path: str, err: HTTPError) -> ServerError:

@@ -67,7 +67,13 @@ class ProxiedSession:
         return URL(self.origin + target, encoded=True)
 
     async def request(
-        self, method: str, path: str, target: str, body: bytes | None, headers: dict[str, str]
+        self,
+        method: str,
+        path: str,
+        target: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        error_headers: dict[str, str] | None = None,
     ) -> tuple[int, bytes]:
         import aiohttp
 
@@ -77,6 +83,8 @@ class ProxiedSession:
             async with session.request(
                 method, self._url(target), data=body, headers=headers, timeout=timeout, **self._options
             ) as resp:
+                if error_headers is not None and resp.status >= 429:
+                    error_headers.update((k.lower(), v) for k, v in resp.headers.items())
                 return resp.status, await resp.read()
         except TimeoutError as err:
             raise ServerTimeout(f"{method} {path}: timed out after {self.timeout}s") from err

@@ -1,4 +1,11 @@
-"""Bind-address parsing and aiohttp site start-up shared by the health and metrics servers."""
+"""Bind-address parsing and aiohttp site start-up shared by the health, metrics and webhook servers.
+
+Every server closes a connection that has not sent a complete request header within
+`read_header_timeout` seconds of opening or of its previous response (Go's `ReadHeaderTimeout`, which
+controller-runtime's scaffold and the emulator set to 32 s; Go's idle keep-alive timeout defaults to
+it too): 100 half-sent requests no longer stay open forever. The health and metrics servers take
+`READ_HEADER_TIMEOUT` as it is when they start; the webhook server has its own
+`WebhookServer(read_header_timeout=...)`."""
 
 from __future__ import annotations
 
@@ -6,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import ssl
+
+
+READ_HEADER_TIMEOUT = 32.0  # seconds; see the module's docstring
 
 
 def parse_bind_address(address: str) -> tuple[str | None, int] | None:
@@ -20,16 +30,26 @@ def parse_bind_address(address: str) -> tuple[str | None, int] | None:
 
 
 async def start_site(
-    app: Any, address: str, ssl_context: ssl.SSLContext | None = None
+    app: Any,
+    address: str,
+    ssl_context: ssl.SSLContext | None = None,
+    *,
+    read_header_timeout: float | None = None,
 ) -> tuple[Any, tuple[str, int]] | None:
     """Serve `app` on `address` (over TLS with `ssl_context`); returns (runner, (host, port) actually
-    bound) or None when disabled."""
+    bound) or None when disabled. A connection idle or half-way through a request header for
+    `read_header_timeout` seconds (default `READ_HEADER_TIMEOUT`) is closed."""
     parsed = parse_bind_address(address)
     if parsed is None:
         return None
     from aiohttp import web
 
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    timeout = READ_HEADER_TIMEOUT if read_header_timeout is None else read_header_timeout
+    if timeout <= 0:
+        raise ValueError(f"read_header_timeout must be positive, got {timeout}")
+    # aiohttp's keep-alive timer runs from the connection's start and from each response, and closes a
+    # connection that has no complete request by then: Go's ReadHeaderTimeout and IdleTimeout in one.
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=timeout)
     await runner.setup()
     site = web.TCPSite(runner, parsed[0], parsed[1], reuse_address=True, ssl_context=ssl_context)
     try:

@@ -7,6 +7,7 @@ Status with field causes, any other `Denied` its code, any other exception a pla
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import inspect
@@ -16,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from pyscaffold_op.runtime.panics import describe, own_cancellation, panic_message, report_panic, safe_str
 from pyscaffold_op.runtime.webhook import jsonpatch
 from pyscaffold_op.runtime.webhook.errors import Denied
 
@@ -43,23 +45,54 @@ class AdmissionRequest:
 
     @classmethod
     def from_review(cls, review: dict[str, Any]) -> AdmissionRequest:
+        """Decode `review["request"]`; a field of the wrong JSON type is a ValueError (a 400), as Go's
+        decoder refuses `"uid": [...]` for its string `UID`."""
         req = review.get("request")
-        if not isinstance(req, dict) or not req.get("uid"):
-            raise ValueError("AdmissionReview has no request or no request.uid")
+        if req is None:
+            raise ValueError("AdmissionReview has no request")
+        if not isinstance(req, dict):
+            raise ValueError(f"AdmissionReview.request must be an object, not {_json_type(req)}")
+
+        def get(key: str, want: type, default: Any) -> Any:
+            value = req.get(key)
+            if value is None:
+                return default
+            if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
+                what = _JSON_NAMES.get(want, want.__name__)
+                raise ValueError(f"AdmissionReview.request.{key} must be {what}, not {_json_type(value)}")
+            return value
+
+        uid = get("uid", str, "")
+        if not uid:
+            raise ValueError("AdmissionReview has no request.uid")
         return cls(
-            uid=req["uid"],
-            operation=req.get("operation", ""),
-            kind=req.get("kind") or {},
-            resource=req.get("resource") or {},
-            name=req.get("name") or "",
-            namespace=req.get("namespace") or "",
-            sub_resource=req.get("subResource") or "",
-            object=req.get("object"),
-            old_object=req.get("oldObject"),
-            dry_run=bool(req.get("dryRun")),
-            user_info=req.get("userInfo") or {},
-            options=req.get("options"),
+            uid=uid,
+            operation=get("operation", str, ""),
+            kind=get("kind", dict, {}),
+            resource=get("resource", dict, {}),
+            name=get("name", str, ""),
+            namespace=get("namespace", str, ""),
+            sub_resource=get("subResource", str, ""),
+            object=get("object", dict, None),
+            old_object=get("oldObject", dict, None),
+            dry_run=get("dryRun", bool, False),
+            user_info=get("userInfo", dict, {}),
+            options=get("options", dict, None),
         )
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+_JSON_NAMES: dict[type, str] = {str: "a string", list: "an array", dict: "an object", bool: "a boolean"}
 
 
 @dataclass
@@ -113,10 +146,18 @@ class Validator(Protocol):
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    result = fn(*args)
-    if inspect.isawaitable(result):
+    """Call a defaulter's or validator's method: `async def` ones on the event loop, plain ones in the
+    loop's (bounded) default executor, so a validator that blocks stalls only its own request."""
+    if _is_async(fn):
+        return await fn(*args)
+    result = await asyncio.to_thread(fn, *args)
+    if inspect.isawaitable(result):  # a plain function that returned a coroutine
         result = await result
     return result
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
 def _decode(cls: type, raw: dict[str, Any] | None) -> Any:
@@ -134,7 +175,7 @@ def defaulting_handler(cls: type, defaulter: Defaulter) -> AdmissionHandler:
         try:
             obj = _decode(cls, req.object)
         except Exception as err:
-            return AdmissionResponse.errored(400, str(err))
+            return AdmissionResponse.errored(400, safe_str(err))
         before = obj.to_dict()
         try:
             await _call(defaulter.default, obj)
@@ -180,13 +221,13 @@ def validating_handler(cls: type, validator: Validator) -> AdmissionHandler:
             else:
                 return AdmissionResponse.allow()
         except Exception as err:
-            return AdmissionResponse.errored(400, str(err))
+            return AdmissionResponse.errored(400, safe_str(err))
         try:
             warnings = await _call(*call)
         except Denied as err:
             return AdmissionResponse.deny(err, getattr(err, "warnings", None))
         except Exception as err:
-            return AdmissionResponse.deny(Denied(str(err) or type(err).__name__))
+            return AdmissionResponse.deny(Denied(describe(err)))
         return AdmissionResponse.allow(list(warnings or []))
 
     return handle
@@ -206,11 +247,28 @@ class Admission:
                 raise ValueError(f"unsupported AdmissionReview version {body.get('apiVersion')!r}")
             req = AdmissionRequest.from_review(body)
         except ValueError as err:
-            uid = ((body or {}).get("request") or {}).get("uid", "") if isinstance(body, dict) else ""
-            return AdmissionResponse.errored(400, str(err)).review(uid)
+            raw = body.get("request") if isinstance(body, dict) else None
+            uid = raw.get("uid") if isinstance(raw, dict) else None
+            return AdmissionResponse.errored(400, str(err)).review(uid if isinstance(uid, str) else "")
         try:
             resp = await self.handler(req)
-        except Exception as err:
-            log.exception("admission handler failed")
-            resp = AdmissionResponse.errored(500, str(err))
+        except asyncio.CancelledError as err:
+            if own_cancellation():
+                raise  # the server's own shutdown
+            resp = self._recovered(req, err)
+        except BaseException as err:  # anything a handler raises, SystemExit included: a panic
+            resp = self._recovered(req, err)
         return resp.review(req.uid)
+
+    @staticmethod
+    def _recovered(req: AdmissionRequest, err: BaseException) -> AdmissionResponse:
+        """controller-runtime's recovered webhook panic: logged with its stack, counted by the server
+        (controller_runtime_webhook_panics_total), answered as a denial with code 500."""
+        report_panic()
+        message = panic_message(err)
+        log.error(
+            "Observed a panic in webhook",
+            extra={"uid": req.uid, "operation": req.operation, "error": message},
+            exc_info=err,
+        )
+        return AdmissionResponse.errored(500, message)

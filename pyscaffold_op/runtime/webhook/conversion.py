@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pyscaffold_op.runtime.panics import safe_str
+
 log = logging.getLogger("pyscaffold_op.runtime.webhook")
 
 CONVERSION_API_VERSION = "apiextensions.k8s.io/v1"
@@ -73,19 +75,22 @@ class Conversion:
 
     async def __call__(self, body: Any) -> dict[str, Any]:
         req = body.get("request") if isinstance(body, dict) else None
-        uid = (req or {}).get("uid", "") if isinstance(req, dict) else ""
+        raw_uid = req.get("uid", "") if isinstance(req, dict) else ""
+        uid = raw_uid if isinstance(raw_uid, str) else ""
         try:
             if not isinstance(req, dict) or body.get("kind") != "ConversionReview":
                 raise ValueError("the request body is not a ConversionReview")
+            if uid is not raw_uid:
+                raise ValueError("ConversionReview.request.uid must be a string")
             desired = req.get("desiredAPIVersion") or ""
             converted = [self.convert(o, desired) for o in req.get("objects") or []]
             result: dict[str, Any] = {"status": "Success"}
             response: dict[str, Any] = {"uid": uid, "convertedObjects": converted, "result": result}
         except Exception as err:
-            log.warning("conversion failed: %s", err)
+            log.warning("conversion failed: %s", safe_str(err))
             response = {
                 "uid": uid,
                 "convertedObjects": [],
-                "result": {"status": "Failure", "message": str(err)},
+                "result": {"status": "Failure", "message": safe_str(err)},
             }
         return {"apiVersion": CONVERSION_API_VERSION, "kind": "ConversionReview", "response": response}

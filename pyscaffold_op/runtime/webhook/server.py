@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import shutil
 import ssl
@@ -19,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from pyscaffold_op.runtime.panics import own_cancellation, panic_hook, panic_message
 from pyscaffold_op.runtime.webhook.localcerts import write_local_certs
 
 log = logging.getLogger("pyscaffold_op.runtime.webhook")
@@ -47,6 +49,11 @@ class WebhookMetrics:
             ["webhook"],
             registry=registry,
         )
+        self.panics = Counter(
+            "controller_runtime_webhook_panics_total",
+            "Total number of webhook panics",
+            registry=registry,
+        )
         self.in_flight = Gauge(
             "controller_runtime_webhook_requests_in_flight",
             "Current number of admission requests being served.",
@@ -66,8 +73,12 @@ class WebhookServer:
         generate_missing: bool = False,
         local_hosts: tuple[str, ...] = ("localhost",),
         local_ips: tuple[str, ...] = ("127.0.0.1",),
+        read_header_timeout: float = 32.0,
     ) -> None:
+        """`read_header_timeout`: seconds a connection may take to send a complete request header (or
+        stay idle between requests), and then its body; Go's ReadHeaderTimeout (32 s in the emulator)."""
         self.host, self.port = host, port
+        self.read_header_timeout = read_header_timeout
         self.cert_dir = Path(cert_dir) if cert_dir is not None else None
         self.cert_watch_interval = cert_watch_interval
         self.generate_missing = generate_missing
@@ -148,7 +159,7 @@ class WebhookServer:
         ctx = self._tls()
         address = f"{self.host}:{self.port}"
         try:
-            site = await start_site(self._app(), address, ctx)
+            site = await start_site(self._app(), address, ctx, read_header_timeout=self.read_header_timeout)
         except OSError as err:  # one line naming --webhook-port, like the health and metrics servers
             raise bind_error("webhook_port", address, err) from err
         assert site is not None
@@ -199,6 +210,17 @@ class WebhookServer:
             await writer.wait_closed()
 
     # -- serving --------------------------------------------------------------------------------------
+    def _count_panic(self) -> None:
+        if self.metrics is not None:
+            self.metrics.panics.inc()
+
+    def _recovered(self, path: str, err: BaseException) -> str:
+        """A panic no endpoint answered for itself (`Admission` turns its own into a 500 denial)."""
+        self._count_panic()
+        message = panic_message(err)
+        log.error("Observed a panic in webhook", extra={"webhook": path, "error": message}, exc_info=err)
+        return message + "\n"
+
     def _app(self) -> Any:
         from aiohttp import web
 
@@ -221,12 +243,34 @@ class WebhookServer:
                     code = 400
                     return web.Response(status=code, text=f"contentType={ctype}, expected application/json\n")
                 try:
-                    body = await request.json()
+                    async with asyncio.timeout(self.read_header_timeout):  # a body sent at a trickle
+                        raw = await request.read()
+                except TimeoutError:
+                    code = 408
+                    timed_out = web.Response(status=code, text="timed out reading the request body\n")
+                    timed_out.force_close()  # the rest of the body is not worth waiting for
+                    return timed_out
+                try:
+                    body = json.loads(raw)
+                except RecursionError:  # 100k nested arrays: refused as Go's decoder refuses them
+                    code = 400
+                    return web.Response(status=code, text="unable to decode the request: nesting too deep\n")
                 except ValueError as err:
                     code = 400
                     return web.Response(status=code, text=f"unable to decode the request: {err}\n")
-                answer = await endpoint(body)
-                return web.json_response(answer, status=code)
+                try:
+                    with panic_hook(self._count_panic):
+                        answer = await endpoint(body)
+                    text = json.dumps(answer)
+                except asyncio.CancelledError as err:
+                    if own_cancellation():
+                        raise
+                    code = 500
+                    return web.Response(status=code, text=self._recovered(path, err))
+                except BaseException as err:  # an endpoint's panic: recovered, the server lives on
+                    code = 500
+                    return web.Response(status=code, text=self._recovered(path, err))
+                return web.Response(status=code, text=text, content_type="application/json")
             finally:
                 if m is not None:
                     m.in_flight.labels(path).dec()
