@@ -13,101 +13,108 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
     # request/result
-    "Request": "request",
-    "Result": "request",
-    "Reconciler": "request",
-    "TerminalError": "request",
+    "Request": "controller.request",
+    "Result": "controller.request",
+    "Reconciler": "controller.request",
+    "TerminalError": "controller.request",
     # errors
-    "ApiError": "errors",
-    "NotFound": "errors",
-    "AlreadyExists": "errors",
-    "Conflict": "errors",
-    "Invalid": "errors",
-    "Gone": "errors",
-    "BadRequest": "errors",
-    "Forbidden": "errors",
-    "Unauthorized": "errors",
-    "TooManyRequests": "errors",
-    "ServerError": "errors",
-    "ServerTimeout": "errors",
-    "ConfigError": "errors",
-    "ignore_not_found": "errors",
-    "is_not_found": "errors",
-    "is_conflict": "errors",
-    "is_already_exists": "errors",
+    "ApiError": "client.errors",
+    "NotFound": "client.errors",
+    "AlreadyExists": "client.errors",
+    "Conflict": "client.errors",
+    "Invalid": "client.errors",
+    "Gone": "client.errors",
+    "BadRequest": "client.errors",
+    "Forbidden": "client.errors",
+    "Unauthorized": "client.errors",
+    "TooManyRequests": "client.errors",
+    "ServerError": "client.errors",
+    "ServerTimeout": "client.errors",
+    "ConfigError": "client.errors",
+    "ignore_not_found": "client.errors",
+    "is_not_found": "client.errors",
+    "is_conflict": "client.errors",
+    "is_already_exists": "client.errors",
     # config / client
-    "load_config": "config",
-    "in_cluster_config": "config",
-    "RestConfig": "restconfig",
-    "ExecConfig": "restconfig",
-    "Client": "client",
-    "CachedClient": "client",
-    "StatusClient": "client",
-    "new_client": "client",
-    "Reader": "client",
-    "ClientProtocol": "client",
+    "load_config": "client.config",
+    "in_cluster_config": "client.config",
+    "RestConfig": "client.restconfig",
+    "ExecConfig": "client.restconfig",
+    "Client": "client.client",
+    "CachedClient": "client.client",
+    "StatusClient": "client.client",
+    "new_client": "client.client",
+    "Reader": "client.client",
+    "ClientProtocol": "client.client",
     # time
     "Clock": "clock",
     "RealClock": "clock",
     "FakeClock": "clock",
     # queue / rate limiting
-    "Queue": "queue",
-    "DelayingQueue": "queue",
-    "RateLimitingQueue": "queue",
-    "RateLimiter": "ratelimiter",
-    "ItemExponentialFailureRateLimiter": "ratelimiter",
-    "ItemFastSlowRateLimiter": "ratelimiter",
-    "BucketRateLimiter": "ratelimiter",
-    "MaxOfRateLimiter": "ratelimiter",
-    "default_controller_rate_limiter": "ratelimiter",
+    "Queue": "controller.queue",
+    "DelayingQueue": "controller.queue",
+    "RateLimitingQueue": "controller.queue",
+    "RateLimiter": "controller.ratelimiter",
+    "ItemExponentialFailureRateLimiter": "controller.ratelimiter",
+    "ItemFastSlowRateLimiter": "controller.ratelimiter",
+    "BucketRateLimiter": "controller.ratelimiter",
+    "MaxOfRateLimiter": "controller.ratelimiter",
+    "default_controller_rate_limiter": "controller.ratelimiter",
     # events, sources, handlers, predicates
-    "CreateEvent": "event",
-    "UpdateEvent": "event",
-    "DeleteEvent": "event",
-    "GenericEvent": "event",
-    "Source": "source",
-    "Kind": "source",
-    "Channel": "source",
-    "EventHandler": "handler",
-    "EnqueueRequestForObject": "handler",
-    "EnqueueRequestForOwner": "handler",
-    "EnqueueRequestsFromMapFunc": "handler",
-    "HandlerFuncs": "handler",
-    "Predicate": "predicate",
-    "Funcs": "predicate",
-    "GenerationChanged": "predicate",
-    "IgnoreStatusChanges": "predicate",
-    "LabelChanged": "predicate",
-    "AnnotationChanged": "predicate",
-    "ResourceVersionChanged": "predicate",
-    "and_": "predicate",
-    "or_": "predicate",
-    "not_": "predicate",
-    "new_predicate_funcs": "predicate",
+    "CreateEvent": "controller.event",
+    "UpdateEvent": "controller.event",
+    "DeleteEvent": "controller.event",
+    "GenericEvent": "controller.event",
+    "Source": "controller.source",
+    "Kind": "controller.source",
+    "Channel": "controller.source",
+    "EventHandler": "controller.handler",
+    "EnqueueRequestForObject": "controller.handler",
+    "EnqueueRequestForOwner": "controller.handler",
+    "EnqueueRequestsFromMapFunc": "controller.handler",
+    "HandlerFuncs": "controller.handler",
+    "Predicate": "controller.predicate",
+    "Funcs": "controller.predicate",
+    "GenerationChanged": "controller.predicate",
+    "IgnoreStatusChanges": "controller.predicate",
+    "LabelChanged": "controller.predicate",
+    "AnnotationChanged": "controller.predicate",
+    "ResourceVersionChanged": "controller.predicate",
+    "and_": "controller.predicate",
+    "or_": "controller.predicate",
+    "not_": "controller.predicate",
+    "new_predicate_funcs": "controller.predicate",
     # machinery
-    "Informer": "informer",
-    "InformerCache": "cache",
-    "Indexer": "store",
-    "Controller": "controller",
-    "Builder": "builder",
-    "Manager": "manager",
-    "ManagerOptions": "manager",
-    "LeaderElectionLost": "manager",
-    "ShutdownTimeout": "manager",
-    "CacheSyncTimeout": "startup",
-    "BindError": "startup",
-    "parse_duration": "startup",
-    "LeaderElector": "leader",
-    "EventRecorder": "recorder",
-    "RuntimeMetrics": "metrics",
+    "Informer": "cache.informer",
+    "InformerCache": "cache.cache",
+    "Indexer": "cache.store",
+    "Controller": "controller.controller",
+    "Builder": "controller.builder",
+    "Manager": "manager.manager",
+    "ManagerOptions": "manager.manager",
+    "LeaderElectionLost": "manager.manager",
+    "ShutdownTimeout": "manager.manager",
+    "CacheSyncTimeout": "manager.startup",
+    "BindError": "manager.startup",
+    "parse_duration": "manager.startup",
+    "LeaderElector": "manager.leader",
+    "EventRecorder": "controller.recorder",
+    "RuntimeMetrics": "servers.metrics",
     "setup_logging": "log",
-    "AlreadyOwnedError": "controllerutil",
-    "OperationResult": "controllerutil",
-    "ping": "health",
+    "AlreadyOwnedError": "controller.controllerutil",
+    "OperationResult": "controller.controllerutil",
+    "ping": "servers.health",
     "run": "loops",
 }
 _ALIASES = {"HandlerFuncs": "Funcs"}
-_MODULES = {"controllerutil", "objmeta", "predicate", "handler", "source", "event"}
+_MODULES = {
+    "controllerutil": "controller.controllerutil",
+    "objmeta": "objects.objmeta",
+    "predicate": "controller.predicate",
+    "handler": "controller.handler",
+    "source": "controller.source",
+    "event": "controller.event",
+}
 
 __all__ = [
     "AlreadyExists",
@@ -207,7 +214,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+        return importlib.import_module(f"{__name__}.{_MODULES[name]}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -221,10 +228,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
-    from pyscaffold_op.runtime import controllerutil, event, handler, objmeta, predicate, source
-    from pyscaffold_op.runtime.builder import Builder
-    from pyscaffold_op.runtime.cache import InformerCache
-    from pyscaffold_op.runtime.client import (
+    from pyscaffold_op.runtime.cache.cache import InformerCache
+    from pyscaffold_op.runtime.cache.informer import Informer
+    from pyscaffold_op.runtime.cache.store import Indexer
+    from pyscaffold_op.runtime.client.client import (
         CachedClient,
         Client,
         ClientProtocol,
@@ -232,11 +239,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         StatusClient,
         new_client,
     )
-    from pyscaffold_op.runtime.clock import Clock, FakeClock, RealClock
-    from pyscaffold_op.runtime.config import in_cluster_config, load_config
-    from pyscaffold_op.runtime.controller import Controller
-    from pyscaffold_op.runtime.controllerutil import AlreadyOwnedError, OperationResult
-    from pyscaffold_op.runtime.errors import (
+    from pyscaffold_op.runtime.client.config import in_cluster_config, load_config
+    from pyscaffold_op.runtime.client.errors import (
         AlreadyExists,
         ApiError,
         BadRequest,
@@ -255,22 +259,21 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         is_conflict,
         is_not_found,
     )
-    from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-    from pyscaffold_op.runtime.handler import (
+    from pyscaffold_op.runtime.client.restconfig import ExecConfig, RestConfig
+    from pyscaffold_op.runtime.clock import Clock, FakeClock, RealClock
+    from pyscaffold_op.runtime.controller import controllerutil, event, handler, predicate, source
+    from pyscaffold_op.runtime.controller.builder import Builder
+    from pyscaffold_op.runtime.controller.controller import Controller
+    from pyscaffold_op.runtime.controller.controllerutil import AlreadyOwnedError, OperationResult
+    from pyscaffold_op.runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+    from pyscaffold_op.runtime.controller.handler import (
         EnqueueRequestForObject,
         EnqueueRequestForOwner,
         EnqueueRequestsFromMapFunc,
         EventHandler,
     )
-    from pyscaffold_op.runtime.handler import Funcs as HandlerFuncs
-    from pyscaffold_op.runtime.health import ping
-    from pyscaffold_op.runtime.informer import Informer
-    from pyscaffold_op.runtime.leader import LeaderElector
-    from pyscaffold_op.runtime.log import setup_logging
-    from pyscaffold_op.runtime.loops import run
-    from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager, ManagerOptions, ShutdownTimeout
-    from pyscaffold_op.runtime.metrics import RuntimeMetrics
-    from pyscaffold_op.runtime.predicate import (
+    from pyscaffold_op.runtime.controller.handler import Funcs as HandlerFuncs
+    from pyscaffold_op.runtime.controller.predicate import (
         AnnotationChanged,
         Funcs,
         GenerationChanged,
@@ -283,8 +286,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         not_,
         or_,
     )
-    from pyscaffold_op.runtime.queue import DelayingQueue, Queue, RateLimitingQueue
-    from pyscaffold_op.runtime.ratelimiter import (
+    from pyscaffold_op.runtime.controller.queue import DelayingQueue, Queue, RateLimitingQueue
+    from pyscaffold_op.runtime.controller.ratelimiter import (
         BucketRateLimiter,
         ItemExponentialFailureRateLimiter,
         ItemFastSlowRateLimiter,
@@ -292,8 +295,18 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         RateLimiter,
         default_controller_rate_limiter,
     )
-    from pyscaffold_op.runtime.request import Reconciler, Request, Result, TerminalError
-    from pyscaffold_op.runtime.restconfig import ExecConfig, RestConfig
-    from pyscaffold_op.runtime.source import Channel, Kind, Source
-    from pyscaffold_op.runtime.startup import BindError, CacheSyncTimeout, parse_duration
-    from pyscaffold_op.runtime.store import Indexer
+    from pyscaffold_op.runtime.controller.request import Reconciler, Request, Result, TerminalError
+    from pyscaffold_op.runtime.controller.source import Channel, Kind, Source
+    from pyscaffold_op.runtime.log import setup_logging
+    from pyscaffold_op.runtime.loops import run
+    from pyscaffold_op.runtime.manager.leader import LeaderElector
+    from pyscaffold_op.runtime.manager.manager import (
+        LeaderElectionLost,
+        Manager,
+        ManagerOptions,
+        ShutdownTimeout,
+    )
+    from pyscaffold_op.runtime.manager.startup import BindError, CacheSyncTimeout, parse_duration
+    from pyscaffold_op.runtime.objects import objmeta
+    from pyscaffold_op.runtime.servers.health import ping
+    from pyscaffold_op.runtime.servers.metrics import RuntimeMetrics

@@ -331,9 +331,9 @@ async def test_watch_dropped_and_410_relist_keeps_state_exact(env: Environment, 
 async def test_informer_relist_after_missed_events_emits_each_change_once(
     env: Environment, api: Client
 ) -> None:
-    from pyscaffold_op.runtime.informer import Informer
-    from pyscaffold_op.runtime.kinds import info_for
-    from pyscaffold_op.runtime.rest import RestTransport
+    from pyscaffold_op.runtime.cache.informer import Informer
+    from pyscaffold_op.runtime.client.rest import RestTransport
+    from pyscaffold_op.runtime.objects.kinds import info_for
 
     events: list[tuple[str, str]] = []
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pyscaffold_op.runtime import ConfigError, RestConfig, in_cluster_config, load_config
-from pyscaffold_op.runtime.credentials import TokenFile, credentials_for
+from pyscaffold_op.runtime.client.credentials import TokenFile, credentials_for
 
 from .kubeconfig_helpers import write_kubeconfig
 
@@ -63,7 +63,7 @@ def test_load_order_follows_controller_runtime(clean_env: Path, monkeypatch: pyt
     sa.mkdir()
     (sa / "token").write_text("sa-token\n")
     (sa / "namespace").write_text("operators\n")
-    monkeypatch.setattr("pyscaffold_op.runtime.config.SERVICE_ACCOUNT_DIR", str(sa))
+    monkeypatch.setattr("pyscaffold_op.runtime.client.config.SERVICE_ACCOUNT_DIR", str(sa))
     assert load_config().server == "https://home:6443"  # not in a cluster: ~/.kube/config
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
@@ -215,7 +215,7 @@ def test_lightkube_config_is_converted_when_lightkube_is_installed(tmp_path: Pat
     lightkube = pytest.importorskip("lightkube")
     from lightkube.config.models import Cluster, User
 
-    from pyscaffold_op.runtime.restconfig import as_rest_config
+    from pyscaffold_op.runtime.client.restconfig import as_rest_config
 
     config = lightkube.KubeConfig.from_one(
         cluster=Cluster(server="https://lk:6443", certificate_auth="ca.crt"),

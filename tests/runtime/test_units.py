@@ -39,11 +39,11 @@ from pyscaffold_op.runtime import (
     objmeta,
     or_,
 )
-from pyscaffold_op.runtime.errors import ApiError, error_for, from_exception
-from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-from pyscaffold_op.runtime.kinds import info_for, replace_contents
+from pyscaffold_op.runtime.cache.store import Indexer
+from pyscaffold_op.runtime.client.errors import ApiError, error_for, from_exception
+from pyscaffold_op.runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyscaffold_op.runtime.log import reconcile_context, setup_logging
-from pyscaffold_op.runtime.store import Indexer
+from pyscaffold_op.runtime.objects.kinds import info_for, replace_contents
 from pyscaffold_op.testing import eventually
 
 from .widgets import Gadget, Widget, WidgetStatus, widget
@@ -516,8 +516,8 @@ def test_manager_options_and_the_deprecated_keywords() -> None:
 
 async def test_patch_options_are_keyword_only_and_checked() -> None:
     from pyscaffold_op.runtime import Client, RestConfig
-    from pyscaffold_op.runtime.client import PatchRequest
-    from pyscaffold_op.runtime.rest import RestTransport
+    from pyscaffold_op.runtime.client.client import PatchRequest
+    from pyscaffold_op.runtime.client.rest import RestTransport
 
     client = Client(RestTransport(RestConfig(server="http://127.0.0.1:1")))
     with pytest.raises(TypeError, match="patchtype"):
@@ -531,7 +531,7 @@ async def test_patch_options_are_keyword_only_and_checked() -> None:
 
 
 def test_patch_bodies_are_json_with_the_standard_librarys_key_rules() -> None:
-    from pyscaffold_op.runtime.client import _patch_body
+    from pyscaffold_op.runtime.client.client import _patch_body
 
     body = _patch_body(
         info_for(Widget), {"status": {"observed": 3, "at": 1.5, "tags": [None, "x"]}, "n": {1: 2}}
