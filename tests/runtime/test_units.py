@@ -494,24 +494,23 @@ def test_setup_logging_json_carries_reconcile_context() -> None:
 # -- ManagerOptions --------------------------------------------------------------------------------------
 
 
-def test_manager_options_and_the_deprecated_keywords() -> None:
-    import warnings
-
+def test_manager_takes_its_options_as_one_object() -> None:
     from pyscaffold_op.runtime import FakeClock, Manager, ManagerOptions, RestConfig
 
     cfg = RestConfig(server="http://127.0.0.1:1")
     clock = FakeClock()
-    mgr = Manager(cfg, ManagerOptions(graceful_shutdown_timeout=3.0, clock=clock))
-    assert mgr.graceful_shutdown_timeout == 3.0 and mgr.clock is clock and mgr.elector is None
+    options = ManagerOptions(graceful_shutdown_timeout=3.0, clock=clock)
+    mgr = Manager(cfg, options)
+    assert mgr.options is options and mgr.clock is clock and mgr.elector is None
+    assert not hasattr(mgr, "graceful_shutdown_timeout")  # held by the options, not copied
     with pytest.raises(ValueError, match="needs leader_election_id"):
         Manager(cfg, ManagerOptions(leader_election=True))
     with pytest.raises(TypeError):
         ManagerOptions("0")  # type: ignore[misc]  # keyword-only
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = Manager(cfg, leader_election=True, leader_election_id="x", retry_period=0.5)
-    assert [w.category for w in caught] == [DeprecationWarning]
-    assert old.options.retry_period == 0.5 and old.elector is not None and old.elector.retry_period == 0.5
+    with pytest.raises(TypeError):  # the keywords of before ManagerOptions are gone
+        Manager(cfg, leader_election=True, leader_election_id="x")  # type: ignore[call-arg]
+    mgr = Manager(cfg, ManagerOptions(leader_election=True, leader_election_id="x", retry_period=0.5))
+    assert mgr.elector is not None and mgr.elector.retry_period == 0.5
 
 
 async def test_patch_options_are_keyword_only_and_checked() -> None:

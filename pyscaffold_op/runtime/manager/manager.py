@@ -1,7 +1,8 @@
 """`Manager`: owns the shared cache, clients, controllers, servers and leader election (pkg/manager).
 
-Start order (as controller-runtime's runnable groups): health/metrics servers -> caches (wait for sync)
--> leader election (if enabled) -> controllers and other leader runnables. Stop order is the reverse:
+Start order (`RunnableGroups`, as controller-runtime's runnable groups): webhook, health and metrics
+servers -> caches (wait for sync) -> what needs no lease -> leader election (if enabled) -> controllers
+and other leader runnables. Stop order is the reverse:
 controllers stop taking work and drain in-flight reconciles within `graceful_shutdown_timeout`, the
 lease is released, pending events are flushed, caches and servers stop, connections close.
 """
@@ -10,13 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import inspect
 import logging
 import signal
 import threading
-import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +27,7 @@ from pyscaffold_op.runtime.controller.builder import Builder
 from pyscaffold_op.runtime.controller.controller import Controller
 from pyscaffold_op.runtime.controller.recorder import EventRecorder
 from pyscaffold_op.runtime.manager.leader import LeaderElector
+from pyscaffold_op.runtime.manager.runnables import RunnableGroups
 from pyscaffold_op.runtime.manager.startup import CacheSyncTimeout, bind_error, connection_source
 from pyscaffold_op.runtime.servers.authfilter import AuthFilter
 from pyscaffold_op.runtime.servers.health import Checker, HealthChecks
@@ -94,59 +93,40 @@ class ManagerOptions:
 
 
 class Manager:
-    def __init__(self, config: RestConfig, options: ManagerOptions | None = None, **legacy: Any) -> None:
-        if legacy:  # keyword arguments: accepted for one release, then ManagerOptions only
-            warnings.warn(
-                "Manager(config, **options) is deprecated; pass Manager(config, ManagerOptions(...))",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            options = dataclasses.replace(options or ManagerOptions(), **legacy)
+    def __init__(self, config: RestConfig, options: ManagerOptions | None = None) -> None:
         self.options = opts = options or ManagerOptions()
         if opts.leader_election and not opts.leader_election_id:
             raise ValueError("leader_election=True needs leader_election_id (the Lease name)")
-        self.transport = RestTransport(config)  # also takes a lightkube KubeConfig, converted
-        self.config = self.transport.config
-        self.clock: Clock = opts.clock or REAL_CLOCK
-        self.metrics_bind_address = opts.metrics_bind_address
-        self.metrics_secure = metrics_secure = opts.metrics_secure
-        self.metrics_cert_dir = metrics_cert_dir = opts.metrics_cert_dir
-        if metrics_cert_dir is not None and not metrics_secure:
+        if opts.metrics_cert_dir is not None and not opts.metrics_secure:
             log.warning(
                 "metrics_cert_dir is ignored: metrics are served over plain HTTP (metrics_secure=False)"
             )
-        self.health_probe_bind_address = opts.health_probe_bind_address
-        self.leader_election = leader_election = opts.leader_election
-        self.leader_election_id = leader_election_id = opts.leader_election_id
-        self.graceful_shutdown_timeout = opts.graceful_shutdown_timeout
-        self.cache_sync_timeout = opts.cache_sync_timeout
-        namespace, sync_period = opts.namespace, opts.sync_period
-        unsafe_disable_deep_copy, field_manager = opts.unsafe_disable_deep_copy, opts.field_manager
-        leader_election_namespace = opts.leader_election_namespace
+        self.transport = RestTransport(config)
+        self.config = self.transport.config
+        self.clock: Clock = opts.clock or REAL_CLOCK
         self.metrics = RuntimeMetrics()
         self.registry = self.metrics.registry
         self.cache = InformerCache(
             self.transport,
-            namespace=namespace,
-            resync_period=sync_period,
-            unsafe_disable_deep_copy=unsafe_disable_deep_copy,
+            namespace=opts.namespace,
+            resync_period=opts.sync_period,
+            unsafe_disable_deep_copy=opts.unsafe_disable_deep_copy,
         )
-        self.api_reader = Client(self.transport, field_manager=field_manager)
-        self.client = CachedClient(self.transport, self.cache, field_manager=field_manager)
+        self.api_reader = Client(self.transport, field_manager=opts.field_manager)
+        self.client = CachedClient(self.transport, self.cache, field_manager=opts.field_manager)
         self.health = HealthChecks()
         # With metrics_secure: TokenReview + SubjectAccessReview of every scrape (uncached client).
-        self.metrics_filter: AuthFilter | None = AuthFilter(self.transport) if metrics_secure else None
+        self.metrics_filter: AuthFilter | None = AuthFilter(self.transport) if opts.metrics_secure else None
         self.metrics_cert_watcher: Any = None  # a certs.CertWatcher with metrics_cert_dir, once started
         self._webhook_server: WebhookServer | None = None
-        self.controllers: list[Controller] = []
-        self._runnables: list[tuple[Any, bool]] = []
+        self.runnables = RunnableGroups()
         self._recorders: dict[str, EventRecorder] = {}
         self.elector: LeaderElector | None = None
-        if leader_election:
-            ns = leader_election_namespace or _in_cluster_namespace() or self.transport.default_namespace
+        if opts.leader_election:
+            ns = opts.leader_election_namespace or _in_cluster_namespace() or self.transport.default_namespace
             self.elector = LeaderElector(
                 self.api_reader,
-                leader_election_id,
+                opts.leader_election_id,
                 ns,
                 identity=opts.leader_identity,
                 lease_duration=opts.lease_duration,
@@ -165,32 +145,36 @@ class Manager:
         self._signals = 0
         self._main: asyncio.Task[Any] | None = None
 
+    @property
+    def controllers(self) -> list[Controller]:
+        return self.runnables.controllers
+
     # -- registration ---------------------------------------------------------------------------------
     def builder(self) -> Builder:
         return Builder(self)
 
     def new_controller(self, name: str, reconciler: Any, **options: Any) -> Controller:
         """A controller registered with this manager (controller.New); add watches with `watch()`."""
-        if any(c.name == name for c in self.controllers):
+        if any(c.name == name for c in self.controllers):  # before Controller() takes the options
             raise ValueError(f"a controller named {name!r} already exists; use named() to pick another")
         ctrl = Controller(
             name,
             reconciler,
             metrics=self.metrics,
             cache=self.cache,
-            cache_sync_timeout=options.pop("cache_sync_timeout", self.cache_sync_timeout),
+            cache_sync_timeout=options.pop("cache_sync_timeout", self.options.cache_sync_timeout),
             clock=options.pop("clock", self.clock),
             **options,
         )
-        self.controllers.append(ctrl)
+        self.runnables.add_controller(ctrl)
         if self._ready.is_set():
-            self._spawn(ctrl.start(), f"controller {name}")
+            self.spawn(ctrl.start(), f"controller {name}")
         return ctrl
 
     def add(self, runnable: Any, *, need_leader_election: bool = True) -> None:
         """Run `runnable` (an async callable, or an object with `async def start()`) while the manager
         runs (after election if `need_leader_election`); it is cancelled on stop."""
-        self._runnables.append((runnable, need_leader_election))
+        self.runnables.add(runnable, need_leader_election=need_leader_election)
 
     def add_healthz_check(self, name: str, check: Checker) -> None:
         self.health.healthz[name] = check
@@ -264,72 +248,78 @@ class Manager:
             self._stop.set()
         self._main = asyncio.current_task()
         self._tasks: list[asyncio.Task[Any]] = []
-        loop = asyncio.get_running_loop()
-        installed = install_signal_handlers and threading.current_thread() is threading.main_thread()
-        if installed:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, self._on_signal, sig)
-        lost = False
         self._runners: list[Any] = []
+        signals = self._install_signal_handlers() if install_signal_handlers else []
+        lost = False
         try:
-            await self._start_servers()
-            log.info("connecting to %s", connection_source(self.transport))
-            await self.cache.start()
-            synced = self._until_stop(self.cache.wait_for_cache_sync(self.cache_sync_timeout))
-            try:
-                if not await synced:
-                    return
-            except TimeoutError:
-                raise CacheSyncTimeout(
-                    f"caches did not sync within {self.cache_sync_timeout:g}s{self._not_synced_report()}"
-                ) from None
-            self._cache_synced.set()
-            # Work that needs no lease starts now, on every replica.
-            for ctrl in self.controllers:
-                if not ctrl.need_leader_election:
-                    await ctrl.start()
-            for runnable, needs_leader in self._runnables:
-                if not needs_leader:
-                    self._spawn(_run(runnable), f"runnable {runnable!r}")
-            if self.elector is not None:
-                self.elector.start()
-                if not await self._until_stop(self.elector.elected.wait()):
-                    return
-            for ctrl in self.controllers:
-                if ctrl.need_leader_election:
-                    await ctrl.start()
-            for runnable, needs_leader in self._runnables:
-                if needs_leader:
-                    self._spawn(_run(runnable), f"runnable {runnable!r}")
+            if not await self.runnables.start(self):
+                return  # stopped before everything started
             self._ready.set()
             log.info("manager started", extra={"controllers": [c.name for c in self.controllers]})
-            waits = [asyncio.ensure_future(self._stop.wait())]
-            if self.elector is not None:
-                waits.append(asyncio.ensure_future(self.elector.lost.wait()))
-            try:
-                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for w in waits:
-                    w.cancel()
-            lost = self.elector is not None and self.elector.lost.is_set()
-            if lost:
-                # Another replica may lead already: stop reconciling now, not after a drain
-                # (controller-runtime stops at once on lost leadership).
-                for ctrl in self.controllers:
-                    if ctrl.need_leader_election:
-                        ctrl.abort()
+            lost = await self._wait_for_stop_or_lost_lease()
         finally:
-            drained = await self._shutdown(drain_timeout=0.0 if lost else self.graceful_shutdown_timeout)
-            if installed:
-                for sig in (signal.SIGTERM, signal.SIGINT):
-                    loop.remove_signal_handler(sig)
+            drained = await self._shutdown(
+                drain_timeout=0.0 if lost else self.options.graceful_shutdown_timeout
+            )
+            for sig in signals:
+                asyncio.get_running_loop().remove_signal_handler(sig)
         if lost:
-            raise LeaderElectionLost(f"leader election lost for lease {self.leader_election_id}")
+            raise LeaderElectionLost(f"leader election lost for lease {self.options.leader_election_id}")
         if not drained:
             raise ShutdownTimeout(
                 f"in-flight reconciles ran past graceful_shutdown_timeout "
-                f"({self.graceful_shutdown_timeout:g}s) and were cancelled"
+                f"({self.options.graceful_shutdown_timeout:g}s) and were cancelled"
             )
+
+    def _install_signal_handlers(self) -> list[signal.Signals]:
+        if threading.current_thread() is not threading.main_thread():
+            return []
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_signal, sig)
+        return [signal.SIGTERM, signal.SIGINT]
+
+    # -- the manager's steps of RunnableGroups.start --------------------------------------------------
+    async def start_caches(self) -> bool:
+        """Start the caches and wait for them to sync; False when a stop came first."""
+        log.info("connecting to %s", connection_source(self.transport))
+        await self.cache.start()
+        timeout = self.options.cache_sync_timeout
+        try:
+            if not await self._until_stop(self.cache.wait_for_cache_sync(timeout)):
+                return False
+        except TimeoutError:
+            raise CacheSyncTimeout(
+                f"caches did not sync within {timeout:g}s{self._not_synced_report()}"
+            ) from None
+        self._cache_synced.set()
+        return True
+
+    async def elect(self) -> bool:
+        """Lead (at once without leader election); False when a stop came first."""
+        if self.elector is None:
+            return True
+        self.elector.start()
+        return await self._until_stop(self.elector.elected.wait())
+
+    async def _wait_for_stop_or_lost_lease(self) -> bool:
+        """Run until stop or a lost lease; True when the lease was lost."""
+        assert self._stop is not None
+        waits = [asyncio.ensure_future(self._stop.wait())]
+        if self.elector is not None:
+            waits.append(asyncio.ensure_future(self.elector.lost.wait()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        lost = self.elector is not None and self.elector.lost.is_set()
+        if lost:
+            # Another replica may lead already: stop reconciling now, not after a drain
+            # (controller-runtime stops at once on lost leadership).
+            for ctrl in self.runnables.leader_controllers():
+                ctrl.abort()
+        return lost
 
     async def _until_stop(self, aw: Any) -> bool:
         """Await `aw` unless stop comes first; True when `aw` finished (and returned truthy or None)."""
@@ -357,12 +347,13 @@ class Manager:
             log.warning("received %s again, stopping now", sig.name)
             self._main.cancel()
 
-    def _spawn(self, coro: Any, name: str) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+        """Run `coro` as a task of this manager (cancelled on stop; a failure is logged)."""
         task = asyncio.create_task(coro, name=name)
         self._tasks.append(task)
         task.add_done_callback(_log_failure)
 
-    async def _start_servers(self) -> None:
+    async def start_servers(self) -> None:
         # Webhooks first: a conversion webhook must answer before the caches can list converted kinds.
         if self._webhook_server is not None and self._webhook_server.paths():
             await self._webhook_server.start_serving()
@@ -372,24 +363,25 @@ class Manager:
             self.health_address = site[1]
             log.info("serving health probes", extra={"address": f"{site[1][0]}:{site[1][1]}"})
         tls = None
-        if self.metrics_secure and self.metrics_bind_address not in ("0", ""):
+        opts = self.options
+        if opts.metrics_secure and opts.metrics_bind_address not in ("0", ""):
             from pyscaffold_op.runtime.certs.certs import CertWatcher, server_context
 
-            tls = server_context(self.metrics_cert_dir)
-            if self.metrics_cert_dir is not None:
-                self.metrics_cert_watcher = CertWatcher(tls, self.metrics_cert_dir)
-                self._spawn(self.metrics_cert_watcher.run(), "metrics certificate watcher")
+            tls = server_context(opts.metrics_cert_dir)
+            if opts.metrics_cert_dir is not None:
+                self.metrics_cert_watcher = CertWatcher(tls, opts.metrics_cert_dir)
+                self.spawn(self.metrics_cert_watcher.run(), "metrics certificate watcher")
         site = await self._bind("metrics_bind_address", self._metrics_app(), tls)
         if site is not None:
             self._runners.append(site[0])
             self.metrics_address = site[1]
             log.info(
                 "serving metrics",
-                extra={"address": f"{site[1][0]}:{site[1][1]}", "secure": self.metrics_secure},
+                extra={"address": f"{site[1][0]}:{site[1][1]}", "secure": opts.metrics_secure},
             )
 
     async def _bind(self, option: str, app: Any, tls: Any = None) -> Any:
-        address = getattr(self, option)
+        address = getattr(self.options, option)
         try:
             return await start_site(app, address, tls)
         except OSError as err:
@@ -491,13 +483,6 @@ async def _cancel_all(tasks: list[asyncio.Task[Any]], timeout: float) -> None:  
     _done, pending = await asyncio.wait(tasks, timeout=timeout)
     for task in pending:
         log.warning("%s did not stop within the graceful shutdown timeout", task.get_name())
-
-
-async def _run(runnable: Any) -> None:
-    fn: Callable[[], Any] = getattr(runnable, "start", runnable)
-    result = fn()
-    if inspect.isawaitable(result):
-        await result
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:
