@@ -20,7 +20,7 @@ from pyscaffold_op.models.apps_v1 import Deployment, DeploymentSpec
 from pyscaffold_op.models.core_v1 import ConfigMap, Container, ContainerPort, Pod, PodSpec, PodTemplateSpec
 from pyscaffold_op.models.meta_v1 import LabelSelector
 from pyscaffold_op.runtime import Client, NotFound, Request, controllerutil
-from pyscaffold_op.runtime.objects.kinds import MixedModelsError
+from pyscaffold_op.runtime.adapters.lightkube import MixedModelsError
 from pyscaffold_op.testing import eventually
 
 from .conftest import make_manager

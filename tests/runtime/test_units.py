@@ -39,8 +39,9 @@ from pyscaffold_op.runtime import (
     objmeta,
     or_,
 )
+from pyscaffold_op.runtime.adapters.lightkube import from_exception
 from pyscaffold_op.runtime.cache.store import Indexer
-from pyscaffold_op.runtime.client.errors import ApiError, error_for, from_exception
+from pyscaffold_op.runtime.client.errors import ApiError, error_for
 from pyscaffold_op.runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyscaffold_op.runtime.log import reconcile_context, setup_logging
 from pyscaffold_op.runtime.objects.kinds import info_for, replace_contents

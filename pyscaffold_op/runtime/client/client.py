@@ -1,4 +1,4 @@
-"""`Client`: typed CRUD against the API server for CustomResource subclasses and lightkube models.
+"""`Client`: typed CRUD against the API server for `KubeObject`s (CustomResources and built-in models).
 
 Mirrors controller-runtime's client.Client. Objects passed to create/update are filled in place with the
 server's answer (uid, resourceVersion, defaults), as the Go client does, and returned for convenience.

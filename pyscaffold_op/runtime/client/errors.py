@@ -1,7 +1,7 @@
 """Typed API errors, mapped from HTTP status codes (and the Status body's reason when there is one).
 
-lightkube and httpx report failures as `httpx.HTTPStatusError`/`ApiError` with a body that is not always
-JSON, so everything here keys on the status code first, as client-go's `apierrors` does.
+A response body is not always a JSON Status (a proxy's HTML page, an empty body), so everything here
+keys on the status code first, as client-go's `apierrors` does.
 """
 
 from __future__ import annotations
@@ -144,18 +144,6 @@ def error_for(code: int, body: bytes | str | dict[str, Any] | None = None) -> Ap
         cls = ApiError
     message = str(status.get("message") or "").strip()
     return cls(message, code=code, reason=reason, details=status.get("details"), body=status or body)
-
-
-def from_exception(err: BaseException) -> BaseException:
-    """Map an `httpx.HTTPStatusError` (lightkube's ApiError is one) to our typed error; others unchanged."""
-    response = getattr(err, "response", None)
-    if response is not None and getattr(response, "status_code", None):
-        try:
-            body = response.content
-        except Exception:  # a streamed response that was never read
-            body = None
-        return error_for(response.status_code, body)
-    return err
 
 
 def is_too_large_resource_version(err: BaseException) -> bool:

@@ -10,9 +10,9 @@ string on a kept-alive asyncio Protocol and a response parsed in place cost a fr
 (docs/benchmarks.md, *stop 22*). A kubeconfig's `proxy-url` still goes through aiohttp
 (`rest_proxy.py`): forward proxies and CONNECT tunnels are its job, not ours.
 
-Why not lightkube's `AsyncClient`: its watch has no bookmark parameter and restarts without relisting,
-and its error bodies are not always decoded; the informer needs exact HTTP semantics (status codes,
-resourceVersion, allowWatchBookmarks).
+Why not an existing Python client's: the one pyop used had no watch bookmark parameter, restarted
+without relisting and did not always decode error bodies (docs/design.md); the informer needs exact
+HTTP semantics (status codes, resourceVersion, allowWatchBookmarks).
 """
 
 from __future__ import annotations

@@ -110,64 +110,17 @@ class RestConfig:
                 raise ConfigError(f"client certificate for {self.server}: {err}") from err
         return ctx
 
-    @classmethod
-    def from_lightkube(cls, config: Any) -> RestConfig:
-        """A `lightkube.KubeConfig` or `SingleConfig`, read by attribute (lightkube is not imported)."""
-        single = config.get() if hasattr(config, "get") else config
-        cluster, user = single.cluster, single.user
-        base = Path(single.fname).parent if getattr(single, "fname", None) else None
-
-        def path(value: str | None) -> str | None:
-            if value is None or base is None or Path(value).is_absolute():
-                return value
-            return str(base / value)
-
-        def data(value: str | None) -> bytes | None:
-            import base64
-
-            return base64.b64decode(value) if value else None
-
-        return cls(
-            server=cluster.server,
-            namespace=single.namespace or "default",
-            ca_data=data(cluster.certificate_auth_data),
-            ca_file=path(cluster.certificate_auth),
-            insecure=bool(cluster.insecure),
-            tls_server_name=getattr(cluster, "tls_server_name", None),
-            proxy_url=getattr(cluster, "proxy_url", None),
-            cert_data=data(getattr(user, "client_cert_data", None)),
-            cert_file=path(getattr(user, "client_cert", None)),
-            key_data=data(getattr(user, "client_key_data", None)),
-            key_file=path(getattr(user, "client_key", None)),
-            token=getattr(user, "token", None),
-            token_file=path(getattr(user, "token_file", None)),
-            exec=_lightkube_exec(getattr(user, "exec", None), path),
-            username=getattr(user, "username", None),
-            password=getattr(user, "password", None),
-            source_file=str(single.fname) if getattr(single, "fname", None) else None,
-            context_name=getattr(single, "context_name", None),
-        )
-
-
-def _lightkube_exec(plugin: Any, path: Any) -> ExecConfig | None:
-    if plugin is None:
-        return None
-    command = plugin.command
-    return ExecConfig(
-        command=path(command) if "/" in command else command,
-        api_version=plugin.apiVersion,
-        args=tuple(plugin.args or ()),
-        env=tuple((e.name, e.value) for e in plugin.env or ()),
-        install_hint=plugin.installHint or "",
-    )
-
 
 def as_rest_config(config: Any) -> RestConfig:
-    """`config` as a RestConfig: one already, or lightkube's (detected by module name)."""
+    """`config` as a RestConfig: one already, or another library's, converted by its adapter."""
     if isinstance(config, RestConfig):
         return config
-    if type(config).__module__.startswith("lightkube."):
-        return RestConfig.from_lightkube(config)
-    raise TypeError(
-        f"expected a RestConfig (from pyscaffold_op.runtime.load_config()), got {type(config).__name__}"
-    )
+    from pyscaffold_op.runtime.adapters import adapter_for
+
+    try:
+        adapter = adapter_for(config)
+    except TypeError:
+        raise TypeError(
+            f"expected a RestConfig (from pyscaffold_op.runtime.load_config()), got {type(config).__name__}"
+        ) from None
+    return adapter.rest_config(config)

@@ -1,6 +1,6 @@
 """Helpers reconcilers use all the time (pkg/controller/controllerutil).
 
-Works on our pydantic CustomResources and lightkube models (and generic dict resources) alike.
+Works on pyop's typed objects and on dicts alike (and other libraries' through runtime.adapters).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Resource information for a kind class: where it lives in the API and how to (de)serialize it.
 
-One thin adapter over the three kinds of classes the client accepts: our pydantic `KubeObject`s (the
-user's `CustomResource` subclasses and the built-in models of `pyscaffold_op.models`), lightkube's typed
-models (`lightkube.resources.core_v1.Pod`, msgspec structs) and lightkube generic resources (dict
-subclasses). A lightkube object holding a pydantic model (or the reverse) is refused with the fix.
-Decoding goes straight from bytes (pydantic-core or msgspec), which is what keeps a 10,000-object list
-cheap.
+The kinds the runtime knows are pyop's pydantic `KubeObject`s (the user's `CustomResource` subclasses
+and the built-in models of `pyscaffold_op.models`); another library's kind classes come through their
+adapter (`pyscaffold_op.runtime.adapters`), which subclasses `ResourceInfo`. Decoding goes straight
+from bytes (pydantic-core), which is what keeps a 10,000-object list cheap.
 """
 
 from __future__ import annotations
@@ -22,41 +20,7 @@ from pyscaffold_op.apimachinery import KubeObject
 _decode = msgspec.json.decode
 
 
-def typed_module(group: str, version: str) -> str:
-    """The `pyscaffold_op.models` module of a built-in group/version (`apps`, `v1` -> `apps_v1`)."""
-    return f"pyscaffold_op.models.{group.split('.')[0] or 'core'}_{version}"
-
-
-class MixedModelsError(TypeError):
-    """A lightkube object holds one of pyop's pydantic models, or a pyop model holds a lightkube one."""
-
-
-def mixed_lightkube(holder: Any, value: Any, where: str) -> MixedModelsError:
-    info = getattr(type(holder), "_api_info", None)
-    kind = type(holder).__name__
-    typed = (
-        f"{typed_module(info.resource.group, info.resource.version)}.{kind}"
-        if info
-        else "pyscaffold_op.models"
-    )
-    return MixedModelsError(
-        f"lightkube {kind} holds pyop's {type(value).__name__} (pydantic) at {where}: build the object "
-        f"from the typed models ({typed}, which use pyop's ObjectMeta), or keep it all lightkube "
-        f"(lightkube.models.meta_v1.ObjectMeta)"
-    )
-
-
-def _enc_hook(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        raise MixedModelsError(
-            f"a lightkube object holds pyop's {type(value).__name__} (pydantic): build the whole object "
-            "from pyscaffold_op.models (typed models), or use only lightkube.models inside it"
-        )
-    raise TypeError(f"Encoding objects of type {type(value).__name__} is unsupported")
-
-
-def _encode(obj: Any) -> bytes:
-    return msgspec.json.encode(obj, enc_hook=_enc_hook)
+_encode = msgspec.json.encode
 
 
 class _ListMeta(msgspec.Struct):
@@ -90,7 +54,6 @@ class ResourceInfo:
     kind: str
     plural: str
     namespaced: bool
-    shape: str  # "pydantic" | "struct" | "dict"
 
     @property
     def api_version(self) -> str:
@@ -114,13 +77,9 @@ class ResourceInfo:
         return "/".join(parts)
 
     # -- decoding ---------------------------------------------------------------------------------
+    # The methods below are for KubeObject classes (info_for); an adapter's subclass has its own.
     def decode(self, data: bytes | msgspec.Raw) -> Any:
-        if self.shape == "pydantic":
-            # shape "pydantic" is only given to KubeObject subclasses (info_for)
-            return cast("type[BaseModel]", self.cls).model_validate_json(bytes(data))
-        if self.shape == "struct":
-            return _decode(data, type=self.cls)
-        return self.cls(_decode(data))
+        return cast("type[BaseModel]", self.cls).model_validate_json(bytes(data))
 
     def split_list(self, data: bytes) -> tuple[list[bytes], str, str | None]:
         """(each item's JSON, resourceVersion, continue token) of a list response, items undecoded."""
@@ -138,7 +97,7 @@ class ResourceInfo:
     def to_dict(self, obj: Any) -> dict[str, Any]:
         if isinstance(obj, KubeObject):
             return obj.to_dict()
-        out = dict(obj) if isinstance(obj, dict) else msgspec.to_builtins(obj, enc_hook=_enc_hook)
+        out = dict(obj)  # a dict (an object without its model)
         out.setdefault("apiVersion", self.api_version)
         out.setdefault("kind", self.kind)
         if out.get("apiVersion") is None:
@@ -150,20 +109,11 @@ class ResourceInfo:
     def encode(self, obj: Any) -> bytes:
         if isinstance(obj, KubeObject):
             return _encode(obj.to_dict())
-        if self.shape == "struct" and isinstance(obj, msgspec.Struct):
-            if getattr(obj, "apiVersion", None) is None or getattr(obj, "kind", None) is None:
-                kind_struct: Any = obj  # a lightkube model: a Struct with apiVersion and kind fields
-                kind_struct.apiVersion, kind_struct.kind = self.api_version, self.kind
-            return _encode(obj)
         return _encode(self.to_dict(obj))
 
     def copy(self, obj: Any) -> Any:
         """A deep copy, so readers of the cache can never change what the informer holds."""
-        if self.shape == "struct":
-            return _decode(_encode(obj), type=self.cls)
-        if self.shape == "pydantic":
-            return obj.model_copy(deep=True)
-        return self.cls(_decode(_encode(obj)))
+        return obj.model_copy(deep=True)
 
 
 def decode_watch_event(line: bytes) -> tuple[str, msgspec.Raw]:
@@ -184,23 +134,10 @@ def info_for(cls: type) -> ResourceInfo:
         gvk = getattr(cls, "gvk", None)
         if gvk is None:
             raise TypeError(f"{cls.__name__} has no gvk: not a concrete kind (CustomResource or built-in)")
-        return ResourceInfo(
-            cls, gvk.group, gvk.version, gvk.kind, cls.plural, bool(cls.namespaced), "pydantic"
-        )
-    api = getattr(cls, "_api_info", None)
-    if api is None:
-        raise TypeError(
-            f"{cls!r} is not a kind class: use a CustomResource subclass, a built-in model of "
-            "pyscaffold_op.models (core_v1.Pod, apps_v1.Deployment, ...) or a lightkube resource class"
-        )
-    from lightkube.core import resource as lk
+        return ResourceInfo(cls, gvk.group, gvk.version, gvk.kind, cls.plural, bool(cls.namespaced))
+    from pyscaffold_op.runtime.adapters import adapter_for
 
-    if api.parent is not None:
-        raise TypeError(f"{cls.__name__} is a subresource; pass the main resource class")
-    namespaced = issubclass(cls, lk.NamespacedResource)
-    shape = "struct" if issubclass(cls, msgspec.Struct) else "dict"
-    r = api.resource
-    return ResourceInfo(cls, r.group, r.version, r.kind, api.plural, namespaced, shape)
+    return adapter_for(cls, "a kind class").info_for(cls)
 
 
 def info_of(obj_or_cls: Any) -> ResourceInfo:
@@ -220,5 +157,6 @@ def replace_contents(target: Any, source: Any) -> None:
         target.clear()
         target.update(source)
     else:
-        for field in target.__struct_fields__:
-            setattr(target, field, getattr(source, field))
+        from pyscaffold_op.runtime.adapters import adapter_for
+
+        adapter_for(target).replace_contents(target, source)

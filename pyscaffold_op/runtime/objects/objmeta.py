@@ -1,12 +1,12 @@
-"""Uniform access to metadata of the three object shapes the runtime handles.
+"""Uniform access to the metadata of the object shapes the runtime handles.
 
-* our pydantic `KubeObject`s: `CustomResource`s and the built-in models of `pyscaffold_op.models`
+* pyop's typed `KubeObject`s: `CustomResource`s and the built-in models of `pyscaffold_op.models`
   (snake_case: `metadata.resource_version`, `owner_references`, ...)
-* lightkube's msgspec models (camelCase: `metadata.resourceVersion`, `ownerReferences`, ...)
-* lightkube generic resources and plain dicts (`obj["metadata"]["resourceVersion"]`)
+* untyped objects, plain dicts as the server sends them (`obj["metadata"]["resourceVersion"]`)
+* another library's objects, through its adapter (`pyscaffold_op.runtime.adapters`)
 
 Handlers, predicates, the cache and controllerutil all go through these functions, so none of them
-cares which shape it was given.
+cares which shape it was given. (The informer's `RawObject` reads its metadata itself: rawobj.py.)
 """
 
 # No `from __future__ import annotations` here: it would bind the name `annotations`, which is one of
@@ -19,7 +19,7 @@ from pyscaffold_op.apimachinery import KubeObject
 from pyscaffold_op.apimachinery import ObjectMeta as PydanticMeta
 from pyscaffold_op.apimachinery import OwnerReference as PydanticOwnerRef
 
-# snake_case attribute -> camelCase wire / lightkube attribute
+# snake_case attribute -> camelCase wire name
 _CAMEL = {
     "resource_version": "resourceVersion",
     "owner_references": "ownerReferences",
@@ -58,46 +58,41 @@ class OwnerRef:
         return out
 
 
-def _meta(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        meta = obj.get("metadata")
-        if meta is None:
-            meta = obj["metadata"] = {}
-        return meta
-    meta = obj.metadata
+def _dict_meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
     if meta is None:
-        meta = _new_meta(obj)
-        obj.metadata = meta
-    elif isinstance(meta, PydanticMeta) and not isinstance(obj, KubeObject):
-        from pyscaffold_op.runtime.objects.kinds import mixed_lightkube
-
-        raise mixed_lightkube(obj, meta, ".metadata")
+        meta = obj["metadata"] = {}
     return meta
 
 
-def _new_meta(obj: Any) -> Any:
-    from lightkube.models.meta_v1 import ObjectMeta as LightkubeMeta
+def _typed_meta(obj: KubeObject) -> PydanticMeta:
+    meta = obj.metadata
+    if meta is None:
+        meta = obj.metadata = PydanticMeta()
+    return meta
 
-    return LightkubeMeta()
+
+def _adapter(obj: Any) -> Any:
+    from pyscaffold_op.runtime.adapters import adapter_for
+
+    return adapter_for(obj)
 
 
 def get_field(obj: Any, snake: str) -> Any:
-    meta = _meta(obj)
-    if isinstance(meta, dict):
-        return meta.get(_CAMEL.get(snake, snake))
-    if isinstance(meta, PydanticMeta):
-        return getattr(meta, snake, None)
-    return getattr(meta, _CAMEL.get(snake, snake), None)
+    if isinstance(obj, KubeObject):
+        return getattr(_typed_meta(obj), snake, None)
+    if isinstance(obj, dict):
+        return _dict_meta(obj).get(_CAMEL.get(snake, snake))
+    return _adapter(obj).get_field(obj, snake)
 
 
 def set_field(obj: Any, snake: str, value: Any) -> None:
-    meta = _meta(obj)
-    if isinstance(meta, dict):
-        meta[_CAMEL.get(snake, snake)] = value
-    elif isinstance(meta, PydanticMeta):
-        setattr(meta, snake, value)
+    if isinstance(obj, KubeObject):
+        setattr(_typed_meta(obj), snake, value)
+    elif isinstance(obj, dict):
+        _dict_meta(obj)[_CAMEL.get(snake, snake)] = value
     else:
-        setattr(meta, _CAMEL.get(snake, snake), value)
+        _adapter(obj).set_field(obj, snake, value)
 
 
 def name(obj: Any) -> str:
@@ -139,77 +134,48 @@ def finalizers(obj: Any) -> list[str]:
 
 
 def set_finalizers(obj: Any, values: list[str]) -> None:
-    set_field(obj, "finalizers", list(values) if values or _is_pydantic(obj) else None)
+    set_field(obj, "finalizers", list(values) if values or isinstance(obj, KubeObject) else None)
 
 
 def deletion_timestamp(obj: Any) -> Any:
     return get_field(obj, "deletion_timestamp")
 
 
-def _is_pydantic(obj: Any) -> bool:
-    return not isinstance(obj, dict) and isinstance(getattr(obj, "metadata", None), PydanticMeta)
-
-
 def owner_references(obj: Any) -> list[OwnerRef]:
-    refs = get_field(obj, "owner_references") or []
-    out = []
-    for ref in refs:
-        if isinstance(ref, dict):
-            out.append(
-                OwnerRef(
-                    ref.get("apiVersion", ""),
-                    ref.get("kind", ""),
-                    ref.get("name", ""),
-                    ref.get("uid", ""),
-                    bool(ref.get("controller")),
-                    bool(ref.get("blockOwnerDeletion")),
-                )
+    if isinstance(obj, KubeObject):
+        return [
+            OwnerRef(
+                ref.api_version,
+                ref.kind,
+                ref.name,
+                ref.uid,
+                bool(ref.controller),
+                bool(ref.block_owner_deletion),
             )
-        elif isinstance(ref, PydanticOwnerRef):
-            out.append(
-                OwnerRef(
-                    ref.api_version,
-                    ref.kind,
-                    ref.name,
-                    ref.uid,
-                    bool(ref.controller),
-                    bool(ref.block_owner_deletion),
-                )
+            for ref in _typed_meta(obj).owner_references or []
+        ]
+    if isinstance(obj, dict):
+        return [
+            OwnerRef(
+                ref.get("apiVersion", ""),
+                ref.get("kind", ""),
+                ref.get("name", ""),
+                ref.get("uid", ""),
+                bool(ref.get("controller")),
+                bool(ref.get("blockOwnerDeletion")),
             )
-        else:  # lightkube meta_v1.OwnerReference
-            out.append(
-                OwnerRef(
-                    ref.apiVersion,
-                    ref.kind,
-                    ref.name,
-                    ref.uid,
-                    bool(ref.controller),
-                    bool(ref.blockOwnerDeletion),
-                )
-            )
-    return out
+            for ref in _dict_meta(obj).get("ownerReferences") or []
+        ]
+    return list(_adapter(obj).owner_references(obj))
 
 
 def set_owner_references(obj: Any, refs: list[OwnerRef]) -> None:
-    meta = _meta(obj)
-    if isinstance(meta, dict):
-        meta["ownerReferences"] = [r.to_dict() for r in refs]
-    elif isinstance(meta, PydanticMeta):
-        meta.owner_references = [PydanticOwnerRef.model_validate(r.to_dict()) for r in refs]
+    if isinstance(obj, KubeObject):
+        _typed_meta(obj).owner_references = [PydanticOwnerRef.model_validate(r.to_dict()) for r in refs]
+    elif isinstance(obj, dict):
+        _dict_meta(obj)["ownerReferences"] = [r.to_dict() for r in refs]
     else:
-        from lightkube.models.meta_v1 import OwnerReference as LightkubeOwnerRef
-
-        meta.ownerReferences = [
-            LightkubeOwnerRef(
-                apiVersion=r.api_version,
-                kind=r.kind,
-                name=r.name,
-                uid=r.uid,
-                controller=r.controller or None,
-                blockOwnerDeletion=r.block_owner_deletion or None,
-            )
-            for r in refs
-        ] or None
+        _adapter(obj).set_owner_references(obj, refs)
 
 
 def controller_of(obj: Any) -> OwnerRef | None:
