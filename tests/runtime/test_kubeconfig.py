@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pyscaffold_op.runtime import ConfigError, RestConfig, in_cluster_config, load_config
+from pyscaffold_op.runtime import ConfigError, in_cluster_config, load_config
 from pyscaffold_op.runtime.client.credentials import TokenFile, credentials_for
 
 from .kubeconfig_helpers import write_kubeconfig
@@ -209,23 +209,3 @@ def test_yaml_1_1_booleans_data_fields_and_a_missing_user(tmp_path: Path) -> Non
     assert cfg.server == "https://10.0.0.1:6443"  # a bare host:port is https
     assert cfg.token is None and cfg.exec is None  # a user no file defines: anonymous, as in client-go
     assert load_config(kc, context="second").ca_data == b"PEM"
-
-
-def test_lightkube_config_is_converted_when_lightkube_is_installed(tmp_path: Path) -> None:
-    lightkube = pytest.importorskip("lightkube")
-    from lightkube.config.models import Cluster, User
-
-    from pyscaffold_op.runtime.client.restconfig import as_rest_config
-
-    config = lightkube.KubeConfig.from_one(
-        cluster=Cluster(server="https://lk:6443", certificate_auth="ca.crt"),
-        user=User(token="lk-token"),
-        namespace="ns",
-        fname=tmp_path / "kubeconfig",
-    )
-    cfg = as_rest_config(config)
-    assert isinstance(cfg, RestConfig)
-    assert (cfg.server, cfg.token, cfg.namespace) == ("https://lk:6443", "lk-token", "ns")
-    assert cfg.ca_file == str(tmp_path / "ca.crt")
-    with pytest.raises(TypeError, match="expected a RestConfig"):
-        as_rest_config({"server": "x"})

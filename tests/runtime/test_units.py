@@ -7,11 +7,10 @@ import io
 import json
 import logging
 
-import httpx2 as httpx
 import pytest
 from lightkube.models.core_v1 import PodStatus
 from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import ConfigMap, Namespace, Pod
+from lightkube.resources.core_v1 import ConfigMap, Pod
 
 from pyscaffold_op.runtime import (
     AlreadyExists,
@@ -39,7 +38,6 @@ from pyscaffold_op.runtime import (
     objmeta,
     or_,
 )
-from pyscaffold_op.runtime.adapters.lightkube import from_exception
 from pyscaffold_op.runtime.cache.store import Indexer
 from pyscaffold_op.runtime.client.errors import ApiError, error_for
 from pyscaffold_op.runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
@@ -96,17 +94,6 @@ def test_error_mapping_by_status_and_reason() -> None:
     assert "not found" in str(err) and err.code == 404
 
 
-def test_httpx_status_errors_map_by_code() -> None:
-    req = httpx.Request("GET", "http://x/api")
-    resp = httpx.Response(
-        404, request=req, content=b"<html>nope</html>", headers={"Content-Type": "text/html"}
-    )
-    mapped = from_exception(httpx.HTTPStatusError("x", request=req, response=resp))
-    assert isinstance(mapped, NotFound)
-    other = ValueError("x")
-    assert from_exception(other) is other
-
-
 def test_ignore_not_found() -> None:
     assert ignore_not_found(NotFound()) is None
     assert ignore_not_found(None) is None
@@ -159,15 +146,6 @@ def test_raw_indexer_decodes_a_new_object_per_read() -> None:
 
 
 # -- metadata access across model libraries ------------------------------------------------------------------
-
-
-def test_objmeta_on_pydantic_lightkube_and_dict() -> None:
-    pod = Pod(metadata=ObjectMeta(name="p", namespace="n", labels={"a": "b"}, resourceVersion="7"))
-    w = widget("w", "n", app="x")
-    d = {"metadata": {"name": "d", "namespace": "n", "generation": 3}}
-    assert objmeta.key(pod) == "n/p" and objmeta.resource_version(pod) == "7"
-    assert objmeta.labels(w) == {"app": "x"} and objmeta.generation(d) == 3
-    assert objmeta.key(Namespace(metadata=ObjectMeta(name="x"))) == "x"
 
 
 def test_replace_contents_fills_the_callers_object() -> None:
@@ -320,27 +298,6 @@ async def test_map_func_handler_sync_and_async() -> None:
 
 
 # -- controllerutil ------------------------------------------------------------------------------------------
-
-
-def test_set_controller_reference_on_pydantic_and_lightkube() -> None:
-    owner = owned_widget("u1")
-    child = widget("child")
-    controllerutil.set_controller_reference(owner, child)
-    ref = child.metadata.owner_references[0]
-    assert (ref.api_version, ref.kind, ref.name, ref.uid, ref.controller, ref.block_owner_deletion) == (
-        "test.pyop.io/v1",
-        "Widget",
-        "owner",
-        "u1",
-        True,
-        True,
-    )
-    controllerutil.set_controller_reference(owner, child)  # idempotent
-    assert len(child.metadata.owner_references) == 1
-    pod = Pod(metadata=ObjectMeta(name="p", namespace="default"))
-    controllerutil.set_controller_reference(owner, pod)
-    assert pod.metadata.ownerReferences[0].controller is True
-    assert pod.to_dict()["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] is True
 
 
 def test_set_controller_reference_refusals() -> None:
