@@ -1,5 +1,5 @@
 """The runtime with the typed built-in models (`pyscaffold_op.models`): client, cache, owns(),
-controllerutil, and the clear errors when pyop's and lightkube's models are mixed."""
+controllerutil (mixing them with lightkube's: tests/runtime/adapters/test_lightkube.py)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,9 @@ import json
 import logging
 
 import pytest
-from lightkube.models.core_v1 import PodStatus
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import ConfigMap, Pod
 
+from pyscaffold_op.apimachinery import ObjectMeta
+from pyscaffold_op.models.core_v1 import ConfigMap, Pod, PodStatus
 from pyscaffold_op.runtime import (
     AlreadyExists,
     AnnotationChanged,
@@ -216,14 +215,14 @@ def test_ignore_status_changes_drops_only_status_writes() -> None:
     assert keep.update(UpdateEvent(old, finalized))
     assert keep.update(UpdateEvent(old, old))  # a resync replays the same object: reconcile
     assert keep.create(CreateEvent(old)) and keep.delete(DeleteEvent(old))
-    # dicts (lightkube generic resources) and msgspec structs compare the same way
+    # dicts and typed built-in models compare the same way
     d_old = {"metadata": {"name": "a", "resourceVersion": "1"}, "data": {"k": "v"}, "status": {}}
     d_status = {"metadata": {"name": "a", "resourceVersion": "2"}, "data": {"k": "v"}, "status": {"p": 1}}
     d_data = {"metadata": {"name": "a", "resourceVersion": "2"}, "data": {"k": "w"}}
     assert not keep.update(UpdateEvent(d_old, d_status)) and keep.update(UpdateEvent(d_old, d_data))
-    p_old = Pod(metadata=ObjectMeta(name="p", resourceVersion="1"))
-    p_status = Pod(metadata=ObjectMeta(name="p", resourceVersion="2"), status=PodStatus(phase="Running"))
-    p_label = Pod(metadata=ObjectMeta(name="p", resourceVersion="2", labels={"a": "b"}))
+    p_old = Pod(metadata=ObjectMeta(name="p", resource_version="1"))
+    p_status = Pod(metadata=ObjectMeta(name="p", resource_version="2"), status=PodStatus(phase="Running"))
+    p_label = Pod(metadata=ObjectMeta(name="p", resource_version="2", labels={"a": "b"}))
     assert not keep.update(UpdateEvent(p_old, p_status)) and keep.update(UpdateEvent(p_old, p_label))
 
 
