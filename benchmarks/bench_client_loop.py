@@ -37,8 +37,8 @@ BODY = b'{"status":{"observed":1,"handledAt":2.5}}'
 
 async def requests(port: int, n: int, method: str) -> float:
     """CPU µs per request for n requests, 8 in flight, after a warm-up."""
-    from pyscaffold_op.runtime.rest import RestTransport
-    from pyscaffold_op.runtime.restconfig import RestConfig
+    from pyscaffold_op.runtime.client.rest import RestTransport
+    from pyscaffold_op.runtime.client.restconfig import RestConfig
 
     transport = RestTransport(RestConfig(server=f"http://127.0.0.1:{port}"))
     merge = "application/merge-patch+json"

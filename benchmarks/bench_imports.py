@@ -30,13 +30,13 @@ CASES: dict[str, str] = {
     "pyop --help": "import sys; sys.argv = ['pyop', '--help']\n"
     "from pyscaffold_op.cli import main\ntry: main()\nexcept SystemExit: pass",
     "at manager (__main__ imports)": "import programming_kubernetes.__main__",
-    "lightkube core_v1 + apps_v1 + runtime.manager": "import pyscaffold_op.runtime.manager, "
+    "lightkube core_v1 + apps_v1 + runtime.manager": "import pyscaffold_op.runtime.manager.manager, "
     "lightkube.resources.core_v1, lightkube.resources.apps_v1",
-    "typed Pod + Deployment + runtime.manager": "import pyscaffold_op.runtime.manager\n"
+    "typed Pod + Deployment + runtime.manager": "import pyscaffold_op.runtime.manager.manager\n"
     "from pyscaffold_op.models.core_v1 import Pod\nfrom pyscaffold_op.models.apps_v1 import Deployment",
-    "typed ConfigMap + runtime.manager": "import pyscaffold_op.runtime.manager\n"
+    "typed ConfigMap + runtime.manager": "import pyscaffold_op.runtime.manager.manager\n"
     "from pyscaffold_op.models.core_v1 import ConfigMap",
-    "every class of typed core_v1 + runtime.manager": "import pyscaffold_op.runtime.manager\n"
+    "every class of typed core_v1 + runtime.manager": "import pyscaffold_op.runtime.manager.manager\n"
     "import pyscaffold_op.models.core_v1 as m\n[getattr(m, n) for n in dir(m) if n[:1].isupper()]",
 }
 

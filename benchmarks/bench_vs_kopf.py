@@ -387,7 +387,7 @@ class Watcher:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        from pyscaffold_op.runtime.kinds import _ListEnvelope
+        from pyscaffold_op.runtime.objects.kinds import _ListEnvelope
 
         path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"
         env = msgspec.json.decode(await self.transport.request("GET", path), type=_ListEnvelope)
@@ -510,8 +510,8 @@ def one_run(framework: str, n: int, samples: int) -> dict[str, float]:
 def cache_bytes_per_object(n: int) -> tuple[float, float]:
     """(JSON bytes, cache bytes) per object: a list of n objects as the server sends them, decoded
     into an informer store the way the runtime's informer fills it."""
-    from pyscaffold_op.runtime.informer import Informer
-    from pyscaffold_op.runtime.kinds import info_for
+    from pyscaffold_op.runtime.cache.informer import Informer
+    from pyscaffold_op.runtime.objects.kinds import info_for
 
     BenchItem = bench_item_model()
 
@@ -519,7 +519,7 @@ def cache_bytes_per_object(n: int) -> tuple[float, float]:
 
     async def fetch() -> bytes:
         from pyscaffold_op.runtime import load_config
-        from pyscaffold_op.runtime.rest import RestTransport
+        from pyscaffold_op.runtime.client.rest import RestTransport
 
         transport = RestTransport(load_config(server.kubeconfig), timeout=120)
         path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"

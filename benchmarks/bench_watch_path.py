@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyscaffold_op.runtime.handler import EnqueueRequestForObject
-from pyscaffold_op.runtime.informer import Informer
-from pyscaffold_op.runtime.kinds import info_for
-from pyscaffold_op.runtime.predicate import IgnoreStatusChanges
-from pyscaffold_op.runtime.source import _InformerAdapter
+from pyscaffold_op.runtime.cache.informer import Informer
+from pyscaffold_op.runtime.controller.handler import EnqueueRequestForObject
+from pyscaffold_op.runtime.controller.predicate import IgnoreStatusChanges
+from pyscaffold_op.runtime.controller.source import _InformerAdapter
+from pyscaffold_op.runtime.objects.kinds import info_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_vs_kopf import bench_item_model

@@ -7,6 +7,7 @@ No `from __future__ import annotations` here: pydantic evaluates a base's string
 for every subclass (a ForwardRef compiled per field per kind), so these are objects.
 """
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple, Self
 
@@ -204,12 +205,14 @@ class KubeObject(KubeModel):
 
     @field_validator("metadata", mode="before")
     @classmethod
-    def _not_lightkube_meta(cls, value: Any) -> Any:
-        if type(value).__module__.startswith("lightkube."):
+    def _pyop_meta_only(cls, value: Any) -> Any:
+        # another model library's ObjectMeta: say which, and the fix, rather than pydantic's type error
+        if value is not None and not isinstance(value, (Mapping, ObjectMeta)):
+            kind = type(value)
             raise ValueError(
-                f"metadata is lightkube's {type(value).__name__}; pyop models take "
+                f"metadata is {kind.__module__}.{kind.__qualname__}; pyop models take "
                 "pyscaffold_op.apimachinery.ObjectMeta (snake_case: ObjectMeta(name=..., "
-                "owner_references=...)), or build the whole object with lightkube's models"
+                "owner_references=...)), or build the whole object with the other library's models"
             )
         return value
 

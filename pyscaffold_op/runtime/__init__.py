@@ -4,6 +4,13 @@ Names resolve lazily (PEP 562), so `import pyscaffold_op.runtime` stays cheap;
 prometheus_client and aiohttp load only when the part needing them is first used.
 
     from pyscaffold_op.runtime import Manager, Request, Result, load_config
+
+The rooms (one concept each; docs/design.md, "Where each concept lives"): `client` (the API client,
+its transport and configuration, API errors), `objects` (the object model the runtime handles: typed
+`KubeObject`s and `RawObject`s, their metadata, `ResourceInfo`), `cache` (informers and their
+stores), `controller` (the reconcile machinery: queue, sources, handlers, predicates, builder),
+`manager` (the manager, its runnable groups, leader election, start diagnosis), `servers` (health,
+metrics and their auth filter), `certs`, `webhook`; `clock`, `log` and `loops` serve every room.
 """
 
 from __future__ import annotations
@@ -11,220 +18,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-_EXPORTS: dict[str, str] = {
-    # request/result
-    "Request": "request",
-    "Result": "request",
-    "Reconciler": "request",
-    "TerminalError": "request",
-    # errors
-    "ApiError": "errors",
-    "NotFound": "errors",
-    "AlreadyExists": "errors",
-    "Conflict": "errors",
-    "Invalid": "errors",
-    "Gone": "errors",
-    "BadRequest": "errors",
-    "Forbidden": "errors",
-    "Unauthorized": "errors",
-    "TooManyRequests": "errors",
-    "ServerError": "errors",
-    "ServerTimeout": "errors",
-    "ConfigError": "errors",
-    "ignore_not_found": "errors",
-    "is_not_found": "errors",
-    "is_conflict": "errors",
-    "is_already_exists": "errors",
-    # config / client
-    "load_config": "config",
-    "in_cluster_config": "config",
-    "RestConfig": "restconfig",
-    "ExecConfig": "restconfig",
-    "Client": "client",
-    "CachedClient": "client",
-    "StatusClient": "client",
-    "new_client": "client",
-    "Reader": "client",
-    "ClientProtocol": "client",
-    # time
-    "Clock": "clock",
-    "RealClock": "clock",
-    "FakeClock": "clock",
-    # queue / rate limiting
-    "Queue": "queue",
-    "DelayingQueue": "queue",
-    "RateLimitingQueue": "queue",
-    "RateLimiter": "ratelimiter",
-    "ItemExponentialFailureRateLimiter": "ratelimiter",
-    "ItemFastSlowRateLimiter": "ratelimiter",
-    "BucketRateLimiter": "ratelimiter",
-    "MaxOfRateLimiter": "ratelimiter",
-    "default_controller_rate_limiter": "ratelimiter",
-    # events, sources, handlers, predicates
-    "CreateEvent": "event",
-    "UpdateEvent": "event",
-    "DeleteEvent": "event",
-    "GenericEvent": "event",
-    "Source": "source",
-    "Kind": "source",
-    "Channel": "source",
-    "EventHandler": "handler",
-    "EnqueueRequestForObject": "handler",
-    "EnqueueRequestForOwner": "handler",
-    "EnqueueRequestsFromMapFunc": "handler",
-    "HandlerFuncs": "handler",
-    "Predicate": "predicate",
-    "Funcs": "predicate",
-    "GenerationChanged": "predicate",
-    "IgnoreStatusChanges": "predicate",
-    "LabelChanged": "predicate",
-    "AnnotationChanged": "predicate",
-    "ResourceVersionChanged": "predicate",
-    "and_": "predicate",
-    "or_": "predicate",
-    "not_": "predicate",
-    "new_predicate_funcs": "predicate",
-    # machinery
-    "Informer": "informer",
-    "InformerCache": "cache",
-    "Indexer": "store",
-    "Controller": "controller",
-    "Builder": "builder",
-    "Manager": "manager",
-    "ManagerOptions": "manager",
-    "LeaderElectionLost": "manager",
-    "ShutdownTimeout": "manager",
-    "CacheSyncTimeout": "startup",
-    "BindError": "startup",
-    "parse_duration": "startup",
-    "LeaderElector": "leader",
-    "EventRecorder": "recorder",
-    "RuntimeMetrics": "metrics",
-    "setup_logging": "log",
-    "AlreadyOwnedError": "controllerutil",
-    "OperationResult": "controllerutil",
-    "ping": "health",
-    "run": "loops",
-}
-_ALIASES = {"HandlerFuncs": "Funcs"}
-_MODULES = {"controllerutil", "objmeta", "predicate", "handler", "source", "event"}
-
-__all__ = [
-    "AlreadyExists",
-    "AlreadyOwnedError",
-    "AnnotationChanged",
-    "ApiError",
-    "BadRequest",
-    "BindError",
-    "BucketRateLimiter",
-    "Builder",
-    "CacheSyncTimeout",
-    "CachedClient",
-    "Channel",
-    "Client",
-    "ClientProtocol",
-    "Clock",
-    "ConfigError",
-    "Conflict",
-    "Controller",
-    "CreateEvent",
-    "DelayingQueue",
-    "DeleteEvent",
-    "EnqueueRequestForObject",
-    "EnqueueRequestForOwner",
-    "EnqueueRequestsFromMapFunc",
-    "EventHandler",
-    "EventRecorder",
-    "ExecConfig",
-    "FakeClock",
-    "Forbidden",
-    "Funcs",
-    "GenerationChanged",
-    "GenericEvent",
-    "Gone",
-    "HandlerFuncs",
-    "IgnoreStatusChanges",
-    "Indexer",
-    "Informer",
-    "InformerCache",
-    "Invalid",
-    "ItemExponentialFailureRateLimiter",
-    "ItemFastSlowRateLimiter",
-    "Kind",
-    "LabelChanged",
-    "LeaderElectionLost",
-    "LeaderElector",
-    "Manager",
-    "ManagerOptions",
-    "MaxOfRateLimiter",
-    "NotFound",
-    "OperationResult",
-    "Predicate",
-    "Queue",
-    "RateLimiter",
-    "RateLimitingQueue",
-    "Reader",
-    "RealClock",
-    "Reconciler",
-    "Request",
-    "ResourceVersionChanged",
-    "RestConfig",
-    "Result",
-    "RuntimeMetrics",
-    "ServerError",
-    "ServerTimeout",
-    "ShutdownTimeout",
-    "Source",
-    "StatusClient",
-    "TerminalError",
-    "TooManyRequests",
-    "Unauthorized",
-    "UpdateEvent",
-    "and_",
-    "controllerutil",
-    "default_controller_rate_limiter",
-    "event",
-    "handler",
-    "ignore_not_found",
-    "in_cluster_config",
-    "is_already_exists",
-    "is_conflict",
-    "is_not_found",
-    "load_config",
-    "new_client",
-    "new_predicate_funcs",
-    "not_",
-    "objmeta",
-    "or_",
-    "parse_duration",
-    "ping",
-    "predicate",
-    "run",
-    "setup_logging",
-    "source",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), _ALIASES.get(name, name))
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
-
-
-if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
-    from pyscaffold_op.runtime import controllerutil, event, handler, objmeta, predicate, source
-    from pyscaffold_op.runtime.builder import Builder
-    from pyscaffold_op.runtime.cache import InformerCache
-    from pyscaffold_op.runtime.client import (
+# The public names, declared once: type checkers and IDEs read this block as imports; at run time
+# `__getattr__` reads it (on the first name asked for) as the table of what to import lazily, and
+# `__all__` is its names.
+if TYPE_CHECKING:
+    from pyscaffold_op.runtime.cache.cache import InformerCache
+    from pyscaffold_op.runtime.cache.informer import Informer
+    from pyscaffold_op.runtime.cache.store import Indexer
+    from pyscaffold_op.runtime.client.client import (
         CachedClient,
         Client,
         ClientProtocol,
@@ -232,11 +33,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         StatusClient,
         new_client,
     )
-    from pyscaffold_op.runtime.clock import Clock, FakeClock, RealClock
-    from pyscaffold_op.runtime.config import in_cluster_config, load_config
-    from pyscaffold_op.runtime.controller import Controller
-    from pyscaffold_op.runtime.controllerutil import AlreadyOwnedError, OperationResult
-    from pyscaffold_op.runtime.errors import (
+    from pyscaffold_op.runtime.client.config import in_cluster_config, load_config
+    from pyscaffold_op.runtime.client.errors import (
         AlreadyExists,
         ApiError,
         BadRequest,
@@ -255,22 +53,21 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         is_conflict,
         is_not_found,
     )
-    from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-    from pyscaffold_op.runtime.handler import (
+    from pyscaffold_op.runtime.client.restconfig import ExecConfig, RestConfig
+    from pyscaffold_op.runtime.clock import Clock, FakeClock, RealClock
+    from pyscaffold_op.runtime.controller import controllerutil, event, handler, predicate, source
+    from pyscaffold_op.runtime.controller.builder import Builder
+    from pyscaffold_op.runtime.controller.controller import Controller
+    from pyscaffold_op.runtime.controller.controllerutil import AlreadyOwnedError, OperationResult
+    from pyscaffold_op.runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+    from pyscaffold_op.runtime.controller.handler import (
         EnqueueRequestForObject,
         EnqueueRequestForOwner,
         EnqueueRequestsFromMapFunc,
         EventHandler,
     )
-    from pyscaffold_op.runtime.handler import Funcs as HandlerFuncs
-    from pyscaffold_op.runtime.health import ping
-    from pyscaffold_op.runtime.informer import Informer
-    from pyscaffold_op.runtime.leader import LeaderElector
-    from pyscaffold_op.runtime.log import setup_logging
-    from pyscaffold_op.runtime.loops import run
-    from pyscaffold_op.runtime.manager import LeaderElectionLost, Manager, ManagerOptions, ShutdownTimeout
-    from pyscaffold_op.runtime.metrics import RuntimeMetrics
-    from pyscaffold_op.runtime.predicate import (
+    from pyscaffold_op.runtime.controller.handler import Funcs as HandlerFuncs
+    from pyscaffold_op.runtime.controller.predicate import (
         AnnotationChanged,
         Funcs,
         GenerationChanged,
@@ -283,8 +80,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         not_,
         or_,
     )
-    from pyscaffold_op.runtime.queue import DelayingQueue, Queue, RateLimitingQueue
-    from pyscaffold_op.runtime.ratelimiter import (
+    from pyscaffold_op.runtime.controller.queue import DelayingQueue, Queue, RateLimitingQueue
+    from pyscaffold_op.runtime.controller.ratelimiter import (
         BucketRateLimiter,
         ItemExponentialFailureRateLimiter,
         ItemFastSlowRateLimiter,
@@ -292,8 +89,65 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         RateLimiter,
         default_controller_rate_limiter,
     )
-    from pyscaffold_op.runtime.request import Reconciler, Request, Result, TerminalError
-    from pyscaffold_op.runtime.restconfig import ExecConfig, RestConfig
-    from pyscaffold_op.runtime.source import Channel, Kind, Source
-    from pyscaffold_op.runtime.startup import BindError, CacheSyncTimeout, parse_duration
-    from pyscaffold_op.runtime.store import Indexer
+    from pyscaffold_op.runtime.controller.recorder import EventRecorder
+    from pyscaffold_op.runtime.controller.request import Reconciler, Request, Result, TerminalError
+    from pyscaffold_op.runtime.controller.source import Channel, Kind, Source
+    from pyscaffold_op.runtime.log import setup_logging
+    from pyscaffold_op.runtime.loops import run
+    from pyscaffold_op.runtime.manager.leader import LeaderElector
+    from pyscaffold_op.runtime.manager.manager import (
+        LeaderElectionLost,
+        Manager,
+        ManagerOptions,
+        ShutdownTimeout,
+    )
+    from pyscaffold_op.runtime.manager.startup import BindError, CacheSyncTimeout, parse_duration
+    from pyscaffold_op.runtime.objects import objmeta
+    from pyscaffold_op.runtime.servers.health import ping
+    from pyscaffold_op.runtime.servers.metrics import RuntimeMetrics
+
+
+_exports: dict[str, tuple[str, str]] = {}
+
+
+def _read_exports() -> dict[str, tuple[str, str]]:
+    """name -> (module, attribute) of every import in the TYPE_CHECKING block above."""
+    import ast
+
+    loader: Any = globals()["__loader__"]  # its source, also from a zip or an installed wheel
+    source = loader.get_source(__name__)
+    assert source is not None, "pyscaffold_op.runtime needs its source to resolve its names"
+    block = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+    )
+    table: dict[str, tuple[str, str]] = {}
+    for node in block.body:
+        if not isinstance(node, ast.ImportFrom) or node.module is None:
+            raise TypeError("the public-name block holds only `from module import name` lines")
+        for alias in node.names:
+            table[alias.asname or alias.name] = (node.module, alias.name)
+    return table
+
+
+def __getattr__(name: str) -> Any:
+    if not _exports:
+        _exports.update(_read_exports())
+    if name == "__all__":
+        value: Any = sorted(_exports)
+    elif name in _exports:
+        module_name, attribute = _exports[name]
+        module = importlib.import_module(module_name)
+        try:
+            value = getattr(module, attribute)
+        except AttributeError:  # a submodule not imported yet (`from ...controller import handler`)
+            value = importlib.import_module(f"{module_name}.{attribute}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__getattr__("__all__"))

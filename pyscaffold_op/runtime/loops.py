@@ -11,9 +11,10 @@ loop even where uvloop is installed.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from pyscaffold_op import loops
 
 T = TypeVar("T")
 
@@ -22,15 +23,8 @@ LOOP_ENV = "PYOP_RUNTIME_LOOP"
 
 def new_event_loop(env: str = LOOP_ENV) -> asyncio.AbstractEventLoop:
     """uvloop's loop when it is installed and not turned off by `<env>=asyncio` (PYOP_RUNTIME_LOOP;
-    the emulator asks with its own PYOP_ENVTEST_LOOP)."""
-    if os.environ.get(env, "") != "asyncio":
-        try:
-            import uvloop
-        except ImportError:
-            pass
-        else:
-            return uvloop.new_event_loop()
-    return asyncio.new_event_loop()
+    the emulator asks with its own PYOP_ENVTEST_LOOP): the package's one rule, `pyscaffold_op.loops`."""
+    return loops.new_event_loop(env)
 
 
 def run(main: Coroutine[Any, Any, T], *, debug: bool | None = None) -> T:

@@ -7,7 +7,7 @@ from runtime.widgets import Widget, widget  # `tests/` is on sys.path: the runti
 
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.runtime import Manager, ManagerOptions, Request, new_client
-from pyscaffold_op.runtime.informer import _went_back
+from pyscaffold_op.runtime.cache.informer import _went_back
 from pyscaffold_op.testing import eventually
 
 from .conftest import RUNTIME_CRDS as CRDS

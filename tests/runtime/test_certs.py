@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from pyscaffold_op.runtime.certs import self_signed_cert, server_context
+from pyscaffold_op.runtime.certs.certs import self_signed_cert, server_context
 from pyscaffold_op.runtime.webhook import write_local_certs
 
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx2
 import pytest
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import ConfigMap, Event
 
+from pyscaffold_op.apimachinery import ObjectMeta
 from pyscaffold_op.envtest import Environment
+from pyscaffold_op.models.core_v1 import ConfigMap, Event
 from pyscaffold_op.runtime import (
     Channel,
     Client,
@@ -188,7 +188,7 @@ async def test_owned_object_change_reconciles_owner(env: Environment, api: Clien
                 return None
 
         cm = await eventually(cm_made)
-        assert cm.data == {"size": "3"} and cm.metadata.ownerReferences[0].name == "w2"
+        assert cm.data == {"size": "3"} and cm.metadata.owner_references[0].name == "w2"
         await eventually(lambda: _true(rec.count("w2") >= 2))  # its own ConfigMap event came back
         before = rec.count("w2")
         await api.patch(ConfigMap, "w2-cm", {"data": {"size": "tampered"}})
@@ -331,9 +331,9 @@ async def test_watch_dropped_and_410_relist_keeps_state_exact(env: Environment, 
 async def test_informer_relist_after_missed_events_emits_each_change_once(
     env: Environment, api: Client
 ) -> None:
-    from pyscaffold_op.runtime.informer import Informer
-    from pyscaffold_op.runtime.kinds import info_for
-    from pyscaffold_op.runtime.rest import RestTransport
+    from pyscaffold_op.runtime.cache.informer import Informer
+    from pyscaffold_op.runtime.client.rest import RestTransport
+    from pyscaffold_op.runtime.objects.kinds import info_for
 
     events: list[tuple[str, str]] = []
 
@@ -520,13 +520,13 @@ async def test_health_probes_and_event_recorder(env: Environment, api: Client) -
         await api.create(widget("ev"))
 
         async def counted() -> bool:
-            events = [e for e in await api.list(Event, namespace="default") if e.involvedObject.name == "ev"]
+            events = [e for e in await api.list(Event, namespace="default") if e.involved_object.name == "ev"]
             return len(events) == 1 and events[0].count == 2
 
         await eventually(counted)
-        events = [e for e in await api.list(Event, namespace="default") if e.involvedObject.name == "ev"]
+        events = [e for e in await api.list(Event, namespace="default") if e.involved_object.name == "ev"]
         e = events[0]
-        assert (e.reason, e.type, e.source.component, e.involvedObject.kind) == (
+        assert (e.reason, e.type, e.source.component, e.involved_object.kind) == (
             "Seen",
             "Normal",
             "widget-controller",

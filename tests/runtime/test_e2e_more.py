@@ -102,31 +102,6 @@ async def test_losing_the_lease_stops_the_manager(env: Environment, api: Client)
     assert (await api.get(Lease, "lose-me", namespace="default")).spec.holder_identity == "thief"
 
 
-async def test_lightkube_generic_resources_work_too(env: Environment, api: Client) -> None:
-    from lightkube.generic_resource import create_namespaced_resource
-
-    GenericWidget = create_namespaced_resource("test.pyop.io", "v1", "Widget", "widgets")
-    obj = GenericWidget({"metadata": {"name": "gen", "namespace": "default"}, "spec": {"size": 3}})
-    await api.create(obj)
-    assert obj["metadata"]["uid"]
-    got = await api.get(GenericWidget, "gen")
-    assert got["spec"]["size"] == 3
-    controllerutil.add_finalizer(got, "x.io/f")
-    await api.update(got)
-    assert (await api.get(Widget, "gen")).metadata.finalizers == ["x.io/f"]
-
-    async def seen(req: Request) -> None:
-        names.append(req.name)
-
-    names: list[str] = []
-    mgr = make_manager(env)
-    mgr.builder().for_(GenericWidget).named("generic").complete(seen)
-    async with mgr.running():
-        await eventually(lambda: _true(names == ["gen"]))
-        cached = await mgr.client.get(GenericWidget, "gen")
-        assert cached["metadata"]["finalizers"] == ["x.io/f"]
-
-
 async def test_not_ready_names_the_kind_whose_crd_is_missing() -> None:
     # no CRDs installed: `pytest` before `make manifests` waited 30 s, then said only "manager not ready"
     from pyscaffold_op.runtime import Result

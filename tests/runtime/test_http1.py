@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pyscaffold_op.runtime.http1 import ProtocolError, ResponseParser, ServerDisconnected
+from pyscaffold_op.runtime.client.http1 import ProtocolError, ResponseParser, ServerDisconnected
 
 CHUNKED = (
     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"

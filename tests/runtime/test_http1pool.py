@@ -13,10 +13,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from pyscaffold_op.runtime.errors import Forbidden, ServerError, ServerTimeout
-from pyscaffold_op.runtime.http1 import ConnectError, ProtocolError, ServerDisconnected
-from pyscaffold_op.runtime.rest import RestTransport
-from pyscaffold_op.runtime.restconfig import RestConfig
+from pyscaffold_op.runtime.client.errors import Forbidden, ServerError, ServerTimeout
+from pyscaffold_op.runtime.client.http1 import ConnectError, ProtocolError, ServerDisconnected
+from pyscaffold_op.runtime.client.rest import RestTransport
+from pyscaffold_op.runtime.client.restconfig import RestConfig
 from pyscaffold_op.testing import eventually
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]

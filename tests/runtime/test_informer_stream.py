@@ -8,10 +8,10 @@ import json
 
 from aiohttp import web
 
-from pyscaffold_op.runtime.informer import Informer
-from pyscaffold_op.runtime.kinds import info_for
-from pyscaffold_op.runtime.rest import RestTransport
-from pyscaffold_op.runtime.restconfig import RestConfig
+from pyscaffold_op.runtime.cache.informer import Informer
+from pyscaffold_op.runtime.client.rest import RestTransport
+from pyscaffold_op.runtime.client.restconfig import RestConfig
+from pyscaffold_op.runtime.objects.kinds import info_for
 from pyscaffold_op.testing import eventually
 
 from .widgets import Widget

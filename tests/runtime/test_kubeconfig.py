@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pyscaffold_op.runtime import ConfigError, RestConfig, in_cluster_config, load_config
-from pyscaffold_op.runtime.credentials import TokenFile, credentials_for
+from pyscaffold_op.runtime import ConfigError, in_cluster_config, load_config
+from pyscaffold_op.runtime.client.credentials import TokenFile, credentials_for
 
 from .kubeconfig_helpers import write_kubeconfig
 
@@ -63,7 +63,7 @@ def test_load_order_follows_controller_runtime(clean_env: Path, monkeypatch: pyt
     sa.mkdir()
     (sa / "token").write_text("sa-token\n")
     (sa / "namespace").write_text("operators\n")
-    monkeypatch.setattr("pyscaffold_op.runtime.config.SERVICE_ACCOUNT_DIR", str(sa))
+    monkeypatch.setattr("pyscaffold_op.runtime.client.config.SERVICE_ACCOUNT_DIR", str(sa))
     assert load_config().server == "https://home:6443"  # not in a cluster: ~/.kube/config
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
@@ -209,23 +209,3 @@ def test_yaml_1_1_booleans_data_fields_and_a_missing_user(tmp_path: Path) -> Non
     assert cfg.server == "https://10.0.0.1:6443"  # a bare host:port is https
     assert cfg.token is None and cfg.exec is None  # a user no file defines: anonymous, as in client-go
     assert load_config(kc, context="second").ca_data == b"PEM"
-
-
-def test_lightkube_config_is_converted_when_lightkube_is_installed(tmp_path: Path) -> None:
-    lightkube = pytest.importorskip("lightkube")
-    from lightkube.config.models import Cluster, User
-
-    from pyscaffold_op.runtime.restconfig import as_rest_config
-
-    config = lightkube.KubeConfig.from_one(
-        cluster=Cluster(server="https://lk:6443", certificate_auth="ca.crt"),
-        user=User(token="lk-token"),
-        namespace="ns",
-        fname=tmp_path / "kubeconfig",
-    )
-    cfg = as_rest_config(config)
-    assert isinstance(cfg, RestConfig)
-    assert (cfg.server, cfg.token, cfg.namespace) == ("https://lk:6443", "lk-token", "ns")
-    assert cfg.ca_file == str(tmp_path / "ca.crt")
-    with pytest.raises(TypeError, match="expected a RestConfig"):
-        as_rest_config({"server": "x"})

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscaffold_op.models.coordination_v1 import Lease
+from pyscaffold_op.runtime.client.errors import Conflict, NotFound
 from pyscaffold_op.runtime.clock import FakeClock
-from pyscaffold_op.runtime.errors import Conflict, NotFound
-from pyscaffold_op.runtime.leader import LeaderElector
+from pyscaffold_op.runtime.manager.leader import LeaderElector
 
 TIMINGS = {"lease_duration": 2.0, "renew_deadline": 1.0, "retry_period": 0.1}
 

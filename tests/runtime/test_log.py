@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from pyscaffold_op.runtime.controller.request import Request
 from pyscaffold_op.runtime.log import FieldsFormatter, reconcile_context
-from pyscaffold_op.runtime.request import Request
 
 
 def _record(msg: str, exc: BaseException | None = None, **extra: object) -> logging.LogRecord:

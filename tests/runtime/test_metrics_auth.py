@@ -16,8 +16,8 @@ import pytest
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.envtest.environment import TOKEN
 from pyscaffold_op.runtime import ServerError
-from pyscaffold_op.runtime.authfilter import AuthFilter
-from pyscaffold_op.runtime.certs import self_signed_cert
+from pyscaffold_op.runtime.certs.certs import self_signed_cert
+from pyscaffold_op.runtime.servers.authfilter import AuthFilter
 
 from .conftest import make_manager
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from pyscaffold_op.runtime.clock import FakeClock
-from pyscaffold_op.runtime.queue import DelayingQueue, Queue, RateLimitingQueue, ShutDown
-from pyscaffold_op.runtime.ratelimiter import (
+from pyscaffold_op.runtime.controller.queue import DelayingQueue, Queue, RateLimitingQueue, ShutDown
+from pyscaffold_op.runtime.controller.ratelimiter import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter,

@@ -16,11 +16,11 @@ from pyscaffold_op.runtime import (
     Request,
     ResourceVersionChanged,
 )
-from pyscaffold_op.runtime.event import CreateEvent, UpdateEvent, raw_of
-from pyscaffold_op.runtime.informer import Informer
-from pyscaffold_op.runtime.kinds import info_for
-from pyscaffold_op.runtime.rawobj import RawObject, same_beyond_status
-from pyscaffold_op.runtime.source import _InformerAdapter
+from pyscaffold_op.runtime.cache.informer import Informer
+from pyscaffold_op.runtime.controller.event import CreateEvent, UpdateEvent, raw_of
+from pyscaffold_op.runtime.controller.source import _InformerAdapter
+from pyscaffold_op.runtime.objects.kinds import info_for
+from pyscaffold_op.runtime.objects.rawobj import RawObject, same_beyond_status
 
 from .widgets import Widget
 

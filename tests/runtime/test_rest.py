@@ -19,13 +19,13 @@ from aiohttp import web
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.models.core_v1 import Pod
 from pyscaffold_op.runtime import ConfigError, RestConfig, load_config, new_client
-from pyscaffold_op.runtime.certs import self_signed_cert
-from pyscaffold_op.runtime.errors import Forbidden, NotFound, ServerError, Unauthorized
-from pyscaffold_op.runtime.execplugin import ExecCredentials
-from pyscaffold_op.runtime.kinds import info_for
-from pyscaffold_op.runtime.rest import RestTransport
-from pyscaffold_op.runtime.restconfig import ExecConfig
-from pyscaffold_op.runtime.startup import explain
+from pyscaffold_op.runtime.certs.certs import self_signed_cert
+from pyscaffold_op.runtime.client.errors import Forbidden, NotFound, ServerError, Unauthorized
+from pyscaffold_op.runtime.client.execplugin import ExecCredentials
+from pyscaffold_op.runtime.client.rest import RestTransport
+from pyscaffold_op.runtime.client.restconfig import ExecConfig
+from pyscaffold_op.runtime.manager.startup import explain
+from pyscaffold_op.runtime.objects.kinds import info_for
 
 from .kubeconfig_helpers import issue_client_cert, make_ca, pem, serve, write_kubeconfig
 
@@ -38,7 +38,7 @@ def tls_server(
     """A server context with a certificate from the runtime's own generator, and that certificate."""
     cert, key = self_signed_cert(host, ips)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    from pyscaffold_op.runtime.certs import load_pem_chain
+    from pyscaffold_op.runtime.certs.certs import load_pem_chain
 
     load_pem_chain(ctx, cert, key)
     return ctx, cert

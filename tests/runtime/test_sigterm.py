@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from lightkube.resources.coordination_v1 import Lease
 
 from pyscaffold_op.envtest import Environment
+from pyscaffold_op.models.coordination_v1 import Lease
 from pyscaffold_op.runtime import Client
 from pyscaffold_op.testing import eventually
 
@@ -76,7 +76,7 @@ async def test_sigterm_drains_in_flight_reconcile_and_releases_lease(
         assert (tmp_path / "finished").exists(), "in-flight reconcile was not allowed to finish"
         assert (tmp_path / "exited").exists()
         lease = await api.get(Lease, "sigterm-test", namespace="default")
-        assert lease.spec.holderIdentity is None
+        assert lease.spec.holder_identity is None
         assert b"shutting down gracefully" in err and b"released leader lease" in err
     finally:
         if proc.returncode is None:

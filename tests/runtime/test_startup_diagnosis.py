@@ -21,9 +21,9 @@ from pyscaffold_op.runtime import (
     load_config,
     parse_duration,
 )
-from pyscaffold_op.runtime.kinds import info_for
-from pyscaffold_op.runtime.rest import RestTransport
-from pyscaffold_op.runtime.startup import explain
+from pyscaffold_op.runtime.client.rest import RestTransport
+from pyscaffold_op.runtime.manager.startup import explain
+from pyscaffold_op.runtime.objects.kinds import info_for
 
 from .conftest import make_manager
 from .widgets import Widget
@@ -151,7 +151,7 @@ async def test_connection_failures_say_why_in_one_line() -> None:
     import ssl
 
     from pyscaffold_op.runtime import RestConfig, ServerError
-    from pyscaffold_op.runtime.certs import load_pem_chain, self_signed_cert
+    from pyscaffold_op.runtime.certs.certs import load_pem_chain, self_signed_cert
 
     async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")

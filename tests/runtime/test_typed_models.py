@@ -1,26 +1,19 @@
 """The runtime with the typed built-in models (`pyscaffold_op.models`): client, cache, owns(),
-controllerutil, and the clear errors when pyop's and lightkube's models are mixed."""
+controllerutil (mixing them with lightkube's: tests/runtime/adapters/test_lightkube.py)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-import pydantic
 import pytest
-from lightkube.models.core_v1 import Container as LightkubeContainer
-from lightkube.models.core_v1 import PodSpec as LightkubePodSpec
-from lightkube.models.meta_v1 import ObjectMeta as LightkubeMeta
-from lightkube.resources.core_v1 import ConfigMap as LightkubeConfigMap
-from lightkube.resources.core_v1 import Pod as LightkubePod
 
 from pyscaffold_op.apimachinery import ObjectMeta
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.models.apps_v1 import Deployment, DeploymentSpec
-from pyscaffold_op.models.core_v1 import ConfigMap, Container, ContainerPort, Pod, PodSpec, PodTemplateSpec
+from pyscaffold_op.models.core_v1 import ConfigMap, Container, ContainerPort, PodSpec, PodTemplateSpec
 from pyscaffold_op.models.meta_v1 import LabelSelector
 from pyscaffold_op.runtime import Client, NotFound, Request, controllerutil
-from pyscaffold_op.runtime.kinds import MixedModelsError
 from pyscaffold_op.testing import eventually
 
 from .conftest import make_manager
@@ -161,34 +154,3 @@ async def test_owns_a_typed_deployment_and_reads_it_from_the_cache(env: Environm
 
         await eventually(repaired)  # the owned Deployment's event mapped back to its Widget
         assert len(seen) > before
-
-
-async def test_pyop_meta_inside_a_lightkube_object_fails_at_once_naming_the_fix(api: Client) -> None:
-    owner = await api.create(widget("mix"))
-    pod = LightkubePod(
-        metadata=ObjectMeta(name="p", namespace="default"),  # type: ignore[arg-type]
-        spec=LightkubePodSpec(containers=[LightkubeContainer(name="c", image="busybox")]),
-    )
-    with pytest.raises(MixedModelsError, match=r"pyscaffold_op\.models\.core_v1\.Pod"):
-        controllerutil.set_controller_reference(owner, pod)
-    with pytest.raises(MixedModelsError, match=r"pyscaffold_op\.models"):
-        await api.create(pod)
-    # nested deeper than metadata: refused when encoding, before any request is sent
-    cm = LightkubeConfigMap(metadata=LightkubeMeta(name="x"), data=ObjectMeta(name="oops"))  # type: ignore[arg-type]
-    with pytest.raises(MixedModelsError, match="typed models"):
-        await api.create(cm)
-
-
-def test_lightkube_meta_inside_a_typed_model_fails_at_once_naming_the_fix() -> None:
-    with pytest.raises(pydantic.ValidationError, match=r"pyscaffold_op\.apimachinery\.ObjectMeta"):
-        Pod(metadata=LightkubeMeta(name="p"))  # type: ignore[arg-type]
-    with pytest.raises(pydantic.ValidationError, match="lightkube"):
-        Deployment.model_validate({"metadata": LightkubeMeta(name="d")})
-
-
-async def test_lightkube_models_keep_working(api: Client) -> None:
-    cm = LightkubeConfigMap(metadata=LightkubeMeta(name="lk", namespace="default"), data={"a": "b"})
-    await api.create(cm)
-    assert (await api.get(LightkubeConfigMap, "lk", "default")).data == {"a": "b"}
-    # and the same object read as a typed model
-    assert (await api.get(ConfigMap, "lk", "default")).metadata.name == "lk"

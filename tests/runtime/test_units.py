@@ -7,12 +7,10 @@ import io
 import json
 import logging
 
-import httpx2 as httpx
 import pytest
-from lightkube.models.core_v1 import PodStatus
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import ConfigMap, Namespace, Pod
 
+from pyscaffold_op.apimachinery import ObjectMeta
+from pyscaffold_op.models.core_v1 import ConfigMap, Pod, PodStatus
 from pyscaffold_op.runtime import (
     AlreadyExists,
     AnnotationChanged,
@@ -39,11 +37,11 @@ from pyscaffold_op.runtime import (
     objmeta,
     or_,
 )
-from pyscaffold_op.runtime.errors import ApiError, error_for, from_exception
-from pyscaffold_op.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-from pyscaffold_op.runtime.kinds import info_for, replace_contents
+from pyscaffold_op.runtime.cache.store import Indexer
+from pyscaffold_op.runtime.client.errors import ApiError, error_for
+from pyscaffold_op.runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyscaffold_op.runtime.log import reconcile_context, setup_logging
-from pyscaffold_op.runtime.store import Indexer
+from pyscaffold_op.runtime.objects.kinds import info_for, replace_contents
 from pyscaffold_op.testing import eventually
 
 from .widgets import Gadget, Widget, WidgetStatus, widget
@@ -93,17 +91,6 @@ def test_error_mapping_by_status_and_reason() -> None:
     assert isinstance(error_for(500, b'{"kind":"Status","code":410,"reason":"Expired"}'), Gone)
     err = error_for(404, b'{"message":"pods \\"x\\" not found"}')
     assert "not found" in str(err) and err.code == 404
-
-
-def test_httpx_status_errors_map_by_code() -> None:
-    req = httpx.Request("GET", "http://x/api")
-    resp = httpx.Response(
-        404, request=req, content=b"<html>nope</html>", headers={"Content-Type": "text/html"}
-    )
-    mapped = from_exception(httpx.HTTPStatusError("x", request=req, response=resp))
-    assert isinstance(mapped, NotFound)
-    other = ValueError("x")
-    assert from_exception(other) is other
 
 
 def test_ignore_not_found() -> None:
@@ -158,15 +145,6 @@ def test_raw_indexer_decodes_a_new_object_per_read() -> None:
 
 
 # -- metadata access across model libraries ------------------------------------------------------------------
-
-
-def test_objmeta_on_pydantic_lightkube_and_dict() -> None:
-    pod = Pod(metadata=ObjectMeta(name="p", namespace="n", labels={"a": "b"}, resourceVersion="7"))
-    w = widget("w", "n", app="x")
-    d = {"metadata": {"name": "d", "namespace": "n", "generation": 3}}
-    assert objmeta.key(pod) == "n/p" and objmeta.resource_version(pod) == "7"
-    assert objmeta.labels(w) == {"app": "x"} and objmeta.generation(d) == 3
-    assert objmeta.key(Namespace(metadata=ObjectMeta(name="x"))) == "x"
 
 
 def test_replace_contents_fills_the_callers_object() -> None:
@@ -237,14 +215,14 @@ def test_ignore_status_changes_drops_only_status_writes() -> None:
     assert keep.update(UpdateEvent(old, finalized))
     assert keep.update(UpdateEvent(old, old))  # a resync replays the same object: reconcile
     assert keep.create(CreateEvent(old)) and keep.delete(DeleteEvent(old))
-    # dicts (lightkube generic resources) and msgspec structs compare the same way
+    # dicts and typed built-in models compare the same way
     d_old = {"metadata": {"name": "a", "resourceVersion": "1"}, "data": {"k": "v"}, "status": {}}
     d_status = {"metadata": {"name": "a", "resourceVersion": "2"}, "data": {"k": "v"}, "status": {"p": 1}}
     d_data = {"metadata": {"name": "a", "resourceVersion": "2"}, "data": {"k": "w"}}
     assert not keep.update(UpdateEvent(d_old, d_status)) and keep.update(UpdateEvent(d_old, d_data))
-    p_old = Pod(metadata=ObjectMeta(name="p", resourceVersion="1"))
-    p_status = Pod(metadata=ObjectMeta(name="p", resourceVersion="2"), status=PodStatus(phase="Running"))
-    p_label = Pod(metadata=ObjectMeta(name="p", resourceVersion="2", labels={"a": "b"}))
+    p_old = Pod(metadata=ObjectMeta(name="p", resource_version="1"))
+    p_status = Pod(metadata=ObjectMeta(name="p", resource_version="2"), status=PodStatus(phase="Running"))
+    p_label = Pod(metadata=ObjectMeta(name="p", resource_version="2", labels={"a": "b"}))
     assert not keep.update(UpdateEvent(p_old, p_status)) and keep.update(UpdateEvent(p_old, p_label))
 
 
@@ -319,27 +297,6 @@ async def test_map_func_handler_sync_and_async() -> None:
 
 
 # -- controllerutil ------------------------------------------------------------------------------------------
-
-
-def test_set_controller_reference_on_pydantic_and_lightkube() -> None:
-    owner = owned_widget("u1")
-    child = widget("child")
-    controllerutil.set_controller_reference(owner, child)
-    ref = child.metadata.owner_references[0]
-    assert (ref.api_version, ref.kind, ref.name, ref.uid, ref.controller, ref.block_owner_deletion) == (
-        "test.pyop.io/v1",
-        "Widget",
-        "owner",
-        "u1",
-        True,
-        True,
-    )
-    controllerutil.set_controller_reference(owner, child)  # idempotent
-    assert len(child.metadata.owner_references) == 1
-    pod = Pod(metadata=ObjectMeta(name="p", namespace="default"))
-    controllerutil.set_controller_reference(owner, pod)
-    assert pod.metadata.ownerReferences[0].controller is True
-    assert pod.to_dict()["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] is True
 
 
 def test_set_controller_reference_refusals() -> None:
@@ -494,30 +451,29 @@ def test_setup_logging_json_carries_reconcile_context() -> None:
 # -- ManagerOptions --------------------------------------------------------------------------------------
 
 
-def test_manager_options_and_the_deprecated_keywords() -> None:
-    import warnings
-
+def test_manager_takes_its_options_as_one_object() -> None:
     from pyscaffold_op.runtime import FakeClock, Manager, ManagerOptions, RestConfig
 
     cfg = RestConfig(server="http://127.0.0.1:1")
     clock = FakeClock()
-    mgr = Manager(cfg, ManagerOptions(graceful_shutdown_timeout=3.0, clock=clock))
-    assert mgr.graceful_shutdown_timeout == 3.0 and mgr.clock is clock and mgr.elector is None
+    options = ManagerOptions(graceful_shutdown_timeout=3.0, clock=clock)
+    mgr = Manager(cfg, options)
+    assert mgr.options is options and mgr.clock is clock and mgr.elector is None
+    assert not hasattr(mgr, "graceful_shutdown_timeout")  # held by the options, not copied
     with pytest.raises(ValueError, match="needs leader_election_id"):
         Manager(cfg, ManagerOptions(leader_election=True))
     with pytest.raises(TypeError):
         ManagerOptions("0")  # type: ignore[misc]  # keyword-only
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = Manager(cfg, leader_election=True, leader_election_id="x", retry_period=0.5)
-    assert [w.category for w in caught] == [DeprecationWarning]
-    assert old.options.retry_period == 0.5 and old.elector is not None and old.elector.retry_period == 0.5
+    with pytest.raises(TypeError):  # the keywords of before ManagerOptions are gone
+        Manager(cfg, leader_election=True, leader_election_id="x")  # type: ignore[call-arg]
+    mgr = Manager(cfg, ManagerOptions(leader_election=True, leader_election_id="x", retry_period=0.5))
+    assert mgr.elector is not None and mgr.elector.retry_period == 0.5
 
 
 async def test_patch_options_are_keyword_only_and_checked() -> None:
     from pyscaffold_op.runtime import Client, RestConfig
-    from pyscaffold_op.runtime.client import PatchRequest
-    from pyscaffold_op.runtime.rest import RestTransport
+    from pyscaffold_op.runtime.client.client import PatchRequest
+    from pyscaffold_op.runtime.client.rest import RestTransport
 
     client = Client(RestTransport(RestConfig(server="http://127.0.0.1:1")))
     with pytest.raises(TypeError, match="patchtype"):
@@ -531,7 +487,7 @@ async def test_patch_options_are_keyword_only_and_checked() -> None:
 
 
 def test_patch_bodies_are_json_with_the_standard_librarys_key_rules() -> None:
-    from pyscaffold_op.runtime.client import _patch_body
+    from pyscaffold_op.runtime.client.client import _patch_body
 
     body = _patch_body(
         info_for(Widget), {"status": {"observed": 3, "at": 1.5, "tags": [None, "x"]}, "n": {1: 2}}

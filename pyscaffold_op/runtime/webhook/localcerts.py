@@ -19,8 +19,8 @@ def write_local_certs(
     days: int = 365,
 ) -> bytes:
     """Write `tls.crt`, `tls.key` and `ca.crt` into `directory`; returns the CA certificate (PEM)."""
-    from pyscaffold_op.runtime import x509
-    from pyscaffold_op.runtime.certs import CERT_NAME, KEY_NAME
+    from pyscaffold_op.runtime.certs import x509
+    from pyscaffold_op.runtime.certs.certs import CERT_NAME, KEY_NAME
 
     now = datetime.datetime.now(datetime.UTC)
     ca_key = x509.new_key()

@@ -133,7 +133,7 @@ class WebhookServer:
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def _tls(self) -> ssl.SSLContext:
-        from pyscaffold_op.runtime.certs import CertWatcher, server_context
+        from pyscaffold_op.runtime.certs.certs import CertWatcher, server_context
 
         cert_dir = self.cert_dir
         if cert_dir is not None and self.generate_missing and not (cert_dir / "tls.crt").is_file():
@@ -153,8 +153,8 @@ class WebhookServer:
         """Bind and serve in the background (the manager calls this before its caches start)."""
         if self._runner is not None:
             return
-        from pyscaffold_op.runtime.server import start_site
-        from pyscaffold_op.runtime.startup import bind_error
+        from pyscaffold_op.runtime.manager.startup import bind_error
+        from pyscaffold_op.runtime.servers.server import start_site
 
         ctx = self._tls()
         address = f"{self.host}:{self.port}"

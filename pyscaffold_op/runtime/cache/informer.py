@@ -1,0 +1,394 @@
+"""Informer: keeps a local copy of one kind in sync with the API server and tells handlers what changed.
+
+client-go's reflector + shared informer, on asyncio:
+
+* list (in pages) and replace the store, turning differences into add/update/delete events, so a relist
+  after a lost watch neither loses nor duplicates anything;
+* watch from the list's resourceVersion with `allowWatchBookmarks`, moving the resourceVersion forward on
+  every event and bookmark, and re-watching from there when the server ends the stream;
+* on 410 Gone (the version was compacted), relist; on other errors, retry with jittered exponential
+  backoff (0.8 s doubling to 30 s, as the reflector does);
+* every `resync_period`, replay every cached object as an update (old == new) to the handlers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from pyscaffold_op.apimachinery.labels import SelectorLike, render
+from pyscaffold_op.runtime.cache.store import Indexer, IndexFunc
+from pyscaffold_op.runtime.client.errors import Gone, ServerTimeout, error_for, is_too_large_resource_version
+from pyscaffold_op.runtime.client.rest import RestTransport
+from pyscaffold_op.runtime.manager import startup
+from pyscaffold_op.runtime.objects import objmeta
+from pyscaffold_op.runtime.objects.kinds import ResourceInfo, decode_watch_event, raw_resource_version
+from pyscaffold_op.runtime.objects.rawobj import RawObject, unwrap
+
+log = logging.getLogger("pyscaffold_op.runtime.informer")
+
+
+class ResourceEventHandler(Protocol):
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None: ...
+    def on_update(self, old: Any, new: Any) -> None: ...
+    def on_delete(self, obj: Any, state_unknown: bool) -> None: ...
+
+
+class Backoff:
+    """Jittered exponential backoff: `next()` doubles from `initial` up to `maximum`; `reset()` restarts."""
+
+    def __init__(self, initial: float = 0.8, maximum: float = 30.0, jitter: float = 1.0) -> None:
+        self.initial, self.maximum, self.jitter = initial, maximum, jitter
+        self._current = 0.0
+
+    def next(self) -> float:
+        self._current = self.initial if not self._current else min(self._current * 2, self.maximum)
+        return self._current * (1 + random.random() * self.jitter)
+
+    def reset(self) -> None:
+        self._current = 0.0
+
+
+class Informer:
+    def __init__(
+        self,
+        transport: RestTransport,
+        info: ResourceInfo,
+        *,
+        namespace: str | None = None,
+        label_selector: SelectorLike = None,
+        field_selector: SelectorLike = None,
+        resync_period: float | None = None,
+        indexers: dict[str, IndexFunc] | None = None,
+        page_size: int = 500,
+        backoff: Backoff | None = None,
+        raw: bool = True,
+    ) -> None:
+        self.transport, self.info = transport, info
+        self.namespace = namespace if info.namespaced else None
+        self.label_selector, self.field_selector = render(label_selector), render(field_selector)
+        self.resync_period = resync_period
+        self.page_size = page_size
+        # raw: the store keeps each object's JSON and decodes a new object per read (see store.py)
+        self.store = Indexer(indexers, decode=info.decode if raw else None)
+        self._handlers: list[ResourceEventHandler] = []
+        self._raw_handlers: list[ResourceEventHandler] = []  # the same, split by what they take
+        self._typed_handlers: list[ResourceEventHandler] = []
+        self._rv: str | None = None
+        self._synced = asyncio.Event()
+        self._backoff = backoff or Backoff()
+        self._task: asyncio.Task[None] | None = None
+        self._resync_task: asyncio.Task[None] | None = None
+        self.stats = {
+            "lists": 0,
+            "watches": 0,
+            "relists_on_gone": 0,
+            "relists_on_too_large": 0,
+            "server_resets": 0,
+            "errors": 0,
+            "events": 0,
+        }
+        self._last_listed_rv: str | None = None
+        self.last_error: Exception | None = None  # the latest list/watch failure, for "not ready" reports
+        self.last_reason: str | None = None  # last_error explained in one line (runtime.startup)
+
+    def __repr__(self) -> str:
+        return f"Informer({self.info.api_version}/{self.info.kind}, ns={self.namespace or '*'})"
+
+    @property
+    def resource_version(self) -> str | None:
+        """The version the next watch starts from (None: a list comes first)."""
+        return self._rv
+
+    # -- handlers -----------------------------------------------------------------------------------
+    def add_event_handler(self, handler: ResourceEventHandler) -> ResourceEventHandler:
+        """Register `handler`. If the store is already filled, it first gets an add for every object.
+
+        Handlers get typed objects. A handler whose class sets `raw_objects = True` (the runtime's own
+        sources) gets `RawObject`s instead and decodes only what it reads (see rawobj.py)."""
+        self._handlers.append(handler)
+        if getattr(handler, "raw_objects", False):
+            self._raw_handlers.append(handler)
+        else:
+            self._typed_handlers.append(handler)
+        if self._synced.is_set():
+            for obj in self._snapshot():
+                self._call(handler.on_add, _for(handler, obj), True)
+        return handler
+
+    def remove_event_handler(self, handler: ResourceEventHandler) -> None:
+        for handlers in (self._handlers, self._raw_handlers, self._typed_handlers):
+            with contextlib.suppress(ValueError):
+                handlers.remove(handler)
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        self.store.add_index(name, fn)
+
+    def _snapshot(self) -> Iterator[Any]:
+        return self.store.raw_values() if self.store.stores_raw else self.store.values()
+
+    def _call(self, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:  # one broken handler must not stop the informer
+            log.exception("event handler failed", extra={"kind": self.info.kind})
+
+    # Objects may be RawObjects (a raw store) or typed objects; typed handlers get typed ones.
+    def _dispatch_add(self, obj: Any, initial: bool) -> None:
+        for h in self._raw_handlers:
+            self._call(h.on_add, obj, initial)
+        if self._typed_handlers:
+            typed = unwrap(obj)
+            for h in self._typed_handlers:
+                self._call(h.on_add, typed, initial)
+
+    def _dispatch_update(self, old: Any, new: Any) -> None:
+        for h in self._raw_handlers:
+            self._call(h.on_update, old, new)
+        if self._typed_handlers:
+            typed_old, typed_new = unwrap(old), unwrap(new)
+            for h in self._typed_handlers:
+                self._call(h.on_update, typed_old, typed_new)
+
+    def _dispatch_delete(self, obj: Any, unknown: bool) -> None:
+        for h in self._raw_handlers:
+            self._call(h.on_delete, obj, unknown)
+        if self._typed_handlers:
+            typed = unwrap(obj)
+            for h in self._typed_handlers:
+                self._call(h.on_delete, typed, unknown)
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        try:
+            async with asyncio.timeout(timeout):
+                await self._synced.wait()
+            return True
+        except TimeoutError:
+            return False
+
+    def start(self) -> asyncio.Task[None]:
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name=f"informer {self.info.kind}")
+            if self.resync_period:
+                self._resync_task = asyncio.create_task(self._resync_loop(), name=f"resync {self.info.kind}")
+        return self._task
+
+    async def stop(self) -> None:
+        for task in (self._task, self._resync_task):
+            if task is not None:
+                task.cancel()
+        for task in (self._task, self._resync_task):
+            if task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._resync_task = None
+
+    async def run(self) -> None:
+        while True:
+            try:
+                if self._rv is None:
+                    await self._list()
+                started, events = time.monotonic(), self.stats["events"]
+                await self._watch()
+                if self.stats["events"] == events and time.monotonic() - started < 1.0:
+                    # A watch that ends at once without events is a broken server; do not spin on it.
+                    await asyncio.sleep(self._backoff.next())
+                else:
+                    self._backoff.reset()
+            except Gone:
+                log.info("watch expired (410); relisting", extra={"kind": self.info.kind})
+                self.stats["relists_on_gone"] += 1
+                self._last_listed_rv, self._rv = self._rv or self._last_listed_rv, None
+            except ServerTimeout as err:
+                if not is_too_large_resource_version(err):
+                    await self._retry_after(err)
+                    continue
+                # The server has not seen our version: it restarted with fresh state (or is behind).
+                # client-go relists from scratch; so do we, diffing the new list against the cache.
+                log.info("%s; relisting", err.message, extra={"kind": self.info.kind})
+                self.stats["relists_on_too_large"] += 1
+                self._last_listed_rv, self._rv = self._rv or self._last_listed_rv, None
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                await self._retry_after(err)
+
+    async def _retry_after(self, err: Exception) -> None:
+        self.stats["errors"] += 1
+        self.last_error = err
+        reason = startup.explain(self.transport, self.info, err)
+        delay = self._backoff.next()
+        # Said once when it starts or changes, not at every retry: the backoff repeats it for minutes.
+        level = logging.DEBUG if reason == self.last_reason else logging.WARNING
+        self.last_reason = reason
+        log.log(level, "%s (retrying in %.1fs)", reason, delay, extra={"kind": self.info.kind})
+        await asyncio.sleep(delay)
+
+    # -- list ---------------------------------------------------------------------------------------
+    async def _list(self) -> None:
+        path = self.info.path(self.namespace)
+        params: dict[str, Any] = {
+            "labelSelector": self.label_selector,
+            "fieldSelector": self.field_selector,
+            "limit": self.page_size,
+        }
+        items: list[tuple[Any, bytes]] = []
+        rv = ""
+        decode, raw_store = self.info.decode, self.store.stores_raw
+        while True:
+            page, rv, cont = self.info.split_list(await self.transport.request("GET", path, params=params))
+            # a raw store decodes nothing here: handlers decode what they read (rawobj.py)
+            items.extend((RawObject(raw, decode) if raw_store else decode(raw), raw) for raw in page)
+            if not cont:
+                break
+            params["continue"] = cont
+        self.stats["lists"] += 1
+        if _went_back(self._last_listed_rv, rv):
+            # Versions only grow on one server: this is a new one with fresh state. The diff below
+            # turns objects it does not have into deletes and its own objects into adds/updates.
+            log.warning(
+                "the server's resourceVersion went back from %s to %s: rebuilding the cache from it",
+                self._last_listed_rv,
+                rv,
+                extra={"kind": self.info.kind},
+            )
+            self.stats["server_resets"] += 1
+        self._last_listed_rv = rv or self._last_listed_rv
+        self._replace(items)
+        self._rv = rv or None
+        if self._rv is None:
+            raise RuntimeError(f"list of {self.info.kind} returned no resourceVersion")
+
+    def _replace(self, items: list[tuple[Any, bytes]]) -> None:
+        """Make the store equal `items` ((object, its JSON) pairs; the object may be a RawObject),
+        emitting only real differences."""
+        initial = not self._synced.is_set()
+        seen: set[str] = set()
+        raw_store = self.store.stores_raw
+        for obj, raw in items:
+            if raw_store:
+                new = obj if type(obj) is RawObject else RawObject(raw, self.info.decode, obj)
+                key, rv = new.key, new.meta.resourceVersion
+                old: Any = self.store.put_raw(new)
+                old_rv = None if old is None else old.meta.resourceVersion
+            else:
+                new = obj = unwrap(obj)
+                key, rv = objmeta.key(obj), objmeta.resource_version(obj)
+                old = self.store.put(key, obj, raw)
+                old_rv = None if old is None else objmeta.resource_version(old)
+            seen.add(key)
+            if old is None:
+                self._dispatch_add(new, initial)
+            elif old_rv != rv:
+                self._dispatch_update(old, new)
+        for key in [k for k in self.store.list_keys() if k not in seen]:
+            gone = self.store.delete_raw(key) if raw_store else self.store.delete(key)
+            self._dispatch_delete(gone, True)  # deleted while we were not watching
+        self._synced.set()
+
+    # -- watch --------------------------------------------------------------------------------------
+    async def _watch(self) -> None:
+        params = {
+            "watch": "true",
+            "resourceVersion": self._rv,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": random.randint(300, 600),  # spread reconnects like the reflector
+            "labelSelector": self.label_selector,
+            "fieldSelector": self.field_selector,
+        }
+        self.stats["watches"] += 1
+        async with self.transport.stream_lines(self.info.path(self.namespace), params) as lines:
+            try:
+                async for line in lines:
+                    self._handle_line(line)
+            except _BROKEN_STREAM as err:
+                # The stream broke after it was established (a proxy or the server reset it): like
+                # client-go, treat it as a closed watch and resume from the last resourceVersion.
+                log.debug("watch stream broken, resuming: %r", err, extra={"kind": self.info.kind})
+
+    def _handle_line(self, line: bytes) -> None:
+        kind, raw = decode_watch_event(line)
+        if kind == "BOOKMARK":
+            self._rv = raw_resource_version(raw) or self._rv
+            return
+        if kind == "ERROR":
+            raise error_for(500, bytes(raw))  # the Status' own code (410 -> Gone) wins
+        if self.store.stores_raw:
+            self._handle_raw(kind, bytes(raw))
+            return
+        try:
+            obj = self.info.decode(raw)
+        except Exception:
+            log.exception("cannot decode %s watch event; skipped", self.info.kind)
+            self._rv = raw_resource_version(raw) or self._rv
+            return
+        self.stats["events"] += 1
+        key = objmeta.key(obj)
+        if kind in ("ADDED", "MODIFIED"):
+            old = self.store.put(key, obj)
+            if old is None:
+                self._dispatch_add(obj, False)
+            else:
+                self._dispatch_update(old, obj)
+        elif kind == "DELETED":
+            self.store.discard(key)
+            self._dispatch_delete(obj, False)
+        self._rv = objmeta.resource_version(obj) or self._rv
+
+    def _handle_raw(self, kind: str, raw: bytes) -> None:
+        """A watch event for a raw store: only the metadata is decoded here (rawobj.py)."""
+        obj = RawObject(raw, self.info.decode)
+        try:
+            key, rv = obj.key, obj.meta.resourceVersion
+            if self._typed_handlers or self.store.has_custom_index():
+                obj.object  # noqa: B018  # they need it anyway: decode now, where a failure is caught
+        except Exception:
+            log.exception("cannot decode %s watch event; skipped", self.info.kind)
+            with contextlib.suppress(Exception):
+                self._rv = raw_resource_version(raw) or self._rv
+            return
+        self.stats["events"] += 1
+        if kind in ("ADDED", "MODIFIED"):
+            old = self.store.put_raw(obj)
+            if old is None:
+                self._dispatch_add(obj, False)
+            else:
+                self._dispatch_update(old, obj)
+        elif kind == "DELETED":
+            self.store.discard(key)
+            self._dispatch_delete(obj, False)
+        self._rv = rv or self._rv
+
+    async def _resync_loop(self) -> None:
+        assert self.resync_period
+        while True:
+            await asyncio.sleep(self.resync_period)
+            if self._synced.is_set():
+                for obj in self._snapshot():
+                    self._dispatch_update(obj, obj)
+
+
+def _for(handler: Any, obj: Any) -> Any:
+    return obj if getattr(handler, "raw_objects", False) else unwrap(obj)
+
+
+def _went_back(before: str | None, now: str | None) -> bool:
+    """True when both versions are numbers and `now` is lower. Versions are opaque to clients, but
+    every server we know (etcd, the emulator) counts up; a non-number compares as unknown."""
+    if not before or not now or not before.isdigit() or not now.isdigit():
+        return False
+    return int(now) < int(before)
+
+
+# "The established stream broke" (as opposed to errors the server sent): the runtime's client raises
+# `http1.HTTPError`, a ConnectionError, for a reset, a truncated chunk or a server gone mid-stream.
+_BROKEN_STREAM = (ConnectionError,)

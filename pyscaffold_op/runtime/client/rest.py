@@ -1,0 +1,309 @@
+"""The HTTP layer: requests and watches to one API server, configured from a `RestConfig` (TLS
+verification and client certificates, tls-server-name, proxy-url) with its credentials (`credentials.py`:
+tokens, token files re-read as they rotate and after a 401, exec plugins, basic auth).
+
+Why our own HTTP/1.1 client (`http1.py`, `http1pool.py`) and not aiohttp's: an operator's work is small
+requests to one server (a status PATCH, a GET) and long watch streams. aiohttp's request path (request
+and response objects, payload writers, connector bookkeeping, timers, its stream reader) cost ~100 µs
+of CPU a call, ~19% of an operator's samples in the benchmark against kopf; a head written as one
+string on a kept-alive asyncio Protocol and a response parsed in place cost a fraction of that
+(docs/benchmarks.md, *stop 22*). A kubeconfig's `proxy-url` still goes through aiohttp
+(`rest_proxy.py`): forward proxies and CONNECT tunnels are its job, not ours.
+
+Why not an existing Python client's: the one pyop used had no watch bookmark parameter, restarted
+without relisting and did not always decode error bodies (docs/design.md); the informer needs exact
+HTTP semantics (status codes, resourceVersion, allowWatchBookmarks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+from pyscaffold_op.runtime.client.credentials import credentials_for
+from pyscaffold_op.runtime.client.errors import (
+    ConfigError,
+    ServerError,
+    ServerTimeout,
+    error_for,
+)
+from pyscaffold_op.runtime.client.http1 import HTTPError
+from pyscaffold_op.runtime.client.http1pool import Connection, Pool
+from pyscaffold_op.runtime.client.restconfig import RestConfig, as_rest_config
+
+log = logging.getLogger("pyscaffold_op.runtime.rest")
+
+JSON = "application/json"
+# A path made only of characters that may stand unescaped in a URL path (RFC 3986 pchar and "/"):
+# Kubernetes paths always are (names are DNS labels, or RBAC's `system:...`).
+_ENCODED_PATH = re.compile(r"[A-Za-z0-9\-._~/:@!$&'()*+,;=]*")
+_PATH_SAFE = "/:@!$&'()*+,;="
+# Methods whose request has a body by definition: sent with Content-Length: 0 when the caller has none.
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# client-go's maxRetries for a 429/5xx with Retry-After; a wait longer than MAX_RETRY_AFTER seconds is cut
+# to it (client-go has no cap: a server asking for an hour would stall a reconcile that long).
+MAX_RETRIES = 10
+MAX_RETRY_AFTER = 60
+_BAD_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]|[^\x00-\xff]")
+
+
+def split_server(server: str) -> tuple[str, str, int, str, str]:
+    """(scheme, host, port, Host header, path prefix) of a server URL; the prefix is e.g. Rancher's
+    `/k8s/clusters/x`."""
+    url = urlsplit(server)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise ConfigError(f"server {server!r}: not an http:// or https:// URL with a host")
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+    except ValueError as err:
+        raise ConfigError(f"server {server!r}: {err}") from err
+    authority = url.netloc.rpartition("@")[2]
+    return url.scheme, url.hostname, port, authority, url.path.rstrip("/")
+
+
+class RestTransport:
+    def __init__(
+        self,
+        config: RestConfig | Any,
+        *,
+        timeout: float = 30.0,
+        user_agent: str = "pyop-runtime",
+        max_connections: int = 256,
+        max_retries: int = MAX_RETRIES,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
+        """`max_retries`: how often a 429 (or 5xx) with Retry-After is sent again; `sleep` waits the
+        header's seconds (`asyncio.sleep`; a test injects its own)."""
+        self.config = config = as_rest_config(config)
+        self.max_retries = max_retries
+        self.sleep = sleep or asyncio.sleep
+        self.default_namespace = config.namespace or "default"
+        self.server = config.server
+        self.timeout = timeout
+        self.max_connections = max_connections
+        self._ssl = config.ssl_context()
+        self._credentials = credentials_for(config)
+        scheme, self._host, self._port, authority, self._prefix = split_server(self.server)
+        if _BAD_HEADER_VALUE.search(user_agent):
+            raise ValueError(f"user agent {user_agent!r} is not a valid header value")
+        # Every request's head ends the same way: written once.
+        self._head_tail = f" HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: {user_agent}\r\nAccept: {JSON}\r\n"
+        self._checked_auth: str | None = None
+        self._pool: Pool | None = None
+        self._proxied: Any = None
+        if config.proxy_url:
+            from pyscaffold_op.runtime.client.rest_proxy import ProxiedSession
+
+            self._proxied = ProxiedSession(
+                f"{scheme}://{authority}",
+                config.proxy_url,
+                self._ssl,
+                config.tls_server_name,
+                user_agent,
+                JSON,
+                timeout,
+                max_connections,
+            )
+        self._closed = False
+
+    def _get_pool(self) -> Pool:
+        loop = asyncio.get_running_loop()
+        pool = self._pool
+        if pool is None or pool.loop is not loop:
+            if self._closed:
+                raise RuntimeError("transport is closed")
+            # Created lazily: connections belong to the loop that runs them, and managers are built
+            # before their loop starts. A former loop's pool is dropped with that loop.
+            pool = self._pool = Pool(
+                loop,
+                self._host,
+                self._port,
+                ssl_context=self._ssl,
+                server_hostname=self.config.tls_server_name,
+                limit=self.max_connections,
+            )
+        return pool
+
+    @property
+    def open_connections(self) -> int:
+        """Connections open (idle or busy) on the current loop's pool; 0 once closed."""
+        return 0 if self._pool is None else self._pool.count
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: bytes | None = None,
+        content_type: str = JSON,
+    ) -> bytes:
+        """Send one request; the response body on 2xx, a typed `ApiError` otherwise.
+
+        A 429, or a 5xx with `Retry-After: <seconds>`, is sent again after that many seconds, at most
+        `max_retries` times (client-go's `maxRetries`, 10), whatever the verb: the server did not
+        process it. A 401 is retried once with refreshed credentials."""
+        target = self._target(path, params)
+        auth = await self._credentials.authorization()
+        refreshed, retries = False, 0
+        while True:
+            error_headers: dict[str, str] = {}
+            if self._proxied is not None:
+                headers = {"Authorization": auth} if auth else {}
+                if body is not None:
+                    headers["Content-Type"] = content_type
+                status, data = await self._proxied.request(method, path, target, body, headers, error_headers)
+            else:
+                pool = self._get_pool()
+                request = self._request(method, target, auth, body, content_type)
+                try:
+                    status, data = await pool.request(
+                        request, method, pool.loop.time() + self.timeout, error_headers
+                    )
+                except TimeoutError as err:
+                    raise ServerTimeout(f"{method} {path}: timed out after {self.timeout}s") from err
+                except HTTPError as err:
+                    raise _unavailable(method, path, err) from err
+            if status == 401 and not refreshed and await self._credentials.refresh(auth):
+                refreshed = True
+                auth = await self._credentials.authorization()  # rotated token file, new exec token
+                if auth:
+                    continue
+            if status >= 400:
+                wait = retry_after(status, error_headers)
+                if wait is not None and retries < self.max_retries:
+                    retries += 1
+                    log.debug(
+                        "Got a Retry-After response",
+                        extra={
+                            "method": method,
+                            "path": path,
+                            "code": status,
+                            "retry_after": wait,
+                            "attempt": retries,
+                        },
+                    )
+                    await self.sleep(wait)
+                    continue
+                raise error_for(status, data)
+            return data
+
+    def _request(
+        self, method: str, target: str, auth: str | None, body: bytes | None, content_type: str
+    ) -> bytes:
+        """The request's bytes: its head, written as one string, and its body."""
+        head = method + " " + target + self._head_tail
+        if auth:
+            if auth is not self._checked_auth:
+                if _BAD_HEADER_VALUE.search(auth):
+                    raise ConfigError("the credentials are not a valid Authorization header value")
+                self._checked_auth = auth
+            head += "Authorization: " + auth + "\r\n"
+        if body is not None:
+            head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
+            return head.encode("latin-1") + body
+        if method in _BODY_METHODS:
+            return (head + "Content-Length: 0\r\n\r\n").encode("latin-1")
+        return (head + "\r\n").encode("latin-1")
+
+    def _target(self, path: str, params: Mapping[str, Any] | None) -> str:
+        """The request target (path and query), encoded: Kubernetes paths as they are, anything
+        else percent-quoted; the server URL's path prefix first."""
+        full = self._prefix + path
+        if not _ENCODED_PATH.fullmatch(full):
+            full = quote(full, safe=_PATH_SAFE)
+        if params:
+            given = {k: v for k, v in params.items() if v is not None}
+            if given:
+                return f"{full}?{urlencode(given, quote_via=quote)}"
+        return full
+
+    @contextlib.asynccontextmanager
+    async def stream_lines(
+        self, path: str, params: Mapping[str, Any]
+    ) -> AsyncIterator[AsyncGenerator[bytes, None]]:
+        """A watch stream on a connection of its own: yields an async iterator over its non-empty
+        lines. Connecting is bounded by `timeout`, reading is not (a watch is idle between events; the
+        server ends it after timeoutSeconds). Errors before the stream map like `request`'s; a stream
+        that breaks later raises a `ConnectionError` (`http1.HTTPError`) from the iterator."""
+        target = self._target(path, params)
+        auth = await self._credentials.authorization()
+        for attempt in (1, 2):
+            async with self._open_stream(path, target, auth) as (status, pieces):
+                if status == 401 and attempt == 1 and await self._credentials.refresh(auth):
+                    auth = await self._credentials.authorization()
+                    if auth:
+                        continue
+                if status >= 400:
+                    raise error_for(status, b"".join([piece async for piece in pieces]))
+                yield _lines(pieces)
+                return
+
+    @contextlib.asynccontextmanager
+    async def _open_stream(
+        self, path: str, target: str, auth: str | None
+    ) -> AsyncIterator[tuple[int, AsyncGenerator[bytes, None]]]:
+        if self._proxied is not None:
+            async with self._proxied.stream(path, target, {"Authorization": auth} if auth else {}) as opened:
+                yield opened
+            return
+        pool = self._get_pool()
+        request = self._request("GET", target, auth, None, JSON)
+        conn: Connection | None = None
+        try:
+            conn, status = await pool.stream(request, pool.loop.time() + self.timeout)
+        except TimeoutError as err:
+            raise ServerTimeout(f"GET {path}: timed out after {self.timeout}s") from err
+        except HTTPError as err:
+            raise _unavailable("GET", path, err) from err
+        try:
+            yield status, conn.pieces()
+        finally:
+            conn.close()  # closing the iterator or cancelling the task ends the watch
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._pool is not None:
+            self._pool.close()
+        self._pool = None
+        if self._proxied is not None:
+            await self._proxied.close()
+
+
+def retry_after(status: int, headers: Mapping[str, str]) -> float | None:
+    """client-go's checkWait: the seconds to wait before sending a 429 or 5xx request again, from an
+    integer `Retry-After` header; None (no retry) without one. Capped at `MAX_RETRY_AFTER`."""
+    if status != 429 and status < 500:
+        return None
+    value = headers.get("retry-after", "").strip()
+    if not value or not value.lstrip("-").isdigit():  # an HTTP date is not seconds: Go's Atoi fails too
+        return None
+    return float(min(max(int(value), 0), MAX_RETRY_AFTER))
+
+
+def _unavailable(method: str, path: str, err: HTTPError) -> ServerError:
+    """A connection or protocol failure: 503, as client-go reports a server it cannot reach."""
+    return ServerError(f"{method} {path}: {err}", code=503, reason="ServiceUnavailable")
+
+
+async def _lines(pieces: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
+    # No cap on a line's length: a watch event carries a whole object (a large ConfigMap or CRD).
+    buf = b""
+    try:
+        async for piece in pieces:
+            buf += piece
+            if b"\n" not in piece:
+                continue
+            *complete, buf = buf.split(b"\n")
+            for line in complete:
+                if line.strip():
+                    yield line
+        if buf.strip():
+            yield buf
+    finally:
+        await pieces.aclose()  # closing the lines closes the connection
