@@ -184,8 +184,8 @@ def check_project(project: Project, path: Path) -> None:
     """Every value read back from PROJECT passes the rules its flag passed when it was written: a hand
     edit (`domain: ex$(touch x).com`) would otherwise land in CRDs, RBAC and Python code. A bad value is
     a one-line ProjectError naming the file and the field."""
+    from pyscaffold_op import names
     from pyscaffold_op.errors import ValidationError
-    from pyscaffold_op.scaffold import names
 
     def check(field: str, rule: Any, *args: Any, **kwargs: Any) -> None:
         try:
@@ -209,7 +209,8 @@ def check_project(project: Project, path: Path) -> None:
         at = f"resources[{i}]"
         if r.domain:
             check(f"{at}.domain", names.validate_dns1123_subdomain, r.domain, "domain")
-        check(f"{at}.group", names.validate_group, r.group, r.domain)
+        check(f"{at}.group", names.validate_group, r.group)
+        check(f"{at}.group", names.validate_qualified_group, r.group, r.domain)
         check(f"{at}.version", names.validate_version, r.version)
         check(f"{at}.kind", names.validate_kind, r.kind)
         if r.plural is not None:

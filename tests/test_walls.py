@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "apiextensions": 1,
     "models": 1,
     "project": 1,
+    "names": 1,  # the rules of names a project is made of (flags and PROJECT values alike)
     # the four parts, which never import each other (but see DOORS)
     "gen": 2,
     "scaffold": 2,

@@ -6,9 +6,10 @@ import functools
 from dataclasses import replace
 from pathlib import Path
 
+from pyscaffold_op import names
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
-from pyscaffold_op.scaffold import deployimage, edits, names, pysource
+from pyscaffold_op.scaffold import deployimage, edits, pysource
 from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.inputs import ApiOptions, validate_api, validate_group_package
 from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, external_kind, is_core

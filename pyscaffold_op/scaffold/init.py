@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyscaffold_op import __version__
+from pyscaffold_op import __version__, names
 from pyscaffold_op.errors import ProjectError, ValidationError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root
-from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.boilerplate import LICENSES, boilerplate, header_from_boilerplate
 from pyscaffold_op.scaffold.pins import version_range
 from pyscaffold_op.scaffold.pyformat import format_python

@@ -10,9 +10,10 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from pyscaffold_op import names
 from pyscaffold_op.errors import ValidationError
 from pyscaffold_op.project import Project
-from pyscaffold_op.scaffold import deployimage, names
+from pyscaffold_op.scaffold import deployimage
 
 # Names the scaffolded modules import or define: a kind with one of them would shadow it.
 RESERVED_KINDS = frozenset(

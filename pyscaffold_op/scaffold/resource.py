@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from pyscaffold_op import names
 from pyscaffold_op.apimachinery.webhookpaths import mutate_path, validate_path
 from pyscaffold_op.project import Project, Resource
-from pyscaffold_op.scaffold import names
 from pyscaffold_op.scaffold.deployimage import DeployImage
 from pyscaffold_op.scaffold.otherapi import OtherKind
 

@@ -17,9 +17,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pyscaffold_op import names
 from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import PROJECT_FILE, Project, ResourceWebhooks, load_project
-from pyscaffold_op.scaffold import edits, names, pysource
+from pyscaffold_op.scaffold import edits, pysource
 from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.inputs import WebhookOptions, validate_webhook
 from pyscaffold_op.scaffold.journal import ADMISSION, RECORD_FILE, Need, digest, load_record

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from pyscaffold_op.runtime.execplugin import EXEC_TIMEOUT, TIMEOUT_ENV, ExecCredentials
-from pyscaffold_op.runtime.startup import CacheSyncTimeout
 
 from pyscaffold_op.runtime import ConfigError, ExecConfig, Manager, ManagerOptions, Request, load_config
+from pyscaffold_op.runtime.client.execplugin import EXEC_TIMEOUT, TIMEOUT_ENV, ExecCredentials
+from pyscaffold_op.runtime.manager.startup import CacheSyncTimeout
 from pyscaffold_op.testing import eventually
 
 HANGING = """#!{python}

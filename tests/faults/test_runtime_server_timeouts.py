@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from pyscaffold_op.runtime.server import start_site
 
-from pyscaffold_op.runtime import server as runtime_server
+from pyscaffold_op.runtime.servers import server as runtime_server
+from pyscaffold_op.runtime.servers.server import start_site
 from pyscaffold_op.runtime.webhook import WebhookServer, validate_path, webhook_managed_by
 from tests.runtime.test_webhook_server import review, widget
 from tests.runtime.webhook_kinds import WidgetValidator

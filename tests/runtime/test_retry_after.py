@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from pyscaffold_op.runtime.errors import ServerError, TooManyRequests
-from pyscaffold_op.runtime.rest import MAX_RETRIES, retry_after
 
+from pyscaffold_op.runtime.client.errors import ServerError, TooManyRequests
+from pyscaffold_op.runtime.client.rest import MAX_RETRIES, retry_after
 from tests.runtime.test_http1pool import Server, reply, running, transport_for
 
 

@@ -285,7 +285,7 @@ def test_a_package_shadowing_an_installed_library_is_refused_but_not_an_editable
 ) -> None:
     # `src/` goes first on sys.path in `pyop generate` and `make run`: a package named like an installed
     # library (six, yaml) hides it from pyop's own dependencies (`generate --check` died in jsonschema)
-    from pyscaffold_op.scaffold.names import installed_module_path
+    from pyscaffold_op.names import installed_module_path
 
     assert installed_module_path("yaml") is not None and "site-packages" in installed_module_path("yaml")
     assert installed_module_path("no_such_module_anywhere") is None

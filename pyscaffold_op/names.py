@@ -1,4 +1,7 @@
-"""Every naming rule in one place: DNS names, versions, kinds, Python module names, plurals."""
+"""Every naming rule of a project in one place: DNS names, versions, kinds, Python module names, plurals.
+
+Below the scaffolder and the PROJECT loader, so flags and the values read back from PROJECT pass the
+same checks."""
 
 from __future__ import annotations
 
