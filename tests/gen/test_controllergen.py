@@ -155,3 +155,17 @@ def test_crds_equal_controller_gens(name: str, controller_gen: Path, tmp_path: P
         if not (line.endswith("/ pyop <none>") and ".description:" in line):
             print("  deliberate:", line)
     assert not wrong, f"{len(wrong)} differences from controller-gen:\n" + "\n".join(wrong[:60])
+
+
+def test_builtin_overlay_is_what_controller_gen_writes(controller_gen: Path) -> None:
+    """`gen/_builtin_overlay.json` is current: rebuilt from controller-gen over k8s.io/api, it is the same
+    (`python -m pyscaffold_op.dev.builtin_overlay` rewrites it)."""
+    from pyscaffold_op.dev import builtin_overlay
+
+    overlay, walker, roots = builtin_overlay.build(controller_gen)
+    assert not walker.conflicts and not walker.structural
+    checked_in = json.loads(builtin_overlay.OUT.read_text())
+    print(
+        f"\nbuilt-in overlay: {roots} root types, {sum(len(p) for p in overlay['patches'].values())} patches"
+    )
+    assert overlay == checked_in, "run python -m pyscaffold_op.dev.builtin_overlay"

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - markers read best on one line, as in the Go twin
 """Every marker of the corpus's Go twin (go/api/v1/widget_types.go), written in pyop."""
 
 from typing import Any
