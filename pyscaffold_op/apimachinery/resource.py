@@ -123,10 +123,35 @@ def _as_go_condition(schema: dict[str, Any]) -> None:
         prop.pop("default", None)
 
 
+# metav1.Condition's Go comments, as controller-gen writes them into a CRD
+_CONDITION_DOCS = {
+    "observedGeneration": (
+        "observedGeneration represents the .metadata.generation that the condition was set based upon.\n"
+        "For instance, if .metadata.generation is currently 12, but the "
+        ".status.conditions[x].observedGeneration is 9, the condition is out of date\n"
+        "with respect to the current state of the instance."
+    ),
+    "lastTransitionTime": (
+        "lastTransitionTime is the last time the condition transitioned from one status to another.\n"
+        "This should be when the underlying condition changed.  If that is not known, then using the time "
+        "when the API field changed is acceptable."
+    ),
+    "reason": (
+        "reason contains a programmatic identifier indicating the reason for the condition's last "
+        "transition.\nProducers of specific condition types may define expected values and meanings for "
+        "this field,\nand whether the values are considered a guaranteed API.\n"
+        "The value should be a CamelCase string.\nThis field may not be empty."
+    ),
+    "message": "message is a human readable message indicating details about the transition.\n"
+    "This may be an empty string.",
+}
+
+
 class Condition(KubeModel):
     """Condition contains details for one aspect of the current state of this API Resource."""
 
-    # metav1.Condition's schema exactly: every field but observedGeneration required (message and
+    # metav1.Condition's schema exactly (descriptions are its Go comments, as controller-gen writes them):
+    # every field but observedGeneration required (message and
     # lastTransitionTime have Python defaults, so they are always on the wire), same patterns and limits
 
     model_config = ConfigDict(json_schema_extra=_as_go_condition)
@@ -134,23 +159,23 @@ class Condition(KubeModel):
     type: str = Field(
         max_length=316,
         pattern=CONDITION_TYPE_PATTERN,
-        description="Type of condition in CamelCase or in foo.example.com/CamelCase.",
+        description="type of condition in CamelCase or in foo.example.com/CamelCase.",
     )
-    status: ConditionStatus = Field(description="Status of the condition: True, False or Unknown.")
+    status: ConditionStatus = Field(description="status of the condition, one of True, False, Unknown.")
     observed_generation: Annotated[Int64, Field(ge=0)] | None = Field(
-        default=None, description="The .metadata.generation the condition was set for."
+        default=None, description=_CONDITION_DOCS["observedGeneration"]
     )
     last_transition_time: datetime = Field(
         default_factory=lambda: datetime.now(UTC).replace(microsecond=0),
-        description="Last time the condition moved from one status to another.",
+        description=_CONDITION_DOCS["lastTransitionTime"],
     )
     reason: str = Field(
         min_length=1,
         max_length=1024,
         pattern=CONDITION_REASON_PATTERN,
-        description="CamelCase machine-readable reason for the last transition.",
+        description=_CONDITION_DOCS["reason"],
     )
-    message: str = Field(default="", max_length=32768, description="Human-readable details.")
+    message: str = Field(default="", max_length=32768, description=_CONDITION_DOCS["message"])
 
 
 def find_condition(conditions: list[Condition], type_: str) -> Condition | None:

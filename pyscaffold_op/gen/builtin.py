@@ -8,13 +8,19 @@ types and keys, required lists, the `+default`s). controller-gen's special cases
 - `metav1.Time`/`MicroTime` are `date-time` strings; `intstr.IntOrString` is an int-or-string and
   `resource.Quantity` one with the quantity pattern;
 - `runtime.RawExtension` is an object that keeps unknown fields; `apiextensions JSON` keeps anything;
-- descriptions and enums are left out (the spec drops them; controller-gen ignores `+enum`).
+- descriptions and enums are left out (the spec drops them; controller-gen ignores `+enum`);
+- where the Go markers of k8s.io/api say otherwise than the published OpenAPI (`+structType=atomic`,
+  `+default=false`, `+required`), controller-gen's reading wins: `_builtin_overlay.json`, written by
+  `python -m pyscaffold_op.dev.builtin_overlay` from controller-gen's own output over k8s.io/api at the
+  pinned release, patches the schema keywords per definition and relative path.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import json
+from pathlib import Path
 from typing import Any
 
 from pyscaffold_op.errors import GenerateError
@@ -62,6 +68,30 @@ _APIMACHINERY = {
     "pyscaffold_op.apimachinery.resource:ObjectMeta": _META + "ObjectMeta",
     "pyscaffold_op.apimachinery.resource:OwnerReference": _META + "OwnerReference",
 }
+
+
+_OVERLAY = Path(__file__).with_name("_builtin_overlay.json")
+
+
+@functools.cache
+def _overlay() -> dict[str, dict[str, dict[str, Any]]]:
+    """definition -> relative path ("" for the type itself, `properties/x`, `.../items`) -> keyword ->
+    value controller-gen writes there (None: controller-gen writes no such keyword)."""
+    patches: dict[str, dict[str, dict[str, Any]]] = json.loads(_OVERLAY.read_text(encoding="utf-8"))[
+        "patches"
+    ]
+    return patches
+
+
+def _patch(out: dict[str, Any], owner: str | None, path: str) -> dict[str, Any]:
+    patch = _overlay().get(owner or "", {}).get(path)
+    if patch:
+        for key, value in patch.items():
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = copy.deepcopy(value)
+    return out
 
 
 def definition_of(cls: type) -> str | None:
@@ -112,11 +142,14 @@ def _schema(name: str) -> dict[str, Any]:
     return schema
 
 
-def _convert(node: dict[str, Any], stack: tuple[str, ...]) -> dict[str, Any]:
+def _convert(
+    node: dict[str, Any], stack: tuple[str, ...], owner: str | None = None, path: str = ""
+) -> dict[str, Any]:
+    """`node` converted; it sits at `path` inside definition `owner` (None: the embedding field)."""
     if "$ref" in node:
         name = node["$ref"]
         if name in _KNOWN:
-            return _KNOWN[name]()
+            return _patch(_KNOWN[name](), owner, path)
         if name in stack:
             raise GenerateError(
                 f"the built-in type {name} is recursive ({' -> '.join((*stack, name))}); a structural "
@@ -124,16 +157,23 @@ def _convert(node: dict[str, Any], stack: tuple[str, ...]) -> dict[str, Any]:
             )
         from pyscaffold_op.models import spec
 
-        return _convert(spec.definition(name), (*stack, name))
+        own = _convert(spec.definition(name), (*stack, name), name, "")
+        return _patch(own, owner, path)
     out = {key: copy.deepcopy(node[key]) for key in _KEEP if key in node}
     if out.get("x-kubernetes-int-or-string"):
         out.update(copy.deepcopy(_INT_OR_STRING))
+    prefix = f"{path}/" if path else ""
     if "items" in node:
-        out["items"] = _convert(node["items"], stack)
+        out["items"] = _convert(node["items"], stack, owner, prefix + "items")
     if isinstance(node.get("additionalProperties"), dict):
-        out["additionalProperties"] = _convert(node["additionalProperties"], stack)
+        out["additionalProperties"] = _convert(
+            node["additionalProperties"], stack, owner, prefix + "additionalProperties"
+        )
     if "properties" in node:
-        out["properties"] = {prop: _convert(sub, stack) for prop, sub in node["properties"].items()}
+        out["properties"] = {
+            prop: _convert(sub, stack, owner, f"{prefix}properties/{prop}")
+            for prop, sub in node["properties"].items()
+        }
     if node.get("required"):
         out["required"] = sorted(node["required"])
-    return out
+    return _patch(out, owner, path)

@@ -675,6 +675,8 @@ def apply_markers(schema: dict[str, Any], markers: list[Marker], where: str) -> 
             and isinstance(value, float)
         ) and value.is_integer():
             value = int(value)
+        if key in ("exclusiveMinimum", "exclusiveMaximum") and value is False:
+            continue  # controller-gen writes these booleans only when true (omitempty in JSONSchemaProps)
         _set(out, key, value, marker, where)
     if list_keys:
         _set(out, "x-kubernetes-list-map-keys", list_keys, None, where)

@@ -218,7 +218,7 @@ def test_package_imports_without_the_runtime(with_api: Path) -> None:
     """The API package needs only pyscaffold_op.apimachinery (what `pyop generate` imports)."""
     code = (
         f"import sys; sys.path.insert(0, 'src'); from {PACKAGE}.api.v1alpha1 import At, GROUP, VERSION; "
-        "a = At(metadata={'name': 'x'}); print(GROUP, VERSION, a.to_dict()['apiVersion'], At.plural)"
+        "a = At(metadata={'name': 'x'}, spec={}); print(GROUP, VERSION, a.to_dict()['apiVersion'], At.plural)"
     )
     result = subprocess.run([sys.executable, "-B", "-c", code], cwd=with_api, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

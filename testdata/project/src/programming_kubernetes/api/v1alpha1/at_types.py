@@ -53,5 +53,5 @@ class At(CustomResource):
     plural = "ats"
     namespaced = True
 
-    spec: AtSpec = Field(default_factory=AtSpec)
+    spec: AtSpec
     status: AtStatus | None = None
