@@ -25,6 +25,7 @@ def rest_config(env: Environment) -> RestConfig:
         server=env.url,
         namespace=env.namespace,
         token=env.token,
+        ca_data=env.ca_pem,
         source_file=str(path) if path.name else None,
         context_name=env.context_name,
     )

@@ -275,7 +275,8 @@ class ControlPlane:
         pending = {f"/apis/{spec['group']}/{v}" for v in versions}
         while True:
             _, got = self.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-            conditions = {c["type"]: c["status"] for c in (got.get("status") or {}).get("conditions", [])}
+            status_block = got.get("status") if isinstance(got, dict) else None
+            conditions = {c["type"]: c["status"] for c in (status_block or {}).get("conditions") or []}
             if conditions.get("Established") == "True":
                 for path in sorted(pending):
                     status, listing = self.request("GET", path)

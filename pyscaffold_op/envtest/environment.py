@@ -1,4 +1,6 @@
-"""`Environment`: a running emulator (store + HTTP server + kubeconfig), in an async context or a thread."""
+"""`Environment`: a running emulator (store + HTTP server + kubeconfig), in an async context or a thread;
+or, in real mode (`Environment(real=True)`), the real kube-apiserver + etcd behind the same API
+(`envtest.realmode`)."""
 
 from __future__ import annotations
 
@@ -16,10 +18,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
+from pyscaffold_op import yamlio
 from pyscaffold_op.envtest import bootstrap, gctuning, loops
 from pyscaffold_op.envtest.controllers import Workloads
 from pyscaffold_op.envtest.controllers.core import CoreControllers
 from pyscaffold_op.envtest.controllers.kubelet import KubeletSimulator
+from pyscaffold_op.envtest.realmode import EmulatorOnly, RealMode
 from pyscaffold_op.envtest.registry import crds
 from pyscaffold_op.envtest.server.auth import ADMIN_USER, MASTERS, Policy
 from pyscaffold_op.envtest.server.handlers import Api
@@ -55,7 +59,13 @@ class Environment:
         namespace_deletion_delay: float = 0.2,
         namespace_deletion_max_delay: float = 5.0,
         workloads: Workloads | bool = False,
+        real: bool = False,
+        assets: str | Path | None = None,
     ) -> None:
+        """`real=True` runs kube-apiserver + etcd from `assets` (else $PYOP_ENVTEST_ASSETS or
+        $KUBEBUILDER_ASSETS) instead of the emulator: the same methods, clients and fixtures work, and
+        what only the emulator simulates (kubelet, workload controllers, garbage collector, fault
+        injection, the review policy) raises `EmulatorOnly`."""
         self.crd_paths = [Path(p) for p in crd_paths or []]
         self.kubelet = kubelet
         # the simulated controller-manager (Deployments, Jobs, ServiceAccounts ...): opt-in here
@@ -86,6 +96,8 @@ class Environment:
         self.token = TOKEN
         self.namespace = "default"
         self.context_name = "envtest"
+        self.ca_pem: bytes | None = None  # the server's CA (PEM) when it serves HTTPS (real mode)
+        self.real: RealMode | None = RealMode(self, assets) if real else None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -93,6 +105,10 @@ class Environment:
         from pyscaffold_op.envtest.server.httpfront import serve
 
         self.loop = asyncio.get_running_loop()
+        if self.real is not None:
+            await self.real.start()
+            self._write_kubeconfig()
+            return self
         if self.crd_paths:
             self._install(crds.load_crd_files(list(self.crd_paths)))
         self._runner, self.port = await serve(self.api, self.host, self.port)
@@ -109,6 +125,10 @@ class Environment:
         return self
 
     async def astop(self) -> None:
+        if self.real is not None:
+            await self.real.stop()
+            self._remove_kubeconfig()
+            return
         if self.kubelet is not None:
             await self.kubelet.detach()
         if self.workloads is not None:
@@ -121,9 +141,7 @@ class Environment:
             # never let a client that keeps a connection open hang the test's teardown
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(runner.cleanup(), 5)
-        if self._tmpdir is not None:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
+        self._remove_kubeconfig()
         if self._serving:
             self._serving = False
             gctuning.stopped()
@@ -175,6 +193,8 @@ class Environment:
     # -- kubeconfig --------------------------------------------------------------------------------
 
     def kubeconfig_dict(self) -> dict[str, Any]:
+        if self.real is not None:
+            return self.real.kubeconfig_dict()
         return {
             "apiVersion": "v1",
             "kind": "Config",
@@ -197,7 +217,7 @@ class Environment:
         else:
             self._tmpdir = Path(tempfile.mkdtemp(prefix="pyop-envtest-"))
             path = self._tmpdir / "kubeconfig"
-        path.write_text(yaml.safe_dump(self.kubeconfig_dict(), sort_keys=False))
+        path.write_text(yamlio.dump(self.kubeconfig_dict(), sort_keys=False))
         path.chmod(0o600)
         self.kubeconfig_path = path
 
@@ -210,6 +230,11 @@ class Environment:
 
         return rest_config(self)
 
+    def _remove_kubeconfig(self) -> None:
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
     # -- authentication and authorization (answers TokenReviews and SubjectAccessReviews) ----------
 
     @property
@@ -217,6 +242,9 @@ class Environment:
         """The review policy, the one place tokens and access rules are added: `env.policy.add_token(...)`,
         `env.policy.allow(...)`, `env.policy.add_authorizer(...)`; `env.policy.counts["TokenReview"]`
         counts the reviews answered."""
+        self._emulator_only(
+            "the review policy (env.policy): the real server authenticates with its own token file"
+        )
         return self.api.policy
 
     # -- CRDs and fault injection ------------------------------------------------------------------
@@ -224,6 +252,8 @@ class Environment:
     async def install_crds(self, paths: Sequence[str | Path]) -> list[dict[str, Any]]:
         """Install (create or replace) every CRD found in the files/folders; returns the stored CRDs."""
         docs = crds.load_crd_files(list(paths))
+        if self.real is not None:
+            return await self.real.install_crds(docs)
         return await self._on_loop(self._install_async(docs))
 
     async def _install_async(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -260,6 +290,9 @@ class Environment:
         pem: bytes | Path | None = ca.encode() if isinstance(ca, str) and "BEGIN" in ca else None
         if pem is None and ca is not None:
             pem = ca if isinstance(ca, bytes) else Path(ca)
+        if self.real is not None:
+            self.real.webhook_service_url(namespace, name, url, port, pem)
+            return
         self.api.admission.services.register(namespace, name, url, port, pem)
 
     async def install_webhooks(
@@ -277,6 +310,8 @@ class Environment:
             for d in docs:
                 for hook in d.get("webhooks") or []:
                     hook.setdefault("clientConfig", {})["caBundle"] = encoded
+        if self.real is not None:
+            return await self.real.install_webhooks(docs)
         return await self._on_loop(self._put_async(docs))
 
     async def _put_async(self, docs: list[Obj]) -> list[Obj]:
@@ -295,11 +330,17 @@ class Environment:
 
     def drop_watches(self) -> None:
         """Fault injection: end every open watch stream now (clients must re-watch)."""
+        self._emulator_only("fault injection (drop_watches)")
         self._call_soon(self.store.drop_watches)
 
     def compact(self) -> None:
         """Fault injection: forget the event history; watches from older resourceVersions get 410 Gone."""
+        self._emulator_only("fault injection (compact)")
         self._call_soon(self.store.compact)
+
+    def _emulator_only(self, what: str) -> None:
+        if self.real is not None:
+            raise EmulatorOnly(what)
 
     def _call_soon(self, fn: Any) -> None:
         loop = self.loop

@@ -9,6 +9,13 @@ Deployments, Jobs, ... as a cluster would), `envtest` (a running `Environment`),
 path as a string) and `client` (a `pyscaffold_op.runtime` client for it). pytest's log output shows
 the runtime's structured fields (`error=... controller=... request=...`) after each message.
 
+Real mode: with `PYOP_ENVTEST=real` (or `pytest --envtest=real`), `envtest` is the real kube-apiserver +
+etcd from `PYOP_ENVTEST_ASSETS` or `KUBEBUILDER_ASSETS` (pyop's `make oracles` builds them), and the
+same fixtures work against it. What only the emulator simulates (its kubelet, workload controllers,
+garbage collector, fault injection, review policy) is skipped with a reason naming it, never run
+against a server that lacks it; mark a test `@pytest.mark.emulator_only("why")` when it needs such a
+part in a way the plugin cannot see.
+
 Webhooks: `webhook_server` is a running `pyscaffold_op.runtime.webhook.WebhookServer` on 127.0.0.1 with
 its own CA, registered with the emulator as Service `system/webhook-service` (what
 config/webhook/manifests.yaml and the CRDs' conversion webhooks name), with the configurations of
@@ -25,8 +32,57 @@ from typing import Any
 import pytest
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator, Workloads
+from pyscaffold_op.envtest.realmode import EmulatorOnly
+
+MODE_ENV = "PYOP_ENVTEST"
 
 _PYTEST_LOG_HANDLERS = ("caplog_handler", "report_handler", "log_cli_handler", "log_file_handler")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--envtest",
+        choices=("emulator", "real"),
+        default=None,
+        help=f"envtest on pyop's emulator (default) or the real kube-apiserver + etcd (${MODE_ENV})",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "emulator_only(reason): needs a part only pyop's emulator simulates; skipped in real mode"
+    )
+
+
+def real_mode(config: pytest.Config) -> bool:
+    """Whether `envtest` runs the real kube-apiserver: `--envtest=real`, else `PYOP_ENVTEST=real`."""
+    import os
+
+    chosen = config.getoption("--envtest", default=None) or os.environ.get(MODE_ENV, "emulator")
+    return chosen == "real"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("emulator_only")
+    if marker is not None and real_mode(item.config):
+        reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "needs the emulator")
+        pytest.skip(f"real mode (kube-apiserver + etcd): {reason}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    try:
+        return (yield)
+    except EmulatorOnly as err:
+        pytest.skip(str(err))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: Any, request: pytest.FixtureRequest) -> Any:
+    try:
+        return (yield)
+    except EmulatorOnly as err:
+        pytest.skip(str(err))
 
 
 @pytest.hookimpl(trylast=True)
@@ -51,8 +107,9 @@ def envtest_crd_paths(request: pytest.FixtureRequest) -> list[Path]:
 
 
 @pytest.fixture
-def envtest_kubelet() -> KubeletSimulator | None:
-    return KubeletSimulator()
+def envtest_kubelet(request: pytest.FixtureRequest) -> KubeletSimulator | None:
+    """The kubelet simulator (Pods run, end, log); none in real mode, where nothing runs Pods."""
+    return None if real_mode(request.config) else KubeletSimulator()
 
 
 @pytest.fixture
@@ -63,12 +120,16 @@ def envtest_workloads() -> Workloads | None:
 
 @pytest.fixture
 async def envtest(
+    request: pytest.FixtureRequest,
     envtest_crd_paths: list[Path],
     envtest_kubelet: KubeletSimulator | None,
     envtest_workloads: Workloads | None,
 ) -> AsyncIterator[Environment]:
     async with Environment(
-        crd_paths=envtest_crd_paths, kubelet=envtest_kubelet, workloads=envtest_workloads or False
+        crd_paths=envtest_crd_paths,
+        kubelet=envtest_kubelet,
+        workloads=envtest_workloads or False,
+        real=real_mode(request.config),
     ) as env:
         yield env
 
