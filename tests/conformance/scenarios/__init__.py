@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import builtin
+from tests.conformance.scenarios import api, builtin, custom
 
-SCENARIOS: list[Scenario] = [*builtin.SCENARIOS]
+SCENARIOS: list[Scenario] = [*builtin.SCENARIOS, *custom.SCENARIOS, *api.SCENARIOS]
