@@ -19,7 +19,7 @@ class Report:
             if not diffs:
                 continue
             reason = self.allowed.get(name)
-            out.append(f"- {name}" + (f"  [deliberate: {reason}]" if reason else "  [NOT ALLOWED]"))
+            out.append(f"- {name}" + (f"  [{reason}]" if reason else "  [NOT ALLOWED]"))
             out.extend(f"    {d}" for d in diffs)
         return out
 
