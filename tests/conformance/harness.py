@@ -179,9 +179,14 @@ def run(target: Target, scenario: Scenario, ns: str) -> list[Response]:
             {"Content-Type": "application/json"},
         )
     for step in scenario.steps:
-        path = _resolve(step.path, ctx)
-        body = _resolve(step.body, ctx)
-        headers = {k: _resolve(v, ctx) for k, v in step.headers.items()}
+        try:
+            path = _resolve(step.path, ctx)
+            body = _resolve(step.body, ctx)
+            headers = {k: _resolve(v, ctx) for k, v in step.headers.items()}
+        except (KeyError, IndexError, TypeError) as err:
+            # an earlier answer lacked what this step needs: that is a difference, not a crash
+            ctx.responses.append(Response(0, {}, f"<step not sent: {type(err).__name__}: {err}>"))
+            continue
         ctype = step.content_type or (PATCH_TYPES[step.patch] if step.patch else "application/json")
         if body is not None:
             if isinstance(body, str):

@@ -547,11 +547,8 @@ class Store:
             return new, False
         self._commit(info.bucket, key, obj, new)
         self.run_controllers()
-        # the answer is the object as this request left it (deletionTimestamp, finalizers), as the
-        # real server's, even when the controllers (the GC ending a foreground deletion without
-        # dependents) have removed it since: they run after the response there
         current = self.find(info.bucket, *key)
-        return (current if current is not None else new), False
+        return (current, False) if current is not None else (new, True)
 
     # -- the controllers -----------------------------------------------------------------------------
 

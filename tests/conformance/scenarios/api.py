@@ -4,6 +4,7 @@ reviews, impersonation, and the gaps issue 25 (item 4) and issue 28 (item 7) nam
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from tests.conformance.harness import Scenario, Step
 from tests.conformance.scenarios.steps import apply, at, delete, get, meta, names, patch, post, put, setup
@@ -208,8 +209,8 @@ def lists() -> list[Scenario]:
             [
                 *objs,
                 get(f"{CM}?limit=2", view=names),
-                get(lambda ctx: f"{CM}?limit=2&continue={ctx[5]['metadata']['continue']}", view=names),
-                get(lambda ctx: f"{CM}?limit=2&continue={ctx[6]['metadata']['continue']}", view=names),
+                get(lambda ctx: f"{CM}?limit=2&continue={quote(ctx[5]['metadata']['continue'])}", view=names),
+                get(lambda ctx: f"{CM}?limit=2&continue={quote(ctx[6]['metadata']['continue'])}", view=names),
             ],
         )
     )
@@ -222,7 +223,7 @@ def lists() -> list[Scenario]:
                 get(f"{CM}?limit=2", view=names),
                 get(
                     lambda ctx: (
-                        f"{CM}?limit=2&labelSelector=even%3Dtrue&continue={ctx[5]['metadata']['continue']}"
+                        f"{CM}?limit=2&labelSelector=even%3Dtrue&continue={quote(ctx[5]['metadata']['continue'])}"
                     ),
                     view=names,
                 ),
