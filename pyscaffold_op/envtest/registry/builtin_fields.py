@@ -111,3 +111,214 @@ def prune_unknown(group: str, kind: str, obj: dict[str, Any]) -> list[str]:
                 found.append(f"metadata.{key}")
                 del meta[key]
     return found
+
+
+# Deeper fields of the kinds operators write most, as the Go structs have them: a field missing here
+# is dropped like a top-level one (path elements: a field name, or "*" for every list item).
+_POD_SPEC = [
+    "volumes",
+    "initContainers",
+    "containers",
+    "ephemeralContainers",
+    "restartPolicy",
+    "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds",
+    "dnsPolicy",
+    "nodeSelector",
+    "serviceAccountName",
+    "serviceAccount",
+    "automountServiceAccountToken",
+    "nodeName",
+    "hostNetwork",
+    "hostPID",
+    "hostIPC",
+    "shareProcessNamespace",
+    "securityContext",
+    "imagePullSecrets",
+    "hostname",
+    "subdomain",
+    "affinity",
+    "schedulerName",
+    "tolerations",
+    "hostAliases",
+    "priorityClassName",
+    "priority",
+    "dnsConfig",
+    "readinessGates",
+    "runtimeClassName",
+    "enableServiceLinks",
+    "preemptionPolicy",
+    "overhead",
+    "topologySpreadConstraints",
+    "setHostnameAsFQDN",
+    "os",
+    "hostUsers",
+    "schedulingGates",
+    "resourceClaims",
+    "resources",
+    "hostnameOverride",
+    "workloadRef",
+]
+_DEPLOYMENT_SPEC = [
+    "replicas",
+    "selector",
+    "template",
+    "strategy",
+    "minReadySeconds",
+    "revisionHistoryLimit",
+    "paused",
+    "progressDeadlineSeconds",
+]
+_JOB_SPEC = [
+    "parallelism",
+    "completions",
+    "activeDeadlineSeconds",
+    "podFailurePolicy",
+    "successPolicy",
+    "backoffLimit",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
+    "selector",
+    "manualSelector",
+    "template",
+    "ttlSecondsAfterFinished",
+    "completionMode",
+    "suspend",
+    "podReplacementPolicy",
+    "managedBy",
+]
+_NESTED: dict[tuple[str, str], list[tuple[tuple[str, ...], frozenset[str]]]] = {
+    ("", "Pod"): [(("spec",), frozenset(_POD_SPEC))],
+    ("", "Service"): [
+        (
+            ("spec", "ports", "*"),
+            frozenset(["name", "protocol", "appProtocol", "port", "targetPort", "nodePort"]),
+        )
+    ],
+    ("apps", "Deployment"): [(("spec",), frozenset(_DEPLOYMENT_SPEC))],
+    ("batch", "Job"): [(("spec",), frozenset(_JOB_SPEC))],
+    ("rbac.authorization.k8s.io", "Role"): [
+        (("rules", "*"), frozenset(["verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"]))
+    ],
+    ("rbac.authorization.k8s.io", "ClusterRole"): [
+        (("rules", "*"), frozenset(["verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"]))
+    ],
+}
+
+
+def prune_nested(group: str, kind: str, obj: dict[str, Any]) -> list[str]:
+    """Drop the deeper fields of `_NESTED` the Go structs lack; returns their paths (`spec.junk`)."""
+    found: list[str] = []
+    for path, known in _NESTED.get((group, kind), ()):
+        for at, node in _nodes(obj, path, ""):
+            if isinstance(node, dict):
+                for key in [k for k in node if k not in known]:
+                    found.append(f"{at}.{key}")
+                    del node[key]
+    return found
+
+
+def _nodes(node: Any, path: tuple[str, ...], at: str) -> list[tuple[str, Any]]:
+    if not path:
+        return [(at, node)]
+    head, rest = path[0], path[1:]
+    if head == "*":
+        if not isinstance(node, list):
+            return []
+        return [n for i, item in enumerate(node) for n in _nodes(item, rest, f"{at}[{i}]")]
+    if not isinstance(node, dict) or head not in node:
+        return []
+    return _nodes(node[head], rest, f"{at}.{head}" if at else head)
+
+
+# JSON types Go's decoder insists on: (group, kind) -> [(path, Go type, Go struct field)]
+_INT, _BOOL, _STR = "int", "bool", "string"
+_STRING_MAP, _OBJECT, _LIST = "map[string]string", "object", "list"
+_REPLICAS = [
+    (("spec",), _OBJECT, "{kind}.spec"),
+    (("spec", "replicas"), _INT, "{kind}Spec.spec.replicas"),
+    (("spec", "minReadySeconds"), _INT, "{kind}Spec.spec.minReadySeconds"),
+    (("spec", "revisionHistoryLimit"), _INT, "{kind}Spec.spec.revisionHistoryLimit"),
+]
+_TYPES: dict[tuple[str, str], list[tuple[tuple[str, ...], str, str]]] = {
+    ("", "ConfigMap"): [
+        (("data",), _STRING_MAP, "ConfigMap.data"),
+        (("binaryData",), "map[string][]uint8", "ConfigMap.binaryData"),
+        (("immutable",), _BOOL, "ConfigMap.immutable"),
+    ],
+    ("", "Secret"): [
+        (("data",), "map[string][]uint8", "Secret.data"),
+        (("stringData",), _STRING_MAP, "Secret.stringData"),
+        (("type",), _STR, "Secret.type"),
+        (("immutable",), _BOOL, "Secret.immutable"),
+    ],
+    ("", "ServiceAccount"): [
+        (("automountServiceAccountToken",), _BOOL, "ServiceAccount.automountServiceAccountToken"),
+    ],
+    ("", "Pod"): [
+        (("spec",), _OBJECT, "Pod.spec"),
+        (("spec", "containers"), _LIST, "PodSpec.spec.containers"),
+        (("spec", "activeDeadlineSeconds"), _INT, "PodSpec.spec.activeDeadlineSeconds"),
+        (("spec", "terminationGracePeriodSeconds"), _INT, "PodSpec.spec.terminationGracePeriodSeconds"),
+    ],
+    ("", "Service"): [
+        (("spec",), _OBJECT, "Service.spec"),
+        (("spec", "ports"), _LIST, "ServiceSpec.spec.ports"),
+        (("spec", "ports", "*", "port"), _INT, "ServicePort.spec.ports.port"),
+    ],
+    ("apps", "Deployment"): _REPLICAS,
+    ("apps", "StatefulSet"): _REPLICAS,
+    ("apps", "ReplicaSet"): _REPLICAS,
+    ("coordination.k8s.io", "Lease"): [
+        (("spec", "leaseDurationSeconds"), _INT, "LeaseSpec.spec.leaseDurationSeconds"),
+    ],
+}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _fits(value: Any, go_type: str) -> bool:
+    if value is None:
+        return True
+    if go_type == _INT:
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    if go_type == _BOOL:
+        return isinstance(value, bool)
+    if go_type == _STR:
+        return isinstance(value, str)
+    if go_type == _LIST:
+        return isinstance(value, list)
+    if go_type == _OBJECT:
+        return isinstance(value, dict)
+    # maps of strings ([]uint8 values are base64 strings)
+    return isinstance(value, dict) and all(isinstance(v, str) or v is None for v in value.values())
+
+
+def wrong_type(group: str, kind: str, obj: dict[str, Any]) -> str | None:
+    """Go's decoding error for the first field of `_TYPES` whose JSON type the struct cannot take
+    (`json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32`),
+    or None."""
+    for path, go_type, go_field in _TYPES.get((group, kind), ()):
+        for _, value in _nodes(obj, path, ""):
+            if not _fits(value, go_type):
+                shown = "int32" if go_type == _INT else go_type
+                sent = _json_type(value)
+                if go_type.startswith("map[") and isinstance(value, dict):
+                    sent, shown = "string", "string"  # a value of the map
+                return (
+                    f"json: cannot unmarshal {sent} into Go struct field "
+                    f"{go_field.format(kind=kind)} of type {shown}"
+                )
+    return None

@@ -273,12 +273,22 @@ def _service(obj: Obj, old: Obj | None) -> None:
             port["nodePort"] = previous["nodePort"]
 
 
-def _secret(obj: Obj, old: Obj | None) -> None:
-    obj.setdefault("type", "Opaque")
-
-
 def _lease(obj: Obj, old: Obj | None) -> None:
     obj.setdefault("spec", {})
+
+
+def _secret(obj: Obj, old: Obj | None) -> None:
+    """The Secret strategy's PrepareForCreate/Update: stringData is written into data (base64) and
+    never stored."""
+    plain = obj.pop("stringData", None)
+    if isinstance(plain, dict) and plain:
+        import base64
+
+        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        for k, v in plain.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
+        obj["data"] = data
+    obj.setdefault("type", "Opaque")
 
 
 _BY_KIND: dict[tuple[str, str], Callable[[Obj, Obj | None], None]] = {

@@ -306,8 +306,11 @@ def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyReq
             previous = paths
         else:
             others |= paths
+    # a field this manager applied before and no longer does goes, unless it is still the parent
+    # of one it applies (`data: {}` then `data: {key1: v}`: data stays)
+    parents = {p[:i] for p in mine for i in range(1, len(p))}
     for p in sorted(previous - mine - (others - (mine if force else set())), key=len, reverse=True):
-        if p not in others:
+        if p not in others and p not in parents:
             _remove_path(result, p)
     if force:
         forced = {c[2] for c in conflicts}

@@ -103,13 +103,35 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
     elif key == ("batch", "jobs") and old is not None:
         if (old.get("spec") or {}).get("template") != (spec or {}).get("template"):
             out.append(cause("FieldValueInvalid", "spec.template", "Invalid value: field is immutable"))
-    elif key in (("", "configmaps"), ("", "secrets")) and old is not None and old.get("immutable"):
+    elif key in (("", "configmaps"), ("", "secrets")):
+        out.extend(_data_size(key[1], obj))
+    if key in (("", "configmaps"), ("", "secrets")) and old is not None and old.get("immutable"):
         for f in ("data", "binaryData", "stringData"):
             if old.get(f) != obj.get(f):
                 out.append(
                     cause("FieldValueForbidden", f, "Forbidden: field is immutable when `immutable` is set")
                 )
     return out
+
+
+MAX_DATA = 1024 * 1024  # api.MaxSecretSize: a ConfigMap's or Secret's data together
+
+
+def _data_size(plural: str, obj: dict[str, Any]) -> list[Cause]:
+    """ValidateConfigMap/ValidateSecret: keys and values together at most 1 MiB (binaryData and a
+    Secret's data count decoded bytes; base64 is 4 characters for 3 bytes)."""
+    total = 0
+    for f in ("data", "binaryData"):
+        values = obj.get(f)
+        if isinstance(values, dict):
+            encoded = f == "binaryData" or plural == "secrets"
+            for k, v in values.items():
+                n = len(v) if isinstance(v, str) else 0
+                total += len(k) + (n * 3 // 4 if encoded else n)
+    if total <= MAX_DATA:
+        return []
+    where = "[]" if plural == "configmaps" else "data"
+    return [cause("FieldValueTooLong", where, f"Too long: may not be more than {MAX_DATA} bytes")]
 
 
 def _pod_spec_frozen(spec: dict[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -126,8 +127,31 @@ def check_write_options(req: HttpRequest, kind: str, dry_run: list[str] | None =
                 f'Unsupported value: "{validation}": supported values: "", "Ignore", "Strict", "Warn"',
             )
         )
+    if kind != "DeleteOptions":
+        manager = req.q("fieldManager", "") or ""
+        if manager:
+            causes.extend(_field_manager_causes(manager))
     if causes:
         raise E.invalid("meta.k8s.io", kind, "", causes)
+
+
+def _field_manager_causes(manager: str) -> list[Any]:
+    """ValidateFieldManager: at most 128 bytes, every character printable (Go's unicode.IsPrint)."""
+    if len(manager) > 128 and len(manager.encode()) > 128:
+        return [E.cause("FieldValueTooLong", "fieldManager", "Too long: may not be more than 128 bytes")]
+    if manager.isprintable():
+        return []
+    for i, ch in enumerate(manager):
+        if not ch.isprintable() and ch != " ":
+            quoted = json.dumps(manager, ensure_ascii=False)
+            return [
+                E.cause(
+                    "FieldValueInvalid",
+                    "fieldManager",
+                    f"Invalid value: {quoted}: invalid character U+{ord(ch):04X} (at position {i})",
+                )
+            ]
+    return []
 
 
 def media_type(req: HttpRequest) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.registry import managed, patch
-from pyscaffold_op.envtest.registry.builtin_fields import prune_unknown
+from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown, wrong_type
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.registry.scale import set_path, to_scale
 from pyscaffold_op.envtest.server import selectors, wire
@@ -77,7 +77,12 @@ class WriteVerbs:
             # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
             found = info.compiled_schema.prune(obj)
         else:
-            found = prune_unknown(info.group, info.kind, obj)
+            wrong = wrong_type(info.group, info.kind, obj)
+            if wrong is not None:
+                raise E.bad_request(
+                    f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {wrong}'
+                )
+            found = prune_unknown(info.group, info.kind, obj) + prune_nested(info.group, info.kind, obj)
         if not found or mode == "Ignore":
             return ""
         if mode == "Strict":
@@ -95,6 +100,11 @@ class WriteVerbs:
             )
         obj = wire.read_body(req, t.info, options="UpdateOptions")
         wire.check_namespace(obj, t)
+        named = (obj.get("metadata") or {}).get("name") or ""
+        if named != t.name:  # checkName, before the object is looked up
+            raise E.bad_request(
+                f"the name of the object ({named}) does not match the name on the URL ({t.name})"
+            )
         unknown = self._unknown_fields(req, t.info, obj)
 
         def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
@@ -359,7 +369,9 @@ class WriteVerbs:
         old = wire.served(info, current) if current is not None else None
         (obj, gone), warnings = await self.gate.admitted(req, t, "DELETE", None, old, delete)
         warn = self.gate.warn
-        if not gone:
+        # gone with a deletionTimestamp: this request set finalizers (foreground, orphan) that the
+        # controllers here cleared at once; the server answers before its GC runs, with the object
+        if not gone or obj["metadata"].get("deletionTimestamp"):
             # like the real handler: 202 only when the client explicitly asked for cascading deletion
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
             code = 202 if opts.get("orphanDependents") is False else 200

@@ -1,0 +1,8 @@
+"""Every scenario of the corpus, gathered from the families' modules."""
+
+from __future__ import annotations
+
+from tests.conformance.harness import Scenario
+from tests.conformance.scenarios import api, builtin, custom
+
+SCENARIOS: list[Scenario] = [*builtin.SCENARIOS, *custom.SCENARIOS, *api.SCENARIOS]
