@@ -59,7 +59,9 @@ def _install(target: Target) -> None:
             time.sleep(0.05)
 
 
-@pytest.fixture(scope="session")
+# the package, not the session: the emulator it serves from a thread is torn down before other tests
+# (tests/envtest/test_gctuning.py counts the serving environments)
+@pytest.fixture(scope="package")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     if not have_oracle():
         pytest.skip(NOT_INSTALLED)
