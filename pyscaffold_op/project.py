@@ -209,7 +209,8 @@ def check_project(project: Project, path: Path) -> None:
         at = f"resources[{i}]"
         if r.domain:
             check(f"{at}.domain", names.validate_dns1123_subdomain, r.domain, "domain")
-        check(f"{at}.group", names.validate_group, r.group, r.domain)
+        check(f"{at}.group", names.validate_group, r.group)
+        check(f"{at}.group", names.validate_qualified_group, r.group, r.domain)
         check(f"{at}.version", names.validate_version, r.version)
         check(f"{at}.kind", names.validate_kind, r.kind)
         if r.plural is not None:
