@@ -380,6 +380,7 @@ def test_generated_webhook_tests_pass_after_the_user_wrote_the_spec(tmp_path: Pa
         "-q",
         "-p",
         "no:cacheprovider",
+        "--log-level=DEBUG",
         "tests/test_memcached_webhook.py",
     ]
 
@@ -395,3 +396,27 @@ def test_generated_webhook_tests_pass_after_the_user_wrote_the_spec(tmp_path: Pa
     assert tests.returncode == 1 and "cache_v1alpha1_memcached.yaml: the sample is not a valid Memcached" in (
         tests.stdout
     )
+
+
+def test_a_bad_debug_log_call_in_a_webhook_fails_the_projects_tests(pyop: RunPyop, with_api: Path) -> None:
+    """Issue 27: the scaffolded webhook once logged with `extra={"name": ...}` (a reserved LogRecord key),
+    and every admission failed under `make run`; the project's tests missed it because they logged at
+    WARNING. The generated pyproject runs pytest with `log_level = "DEBUG"`, so every log call executes,
+    and such a call, even at debug level, fails the test that reaches it."""
+    assert pyop("create", "webhook", *AT, "--defaulting", "--no-make", cwd=with_api).code == 0
+    assert pyop("generate", "manifests", cwd=with_api).code == 0
+    pyproject = (with_api / "pyproject.toml").read_text()
+    assert 'log_level = "DEBUG"' in pyproject
+    webhook = with_api / f"src/{PACKAGE}/webhooks/v1alpha1/at_webhook.py"
+    good = webhook.read_text()
+    call = 'log.info("defaulting At %s", at.metadata.name)'
+    assert call in good
+    bad = 'log.debug("defaulting", extra={"name": at.metadata.name})'
+    webhook.write_text(good.replace(call, bad))
+    env = {**os.environ, "PYTHONPATH": str(with_api / "src")}
+    tests = run_project_tests(with_api, env)
+    assert tests.returncode == 1, tests.stdout[-3000:]
+    assert "Attempt to overwrite 'name' in LogRecord" in tests.stdout
+    webhook.write_text(good)
+    tests = run_project_tests(with_api, env)
+    assert tests.returncode == 0, tests.stdout[-3000:]
