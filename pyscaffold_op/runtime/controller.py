@@ -24,6 +24,7 @@ from typing import Any
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.errors import ApiError
 from pyscaffold_op.runtime.handler import EventHandler
+from pyscaffold_op.runtime.kinds import ObjectDecodeError
 from pyscaffold_op.runtime.log import reconcile_context
 from pyscaffold_op.runtime.panics import own_cancellation, panic_message, safe_str
 from pyscaffold_op.runtime.predicate import Predicate, as_predicate
@@ -263,7 +264,8 @@ class Controller:
         }
         if kind:
             fields[kind] = {"name": req.name, "namespace": req.namespace}
-        traceback = panic or not isinstance(_cause(err), ApiError) or log.isEnabledFor(logging.DEBUG)
+        expected = isinstance(_cause(err), ApiError | ObjectDecodeError)  # their message says it all
+        traceback = panic or not expected or log.isEnabledFor(logging.DEBUG)
         log.error(msg, extra=fields, exc_info=err if traceback else None)
 
     def _after_success(self, req: Request, result: Result | None) -> str:
