@@ -66,6 +66,8 @@ def render_crds(
 ) -> dict[Path, dict[str, Any]]:
     """The CRDs of the project at `root`, keyed by their path (nothing written); `max_desc_len` is
     controller-gen's `crd:maxDescLen`."""
+    from pydantic.errors import PydanticSchemaGenerationError
+
     from pyscaffold_op.apiextensions.crdvalidation import check_crd
     from pyscaffold_op.errors import GenerateError
     from pyscaffold_op.gen.crd import build_crds, crd_file_name
@@ -75,7 +77,12 @@ def render_crds(
     project = _project(root, project)
     with project_imports(root, project.package):
         kinds = load_kinds(project, root)
-        crds = build_crds(kinds, max_desc_len=max_desc_len)
+        try:
+            crds = build_crds(kinds, max_desc_len=max_desc_len)
+        except PydanticSchemaGenerationError as err:  # a field typed with a plain class
+            from pyscaffold_op.gen.usertypes import schema_error
+
+            raise schema_error(kinds, err) from None
         for crd in crds:
             spec = crd["spec"]
             versions = [
