@@ -104,10 +104,17 @@ def render_crds(
 
 def render_rbac(root: Path, project: Any = None) -> list[dict[str, Any]]:
     """The RBAC documents from the markers in `src/<pkg>/controllers/` (nothing written)."""
+    from pyscaffold_op.apimachinery.naming import pluralize
     from pyscaffold_op.gen.rbac import build_roles, collect_markers
+    from pyscaffold_op.gen.rbaccheck import check_rbac_markers
 
     project = _project(root, project)
     markers = collect_markers(root / "src" / project.package / "controllers")
+    own: dict[str, set[str]] = {}
+    for r in project.resources:  # the kinds whose CRDs the project makes
+        if r.api is not None and not r.core and not r.external:
+            own.setdefault(r.qualified_group(), set()).add(r.plural or pluralize(r.kind))
+    check_rbac_markers(markers, own)
     # a namespace-scoped project (PROJECT `namespaced: true`) gets an empty Role in kustomize's
     # `system` namespace when there are no markers yet, like its scaffolded role.yaml
     return build_roles(markers, empty_namespace="system" if project.namespaced else None)
