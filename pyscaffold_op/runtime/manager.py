@@ -276,6 +276,21 @@ class Manager:
             log.info("connecting to %s", connection_source(self.transport))
             await self.cache.start()
             synced = self._until_stop(self.cache.wait_for_cache_sync(self.cache_sync_timeout))
+            # A stalled start is named within seconds, with how long the manager will still wait.
+            after = min(5.0, self.cache_sync_timeout / 2)
+            stall = loop.call_later(
+                after,
+                lambda: (
+                    self._cache_synced.is_set()
+                    or log.warning(
+                        "caches not synced after %gs%s; waiting up to %gs in all (--cache-sync-timeout), "
+                        "then exiting; Ctrl-C stops now",
+                        after,
+                        self._not_synced_report(),
+                        self.cache_sync_timeout,
+                    )
+                ),
+            )
             try:
                 if not await synced:
                     return
@@ -283,6 +298,8 @@ class Manager:
                 raise CacheSyncTimeout(
                     f"caches did not sync within {self.cache_sync_timeout:g}s{self._not_synced_report()}"
                 ) from None
+            finally:
+                stall.cancel()
             self._cache_synced.set()
             # Work that needs no lease starts now, on every replica.
             for ctrl in self.controllers:
