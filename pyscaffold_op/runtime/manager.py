@@ -368,7 +368,15 @@ class Manager:
     def _on_signal(self, sig: signal.Signals) -> None:
         self._signals += 1
         if self._signals == 1:
-            log.info("received %s, shutting down gracefully", sig.name)
+            # A long reconcile holds the drain up to the timeout: say how to cut it short.
+            again = "Ctrl-C again" if sig == signal.SIGINT else f"send {sig.name} again"
+            log.info(
+                "received %s, shutting down gracefully: waiting up to %gs for in-flight reconciles; %s to "
+                "stop now",
+                sig.name,
+                self.graceful_shutdown_timeout,
+                again,
+            )
             self.stop()
         elif self._main is not None:  # a second signal: stop waiting for the drain
             log.warning("received %s again, stopping now", sig.name)

@@ -210,3 +210,18 @@ async def test_connection_failures_say_why_in_one_line() -> None:
     finally:
         untrusted.close()
         plain.close()
+
+
+async def test_the_first_signal_says_a_second_one_stops_at_once(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 27: the first Ctrl-C during a long reconcile waited 30 s without saying a second one stops."""
+    import signal
+
+    mgr = make_manager(env, graceful_shutdown_timeout=30.0)
+    with caplog.at_level(logging.INFO, logger="pyscaffold_op.runtime.manager"):
+        mgr._on_signal(signal.SIGINT)
+    assert [r.getMessage() for r in caplog.records] == [
+        "received SIGINT, shutting down gracefully: waiting up to 30s for in-flight reconciles; Ctrl-C again "
+        "to stop now"
+    ]
