@@ -508,3 +508,10 @@ def test_an_unknown_webhook_service_names_the_envtest_serve_flags() -> None:
         ServiceRegistry().resolve(config, 10)
     assert "--webhook-service system/webhook-service=https://HOST:PORT" in str(err.value)
     assert "--webhook-ca" in str(err.value) and "make envtest" in str(err.value)
+
+
+def test_the_readme_says_make_deploy_needs_cert_manager_once_there_are_webhooks(with_api: Path) -> None:
+    readme = (with_api / "README.md").read_text()
+    deploy = readme[readme.index("### Deploy to a cluster") : readme.index("### Uninstall")]
+    assert "Once the project has webhooks" in deploy and "cert-manager.yaml" in deploy
+    assert "make envtest ENVTEST_KUBECONFIG=" in readme
