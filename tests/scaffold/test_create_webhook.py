@@ -515,3 +515,30 @@ def test_the_readme_says_make_deploy_needs_cert_manager_once_there_are_webhooks(
     deploy = readme[readme.index("### Deploy to a cluster") : readme.index("### Uninstall")]
     assert "Once the project has webhooks" in deploy and "cert-manager.yaml" in deploy
     assert "make envtest ENVTEST_KUBECONFIG=" in readme
+
+
+def test_a_later_webhook_type_keeps_the_custom_path_of_the_first(pyop: RunPyop, with_api: Path) -> None:
+    """Issue 27 (kubebuilder parity): `--programmatic-validation` after `--defaulting --defaulting-path`
+    re-rendered the webhook file with the default mutate path (exit 0, the configuration pointing at the
+    wrong path)."""
+    first = ("create", "webhook", *AT, "--defaulting", "--defaulting-path", "/default-at", "--no-make")
+    assert pyop(*first, cwd=with_api).code == 0
+    run = pyop("create", "webhook", *AT, "--programmatic-validation", "--no-make", cwd=with_api)
+    assert run.code == 0, run.err
+    text = (with_api / f"src/{PACKAGE}/webhooks/v1alpha1/at_webhook.py").read_text()
+    assert "path=/default-at," in text and 'with_defaulter_custom_path("/default-at")' in text
+    assert "path=/validate-programming-kubernetes-viper-run-v1alpha1-at," in text
+    assert "with_validator_custom_path" not in text
+
+
+@pytest.mark.parametrize("flags", [("--defaulting",), ("--programmatic-validation",)])
+def test_a_single_webhook_types_test_has_no_unused_imports(
+    pyop: RunPyop, with_api: Path, flags: tuple[str, ...]
+) -> None:
+    """Issue 27: a defaulting-only webhook's test imported pytest and Invalid unused: `make lint` failed."""
+    assert pyop("create", "webhook", *AT, *flags, "--no-make", cwd=with_api).code == 0
+    lint = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--output-format", "concise", "src", "tests"],
+        cwd=with_api, capture_output=True, text=True,
+    )  # fmt: skip
+    assert lint.returncode == 0, lint.stdout + lint.stderr
