@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ def _find(model: type[BaseModel], wanted: str, path: str, seen: set[type]) -> tu
     return None
 
 
-def schema_error(kinds: list[type[BaseModel]], err: Exception) -> GenerateError:
+def schema_error(kinds: Sequence[type[BaseModel]], err: Exception) -> GenerateError:
     match = _UNKNOWN.search(str(err))
     wanted = (match.group("cls") or match.group("other")) if match else ""
     short = wanted.rsplit(".", 1)[-1] or "the type"

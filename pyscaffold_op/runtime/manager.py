@@ -278,19 +278,18 @@ class Manager:
             synced = self._until_stop(self.cache.wait_for_cache_sync(self.cache_sync_timeout))
             # A stalled start is named within seconds, with how long the manager will still wait.
             after = min(5.0, self.cache_sync_timeout / 2)
-            stall = loop.call_later(
-                after,
-                lambda: (
-                    self._cache_synced.is_set()
-                    or log.warning(
+
+            def report_stall() -> None:
+                if not self._cache_synced.is_set():
+                    log.warning(
                         "caches not synced after %gs%s; waiting up to %gs in all (--cache-sync-timeout), "
                         "then exiting; Ctrl-C stops now",
                         after,
                         self._not_synced_report(),
                         self.cache_sync_timeout,
                     )
-                ),
-            )
+
+            stall = loop.call_later(after, report_stall)
             try:
                 if not await synced:
                     return
