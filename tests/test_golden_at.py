@@ -63,7 +63,16 @@ def test_finished_project_is_ruff_clean() -> None:
 def test_the_at_operators_own_tests_pass() -> None:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout=120"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--log-level=DEBUG",
+            "--timeout=120",
+        ],
         cwd=AT_DIR,
         capture_output=True,
         text=True,

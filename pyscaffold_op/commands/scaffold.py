@@ -149,7 +149,7 @@ def create_api(
 
     from pyscaffold_op.project import load_project
     from pyscaffold_op.scaffold import deployimage
-    from pyscaffold_op.scaffold.api import api_warnings
+    from pyscaffold_op.scaffold.api import api_warnings, storage_version_missing
     from pyscaffold_op.scaffold.api import create_api as scaffold_api
     from pyscaffold_op.scaffold.inputs import ApiOptions
 
@@ -179,8 +179,16 @@ def create_api(
     )
     root, written = scaffold_api(options, Path.cwd())
     _report("wrote", written)
-    for warning in api_warnings(options, load_project(root)):
+    project = load_project(root)
+    for warning in api_warnings(options, project):
         typer.echo(warning, err=True)
+    if make and storage_version_missing(options, project, root):
+        typer.echo(
+            "note: `make manifests` not run: it fails until one version is the storage version "
+            "(pyop create webhook --conversion marks the hub; or add the marker, then run make manifests)",
+            err=True,
+        )
+        make = False
     if make:
         from pyscaffold_op.scaffold.make import run_make
 

@@ -66,6 +66,8 @@ def render_crds(
 ) -> dict[Path, dict[str, Any]]:
     """The CRDs of the project at `root`, keyed by their path (nothing written); `max_desc_len` is
     controller-gen's `crd:maxDescLen`."""
+    from pydantic.errors import PydanticSchemaGenerationError
+
     from pyscaffold_op.apiextensions.crdvalidation import check_crd
     from pyscaffold_op.errors import GenerateError
     from pyscaffold_op.gen.crd import build_crds, crd_file_name
@@ -75,7 +77,12 @@ def render_crds(
     project = _project(root, project)
     with project_imports(root, project.package):
         kinds = load_kinds(project, root)
-        crds = build_crds(kinds, max_desc_len=max_desc_len)
+        try:
+            crds = build_crds(kinds, max_desc_len=max_desc_len)
+        except PydanticSchemaGenerationError as err:  # a field typed with a plain class
+            from pyscaffold_op.gen.usertypes import schema_error
+
+            raise schema_error(kinds, err) from None
         for crd in crds:
             spec = crd["spec"]
             versions = [
@@ -97,10 +104,17 @@ def render_crds(
 
 def render_rbac(root: Path, project: Any = None) -> list[dict[str, Any]]:
     """The RBAC documents from the markers in `src/<pkg>/controllers/` (nothing written)."""
+    from pyscaffold_op.apimachinery.naming import pluralize
     from pyscaffold_op.gen.rbac import build_roles, collect_markers
+    from pyscaffold_op.gen.rbaccheck import check_rbac_markers
 
     project = _project(root, project)
     markers = collect_markers(root / "src" / project.package / "controllers")
+    own: dict[str, set[str]] = {}
+    for r in project.resources:  # the kinds whose CRDs the project makes
+        if r.api is not None and not r.core and not r.external:
+            own.setdefault(r.qualified_group(), set()).add(r.plural or pluralize(r.kind))
+    check_rbac_markers(markers, own)
     # a namespace-scoped project (PROJECT `namespaced: true`) gets an empty Role in kustomize's
     # `system` namespace when there are no markers yet, like its scaffolded role.yaml
     return build_roles(markers, empty_namespace="system" if project.namespaced else None)

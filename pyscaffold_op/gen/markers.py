@@ -335,6 +335,19 @@ def _convert(kind: str, raw: str | None, what: str) -> Any:
     raise ValueError(f"{what}: {raw!r} is not a number")
 
 
+def _looks_like_kubebuilder(prefix: str) -> bool:
+    import difflib
+
+    return difflib.SequenceMatcher(None, prefix.lower(), "kubebuilder").ratio() >= 0.75
+
+
+def _did_you_mean(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(SPECS), n=1, cutoff=0.75)
+    return f" (did you mean +{close[0]}?)" if close else ""
+
+
 def parse_marker(text: str, where: str = "") -> Marker | None:
     """Parse the text after `+`; None for markers that belong to other tools.
 
@@ -351,7 +364,11 @@ def parse_marker(text: str, where: str = "") -> Marker | None:
     if name is None:
         bare = text.split("=", 1)[0]
         if bare.startswith("kubebuilder:") and not bare.startswith(_FOREIGN):
-            raise GenerateError(f"{where}: unknown marker +{bare}")
+            raise GenerateError(f"{where}: unknown marker +{bare}{_did_you_mean(bare)}")
+        prefix, colon, rest = bare.partition(":")
+        if colon and prefix != "kubebuilder" and _looks_like_kubebuilder(prefix):
+            # `+kubebuiler:validation:Format`: a typo would otherwise drop the marker silently
+            raise GenerateError(f"{where}: unknown marker +{bare}{_did_you_mean('kubebuilder:' + rest)}")
         return None
     value_kind, arg_specs = SPECS[name].value, SPECS[name].args
     rest = text[len(name) :]

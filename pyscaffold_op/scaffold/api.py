@@ -362,6 +362,29 @@ def api_warnings(options: ApiOptions, project: Project) -> list[str]:
     return out
 
 
+def storage_version_missing(options: ApiOptions, project: Project, root: Path) -> bool:
+    """Whether the kind now has several versions and none of their classes is marked
+    `+kubebuilder:storageversion`: `make manifests` would fail, so `create api` leaves it for later
+    (kubebuilder's `create api --version v2` of an existing kind succeeds too)."""
+    import re
+
+    paths = [
+        r.path for r in project.resources
+        if (r.group, r.kind) == (options.group, options.kind) and r.api is not None and r.path
+    ]  # fmt: skip
+    if len(paths) < 2:
+        return False
+    marked = re.compile(
+        rf"^#\s*\+kubebuilder:storageversion\s*$(?:\n#.*$)*\nclass {re.escape(options.kind)}\(", re.M
+    )
+    for path in paths:
+        folder = root / "src" / Path(*path.split("."))
+        for source in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+            if marked.search(source.read_text(encoding="utf-8", errors="replace")):
+                return False
+    return True
+
+
 def create_api(options: ApiOptions, start: Path) -> tuple[Path, list[str]]:
     """`pyop create api` from `start` (the project folder): returns the project root and the files written."""
     from pyscaffold_op.project import find_project_root

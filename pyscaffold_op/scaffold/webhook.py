@@ -204,15 +204,24 @@ def webhook_files(
     runtime_imports = ["webhook_managed_by"]
     if options.validation and example:
         runtime_imports = ["FieldError", "ValidationError", *runtime_imports]
+    # a webhook type added later keeps the custom path an earlier run recorded for the other one
+    resource = project.find(options.group, options.version, options.kind)
+    recorded = resource.webhooks if resource is not None else None
+    defaulting_path = options.defaulting_path or (recorded.defaulting_path if recorded else None)
+    validation_path = options.validation_path or (recorded.validation_path if recorded else None)
+    if options.defaulting:  # re-created (--force): the path given now, or the default
+        defaulting_path = options.defaulting_path
+    if options.validation:
+        validation_path = options.validation_path
     values = {
         **held,
         "spokes": _spokes(project, r, options.spokes),
         "example": example,
         "runtime_imports": ", ".join(runtime_imports),
-        "defaulting_path": options.defaulting_path or r.mutate_path,
-        "validation_path": options.validation_path or r.validate_path,
-        "custom_defaulting_path": options.defaulting_path is not None,
-        "custom_validation_path": options.validation_path is not None,
+        "defaulting_path": defaulting_path or r.mutate_path,
+        "validation_path": validation_path or r.validate_path,
+        "custom_defaulting_path": defaulting_path is not None,
+        "custom_validation_path": validation_path is not None,
     }
     out = {r.webhook_file: render("webhook/webhook.py.jinja", r, **values)}
     if held["defaulting"] or held["validation"]:

@@ -19,7 +19,7 @@ from pyscaffold_op.runtime import (
 from pyscaffold_op.runtime.cache.informer import Informer
 from pyscaffold_op.runtime.controller.event import CreateEvent, UpdateEvent, raw_of
 from pyscaffold_op.runtime.controller.source import _InformerAdapter
-from pyscaffold_op.runtime.objects.kinds import info_for
+from pyscaffold_op.runtime.objects.kinds import ObjectDecodeError, info_for
 from pyscaffold_op.runtime.objects.rawobj import RawObject, same_beyond_status
 
 from .widgets import Widget
@@ -187,8 +187,9 @@ def test_an_object_the_model_rejects(decodes: list[bytes]) -> None:
     lazy.add_event_handler(_InformerAdapter(EnqueueRequestForObject(), sink, ()))
     lazy._handle_line(line("ADDED", bad))
     assert sink.items == [Request("default", "a")]
-    with pytest.raises(pydantic.ValidationError):
+    with pytest.raises(ObjectDecodeError, match=r"spec\.size: Input should be a valid integer") as err:
         lazy.store.get("default/a")
+    assert isinstance(err.value.__cause__, pydantic.ValidationError)
 
     eager = Informer(None, info_for(Widget))  # type: ignore[arg-type]
     eager.add_event_handler(_InformerAdapter(EnqueueRequestForObject(), Sink(), ()))

@@ -67,9 +67,31 @@ async def test_uninstalled_crd_is_no_matches_for_kind_then_exit(caplog: pytest.L
             await mgr.start(install_signal_handlers=False)
     expected = 'no matches for kind "Widget" in version "test.pyop.io/v1"; run make install'
     assert str(raised.value) == f"caches did not sync within 3s: {expected}"
-    # Said as soon as the first list fails, and once, not at every retry of the backoff.
-    said = [r.getMessage() for r in caplog.records if expected in r.getMessage()]
+    # Said as soon as the first list fails, and once, not at every retry of the backoff (the manager's
+    # stall report repeats it once more, see below).
+    said = [
+        r.getMessage() for r in caplog.records if expected in r.getMessage() and r.name.endswith("informer")
+    ]
     assert len(said) == 1, said
+
+
+async def test_a_stalled_start_says_how_long_the_manager_still_waits(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 27: `make run` before `make install` warned, then waited 2 minutes saying nothing more."""
+    async with Environment(kubelet=None) as env:  # no CRDs installed
+        mgr = make_manager(env, cache_sync_timeout=2.0)
+        mgr.builder().for_(Widget).named("widgets").complete(_noop)
+        with (
+            caplog.at_level(logging.WARNING, logger="pyscaffold_op.runtime.manager"),
+            pytest.raises(CacheSyncTimeout),
+        ):
+            await mgr.start(install_signal_handlers=False)
+    said = [r.getMessage() for r in caplog.records if r.name == "pyscaffold_op.runtime.manager"]
+    assert said == [
+        'caches not synced after 1s: no matches for kind "Widget" in version "test.pyop.io/v1"; run make '
+        "install; waiting up to 2s in all (--cache-sync-timeout), then exiting; Ctrl-C stops now"
+    ]
 
 
 async def test_refused_connection_names_the_server_kubeconfig_and_context(refused_kubeconfig: Path) -> None:
@@ -188,3 +210,18 @@ async def test_connection_failures_say_why_in_one_line() -> None:
     finally:
         untrusted.close()
         plain.close()
+
+
+async def test_the_first_signal_says_a_second_one_stops_at_once(
+    env: Environment, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 27: the first Ctrl-C during a long reconcile waited 30 s without saying a second one stops."""
+    import signal
+
+    mgr = make_manager(env, graceful_shutdown_timeout=30.0)
+    with caplog.at_level(logging.INFO, logger="pyscaffold_op.runtime.manager"):
+        mgr._on_signal(signal.SIGINT)
+    assert [r.getMessage() for r in caplog.records] == [
+        "received SIGINT, shutting down gracefully: waiting up to 30s for in-flight reconciles; Ctrl-C again "
+        "to stop now"
+    ]

@@ -106,7 +106,7 @@ def with_api(tmp_path: Path, _api_template: Path) -> Path:
 def run_project_tests(root: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """A generated project's own test suite, in a subprocess (what its `make test` runs)."""
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--log-level=DEBUG"],
         cwd=root,
         capture_output=True,
         text=True,

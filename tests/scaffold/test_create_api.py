@@ -570,3 +570,31 @@ def test_read_only_project_rolls_back(pyop: RunPyop, initialized: Path) -> None:
         assert snapshot(initialized) == before
     finally:
         config.chmod(stat.S_IRWXU)
+
+
+def test_a_new_version_of_an_existing_kind_succeeds_and_leaves_make_manifests_for_later(
+    pyop: RunPyop, with_api: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27 (kubebuilder parity): `create api --version v2` of an existing kind exited 1, because
+    `make manifests` fails while no version is the storage version. kubebuilder exits 0; so does pyop,
+    saying why it did not run make manifests."""
+    monkeypatch.setenv("PATH", "/nonexistent")  # make would fail: it must not run
+    args = ["create", "api", "--group", "programming-kubernetes", "--version", "v1", "--kind", "At"]
+    run = pyop(*args, "--no-controller", cwd=with_api)
+    assert run.code == 0, run.err
+    assert "note: `make manifests` not run: it fails until one version is the storage version" in run.err
+    assert f"wrote src/{PACKAGE}/api/v1/at_types.py" in run.out
+
+
+def test_storage_version_missing_is_false_once_one_version_is_marked(pyop: RunPyop, with_api: Path) -> None:
+    from pyscaffold_op.project import load_project
+    from pyscaffold_op.scaffold.api import storage_version_missing
+    from pyscaffold_op.scaffold.inputs import ApiOptions
+
+    args = ["create", "api", "--group", "programming-kubernetes", "--version", "v1", "--kind", "At"]
+    assert pyop(*args, "--no-controller", "--no-make", cwd=with_api).code == 0
+    options = ApiOptions(group="programming-kubernetes", version="v1", kind="At")
+    assert storage_version_missing(options, load_project(with_api), with_api)
+    types = with_api / API / "at_types.py"
+    types.write_text(types.read_text().replace("class At(", "# +kubebuilder:storageversion\nclass At(", 1))
+    assert not storage_version_missing(options, load_project(with_api), with_api)

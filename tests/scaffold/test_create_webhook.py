@@ -315,6 +315,82 @@ def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> 
                 proc.wait(10)
 
 
+@pytest.mark.slow
+@pytest.mark.kubectl
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_the_readme_no_cluster_recipe_calls_the_webhooks(tmp_path: Path) -> None:
+    """Issue 27: after `create webhook`, the README's "Run it with no cluster" (make envtest, make install
+    run, kubectl apply -k config/samples/) calls the admission webhooks and converts for kubectl."""
+    import signal
+    import time
+
+    root = tmp_path / "cron"
+    root.mkdir()
+
+    def pyop(*args: str) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "pyscaffold_op", *args], cwd=root, check=True, capture_output=True
+        )
+
+    pyop("init", "--domain", "example.com", "--repo", "github.com/ex/cron")
+    pyop("create", "api", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--no-make")
+    pyop("create", "api", "--group", "cron", "--version", "v2", "--kind", "CronJob", "--no-controller",
+         "--no-make")  # fmt: skip
+    pyop("create", "webhook", "--group", "cron", "--version", "v1", "--kind", "CronJob", "--defaulting",
+         "--programmatic-validation", "--conversion", "--spoke", "v2")  # fmt: skip
+    readme = (root / "README.md").read_text()
+    assert "make envtest ENVTEST_KUBECONFIG=/tmp/cron-kubeconfig" in readme
+    # the README's commands, with a free port and folders of this test (other runs share the host)
+    certs, kubeconfig, port = tmp_path / "certs", tmp_path / "kubeconfig", _free_port()
+    tools = [f"PYTHON={sys.executable}", f"PYOP={sys.executable} -m pyscaffold_op"]
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    serve = subprocess.Popen(
+        ["make", "-s", "envtest", *tools, f"ENVTEST_KUBECONFIG={kubeconfig}",
+         f"WEBHOOK_URL=https://127.0.0.1:{port}", f"WEBHOOK_CA={certs}/ca.crt"],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    manager = None
+    try:
+        deadline = time.monotonic() + 60
+        while not kubeconfig.is_file() and serve.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert kubeconfig.is_file(), serve.stdout.read() if serve.poll() is not None and serve.stdout else ""
+        args = f"--health-probe-bind-address=127.0.0.1:0 --webhook-port={port} --webhook-cert-path={certs}"
+        manager = subprocess.Popen(
+            ["make", "-s", "install", "run", *tools, f"ARGS={args}"],
+            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True,
+        )  # fmt: skip
+
+        def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+            assert KUBECTL is not None
+            return subprocess.run(
+                [KUBECTL, *args], cwd=root, env=env, capture_output=True, text=True, timeout=60
+            )
+
+        deadline = time.monotonic() + 60  # the manager starting up (imports, certificates) is the wait
+        while True:
+            applied = kubectl("apply", "-k", "config/samples/")
+            if applied.returncode == 0 or time.monotonic() > deadline or manager.poll() is not None:
+                break
+            time.sleep(0.3)
+        assert applied.returncode == 0, applied.stderr
+        got = kubectl("get", "cronjobs.v2.cron.example.com", "cronjob-sample", "-o",
+                      "jsonpath={.apiVersion} {.spec.foo}")  # fmt: skip
+        assert (got.returncode, got.stdout) == (0, "cron.example.com/v2 foo"), got.stderr  # defaulted
+    finally:
+        for proc in (manager, serve):
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGINT)
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+
+
 def _replace_foo(root: Path, kind_lower: str, fields: str) -> None:
     types = next((root / "src").rglob(f"{kind_lower}_types.py"))
     text = types.read_text()
@@ -380,6 +456,7 @@ def test_generated_webhook_tests_pass_after_the_user_wrote_the_spec(tmp_path: Pa
         "-q",
         "-p",
         "no:cacheprovider",
+        "--log-level=DEBUG",
         "tests/test_memcached_webhook.py",
     ]
 
@@ -395,3 +472,73 @@ def test_generated_webhook_tests_pass_after_the_user_wrote_the_spec(tmp_path: Pa
     assert tests.returncode == 1 and "cache_v1alpha1_memcached.yaml: the sample is not a valid Memcached" in (
         tests.stdout
     )
+
+
+def test_a_bad_debug_log_call_in_a_webhook_fails_the_projects_tests(pyop: RunPyop, with_api: Path) -> None:
+    """Issue 27: the scaffolded webhook once logged with `extra={"name": ...}` (a reserved LogRecord key),
+    and every admission failed under `make run`; the project's tests missed it because they logged at
+    WARNING. The generated pyproject runs pytest with `log_level = "DEBUG"`, so every log call executes,
+    and such a call, even at debug level, fails the test that reaches it."""
+    assert pyop("create", "webhook", *AT, "--defaulting", "--no-make", cwd=with_api).code == 0
+    assert pyop("generate", "manifests", cwd=with_api).code == 0
+    pyproject = (with_api / "pyproject.toml").read_text()
+    assert 'log_level = "DEBUG"' in pyproject
+    webhook = with_api / f"src/{PACKAGE}/webhooks/v1alpha1/at_webhook.py"
+    good = webhook.read_text()
+    call = 'log.info("defaulting At %s", at.metadata.name)'
+    assert call in good
+    bad = 'log.debug("defaulting", extra={"name": at.metadata.name})'
+    webhook.write_text(good.replace(call, bad))
+    env = {**os.environ, "PYTHONPATH": str(with_api / "src")}
+    tests = run_project_tests(with_api, env)
+    assert tests.returncode == 1, tests.stdout[-3000:]
+    assert "Attempt to overwrite 'name' in LogRecord" in tests.stdout
+    webhook.write_text(good)
+    tests = run_project_tests(with_api, env)
+    assert tests.returncode == 0, tests.stdout[-3000:]
+
+
+def test_an_unknown_webhook_service_names_the_envtest_serve_flags() -> None:
+    """Issue 27: the emulator's error for a webhook Service it was not told about named a Python API
+    (env.webhook_service_url) to a user who started it with `pyop envtest serve`."""
+    from pyscaffold_op.envtest.admission.webhookclient import CallError, ServiceRegistry
+
+    config = {"service": {"namespace": "system", "name": "webhook-service", "path": "/convert"}}
+    with pytest.raises(CallError) as err:
+        ServiceRegistry().resolve(config, 10)
+    assert "--webhook-service system/webhook-service=https://HOST:PORT" in str(err.value)
+    assert "--webhook-ca" in str(err.value) and "make envtest" in str(err.value)
+
+
+def test_the_readme_says_make_deploy_needs_cert_manager_once_there_are_webhooks(with_api: Path) -> None:
+    readme = (with_api / "README.md").read_text()
+    deploy = readme[readme.index("### Deploy to a cluster") : readme.index("### Uninstall")]
+    assert "Once the project has webhooks" in deploy and "cert-manager.yaml" in deploy
+    assert "make envtest ENVTEST_KUBECONFIG=" in readme
+
+
+def test_a_later_webhook_type_keeps_the_custom_path_of_the_first(pyop: RunPyop, with_api: Path) -> None:
+    """Issue 27 (kubebuilder parity): `--programmatic-validation` after `--defaulting --defaulting-path`
+    re-rendered the webhook file with the default mutate path (exit 0, the configuration pointing at the
+    wrong path)."""
+    first = ("create", "webhook", *AT, "--defaulting", "--defaulting-path", "/default-at", "--no-make")
+    assert pyop(*first, cwd=with_api).code == 0
+    run = pyop("create", "webhook", *AT, "--programmatic-validation", "--no-make", cwd=with_api)
+    assert run.code == 0, run.err
+    text = (with_api / f"src/{PACKAGE}/webhooks/v1alpha1/at_webhook.py").read_text()
+    assert "path=/default-at," in text and 'with_defaulter_custom_path("/default-at")' in text
+    assert "path=/validate-programming-kubernetes-viper-run-v1alpha1-at," in text
+    assert "with_validator_custom_path" not in text
+
+
+@pytest.mark.parametrize("flags", [("--defaulting",), ("--programmatic-validation",)])
+def test_a_single_webhook_types_test_has_no_unused_imports(
+    pyop: RunPyop, with_api: Path, flags: tuple[str, ...]
+) -> None:
+    """Issue 27: a defaulting-only webhook's test imported pytest and Invalid unused: `make lint` failed."""
+    assert pyop("create", "webhook", *AT, *flags, "--no-make", cwd=with_api).code == 0
+    lint = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--output-format", "concise", "src", "tests"],
+        cwd=with_api, capture_output=True, text=True,
+    )  # fmt: skip
+    assert lint.returncode == 0, lint.stdout + lint.stderr

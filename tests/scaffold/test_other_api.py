@@ -105,8 +105,9 @@ def test_generated_project_with_core_and_external_controllers_passes_its_tests(
     role = yaml.safe_load((with_api / "config/rbac/role.yaml").read_text())
     groups = {g for rule in role["rules"] for g in rule["apiGroups"]}
     assert {"", "apps", "cert-manager.io", "programming-kubernetes.viper.run"} <= groups
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-                         cwd=with_api, capture_output=True, text=True, timeout=300)  # fmt: skip
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--log-level=DEBUG"]
+    pytest_cmd.append("tests")
+    run = subprocess.run(pytest_cmd, cwd=with_api, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert "4 passed" in run.stdout
 

@@ -75,3 +75,10 @@ def test_the_generator_refuses_it_too(pyop: RunPyop, with_api: Path) -> None:
 
 def test_an_untouched_project_still_works(pyop: RunPyop, with_api: Path) -> None:
     assert pyop(*CREATE_API, cwd=with_api).code == 0
+
+
+def test_a_second_api_in_a_project_with_one_passes_the_project_rules(pyop: RunPyop, with_api: Path) -> None:
+    """The merge of issue 28 item 9 called validate_group(group, domain) after it lost its domain
+    argument: every command reading a PROJECT with a resource raised TypeError."""
+    run = pyop(*CREATE_API, cwd=with_api)
+    assert (run.code, run.err) == (0, "")

@@ -70,7 +70,9 @@ class ServiceRegistry:
         if found is None:
             raise CallError(
                 f'failed to call webhook: Post "{shown}": service "{ns}/{name}" port {port} is not '
-                "registered with the emulator (env.webhook_service_url)"
+                f"known to the emulator: start it with --webhook-service {ns}/{name}=https://HOST:PORT "
+                "and --webhook-ca FILE (make envtest adds both after pyop create webhook), or in Python "
+                "env.webhook_service_url()"
             )
         base, ca = found
         if bundle is None and ca is not None:

@@ -30,6 +30,7 @@ from pyscaffold_op.runtime.controller.ratelimiter import RateLimiter
 from pyscaffold_op.runtime.controller.request import Request, Result, TerminalError
 from pyscaffold_op.runtime.controller.source import Kind, Source
 from pyscaffold_op.runtime.log import reconcile_context
+from pyscaffold_op.runtime.objects.kinds import ObjectDecodeError
 from pyscaffold_op.runtime.panics import own_cancellation, panic_message, safe_str
 
 log = logging.getLogger("pyscaffold_op.runtime.controller")
@@ -263,7 +264,8 @@ class Controller:
         }
         if kind:
             fields[kind] = {"name": req.name, "namespace": req.namespace}
-        traceback = panic or not isinstance(_cause(err), ApiError) or log.isEnabledFor(logging.DEBUG)
+        expected = isinstance(_cause(err), ApiError | ObjectDecodeError)  # their message says it all
+        traceback = panic or not expected or log.isEnabledFor(logging.DEBUG)
         log.error(msg, extra=fields, exc_info=err if traceback else None)
 
     def _after_success(self, req: Request, result: Result | None) -> str:

@@ -285,6 +285,20 @@ class Manager:
         log.info("connecting to %s", connection_source(self.transport))
         await self.cache.start()
         timeout = self.options.cache_sync_timeout
+        # A stalled start is named within seconds, with how long the manager will still wait.
+        after = min(5.0, timeout / 2)
+
+        def report_stall() -> None:
+            if not self._cache_synced.is_set():
+                log.warning(
+                    "caches not synced after %gs%s; waiting up to %gs in all (--cache-sync-timeout), "
+                    "then exiting; Ctrl-C stops now",
+                    after,
+                    self._not_synced_report(),
+                    timeout,
+                )
+
+        stall = asyncio.get_running_loop().call_later(after, report_stall)
         try:
             if not await self._until_stop(self.cache.wait_for_cache_sync(timeout)):
                 return False
@@ -292,6 +306,8 @@ class Manager:
             raise CacheSyncTimeout(
                 f"caches did not sync within {timeout:g}s{self._not_synced_report()}"
             ) from None
+        finally:
+            stall.cancel()
         self._cache_synced.set()
         return True
 
@@ -341,7 +357,15 @@ class Manager:
     def _on_signal(self, sig: signal.Signals) -> None:
         self._signals += 1
         if self._signals == 1:
-            log.info("received %s, shutting down gracefully", sig.name)
+            # A long reconcile holds the drain up to the timeout: say how to cut it short.
+            again = "Ctrl-C again" if sig == signal.SIGINT else f"send {sig.name} again"
+            log.info(
+                "received %s, shutting down gracefully: waiting up to %gs for in-flight reconciles; %s to "
+                "stop now",
+                sig.name,
+                self.options.graceful_shutdown_timeout,
+                again,
+            )
             self.stop()
         elif self._main is not None:  # a second signal: stop waiting for the drain
             log.warning("received %s again, stopping now", sig.name)

@@ -14,13 +14,43 @@ from typing import Any, cast
 
 import msgspec
 from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
 
-from pyscaffold_op.apimachinery import KubeObject
+from pyscaffold_op.apimachinery import CustomResource, KubeObject
 
 _decode = msgspec.json.decode
 
 
 _encode = msgspec.json.encode
+
+
+class ObjectDecodeError(ValueError):
+    """An object the API server sent does not fit its Python type: for a custom resource, most often a
+    CRD in the cluster older than the types (a field added, or made required, since `make install`).
+    Its message is one line naming the kind, the object, each bad field and the fix; the controller logs
+    it without a traceback (the pydantic error is its `__cause__`)."""
+
+
+def _decode_error(info: ResourceInfo, data: bytes, err: PydanticValidationError) -> ObjectDecodeError:
+    try:
+        meta = _decode(data).get("metadata") or {}
+        ns, name = meta.get("namespace"), meta.get("name")
+        obj = f"{ns}/{name}" if ns else str(name)
+    except (msgspec.DecodeError, AttributeError, TypeError):
+        obj = "?"
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()[:5]
+    )
+    more = f" (and {err.error_count() - 5} more)" if err.error_count() > 5 else ""
+    hint = (
+        "the CRD in the cluster may be older than the types: run make install (in tests: make manifests)"
+        if issubclass(info.cls, CustomResource)
+        else "the server's object does not fit the model"
+    )
+    return ObjectDecodeError(
+        f"{info.kind} {obj} from the API server does not fit {info.cls.__module__}.{info.cls.__qualname__}: "
+        f"{problems}{more}; {hint}"
+    )
 
 
 class _ListMeta(msgspec.Struct):
@@ -79,7 +109,10 @@ class ResourceInfo:
     # -- decoding ---------------------------------------------------------------------------------
     # The methods below are for KubeObject classes (info_for); an adapter's subclass has its own.
     def decode(self, data: bytes | msgspec.Raw) -> Any:
-        return cast("type[BaseModel]", self.cls).model_validate_json(bytes(data))
+        try:
+            return cast("type[BaseModel]", self.cls).model_validate_json(bytes(data))
+        except PydanticValidationError as err:
+            raise _decode_error(self, bytes(data), err) from err
 
     def split_list(self, data: bytes) -> tuple[list[bytes], str, str | None]:
         """(each item's JSON, resourceVersion, continue token) of a list response, items undecoded."""
