@@ -21,6 +21,9 @@ from pyscaffold_op.errors import ValidationError
 from pyscaffold_op.scaffold.helm.emit import Expr, Include, Splice, ToYaml, When, emit, escape_actions
 
 NAMESPACE = "{{ .Release.Namespace }}"
+"""Inside a string (a DNS name, `ns/name`): the string around it is quoted."""
+NAMESPACE_VALUE = "{{ .Release.Namespace | quote }}"
+"""A whole value: quoted, so a namespace named `no` or `on` stays a string."""
 HELPER_ROLE_SUFFIXES = ("-admin-role", "-editor-role", "-viewer-role")
 RBAC_KINDS = {"ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
 WEBHOOK_KINDS = {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
@@ -163,7 +166,7 @@ class _Converter:
             return [self.literal(item) for item in value]
         if isinstance(value, str) and self._in_namespace.search(value):
             if value == self.namespace:
-                return Expr(NAMESPACE)
+                return Expr(NAMESPACE_VALUE)
             quoted = escape_actions(json.dumps(value, ensure_ascii=False))
             return Expr(self._in_namespace.sub(NAMESPACE, quoted))
         return value
@@ -172,7 +175,7 @@ class _Converter:
         meta = obj.get("metadata", {})
         out: dict[Any, Any] = {"name": self.literal(meta["name"])}
         if "namespace" in meta:
-            out["namespace"] = Expr(NAMESPACE)
+            out["namespace"] = Expr(NAMESPACE_VALUE)
         labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != "app.kubernetes.io/managed-by"}
         out["labels"] = {**self.literal(labels), Include("chart.labels"): None}
         own: dict[Any, Any] = {}

@@ -25,9 +25,9 @@ HELPERS = """\
 Labels of every object of the chart: Helm's own, then .Values.labels.
 */}}
 {{- define "chart.labels" -}}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | quote }}
 {{- if .Values.labels }}
 {{ toYaml .Values.labels }}
 {{- end }}
