@@ -227,7 +227,7 @@ def test_switches_edit_the_objects_they_touch(pyop: RunPyop, webhook_project: Pa
 
     pod = render(chart, {"webhook": {"enable": False}})[deployment]["spec"]["template"]["spec"]
     assert pod["volumes"] == [] and pod["containers"][0]["volumeMounts"] == []
-    assert pod["containers"][0]["ports"] == []
+    assert pod["containers"][0]["ports"] == [{"containerPort": 8081, "name": "health", "protocol": "TCP"}]
 
     no_ca = render(chart, {"certManager": {"enable": False}})
     assert "annotations" not in no_ca[hook]["metadata"]
@@ -247,6 +247,56 @@ def test_switches_edit_the_objects_they_touch(pyop: RunPyop, webhook_project: Pa
         "helm.sh/resource-policy"
         not in render(chart, {"crd": {"keep": False}})[crd]["metadata"]["annotations"]
     )
+
+
+@needs_kubectl
+@helm_judges
+def test_webhook_and_health_probe_ports_come_from_values(pyop: RunPyop, webhook_project: Path) -> None:
+    chart = chart_of(pyop, webhook_project)
+    values = yaml.safe_load((chart / "values.yaml").read_text())
+    assert values["webhook"] == {"enable": True, "port": 9443} and values["healthProbe"] == {"port": 8081}
+    rendered = render(
+        chart, {"webhook": {"port": 9444}, "healthProbe": {"port": 8082}, "networkPolicy": {"enable": True}}
+    )
+    container = rendered[("Deployment", P + "controller-manager")]["spec"]["template"]["spec"]["containers"][
+        0
+    ]
+    assert container["args"][-2:] == ["--health-probe-bind-address=:8082", "--webhook-port=9444"]
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {
+        "health": 8082,
+        "webhook-server": 9444,
+    }
+    assert (
+        container["livenessProbe"]["httpGet"]["port"]
+        == container["readinessProbe"]["httpGet"]["port"]
+        == 8082
+    )
+    assert rendered[("Service", P + "webhook-service")]["spec"]["ports"][0]["targetPort"] == 9444
+    policy = rendered[("NetworkPolicy", P + "allow-webhook-traffic")]
+    assert policy["spec"]["ingress"][0]["ports"][0]["port"] == 9444
+    # the default port: no flag (the manager listens on 9443 unless told)
+    default = render(chart)[("Deployment", P + "controller-manager")]["spec"]["template"]["spec"]
+    assert not any(arg.startswith("--webhook-port") for arg in default["containers"][0]["args"])
+
+
+@needs_kubectl
+@helm_judges
+def test_notes_name_the_release_and_the_manager(pyop: RunPyop, webhook_project: Path) -> None:
+    from .chartrender import helm
+
+    chart = chart_of(pyop, webhook_project)
+    run = subprocess.run(
+        [str(helm()), "install", "rel", str(chart), "--dry-run=client", "--namespace", "prod"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "HELM_CACHE_HOME": str(webhook_project / ".helm")},
+    )
+    assert run.returncode == 0, run.stderr
+    notes = run.stdout.partition("NOTES:\n")[2]
+    assert "release rel in namespace prod" in notes
+    assert f"rollout status deployment/{P}controller-manager" in notes
+    assert "cert-manager must be installed" in notes
 
 
 @needs_kubectl
@@ -301,7 +351,12 @@ def test_values_land_where_expected(pyop: RunPyop, project: Path) -> None:
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert container["image"] == "ghcr.io/me/at:v1.2.3" and container["imagePullPolicy"] == "Always"
-    assert container["args"] == ["--metrics-bind-address=:8443", "--leader-elect", "--zap-log-level=debug"]
+    assert container["args"] == [
+        "--metrics-bind-address=:8443",
+        "--leader-elect",
+        "--zap-log-level=debug",
+        "--health-probe-bind-address=:8081",
+    ]
     assert container["env"] == [{"name": "A", "value": "b"}] and container["resources"] == resources
     assert pod["nodeSelector"] == {"kubernetes.io/os": "linux"} and pod["imagePullSecrets"] == [
         {"name": "regcred"}
@@ -439,7 +494,7 @@ def test_make_helm_regenerates_the_chart_after_make_manifests(webhook_project: P
     assert run.returncode == 0, run.stderr
     values = yaml.safe_load((webhook_project / "dist/chart/values.yaml").read_text())
     assert values["manager"]["image"] == {"repository": "ghcr.io/me/at", "tag": "v1", "pullPolicy": ""}
-    assert values["webhook"] == {"enable": True} and values["certManager"] == {"enable": True}
+    assert values["webhook"] == {"enable": True, "port": 9443} and values["certManager"] == {"enable": True}
     # a new kind after `make helm`: its CRD and helper roles flow into the chart, values.yaml is kept
     (webhook_project / "dist/chart/values.yaml").write_text(
         (webhook_project / "dist/chart/values.yaml").read_text().replace("replicas: 1", "replicas: 4")
