@@ -1,41 +1,74 @@
-"""Render a chart folder with tests/scaffold/gotemplate.py, the way `helm template` lays it out."""
+"""Render and lint a chart folder with the real Helm (`make oracles` builds it into bin/).
+
+`helm template` lays the chart out as an install would (values merged into values.yaml the way `-f`
+merges them, every template but `_*.tpl` rendered, each document parsed by Helm as YAML); `helm lint
+--strict` judges the chart and each set of values. Without a helm binary the caller is skipped with a
+reason saying it is not installed (a failure on CI, tests/conftest.py).
+"""
 
 from __future__ import annotations
 
-import copy
+import os
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from .gotemplate import Renderer
+from pyscaffold_op.dev.oracles import missing_reason, oracle_bin
+
+SOURCE = "# Source: "
 
 
-def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Helm's values merge: maps merge key by key, anything else replaces."""
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
+def helm() -> Path:
+    """The helm binary, or skip the test ("helm is not installed")."""
+    path = oracle_bin("helm")
+    if path is None:
+        pytest.skip(missing_reason("helm"))
+    return path
+
+
+def _run(args: list[str], overrides: dict[str, Any] | None) -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory(prefix="pyop-helm-") as tmp:
+        home = Path(tmp)
+        env = {
+            **os.environ,
+            "HELM_CACHE_HOME": str(home / "cache"),
+            "HELM_CONFIG_HOME": str(home / "config"),
+            "HELM_DATA_HOME": str(home / "data"),
+        }
+        if overrides:
+            values = home / "overrides.yaml"
+            values.write_text(yaml.safe_dump(overrides), encoding="utf-8")
+            args = [*args, "--values", str(values)]
+        return subprocess.run([str(helm()), *args], capture_output=True, text=True, check=False, env=env)
 
 
 def render_chart(
     chart_dir: Path, overrides: dict[str, Any] | None = None, *, namespace: str, name: str = "release"
 ) -> dict[str, str]:
-    """templates/<path> -> rendered text, for every template (not _*.tpl, as Helm does)."""
-    values = merge(yaml.safe_load((chart_dir / "values.yaml").read_text()) or {}, overrides or {})
-    chart = yaml.safe_load((chart_dir / "Chart.yaml").read_text())
-    renderer = Renderer(values, chart, {"Name": name, "Namespace": namespace})
-    templates = chart_dir / "templates"
-    for helper in sorted(templates.rglob("_*.tpl")):
-        renderer.load_helpers(helper.read_text())
+    """templates/<path> -> the text `helm template` renders for it (files that render empty are left out)."""
+    run = _run(["template", name, str(chart_dir), "--namespace", namespace], overrides)
+    assert run.returncode == 0, f"helm template failed:\n{run.stderr}"
     out: dict[str, str] = {}
-    for path in sorted(templates.rglob("*.yaml")):
-        out[path.relative_to(templates).as_posix()] = renderer.render(path.read_text())
+    for document in run.stdout.split("\n---\n"):
+        head, _, text = document.removeprefix("---\n").partition("\n")
+        if not head.startswith(SOURCE):
+            assert not document.strip(" -\n"), f"a document without a {SOURCE!r} line:\n{document}"
+            continue
+        path = head.removeprefix(SOURCE).split("/templates/", 1)[1]
+        out[path] = out.get(path, "") + ("---\n" if path in out else "") + text
     return out
+
+
+def lint_chart(chart_dir: Path, overrides: dict[str, Any] | None = None, *, namespace: str = "lint") -> str:
+    """`helm lint --strict` of the chart with these values; its output, asserted free of errors."""
+    run = _run(["lint", "--strict", str(chart_dir), "--namespace", namespace], overrides)
+    assert run.returncode == 0, f"helm lint --strict failed:\n{run.stdout}{run.stderr}"
+    assert "[ERROR]" not in run.stdout and "[WARNING]" not in run.stdout, run.stdout
+    return run.stdout
 
 
 def objects(rendered: dict[str, str]) -> list[dict[str, Any]]:

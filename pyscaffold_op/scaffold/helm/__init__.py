@@ -66,6 +66,7 @@ def create_helm_chart(options: HelmOptions, cwd: Path) -> HelmResult:
             result.kept.append(target)
             continue
         plan.write(target, text)
+    plan.write(f"{chart_dir}/templates/NOTES.txt", files.notes(project.project_name, chart.deployment))
     for relpath, text in sorted(chart.templates.items()):
         plan.write(f"{chart_dir}/templates/{relpath}", text)
     kept_values = f"{chart_dir}/values.yaml"

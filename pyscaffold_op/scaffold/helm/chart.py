@@ -21,6 +21,9 @@ from pyscaffold_op.errors import ValidationError
 from pyscaffold_op.scaffold.helm.emit import Expr, Include, Splice, ToYaml, When, emit, escape_actions
 
 NAMESPACE = "{{ .Release.Namespace }}"
+"""Inside a string (a DNS name, `ns/name`): the string around it is quoted."""
+NAMESPACE_VALUE = "{{ .Release.Namespace | quote }}"
+"""A whole value: quoted, so a namespace named `no` or `on` stays a string."""
 HELPER_ROLE_SUFFIXES = ("-admin-role", "-editor-role", "-viewer-role")
 RBAC_KINDS = {"ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
 WEBHOOK_KINDS = {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
@@ -35,6 +38,13 @@ class Features:
     metrics: bool = False
     metrics_secure: bool = True
     metrics_port: int = 8443
+    health_port: int | None = None
+    """The port of --health-probe-bind-address (None: the manager is given no such flag)."""
+    health_host: str = ""
+    webhook_port: int = 9443
+    """The manager's webhook-server container port (the manager's --webhook-port defaults to 9443)."""
+    webhook_port_flag: bool = False
+    """The manager is given --webhook-port (then the chart always passes it)."""
     webhook: bool = False
     cert_manager: bool = False
     prometheus: bool = False
@@ -48,6 +58,8 @@ class Chart:
     """Path under templates/ -> template text."""
     values: dict[str, Any] = field(default_factory=dict)
     namespace: str = ""
+    deployment: str = ""
+    """The manager Deployment's name."""
 
 
 def build_chart(objects: list[dict[str, Any]], optional: list[dict[str, Any]], name_prefix: str) -> Chart:
@@ -69,7 +81,7 @@ def build_chart(objects: list[dict[str, Any]], optional: list[dict[str, Any]], n
     )
     converter = _Converter(namespace, name_prefix, features)
     manager_values = converter.read_manager(deployments[0])
-    chart = Chart(namespace=namespace)
+    chart = Chart(namespace=namespace, deployment=_name(deployments[0]))
     for obj in [*objects, *extra]:
         placed = converter.place(obj)
         if placed is None:
@@ -85,8 +97,10 @@ def build_chart(objects: list[dict[str, Any]], optional: list[dict[str, Any]], n
 
 
 def default_values(manager: dict[str, Any], features: Features) -> dict[str, Any]:
+    health = {"healthProbe": {"port": features.health_port}} if features.health_port else {}
     return {
         "manager": manager,
+        **health,
         "labels": {},
         "annotations": {},
         "rbac": {"enable": True},
@@ -97,7 +111,7 @@ def default_values(manager: dict[str, Any], features: Features) -> dict[str, Any
             "secure": features.metrics_secure,
             "port": features.metrics_port,
         },
-        "webhook": {"enable": features.webhook},
+        "webhook": {"enable": features.webhook, "port": features.webhook_port},
         "certManager": {"enable": features.cert_manager},
         "prometheus": {"enable": features.prometheus},
         "networkPolicy": {"enable": features.network_policy},
@@ -163,7 +177,7 @@ class _Converter:
             return [self.literal(item) for item in value]
         if isinstance(value, str) and self._in_namespace.search(value):
             if value == self.namespace:
-                return Expr(NAMESPACE)
+                return Expr(NAMESPACE_VALUE)
             quoted = escape_actions(json.dumps(value, ensure_ascii=False))
             return Expr(self._in_namespace.sub(NAMESPACE, quoted))
         return value
@@ -172,7 +186,7 @@ class _Converter:
         meta = obj.get("metadata", {})
         out: dict[Any, Any] = {"name": self.literal(meta["name"])}
         if "namespace" in meta:
-            out["namespace"] = Expr(NAMESPACE)
+            out["namespace"] = Expr(NAMESPACE_VALUE)
         labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != "app.kubernetes.io/managed-by"}
         out["labels"] = {**self.literal(labels), Include("chart.labels"): None}
         own: dict[Any, Any] = {}
@@ -228,7 +242,9 @@ class _Converter:
             return f"manager/{name}.yaml", "", self.deployment(obj)
         if kind == "Service" and name.endswith("metrics-service"):
             return f"metrics/{name}.yaml", ".Values.metrics.enable", self.metrics_service(obj)
-        if kind in WEBHOOK_KINDS or (kind == "Service" and name.endswith("webhook-service")):
+        if kind == "Service" and name.endswith("webhook-service"):
+            return f"webhook/{name}.yaml", ".Values.webhook.enable", self.webhook_service(obj)
+        if kind in WEBHOOK_KINDS:
             return f"webhook/{name}.yaml", ".Values.webhook.enable", self.body(obj)
         if _api_group(obj) == "cert-manager.io":
             return f"cert-manager/{name}.yaml", ".Values.certManager.enable", self.body(obj)
@@ -239,6 +255,7 @@ class _Converter:
             condition = ".Values.networkPolicy.enable"
             if "webhook" in name:
                 condition = "and .Values.networkPolicy.enable .Values.webhook.enable"
+                return f"network-policy/{name}.yaml", condition, self.webhook_network_policy(obj)
             elif "metrics" in name:
                 condition = "and .Values.networkPolicy.enable .Values.metrics.enable"
                 return f"network-policy/{name}.yaml", condition, self.metrics_network_policy(obj)
@@ -273,6 +290,21 @@ class _Converter:
                     item["port"] = Expr("{{ .Values.metrics.port }}")
         return self.body(obj, spec=spec)
 
+    def webhook_service(self, obj: dict[str, Any]) -> dict[Any, Any]:
+        spec = self.literal(obj.get("spec", {}))
+        for item in spec.get("ports", []):
+            if item.get("targetPort") == self.features.webhook_port:
+                item["targetPort"] = Expr("{{ .Values.webhook.port }}")
+        return self.body(obj, spec=spec)
+
+    def webhook_network_policy(self, obj: dict[str, Any]) -> dict[Any, Any]:
+        spec = self.literal(obj.get("spec", {}))
+        for rule in spec.get("ingress", []):
+            for item in rule.get("ports", []):
+                if item.get("port") == self.features.webhook_port:
+                    item["port"] = Expr("{{ .Values.webhook.port }}")
+        return self.body(obj, spec=spec)
+
     # -- the manager ---------------------------------------------------------------------------------
 
     def read_manager(self, deployment: dict[str, Any]) -> dict[str, Any]:
@@ -288,10 +320,19 @@ class _Converter:
                 self.features.metrics = address not in ("0", "") and port.isdigit() and port != "0"
                 if self.features.metrics:
                     self.features.metrics_port = int(port)
+            elif text.startswith("--health-probe-bind-address=") and _port(text) is not None:
+                address = text.partition("=")[2]
+                self.features.health_host = address.rpartition(":")[0]
+                self.features.health_port = _port(text)
+            elif text.startswith("--webhook-port=") and _port(text) is not None:
+                self.features.webhook_port_flag = True
             elif text in ("--no-metrics-secure", "--metrics-secure=false"):
                 self.features.metrics_secure = False
             elif text not in ("--metrics-secure", "--metrics-secure=true"):
                 args.append(text)
+        for port in container.get("ports") or []:
+            if port.get("name") == "webhook-server" and isinstance(port.get("containerPort"), int):
+                self.features.webhook_port = port["containerPort"]
         repository, tag = _split_image(str(container.get("image", "")))
         return {
             "replicas": deployment["spec"].get("replicas", 1),
@@ -333,7 +374,10 @@ class _Converter:
             elif key == "args":
                 container[key] = self.manager_args()
             elif key == "ports":
-                container.update(self._switched_list(key, value, lambda p: p.get("name") == "webhook-server"))
+                ports = [self._container_port(item) for item in value]
+                container.update(self._switched_list(key, ports, lambda p: p.get("name") == "webhook-server"))
+            elif key in ("livenessProbe", "readinessProbe", "startupProbe"):
+                container[key] = self._probe(value)
             elif key == "volumeMounts":
                 container.update(self._switched_list(key, value, lambda m: m.get("name") in cert_volumes))
             elif key in valued:
@@ -384,20 +428,66 @@ class _Converter:
             Expr("--metrics-bind-address=:{{ .Values.metrics.port }}"),
             When("not .Values.metrics.secure", ["--no-metrics-secure"]),
         ]
-        return [
+        args: list[Any] = [
             When(".Values.metrics.enable", metrics),
             When(".Values.manager.args", [Splice(".Values.manager.args")]),
         ]
+        if self.features.health_port is not None:
+            host = escape_actions(self.features.health_host)
+            args.append(Expr(f'"--health-probe-bind-address={host}:{{{{ .Values.healthProbe.port }}}}"'))
+        webhook_port = Expr("--webhook-port={{ .Values.webhook.port }}")
+        if self.features.webhook_port_flag:
+            args.append(When(".Values.webhook.enable", [webhook_port]))
+        elif self.features.webhook:
+            # the manager listens on 9443 unless told: the flag only when the value says otherwise
+            args.append(
+                When("and .Values.webhook.enable (ne (int .Values.webhook.port) 9443)", [webhook_port])
+            )
+        return args
+
+    def _container_port(self, item: Any) -> Any:
+        if not isinstance(item, dict):
+            return item
+        item = dict(item)
+        port = item.get("containerPort")
+        if item.get("name") == "webhook-server" and port == self.features.webhook_port:
+            item["containerPort"] = Expr("{{ .Values.webhook.port }}")
+        elif port is not None and port == self.features.health_port:
+            item["containerPort"] = Expr("{{ .Values.healthProbe.port }}")
+        return item
+
+    def _probe(self, probe: Any) -> Any:
+        out = self.literal(probe)
+        get = out.get("httpGet") if isinstance(out, dict) else None
+        if (
+            isinstance(get, dict)
+            and self.features.health_port
+            and get.get("port") == self.features.health_port
+        ):
+            get["port"] = Expr("{{ .Values.healthProbe.port }}")
+        return out
 
     def _switched_list(self, key: str, items: list[Any], is_webhook: Any) -> dict[Any, Any]:
-        """`key: items`, the webhook's items only with webhook.enable."""
+        """`key: items` in their order, the webhook's items only with webhook.enable."""
         static = [self.literal(item) for item in items if not is_webhook(item)]
         switched = [self.literal(item) for item in items if is_webhook(item)]
         if not switched:
             return {key: static}
-        if static:
-            return {key: [*static, When(".Values.webhook.enable", switched)]}
-        return {When(".Values.webhook.enable", {key: switched}, {key: []}): None}
+        if not static:
+            return {When(".Values.webhook.enable", {key: switched}, {key: []}): None}
+        out: list[Any] = []
+        for item in items:
+            if is_webhook(item):
+                out.append(When(".Values.webhook.enable", [self.literal(item)]))
+            else:
+                out.append(self.literal(item))
+        return {key: out}
+
+
+def _port(arg: str) -> int | None:
+    """The port of `--flag=[host]:port` (None unless it is a number above 0)."""
+    port = arg.partition("=")[2].rpartition(":")[2]
+    return int(port) if port.isdigit() and int(port) > 0 else None
 
 
 def _from_values(key: str, path: str) -> When:

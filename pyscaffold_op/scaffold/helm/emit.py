@@ -9,8 +9,9 @@ The object is plain data (dicts, lists, scalars) in which a few node types stand
 - `Splice(expr)`: as a mapping key or list item, the entries or items of `toYaml expr` inlined;
 - `Include(name)`: as a mapping key, the entries of a named template (`include name . | nindent N`).
 
-Only these constructs are written, so a chart stays within what tests/scaffold/gotemplate.py checks. Literal
-text that contains `{{` is escaped (`{{ "{{" }}`), so values from the manifests are never run as actions.
+Only these constructs are written, so every chart has the same few shapes of template, each rendered
+and linted by the real Helm in tests/scaffold/test_helm_chart.py. Literal text that contains `{{` is
+escaped (`{{ "{{" }}`), so values from the manifests are never run as actions.
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ HELPERS = """\
 Labels of every object of the chart: Helm's own, then .Values.labels.
 */}}
 {{- define "chart.labels" -}}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | quote }}
 {{- if .Values.labels }}
 {{ toYaml .Values.labels }}
 {{- end }}
@@ -45,8 +45,9 @@ COMMENTS: dict[str, str] = {
     "crd": "The CustomResourceDefinitions; keep: Helm leaves them in place on uninstall.",
     "metrics": "The /metrics endpoint: its Service, port, and the RBAC that guards it (secure: HTTPS with\n"
     "TokenReview and SubjectAccessReview; false serves plain HTTP).",
+    "healthProbe": "The port of the manager's /healthz and /readyz (its flag, container port and probes).",
     "webhook": "Admission and conversion webhooks: their configurations, Service, and the serving\n"
-    "certificate's volume in the manager (Secret webhook-server-cert).",
+    "certificate's volume in the manager (Secret webhook-server-cert); port: the manager's webhook server.",
     "certManager": "cert-manager's Issuer and Certificates, and CA injection into webhooks and CRDs.",
     "prometheus": "A prometheus-operator ServiceMonitor for the metrics (needs metrics.enable).",
     "networkPolicy": "NetworkPolicies that admit traffic to the metrics and webhook ports only.",
@@ -100,3 +101,30 @@ def _indent(text: str, spaces: int) -> str:
 
 def _comment(text: str, spaces: int) -> str:
     return "".join(f"{' ' * spaces}# {line}\n" for line in text.splitlines())
+
+
+def notes(project_name: str, deployment: str) -> str:
+    """templates/NOTES.txt: what `helm install` prints once the release is installed."""
+    name = project_name.replace("{{", "")
+    deployment = deployment.replace("{{", "")
+    return f"""\
+{name} is installed: release {{{{ .Release.Name }}}} in namespace {{{{ .Release.Namespace }}}}.
+
+The manager:
+  kubectl --namespace {{{{ .Release.Namespace }}}} rollout status deployment/{deployment}
+  kubectl --namespace {{{{ .Release.Namespace }}}} logs deployment/{deployment} --follow
+{{{{- if .Values.crd.enable }}}}
+
+Its APIs (kubectl explain <kind>):
+  kubectl get crds -l app.kubernetes.io/instance={{{{ .Release.Name }}}}
+{{{{- end }}}}
+{{{{- if and .Values.webhook.enable (not .Values.certManager.enable) }}}}
+
+The webhooks are on but certManager.enable is false: the Secret webhook-server-cert must hold a
+certificate for the webhook Service, and the webhook configurations its CA (caBundle).
+{{{{- end }}}}
+{{{{- if .Values.certManager.enable }}}}
+
+cert-manager must be installed in the cluster (https://cert-manager.io/docs/installation/).
+{{{{- end }}}}
+"""
