@@ -149,7 +149,7 @@ def _with_type_and_object_meta(s: Schema) -> Schema:
     def typ(p: Any) -> Any:
         return p.get("type") if isinstance(p, dict) else None
 
-    meta = props.get("metadata") if isinstance(props.get("metadata"), dict) else {}
+    meta: dict[str, Any] = props["metadata"] if isinstance(props.get("metadata"), dict) else {}
     meta_props = meta.get("properties") or {}
     if (
         s.get("properties")
@@ -739,7 +739,8 @@ class _Coster:
         overload = self._overload(fn, target, args)
         est, result_size = self.function_cost(e, fn, overload, target, args, arg_costs)
         if overload in ("index_list", "index_map") and e.args:
-            result_size = self.entry_size(e.args[0]).val if self.entry_size(e.args[0]) else None
+            entry = self.entry_size(e.args[0])
+            result_size = entry.val if entry is not None else None
             self.paths[e.id] = [
                 *(self.path_of(e.args[0]) or []),
                 "@items" if overload == "index_list" else "@values",
@@ -915,7 +916,7 @@ class _Coster:
                     most = v % (1 << 64)
             return _rfactor(sz, 2 * _STRING_TRAVERSAL), (0, most)
         if fn == "join" and target is not None:
-            sz: Range = (0, 0)
+            sz = (0, 0)
             n = size(target)
             el = self.list_element(target)
             if el is not None:
