@@ -177,6 +177,14 @@ CORPUS: list[tuple[str, dict[str, Any]]] = [
     ),
     ("just-over-budget", obj(tags=arr(ruled(s(maxLength=100), "self.matches('^[a-z]+$')"), maxItems=120482))),
     (
+        "message-expression-unknown-size",
+        obj(
+            [{"rule": "self.network != ''", "messageExpression": "'gateway ' + string(ip(self.gateway))"}],
+            network=S,
+            gateway=S,
+        ),
+    ),
+    (
         "message-expression",
         obj([{"rule": "self.name.size() < 10", "messageExpression": "'bad name ' + self.name"}], name=S),
     ),
@@ -203,6 +211,7 @@ OVER_BUDGET = frozenset(
         "total-over",
         "total-over-root-rules",
         "just-over-budget",
+        "message-expression-unknown-size",
     }
 )
 
