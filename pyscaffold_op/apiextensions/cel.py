@@ -74,6 +74,7 @@ _RESERVED = frozenset(
 _ESCAPABLE = re.compile(r"[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*")
 _STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
 _OLD_SELF = re.compile(r"\boldSelf\b")
+_CEL_BIND = re.compile(r"\bcel\s*\.\s*bind\b")
 
 
 def escape_property(name: str) -> str | None:
@@ -218,13 +219,16 @@ def _env(self_type_name: str, optional_old_self: bool) -> Any:
     libraries = cellibs.libraries()
     config = {"config": cel.NewEnvConfigFromYaml(libraries.config_yaml)} if libraries.config_yaml else {}
     # the Kubernetes libraries come last: `indexOf` adds list overloads to the strings library's
+    # the server's environment has no bindings library (`cel.bind` is an undeclared reference); pyop
+    # binds oldSelf with it for optionalOldSelf rules only, and refuses `cel.bind` in those (_compile)
+    bindings = [ext_bindings.ExtBindings()] if optional_old_self else []
     return cel.NewEnv(
         descriptor_pool=celtypes.pool(),
         variables=variables,
         extensions=[
             ext_strings.ExtStrings(2),
             ext_optional.ExtOptional(),
-            ext_bindings.ExtBindings(),
+            *bindings,
             cel.CelExtension("kubernetes", libraries.functions),
         ],
         function_impls=libraries.function_impls,
@@ -310,6 +314,9 @@ def _compile(expression: str, schema: Schema | None, root: bool, optional_old_se
     _TYPES.setdefault(name, self_type)
     env = _env(name, optional_old_self)  # a failure here is ours, not the rule's: it propagates
     source = _OPTIONAL_OLD_SELF.format(rule=expression) if optional_old_self else expression
+    if optional_old_self and _CEL_BIND.search(_STRINGS.sub('""', expression)):
+        env = _env(name, False)  # no bindings: fails on `cel` as the server does
+        source = expression
     try:
         compiled = env.compile(source)
     except RuntimeError as failure:

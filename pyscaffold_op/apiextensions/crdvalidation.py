@@ -524,19 +524,35 @@ class _Checker:
         )
 
 
-def check_schema(schema: dict[str, Any], path: str = "openAPIV3Schema") -> list[str]:
-    """Every rule the API server applies to a version's openAPIV3Schema; [] when it would accept it."""
+def check_schema(schema: dict[str, Any], path: str = "openAPIV3Schema", *, advice: bool = True) -> list[str]:
+    """Every rule the API server applies to a version's openAPIV3Schema; [] when it would accept it.
+    A rule over the cost budget is reported in the server's words, followed (`advice`) by pyop's
+    `[pyop: rule '...'; bound it with maxItems on .spec.items, ...]`."""
     checker = _Checker()
     checker.openapi(schema, path, root=True)
     checker.structural(schema, _ROOT, path)
     checker.completeness(schema, path)
     if not checker.errors:  # defaults are only meaningful on an otherwise valid schema
         checker.defaults(schema, path)
+    if not checker.errors or all(_is_cel_error(e) for e in checker.errors):
+        # the server estimates rule costs once the schema is structural and its defaults valid
+        from pyscaffold_op.apiextensions.celcost import schema_cost_errors
+
+        for found in schema_cost_errors(schema, path):
+            message = found.message + (f" [pyop: {found.advice}]" if advice and found.advice else "")
+            checker.err(found.field, message)
     return sorted(set(checker.errors))
 
 
-def check_crd(crd: dict[str, Any]) -> list[str]:
-    """The CRD-level rules (versions, storage, names) and every version's schema rules."""
+def _is_cel_error(error: str) -> bool:
+    """A rule or messageExpression that does not compile (the server still estimates the others)."""
+    field = error.partition(": ")[0]
+    return field.endswith((".rule", ".messageExpression"))
+
+
+def check_crd(crd: dict[str, Any], *, advice: bool = True) -> list[str]:
+    """The CRD-level rules (versions, storage, names) and every version's schema rules; `advice` as
+    for `check_schema` (the emulator's 422 leaves it out, as the server does)."""
     errors: list[str] = []
     spec = crd.get("spec") or {}
     versions = spec.get("versions") or []
@@ -568,7 +584,7 @@ def check_crd(crd: dict[str, Any]) -> list[str]:
         if schema is None:
             errors.append(f"{path}: Required value: schemas are required")
             continue
-        errors += check_schema(schema, path)
+        errors += check_schema(schema, path, advice=advice)
     return errors
 
 
@@ -643,7 +659,7 @@ def _check_version(version: dict[str, Any], path: str) -> list[str]:
 def crd_causes(crd: dict[str, Any]) -> list[Cause]:
     """`check_crd`'s errors as the causes of the API server's 422 answer."""
     out = []
-    for error in check_crd(crd):
+    for error in check_crd(crd, advice=False):
         field, _, message = error.partition(": ")
         out.append(cause(reason_of(message), field, message))
     return out

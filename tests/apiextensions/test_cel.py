@@ -225,7 +225,6 @@ SCALE = {"type": "object", "properties": {"minReplicas": INT, "replicas": INT, "
             "A-B",
             True,
         ),
-        ("cel.bind(n, size(self), n > 1 && n < 5)", STR, "abc", True),
         # escaped property names
         (
             "self.foo__dash__bar == 1 && self.__namespace__ == 2",
@@ -301,6 +300,14 @@ def test_rules_that_do_not_compile(rule: str, schema: dict[str, Any], message: s
     with pytest.raises(cel.CompileError) as err:
         cel.compile_rule(rule, schema)
     assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("optional_old_self", [False, True])
+def test_cel_bind_is_not_in_the_servers_environment(optional_old_self: bool) -> None:
+    # kube-apiserver's CRD environment has no bindings library: "undeclared reference to 'cel'"
+    with pytest.raises(cel.CompileError) as err:
+        cel.compile_rule("cel.bind(n, size(self), n > 1 && n < 5)", STR, optional_old_self=optional_old_self)
+    assert "undeclared reference to 'cel' (in container '')" in str(err.value)
 
 
 def test_check_schema_names_the_rule_its_field_and_the_compiler_message() -> None:
