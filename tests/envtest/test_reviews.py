@@ -46,7 +46,7 @@ async def test_discovery_lists_create_only_reviews(http: httpx2.AsyncClient) -> 
             "namespaced": False,
             "kind": "TokenReview",
             "verbs": ["create"],
-        }
+        },
     ]
     authz = {r["name"] for r in (await http.get("/apis/authorization.k8s.io/v1")).json()["resources"]}
     assert authz == {
