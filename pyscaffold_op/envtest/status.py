@@ -48,7 +48,8 @@ def _details(name: str, group: str, kind: str, **extra: Any) -> dict[str, Any]:
         d["name"] = name
     if group:
         d["group"] = group
-    d["kind"] = kind
+    if kind:  # omitempty
+        d["kind"] = kind
     d.update({k: v for k, v in extra.items() if v})
     return d
 

@@ -34,15 +34,27 @@ async def test_discovery_lists_create_only_reviews(http: httpx2.AsyncClient) -> 
     authn = (await http.get("/apis/authentication.k8s.io/v1")).json()["resources"]
     assert authn == [
         {
+            "name": "selfsubjectreviews",
+            "singularName": "selfsubjectreview",
+            "namespaced": False,
+            "kind": "SelfSubjectReview",
+            "verbs": ["create"],
+        },
+        {
             "name": "tokenreviews",
             "singularName": "tokenreview",
             "namespaced": False,
             "kind": "TokenReview",
             "verbs": ["create"],
-        }
+        },
     ]
     authz = {r["name"] for r in (await http.get("/apis/authorization.k8s.io/v1")).json()["resources"]}
-    assert authz == {"subjectaccessreviews", "selfsubjectaccessreviews"}
+    assert authz == {
+        "subjectaccessreviews",
+        "selfsubjectaccessreviews",
+        "localsubjectaccessreviews",
+        "selfsubjectrulesreviews",
+    }
 
 
 async def test_token_review(env: Environment, http: httpx2.AsyncClient) -> None:
@@ -54,7 +66,12 @@ async def test_token_review(env: Environment, http: httpx2.AsyncClient) -> None:
     assert body["kind"] == "TokenReview" and body["apiVersion"] == "authentication.k8s.io/v1"
     assert body["status"] == {
         "authenticated": True,
-        "user": {"username": "envtest-admin", "groups": ["system:masters", "system:authenticated"]},
+        # a static token's uid is its user name, as kube-apiserver's token file gives it
+        "user": {
+            "username": "envtest-admin",
+            "uid": "envtest-admin",
+            "groups": ["system:masters", "system:authenticated"],
+        },
     }
     env.policy.add_token("t-alice", "alice", groups=["devs"], uid="u1")
     alice = (await http.post(TR, json={"spec": {"token": "t-alice", "audiences": ["api"]}})).json()
@@ -132,9 +149,9 @@ async def test_subject_access_review_invalid(http: httpx2.AsyncClient) -> None:
     assert r.status_code == 422 and r.json()["reason"] == "Invalid"
     assert [c["field"] for c in r.json()["details"]["causes"]] == ["spec.user"]
     r = await http.post(SAR, json=sar("a"))
-    assert [c["field"] for c in r.json()["details"]["causes"]] == ["spec.resourceAttributes"]
+    assert [c["field"] for c in r.json()["details"]["causes"]] == ["spec"]  # as kube-apiserver names it
     r = await http.post(SAR, json=sar("a", resourceAttributes={"verb": "get"}, **metrics()))
-    assert [c["field"] for c in r.json()["details"]["causes"]] == ["spec.nonResourceAttributes"]
+    assert [c["field"] for c in r.json()["details"]["causes"]] == ["spec"]
     for spec in ({"user": 3}, {"user": "a", "groups": "g"}, {"user": "a", "nonResourceAttributes": []}):
         r = await http.post(SAR, json={"spec": spec})
         assert r.status_code == 400 and r.json()["kind"] == "Status", spec

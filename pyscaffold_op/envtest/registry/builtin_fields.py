@@ -8,9 +8,11 @@ Only the top level and `metadata` are checked; deeper fields of built-ins are ke
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pyscaffold_op.apimachinery.objectmeta import OBJECT_META_FIELDS
+from pyscaffold_op.models import spec
 
 _SPEC_STATUS = ("spec", "status")
 
@@ -90,7 +92,21 @@ _FIELDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks",),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks",),
     ("scheduling.k8s.io", "PriorityClass"): ("value", "globalDefault", "description", "preemptionPolicy"),
+    ("node.k8s.io", "RuntimeClass"): ("handler", "overhead", "scheduling"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): _SPEC_STATUS,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): _SPEC_STATUS,
 }
+
+
+@functools.cache
+def _model_fields() -> dict[tuple[str, str], tuple[str, ...]]:
+    """The top-level fields of every kind the models carry (`models/_spec.json`), for kinds `_FIELDS`
+    does not list."""
+    out: dict[tuple[str, str], tuple[str, ...]] = {}
+    for (group, _version, kind), name in spec.kinds().items():
+        props = spec.definition(name).get("properties") or {}
+        out.setdefault((group, kind), tuple(p for p in props if p not in ("apiVersion", "kind", "metadata")))
+    return out
 
 
 def prune_unknown(group: str, kind: str, obj: dict[str, Any]) -> list[str]:
@@ -98,7 +114,9 @@ def prune_unknown(group: str, kind: str, obj: dict[str, Any]) -> list[str]:
     (`foo`, `metadata.bar`) in the order sent. Kinds missing from the table are left alone."""
     known = _FIELDS.get((group, kind))
     if known is None:
-        return []
+        known = _model_fields().get((group, kind))
+        if known is None:
+            return []
     found: list[str] = []
     for key in list(obj):
         if key not in known and key not in ("apiVersion", "kind", "metadata"):

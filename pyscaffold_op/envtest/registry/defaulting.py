@@ -28,10 +28,11 @@ _POD_TEMPLATE_MODE = 420  # 0644, the default of secret/configMap/downwardAPI/pr
 
 def apply(info: ServedResource, obj: Obj, old: Obj | None) -> None:
     """Default `obj` (about to be stored) in place; `old` is the stored object on updates."""
-    name = spec.kinds().get((info.group, info.version, info.kind))
-    if name is None:
-        return
-    _walk_ref(obj, name)
+    api_version, kind = info.storage_type  # the stored form (autoscaling/v1 HPAs are stored as v2)
+    group, _, version = api_version.rpartition("/")
+    name = spec.kinds().get((group, version, kind))
+    if name is not None:  # kinds the models lack (PriorityClass, RuntimeClass, ...) get their kind's only
+        _walk_ref(obj, name)
     kind_defaults = _BY_KIND.get((info.group, info.kind))
     if kind_defaults is not None:
         kind_defaults(obj, old)
@@ -193,6 +194,9 @@ def _statefulset(obj: Obj, old: Obj | None) -> None:
     policy.setdefault("whenScaled", "Retain")
 
 
+_DS_GENERATION = "deprecated.daemonset.template.generation"
+
+
 def _daemonset(obj: Obj, old: Obj | None) -> None:
     _empty_status(
         obj, old, currentNumberScheduled=0, numberMisscheduled=0, desiredNumberScheduled=0, numberReady=0
@@ -200,6 +204,18 @@ def _daemonset(obj: Obj, old: Obj | None) -> None:
     s = _spec(obj)
     if s is None:
         return
+    # the strategy's template generation annotation: 1 on create, +1 when the pod template changes
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        before = ((old or {}).get("metadata") or {}).get("annotations") or {}
+        generation = before.get(_DS_GENERATION, "0") if old is not None else "0"
+        changed = old is None or (old.get("spec") or {}).get("template") != s.get("template")
+        if changed and generation.isdigit():
+            generation = str(int(generation) + 1)
+        annotations = meta.get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = meta["annotations"] = {}
+        annotations[_DS_GENERATION] = generation
     strategy = s.setdefault("updateStrategy", {})
     strategy.setdefault("type", "RollingUpdate")
     if strategy["type"] == "RollingUpdate":
@@ -236,6 +252,13 @@ def _cronjob(obj: Obj, old: Obj | None) -> None:
     s = _spec(obj)
     if s is None:
         return
+    # JobTemplateSpec and PodTemplateSpec embed ObjectMeta by value: Go writes `metadata: {}`
+    template = s.get("jobTemplate")
+    if isinstance(template, dict):
+        template.setdefault("metadata", {})
+        pod_template = (template.get("spec") or {}).get("template")
+        if isinstance(pod_template, dict):
+            pod_template.setdefault("metadata", {})
     s.setdefault("concurrencyPolicy", "Allow")
     s.setdefault("suspend", False)
     s.setdefault("successfulJobsHistoryLimit", 3)
@@ -247,6 +270,9 @@ def _pod(obj: Obj, old: Obj | None) -> None:
     if s is None:
         return
     s.setdefault("enableServiceLinks", True)
+    # the Priority admission plugin: no priorityClassName and no global default class
+    s.setdefault("priority", 0)
+    s.setdefault("preemptionPolicy", "PreemptLowerPriority")
     for c in s.get("containers") or []:
         resources = c.get("resources") if isinstance(c, dict) else None
         if isinstance(resources, dict) and resources.get("limits"):
@@ -259,8 +285,13 @@ _ALLOCATED = ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "health
 
 
 def _service(obj: Obj, old: Obj | None) -> None:
-    """An update that leaves out what the server allocated keeps it (the strategy's patchAllocatedValues)."""
+    """An update that leaves out what the server allocated keeps it (the strategy's patchAllocatedValues);
+    a create gets the single-stack IPv4 families of a default cluster."""
     s, old_spec = _spec(obj), _spec(old or {})
+    allocated = s is not None and s.get("type") != "ExternalName"
+    if s is not None and old is None and allocated and (s.get("clusterIP") != "None" or s.get("selector")):
+        s.setdefault("ipFamilies", ["IPv4"])
+        s.setdefault("ipFamilyPolicy", "SingleStack")
     if s is None or old_spec is None or s.get("type") != old_spec.get("type"):
         return
     for key in _ALLOCATED:
@@ -292,7 +323,127 @@ def _secret(obj: Obj, old: Obj | None) -> None:
     obj.setdefault("type", "Opaque")
 
 
+def _hpa(obj: Obj, old: Obj | None) -> None:
+    """autoscaling/v2 SetDefaults_HorizontalPodAutoscaler: minReplicas 1, a CPU target of 80% when
+    there are no metrics; a created HPA's status has desiredReplicas and currentMetrics (no omitempty)."""
+    if old is None:
+        status = obj.setdefault("status", {})
+        if isinstance(status, dict):
+            status.setdefault("currentMetrics", None)
+            status.setdefault("desiredReplicas", 0)
+    s = _spec(obj)
+    if s is None:
+        return
+    s.setdefault("minReplicas", 1)
+    if not s.get("metrics"):
+        s["metrics"] = [
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+            }
+        ]
+
+
+def _csidriver(obj: Obj, old: Obj | None) -> None:
+    s = obj.setdefault("spec", {})
+    if isinstance(s, dict):
+        for key, value in (
+            ("attachRequired", True),
+            ("podInfoOnMount", False),
+            ("volumeLifecycleModes", ["Persistent"]),
+            ("storageCapacity", False),
+            ("fsGroupPolicy", "ReadWriteOnceWithFSType"),
+            ("requiresRepublish", False),
+            ("seLinuxMount", False),
+            ("preventPodSchedulingIfMissing", False),
+        ):
+            s.setdefault(key, copy.deepcopy(value))
+
+
+def _storageclass(obj: Obj, old: Obj | None) -> None:
+    obj.setdefault("reclaimPolicy", "Delete")
+    obj.setdefault("volumeBindingMode", "Immediate")
+
+
+def _priorityclass(obj: Obj, old: Obj | None) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def _match_resources(m: Any) -> None:
+    if isinstance(m, dict):
+        m.setdefault("namespaceSelector", {})
+        m.setdefault("objectSelector", {})
+        m.setdefault("matchPolicy", "Equivalent")
+        for rule in m.get("resourceRules") or ():
+            if isinstance(rule, dict):
+                rule.setdefault("scope", "*")
+
+
+def _admission_policy(obj: Obj, old: Obj | None) -> None:
+    _empty_status(obj, old)
+    s = _spec(obj)
+    if s is not None:
+        s.setdefault("failurePolicy", "Fail")
+        _match_resources(s.get("matchConstraints"))
+
+
+def _policy_binding(obj: Obj, old: Obj | None) -> None:
+    s = _spec(obj)
+    if s is not None:
+        _match_resources(s.get("matchResources"))
+
+
+def _with_status(**fields: Any) -> Callable[[Obj, Obj | None], None]:
+    def on_create(obj: Obj, old: Obj | None) -> None:
+        _empty_status(obj, old)
+        status = obj.get("status")
+        if old is None and isinstance(status, dict):
+            for key, value in fields.items():
+                status.setdefault(key, copy.deepcopy(value))
+
+    return on_create
+
+
+def _network_policy(obj: Obj, old: Obj | None) -> None:
+    s = _spec(obj)
+    if s is not None and not s.get("policyTypes"):
+        s["policyTypes"] = ["Ingress", "Egress"] if s.get("egress") else ["Ingress"]
+
+
+def _endpoints(obj: Obj, old: Obj | None) -> None:
+    for subset in obj.get("subsets") or ():
+        for port in (subset.get("ports") or ()) if isinstance(subset, dict) else ():
+            if isinstance(port, dict):
+                port.setdefault("protocol", "TCP")
+
+
+def _namespace(obj: Obj, old: Obj | None) -> None:
+    """The namespace strategy labels every namespace with its name, on updates too."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and meta.get("name"):
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = meta["labels"] = {}
+        labels["kubernetes.io/metadata.name"] = meta["name"]
+
+
 _BY_KIND: dict[tuple[str, str], Callable[[Obj, Obj | None], None]] = {
+    ("", "Namespace"): _namespace,
+    ("networking.k8s.io", "NetworkPolicy"): _network_policy,
+    ("", "Endpoints"): _endpoints,
+    ("policy", "PodDisruptionBudget"): _with_status(
+        currentHealthy=0, desiredHealthy=0, disruptionsAllowed=0, expectedPods=0
+    ),
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
+    ("storage.k8s.io", "CSIDriver"): _csidriver,
+    ("storage.k8s.io", "StorageClass"): _storageclass,
+    ("storage.k8s.io", "CSINode"): _with_status(),
+    ("storage.k8s.io", "VolumeAttachment"): _with_status(attached=False),
+    ("scheduling.k8s.io", "PriorityClass"): _priorityclass,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _policy_binding,
+    ("networking.k8s.io", "Ingress"): _with_status(loadBalancer={}),
+    ("", "ResourceQuota"): _with_status(),
     ("apps", "Deployment"): _deployment,
     ("apps", "StatefulSet"): _statefulset,
     ("apps", "DaemonSet"): _daemonset,

@@ -200,7 +200,11 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldO
     if old is None:  # a create: the writer owns all it wrote, no one else owns anything
         fields = to_fields_v1(field_paths(new, owner.schema, owner.custom, status_only))
         entry = _new_entry(me, owner.now, owner.api_version, fields) if fields else None
-        new.setdefault("metadata", {})["managedFields"] = [entry] if entry else []
+        meta = new.setdefault("metadata", {})
+        if entry:
+            meta["managedFields"] = [entry]
+        else:  # nothing tracked was written (a bare ConfigMap): no entry, and no empty list either
+            meta.pop("managedFields", None)
         return
     new_paths = field_paths(new, owner.schema, owner.custom, status_only)
     old_paths = field_paths(old, owner.schema, owner.custom, status_only) if old else {}

@@ -46,6 +46,9 @@ class ServedResource:
     subresources: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = ()
     # A CRD's spec.conversion when its strategy is Webhook: other versions are converted by calling it.
     conversion_webhook: dict[str, Any] | None = None
+    # the verbs served when not all of VERBS (componentstatuses: get, list; namespaces: no
+    # deletecollection); other verbs are 405
+    verbs: tuple[str, ...] | None = None
     _compiled: CompiledSchema | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -81,6 +84,9 @@ class ServedResource:
         """(apiVersion, kind) of the stored form."""
         return self.stored_as[2:] if self.stored_as else (self.api_version, self.kind)
 
+    def allows(self, verb: str) -> bool:
+        return self.verbs is None or verb in self.verbs
+
     def discovery(self) -> list[dict[str, Any]]:
         """Entries of this resource (and its subresources) in an APIResourceList."""
         main = {
@@ -88,7 +94,7 @@ class ServedResource:
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
-            "verbs": ["create"] if self.review else VERBS,
+            "verbs": ["create"] if self.review else list(self.verbs or VERBS),
         }
         if self.short_names:
             main["shortNames"] = self.short_names
@@ -139,6 +145,7 @@ _SCALE = {
     "statusReplicasPath": ".status.replicas",
     "labelSelectorPath": ".spec.selector",
 }
+_PROXY = ("create", "delete", "get", "patch", "update")
 _POD_FIELDS = (
     "spec.nodeName",
     "spec.restartPolicy",
@@ -174,12 +181,19 @@ def builtin_resources() -> list[ServedResource]:
             short_names=["po"],
             categories=["all"],
             status=True,
+            generation=True,
             field_selectors=_POD_FIELDS,
             delete_returns_object=True,
             subresources=(
+                ("attach", ("create", "get"), "", "v1", "PodAttachOptions"),
                 ("binding", ("create",), "", "v1", "Binding"),
+                ("ephemeralcontainers", ("get", "patch", "update"), "", "v1", "Pod"),
                 ("eviction", ("create",), "policy", "v1", "Eviction"),
+                ("exec", ("create", "get"), "", "v1", "PodExecOptions"),
                 ("log", ("get",), "", "v1", "Pod"),
+                ("portforward", ("create", "get"), "", "v1", "PodPortForwardOptions"),
+                ("proxy", _PROXY, "", "v1", "PodProxyOptions"),
+                ("resize", ("get", "patch", "update"), "", "v1", "Pod"),
             ),
         ),
         _r(
@@ -190,6 +204,16 @@ def builtin_resources() -> list[ServedResource]:
             categories=["all"],
             status=True,
             delete_returns_object=True,
+            subresources=(("proxy", _PROXY, "", "v1", "ServiceProxyOptions"),),
+        ),
+        _r("v1", "Binding", "bindings", verbs=("create",)),  # pods/binding by the body's name
+        _r(
+            "v1",
+            "ComponentStatus",
+            "componentstatuses",
+            namespaced=False,
+            short_names=["cs"],
+            verbs=("get", "list"),
         ),
         _r("v1", "ConfigMap", "configmaps", short_names=["cm"]),
         _r("v1", "Secret", "secrets", field_selectors=("type",)),
@@ -202,6 +226,8 @@ def builtin_resources() -> list[ServedResource]:
             short_names=["ns"],
             status=True,
             field_selectors=("status.phase",),
+            verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+            subresources=(("finalize", ("update",), "", "v1", "Namespace"),),
         ),
         _r(
             "v1",
@@ -237,6 +263,7 @@ def builtin_resources() -> list[ServedResource]:
             short_names=["no"],
             status=True,
             field_selectors=("spec.unschedulable",),
+            subresources=(("proxy", _PROXY, "", "v1", "NodeProxyOptions"),),
         ),
         _r(
             "v1",
@@ -364,10 +391,65 @@ def builtin_resources() -> list[ServedResource]:
             short_names=["hpa"],
             categories=["all"],
             status=True,
+            generation=True,
+        ),
+        _r(
+            "autoscaling/v1",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            short_names=["hpa"],
+            categories=["all"],
+            status=True,
+            generation=True,
+            storage=False,
+            stored_as=(
+                "autoscaling",
+                "horizontalpodautoscalers",
+                "autoscaling/v2",
+                "HorizontalPodAutoscaler",
+            ),
+            to_storage=crossgroup.hpa_v1_to_v2,
+            from_storage=crossgroup.hpa_v2_to_v1,
         ),
         _r("discovery.k8s.io/v1", "EndpointSlice", "endpointslices"),
         _r("storage.k8s.io/v1", "StorageClass", "storageclasses", namespaced=False, short_names=["sc"]),
         _r("storage.k8s.io/v1", "CSIStorageCapacity", "csistoragecapacities"),
+        _r("storage.k8s.io/v1", "CSIDriver", "csidrivers", namespaced=False),
+        _r("storage.k8s.io/v1", "CSINode", "csinodes", namespaced=False, status=True),
+        _r("storage.k8s.io/v1", "VolumeAttachment", "volumeattachments", namespaced=False, status=True),
+        _r(
+            "storage.k8s.io/v1",
+            "VolumeAttributesClass",
+            "volumeattributesclasses",
+            namespaced=False,
+            short_names=["vac"],
+        ),
+        _r("node.k8s.io/v1", "RuntimeClass", "runtimeclasses", namespaced=False),
+        _r("networking.k8s.io/v1", "IngressClass", "ingressclasses", namespaced=False, generation=True),
+        _r("networking.k8s.io/v1", "IPAddress", "ipaddresses", namespaced=False, short_names=["ip"]),
+        _r("networking.k8s.io/v1", "ServiceCIDR", "servicecidrs", namespaced=False, status=True),
+        _r("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "flowschemas", namespaced=False, status=True),
+        _r(
+            "flowcontrol.apiserver.k8s.io/v1",
+            "PriorityLevelConfiguration",
+            "prioritylevelconfigurations",
+            namespaced=False,
+            status=True,
+        ),
+        _r("resource.k8s.io/v1", "DeviceClass", "deviceclasses", namespaced=False),
+        _r("resource.k8s.io/v1", "DeviceTaintRule", "devicetaintrules", namespaced=False, status=True),
+        _r("resource.k8s.io/v1", "ResourceClaim", "resourceclaims", status=True),
+        _r("resource.k8s.io/v1", "ResourceClaimTemplate", "resourceclaimtemplates"),
+        _r("resource.k8s.io/v1", "ResourceSlice", "resourceslices", namespaced=False),
+        _r(
+            "storagemigration.k8s.io/v1",
+            "StorageVersionMigration",
+            "storageversionmigrations",
+            namespaced=False,
+            status=True,
+        ),
+        _r("certificates.k8s.io/v1", "ClusterTrustBundle", "clustertrustbundles", namespaced=False),
+        _r("certificates.k8s.io/v1", "PodCertificateRequest", "podcertificaterequests", status=True),
         _r(
             "certificates.k8s.io/v1",
             "CertificateSigningRequest",
@@ -375,6 +457,7 @@ def builtin_resources() -> list[ServedResource]:
             namespaced=False,
             short_names=["csr"],
             status=True,
+            subresources=(("approval", ("get", "patch", "update"), "", "v1", "CertificateSigningRequest"),),
         ),
         _r(
             "apiregistration.k8s.io/v1",
@@ -400,8 +483,63 @@ def builtin_resources() -> list[ServedResource]:
             categories=["api-extensions"],
             generation=True,
         ),
-        _r("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", namespaced=False, short_names=["pc"]),
+        _r(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingAdmissionPolicy",
+            "validatingadmissionpolicies",
+            namespaced=False,
+            categories=["api-extensions"],
+            status=True,
+            generation=True,
+        ),
+        _r(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+            namespaced=False,
+            categories=["api-extensions"],
+            generation=True,
+        ),
+        _r(
+            "admissionregistration.k8s.io/v1",
+            "MutatingAdmissionPolicy",
+            "mutatingadmissionpolicies",
+            namespaced=False,
+            categories=["api-extensions"],
+            generation=True,
+        ),
+        _r(
+            "admissionregistration.k8s.io/v1",
+            "MutatingAdmissionPolicyBinding",
+            "mutatingadmissionpolicybindings",
+            namespaced=False,
+            categories=["api-extensions"],
+            generation=True,
+        ),
+        _r(
+            "scheduling.k8s.io/v1",
+            "PriorityClass",
+            "priorityclasses",
+            namespaced=False,
+            short_names=["pc"],
+            generation=True,
+        ),
         _r("authentication.k8s.io/v1", "TokenReview", "tokenreviews", namespaced=False, review=True),
+        _r(
+            "authentication.k8s.io/v1",
+            "SelfSubjectReview",
+            "selfsubjectreviews",
+            namespaced=False,
+            review=True,
+        ),
+        _r("authorization.k8s.io/v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", review=True),
+        _r(
+            "authorization.k8s.io/v1",
+            "SelfSubjectRulesReview",
+            "selfsubjectrulesreviews",
+            namespaced=False,
+            review=True,
+        ),
         _r(
             "authorization.k8s.io/v1",
             "SubjectAccessReview",
@@ -433,6 +571,7 @@ GROUP_ORDER = [
     "autoscaling",
     "batch",
     "certificates.k8s.io",
+    "networking.k8s.io",
     "policy",
     "rbac.authorization.k8s.io",
     "storage.k8s.io",
@@ -440,8 +579,11 @@ GROUP_ORDER = [
     "apiextensions.k8s.io",
     "scheduling.k8s.io",
     "coordination.k8s.io",
-    "networking.k8s.io",
+    "node.k8s.io",
     "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "storagemigration.k8s.io",
 ]
 
 

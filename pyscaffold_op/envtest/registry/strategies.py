@@ -45,6 +45,8 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
             labels.setdefault("controller-uid", uid)
             labels.setdefault("job-name", obj["metadata"]["name"])
             spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+            if not obj["metadata"].get("labels"):  # SetDefaults_Job: the Job's labels are its pods'
+                obj["metadata"]["labels"] = dict(labels)
     elif key == ("", "persistentvolumeclaims"):
         obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
 
@@ -105,6 +107,11 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
             out.append(cause("FieldValueInvalid", "spec.template", "Invalid value: field is immutable"))
     elif key in (("", "configmaps"), ("", "secrets")):
         out.extend(_data_size(key[1], obj))
+    elif key == ("networking.k8s.io", "ingressclasses"):
+        if not (spec or {}).get("controller"):
+            out.append(cause("FieldValueRequired", "spec.controller", "Required value"))
+    elif key == ("node.k8s.io", "runtimeclasses") and not obj.get("handler"):
+        out.append(cause("FieldValueRequired", "handler", "Required value"))
     if key in (("", "configmaps"), ("", "secrets")) and old is not None and old.get("immutable"):
         for f in ("data", "binaryData", "stringData"):
             if old.get(f) != obj.get(f):

@@ -110,7 +110,9 @@ class Policy:
         if AUTHENTICATED not in groups:
             groups += (AUTHENTICATED,)
         with self._lock:
-            self.tokens[token] = UserInfo(username, groups, uid)
+            # a static token's uid is its user's name unless given (kube-apiserver's token file
+            # has a uid column; the control plane's writes the name there)
+            self.tokens[token] = UserInfo(username, groups, uid or username)
 
     def allow(
         self,
@@ -156,3 +158,20 @@ class Policy:
         with self._lock:
             self.reviews.append(review)
             self.counts[review.get("kind", "")] += 1
+
+
+def impersonation(headers: dict[str, str]) -> UserInfo | None:
+    """The user an `Impersonate-User` header (with `Impersonate-Group`s) names; None without one.
+    Groups without a user are a 400, as kube-apiserver's impersonation filter answers."""
+    user = headers.get("impersonate-user")
+    groups_header = headers.get("impersonate-group")
+    if not user:
+        if groups_header:
+            from pyscaffold_op.envtest import status as E
+
+            raise E.bad_request("requested [{Group  " + groups_header + "  }] without impersonating a user")
+        return None
+    groups = tuple(g.strip() for g in (groups_header or "").split(",") if g.strip())
+    if AUTHENTICATED not in groups:
+        groups += (AUTHENTICATED,)
+    return UserInfo(user, groups)

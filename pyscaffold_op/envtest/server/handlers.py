@@ -14,7 +14,7 @@ from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission.gate import AdmissionGate
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.server import discovery, openapi, subresources, wire
-from pyscaffold_op.envtest.server.auth import Policy
+from pyscaffold_op.envtest.server.auth import Attributes, Policy, impersonation
 from pyscaffold_op.envtest.server.decode import MAX_BODY
 from pyscaffold_op.envtest.server.protocol import (
     JSON,
@@ -129,8 +129,16 @@ class Api:
         return await self._serve(req, target, watch)
 
     async def _serve(self, req: HttpRequest, target: Target, watch: bool) -> Response:
-        if target.info.review:
+        info = target.info
+        if info.review:
             return self.reviews.review(req, target)
+        if "impersonate-user" in req.headers or "impersonate-group" in req.headers:
+            self._authorize_impersonated(req, target, watch)
+        if info.verbs is not None:
+            if info.group_resource == ("", "bindings"):
+                return subresources.binding_collection(self, req, target)
+            if not info.allows(_verb(req.method, target.name is None, watch)):
+                raise E.method_not_allowed(req.method)
         if target.subresource and (served := subresources.serve(self, req, target)) is not None:
             return served
         if target.subresource and target.subresource not in ("status", "scale"):
@@ -157,6 +165,35 @@ class Api:
         if m == "DELETE" and not target.subresource:
             return await self.writes.delete(req, target)
         raise E.method_not_allowed(m)
+
+    def _authorize_impersonated(self, req: HttpRequest, t: Target, watch: bool) -> None:
+        """A request made as another user (`Impersonate-User`) is authorized for that user by the
+        review policy (the emulator's own callers are cluster admins and may impersonate anyone)."""
+        who = impersonation(req.headers)
+        if who is None:
+            return
+        verb = _verb(req.method, t.name is None, watch)
+        attrs = Attributes(
+            who.username,
+            who.groups,
+            verb,
+            api_group=t.info.group,
+            resource=t.info.plural,
+            subresource=t.subresource,
+            namespace=t.namespace or "",
+            name=t.name or "",
+        )
+        allowed, _denied, _reason = self.policy.authorize(attrs)
+        if not allowed:
+            where = f' in the namespace "{t.namespace}"' if t.namespace else " at the cluster scope"
+            resource = f"{t.info.plural}/{t.subresource}" if t.subresource else t.info.plural
+            raise E.forbidden(
+                t.info.group,
+                t.info.plural,
+                t.name or "",
+                f'User "{who.username}" cannot {verb} resource "{resource}" in API group '
+                f'"{t.info.group}"{where}',
+            )
 
     def _target(self, group: str, version: str, rest: list[str]) -> Target:
         reg = self.store.registry
@@ -247,6 +284,15 @@ class Api:
             include = req.q("includeObject", "Metadata") or "Metadata"
             resp.body = dumps(tables.to_table(t.info, items, include, meta))
         return resp
+
+
+def _verb(method: str, collection: bool, watch: bool) -> str:
+    """The API verb of a request (the RBAC attribute)."""
+    if method == "GET":
+        return "watch" if watch else "list" if collection else "get"
+    if method == "DELETE":
+        return "deletecollection" if collection else "delete"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
 
 
 def _path_namespace(path: str) -> str | None:

@@ -11,10 +11,24 @@ from typing import Any
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.server import wire
-from pyscaffold_op.envtest.server.auth import Attributes, Policy
+from pyscaffold_op.envtest.server.auth import MASTERS, Attributes, Policy, UserInfo, impersonation
 from pyscaffold_op.envtest.server.protocol import HttpRequest, Response, Target, json_response
+from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
 
 ANONYMOUS = ("system:anonymous", ("system:unauthenticated",))
+_DISCOVERY_URLS = (
+    "/api",
+    "/api/*",
+    "/apis",
+    "/apis/*",
+    "/healthz",
+    "/livez",
+    "/openapi",
+    "/openapi/*",
+    "/readyz",
+    "/version",
+    "/version/",
+)
 
 
 class ReviewVerbs:
@@ -40,10 +54,18 @@ class ReviewVerbs:
             **{k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "status")},
             "spec": spec,
         }
+        if t.info.kind == "LocalSubjectAccessReview":
+            obj["metadata"] = {**obj["metadata"], "namespace": t.namespace}
         if t.info.kind == "TokenReview":
             obj["status"] = self._token_review(t.info, spec)
+        elif t.info.kind == "SelfSubjectReview":
+            obj.pop("spec", None)
+            obj["metadata"] = {**obj["metadata"], "creationTimestamp": now_rfc3339()}
+            obj["status"] = {"userInfo": self._requester(req).to_dict()}
+        elif t.info.kind == "SelfSubjectRulesReview":
+            obj["status"] = self._rules_review(self._requester(req))
         else:
-            obj["status"] = self._access_review(req, t.info, spec)
+            obj["status"] = self._access_review(req, t.info, spec, t.namespace)
         self.policy.record(obj)
         return json_response(201, obj)
 
@@ -63,7 +85,46 @@ class ReviewVerbs:
             status["audiences"] = list(audiences)
         return status
 
-    def _access_review(self, req: HttpRequest, info: ServedResource, spec: dict[str, Any]) -> dict[str, Any]:
+    def _requester(self, req: HttpRequest) -> UserInfo:
+        """Who sent the request: the impersonated user, else the bearer token's (kubectl's tokenless
+        user over plain HTTP), else anonymous."""
+        who = impersonation(req.headers)
+        if who is not None:
+            return who
+        auth = req.headers.get("authorization", "")
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        who = self.policy.authenticate(token) if token else self.policy.tokenless
+        return who if who is not None else UserInfo(ANONYMOUS[0], ANONYMOUS[1])
+
+    def _rules_review(self, who: UserInfo) -> dict[str, Any]:
+        """What the user may do: everything for system:masters, then the rules every authenticated
+        user has (system:basic-user, system:discovery, system:public-info-viewer)."""
+        everything = MASTERS in who.groups
+        resource_rules: list[dict[str, Any]] = [
+            {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
+        ] * everything
+        nonresource_rules: list[dict[str, Any]] = [{"verbs": ["*"], "nonResourceURLs": ["*"]}] * everything
+        resource_rules += [
+            {
+                "verbs": ["create"],
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+            },
+            {
+                "verbs": ["create"],
+                "apiGroups": ["authentication.k8s.io"],
+                "resources": ["selfsubjectreviews"],
+            },
+        ]
+        nonresource_rules += [
+            {"verbs": ["get"], "nonResourceURLs": list(_DISCOVERY_URLS)},
+            {"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"]},
+        ]
+        return {"resourceRules": resource_rules, "nonResourceRules": nonresource_rules, "incomplete": False}
+
+    def _access_review(
+        self, req: HttpRequest, info: ServedResource, spec: dict[str, Any], namespace: str | None = None
+    ) -> dict[str, Any]:
         res, nonres = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
         for name, value in (("resourceAttributes", res), ("nonResourceAttributes", nonres)):
             if value is not None:
@@ -77,7 +138,7 @@ class ReviewVerbs:
             causes.append(
                 E.cause(
                     "FieldValueInvalid",
-                    "spec.nonResourceAttributes",
+                    "spec",
                     'Invalid value: "{...}": cannot be specified in combination with resourceAttributes',
                 )
             )
@@ -85,16 +146,14 @@ class ReviewVerbs:
             causes.append(
                 E.cause(
                     "FieldValueInvalid",
-                    "spec.resourceAttributes",
+                    "spec",
                     'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes '
                     "must be specified",
                 )
             )
         if info.kind == "SelfSubjectAccessReview":
-            auth = req.headers.get("authorization", "")
-            token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-            who = self.policy.authenticate(token) if token else self.policy.tokenless
-            user, groups = (who.username, who.groups) if who else ANONYMOUS
+            who = self._requester(req)
+            user, groups = who.username, who.groups
         else:
             user = spec.get("user") or ""
             _expect(info, "spec.user", user, str)
@@ -109,8 +168,20 @@ class ReviewVerbs:
                         'Invalid value: "": at least one of user or group must be specified',
                     )
                 )
+        if (
+            info.kind == "LocalSubjectAccessReview"
+            and res is not None
+            and res.get("namespace", "") != (namespace or "")
+        ):
+            causes.append(
+                E.cause(
+                    "FieldValueInvalid",
+                    "spec.resourceAttributes.namespace",
+                    f'Invalid value: "{res.get("namespace", "")}": must match metadata.namespace',
+                )
+            )
         if causes:
-            raise E.invalid(info.group, info.kind, "", causes)
+            raise E.invalid(info.group, "", "", causes)
         if nonres is not None:
             attrs = Attributes(user, groups, nonres.get("verb", ""), path=nonres.get("path", ""))
         else:

@@ -74,6 +74,24 @@ def _binding(api: Api, req: HttpRequest, t: Target) -> Response:
     return _created()
 
 
+def binding_collection(api: Api, req: HttpRequest, t: Target) -> Response:
+    """POST /api/v1/namespaces/NS/bindings: the pods/binding of the pod the body names."""
+    if req.method != "POST" or t.name is not None or t.subresource:
+        raise E.method_not_allowed(req.method)
+    body = wire.read_body(req, t.info)
+    name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
+    pods = api.store.registry.get("", "v1", "pods")
+    assert pods is not None
+    if not name:
+        raise E.invalid(
+            "",
+            "Binding",
+            "",
+            [E.cause("FieldValueRequired", "metadata.name", "Required value: name is required")],
+        )
+    return _binding(api, req, Target(pods, t.namespace, name, "binding"))
+
+
 def _eviction(api: Api, req: HttpRequest, t: Target) -> Response:
     """POST pods/NAME/eviction: a delete that PodDisruptionBudgets may refuse (429)."""
     body = wire.read_body(req, t.info, check_kind=False)
