@@ -137,7 +137,7 @@ class RealMode:
         if status not in (200, 201):
             message = stored.get("message", stored) if isinstance(stored, dict) else stored
             raise RuntimeError(f"{doc.get('kind')} {name}: the API server answered {status}: {message}")
-        return stored  # type: ignore[no-any-return]
+        return stored
 
 
 __all__ = ["EmulatorOnly", "RealMode"]

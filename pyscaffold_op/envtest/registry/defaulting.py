@@ -284,7 +284,8 @@ def _secret(obj: Obj, old: Obj | None) -> None:
     if isinstance(plain, dict) and plain:
         import base64
 
-        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        given = obj.get("data")
+        data: dict[str, Any] = given if isinstance(given, dict) else {}
         for k, v in plain.items():
             data[k] = base64.b64encode(str(v).encode()).decode()
         obj["data"] = data
