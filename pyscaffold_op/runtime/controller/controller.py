@@ -29,7 +29,7 @@ from pyscaffold_op.runtime.controller.queue import RateLimitingQueue
 from pyscaffold_op.runtime.controller.ratelimiter import RateLimiter
 from pyscaffold_op.runtime.controller.request import Request, Result, TerminalError
 from pyscaffold_op.runtime.controller.source import Kind, Source
-from pyscaffold_op.runtime.log import reconcile_context
+from pyscaffold_op.runtime.log import reconcile_context, reconcile_fields
 from pyscaffold_op.runtime.panics import own_cancellation, panic_message, safe_str
 
 log = logging.getLogger("pyscaffold_op.runtime.controller")
@@ -81,10 +81,13 @@ class Controller:
             metrics.max_concurrent.labels(name).set(max_concurrent_reconciles)
             # read when scraped, like the queue's depth: no gauge update (a lock each) per reconcile
             metrics.active_workers.labels(name).set_function(lambda: self._active)
+            # the children controller-runtime's initMetrics makes at 0
             for result in ("success", "error", "requeue", "requeue_after"):
                 metrics.reconcile_total.labels(name, result)
             metrics.reconcile_errors.labels(name)
+            metrics.terminal_errors.labels(name)
             metrics.reconcile_panics.labels(name)
+            metrics.reconcile_timeouts.labels(name)
             # the children every reconcile touches, looked up once (labels() costs ~20 µs a call)
             self._m_time = metrics.reconcile_time.labels(name)
             self._m_total = {
@@ -196,10 +199,15 @@ class Controller:
         started = self.clock.monotonic()
         reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
         try:
-            with reconcile_context(name, req, reconcile_id):
+            with reconcile_context(name, req, reconcile_id, self.group_kind):
                 if self.reconcile_timeout:
-                    async with asyncio.timeout(self.reconcile_timeout):
-                        result = await self._reconcile(req)
+                    deadline = asyncio.timeout(self.reconcile_timeout)
+                    try:
+                        async with deadline:
+                            result = await self._reconcile(req)
+                    finally:
+                        if deadline.expired() and m is not None:
+                            m.reconcile_timeouts.labels(name).inc()
                 else:
                     result = await self._reconcile(req)
             outcome = self._after_success(req, result)
@@ -250,19 +258,9 @@ class Controller:
 
         API status errors (Conflict, AlreadyExists, NotFound ...) are expected in a level-triggered
         controller: no traceback for them unless the level is debug; other exceptions get one."""
-        group, kind = self.group_kind or ("", "")
-        fields: dict[str, Any] = {
-            "controller": self.name,
-            "controllerGroup": group,
-            "controllerKind": kind,
-            "namespace": req.namespace,
-            "request": str(req),  # `name` is taken: a LogRecord's name is its logger's
-            "reconcileID": reconcile_id,
-            "error": panic_message(err) if panic else safe_str(err),  # a __str__ that raises too
-            "errorType": type(err).__name__,
-        }
-        if kind:
-            fields[kind] = {"name": req.name, "namespace": req.namespace}
+        fields = reconcile_fields(self.name, req, reconcile_id, self.group_kind)
+        fields["error"] = panic_message(err) if panic else safe_str(err)  # a __str__ that raises too
+        fields["errorType"] = type(err).__name__
         traceback = panic or not isinstance(_cause(err), ApiError) or log.isEnabledFor(logging.DEBUG)
         log.error(msg, extra=fields, exc_info=err if traceback else None)
 
