@@ -26,6 +26,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from pyscaffold_op.runtime import tracing
 from pyscaffold_op.runtime.client.credentials import credentials_for
 from pyscaffold_op.runtime.client.errors import (
     ConfigError,
@@ -116,6 +117,14 @@ class RestTransport:
                 max_connections,
             )
         self._closed = False
+        self._traced = False  # runtime/tracing.py: a span per request, when a tracer provider is set
+        self._trace()
+
+    def _trace(self) -> None:
+        if not self._traced:
+            tracer = tracing.tracer()
+            if tracer is not None:
+                tracing.trace_transport(self, tracer)
 
     def _get_pool(self) -> Pool:
         loop = asyncio.get_running_loop()
@@ -125,6 +134,7 @@ class RestTransport:
                 raise RuntimeError("transport is closed")
             # Created lazily: connections belong to the loop that runs them, and managers are built
             # before their loop starts. A former loop's pool is dropped with that loop.
+            self._trace()  # a provider configured after the transport was made, before the loop ran
             pool = self._pool = Pool(
                 loop,
                 self._host,
@@ -184,6 +194,8 @@ class RestTransport:
                     REQUEST_RESULTS["<error>", method, self._metric_host] += 1
                     raise _unavailable(method, path, err) from err
             REQUEST_RESULTS[str(status), method, self._metric_host] += 1
+            if self._traced:
+                tracing.response_status(status)
             if status == 401 and not refreshed and await self._credentials.refresh(auth):
                 refreshed = True
                 auth = await self._credentials.authorization()  # rotated token file, new exec token

@@ -21,6 +21,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from pyscaffold_op.runtime import tracing
 from pyscaffold_op.runtime.client.errors import ApiError
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.controller.handler import EventHandler
@@ -125,6 +126,9 @@ class Controller:
         for src, _handler, _preds in self._watches:
             if not await src.wait_for_sync(self.cache_sync_timeout):
                 raise TimeoutError(f"controller {self.name}: timed out waiting for {src!r} to sync")
+        tracer = tracing.tracer()
+        if tracer is not None:  # a span per reconcile: `_process` is swapped once, not tested per call
+            tracing.trace_controller(self, tracer)
         log.info(
             "starting workers",
             extra={"controller": self.name, "worker_count": self.max_concurrent_reconciles},
@@ -194,8 +198,10 @@ class Controller:
             if len(self.queue):
                 await asyncio.sleep(0)
 
-    async def _process(self, req: Request) -> None:
+    async def _process(self, req: Request) -> tuple[str, BaseException | None]:
+        """Reconcile one request; (result label, the error or panic if any)."""
         m, name = self.metrics, self.name
+        error: BaseException | None = None
         started = self.clock.monotonic()
         reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
         try:
@@ -216,28 +222,29 @@ class Controller:
                 self.queue.add_rate_limited(req)  # cancelled at shutdown: let the next start retry it
                 raise
             # raised by the reconciler itself: a panic, not our shutdown; the worker lives on
-            outcome = self._panic(req, reconcile_id, err)
+            outcome, error = self._panic(req, reconcile_id, err), err
         except TerminalError as err:
-            outcome = "error"
+            outcome, error = "error", err
             self.queue.forget(req)
             if m is not None:
                 m.reconcile_errors.labels(name).inc()
                 m.terminal_errors.labels(name).inc()
             self._log_error("Reconciler error, terminal: not retried", req, reconcile_id, err)
         except Exception as err:
-            outcome = "error"
+            outcome, error = "error", err
             self.queue.add_rate_limited(req)
             if m is not None:
                 m.reconcile_errors.labels(name).inc()
                 m.reconcile_errors_by_reason.labels(name, _reason(err)).inc()
             self._log_error("Reconciler error", req, reconcile_id, err)
         except BaseException as err:  # SystemExit, KeyboardInterrupt ...: recovered as a panic
-            outcome = self._panic(req, reconcile_id, err)
+            outcome, error = self._panic(req, reconcile_id, err), err
         finally:
             if m is not None:
                 self._m_time.observe(self.clock.monotonic() - started)
         if m is not None:
             self._m_total[outcome].inc()
+        return outcome, error
 
     def _panic(self, req: Request, reconcile_id: str, err: BaseException) -> str:
         """controller-runtime's recovered panic: "Observed a panic" with the stack, counted, then the
