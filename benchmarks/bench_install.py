@@ -9,7 +9,10 @@ that extra (dependencies from the configured package index, through pip's cache)
   (`__pycache__`, shown apart: an image built with `pip install --no-compile` leaves it out);
 * import time of what an operator imports (`pyscaffold_op.runtime` and its main names), best of 5 runs,
   less the interpreter's own start.
-Goal (issue 11): runtime closure under 25 MB; the script exits 1 when the runtime variant misses it.
+Goal: runtime closure under 40 MB; the script exits 1 when the runtime variant misses it. Issue 11 set
+25 MB; issue 29 raised it to what `cryptography` needs (38.4 MB measured: cryptography 15.0, cffi 0.7,
+pycparser 0.7 in place of ecdsa + asn1crypto + six, 1.2 MB), since a closure no image scanner flags
+matters more (docs/benchmarks.md, "Issue 29").
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ IMPORT_RUNTIME = (
     "r.Manager, r.Client, r.load_config, r.Request, r.Result; "
     "import pyscaffold_op.apimachinery as a; a.CustomResource"
 )
-GOAL_MB = 25.0
+GOAL_MB = 40.0
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> str:

@@ -1,9 +1,15 @@
 """Structured logging: `setup_logging(level, fmt="json"|"text")`, and the reconcile context.
 
-While a request is reconciled, `reconcile_context` puts controller, namespace/name and a reconcile id
-into a context variable; a filter copies them into every log record made during the reconcile (from
-any logger), so a reconciler's own `logging.getLogger(__name__).info(...)` lines carry them too, as
-controller-runtime's `log.FromContext(ctx)` does.
+While a request is reconciled, `reconcile_context` puts controller-runtime's keys into a context
+variable: `controller`, `controllerGroup`, `controllerKind`, the kind's `{"name", "namespace"}` under the
+kind's name (klog's KRef), `namespace`, `name` and `reconcileID`. A filter copies them into every log
+record made during the reconcile (from any logger), so a reconciler's own
+`logging.getLogger(__name__).info(...)` lines carry them too, as controller-runtime's
+`log.FromContext(ctx)` does. One key style throughout: controller-runtime's camelCase.
+
+A LogRecord's own `name` is its logger's, so the object's name rides on the record as `name_` and is
+written `name` (any `extra` key that is a LogRecord attribute plus `_` is written without the `_`); the
+logger's name is written `logger`.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-_context: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+_context: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "pyop_reconcile", default=None
 )
 
@@ -25,24 +31,35 @@ _context: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "taskName"}
 
 
+def reconcile_fields(
+    controller: str, request: Any, reconcile_id: str, group_kind: tuple[str, str] | None = None
+) -> dict[str, Any]:
+    """controller-runtime's per-reconcile log keys (its builder's LogConstructor plus reconcileID)."""
+    group, kind = group_kind or ("", "")
+    fields: dict[str, Any] = {"controller": controller}
+    if kind:
+        fields["controllerGroup"] = group
+        fields["controllerKind"] = kind
+        fields[kind] = {"name": request.name, "namespace": request.namespace}
+    fields["namespace"] = request.namespace
+    fields["name_"] = request.name  # written `name`: see the module's docstring
+    fields["reconcileID"] = reconcile_id
+    return fields
+
+
 @contextlib.contextmanager
-def reconcile_context(controller: str, request: Any, reconcile_id: str) -> Iterator[None]:
-    token = _context.set(
-        {
-            "controller": controller,
-            "request": str(request),  # not "name": a LogRecord's `name` is its logger's
-            "namespace": request.namespace,
-            "reconcile_id": reconcile_id,
-        }
-    )
+def reconcile_context(
+    controller: str, request: Any, reconcile_id: str, group_kind: tuple[str, str] | None = None
+) -> Iterator[None]:
+    token = _context.set(reconcile_fields(controller, request, reconcile_id, group_kind))
     try:
         yield
     finally:
         _context.reset(token)
 
 
-def current_reconcile() -> dict[str, str] | None:
-    """controller/request/namespace/reconcile_id of the reconcile running in this task, if any."""
+def current_reconcile() -> dict[str, Any] | None:
+    """The log keys of the reconcile running in this task (`reconcile_fields`), if any."""
     return _context.get()
 
 
@@ -57,7 +74,18 @@ class ReconcileContextFilter(logging.Filter):
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
-    return {k: v for k, v in vars(record).items() if k not in _STANDARD and not k.startswith("_")}
+    return {
+        (k[:-1] if k[-1] == "_" and k[:-1] in _STANDARD else k): v
+        for k, v in vars(record).items()
+        if k not in _STANDARD and not k.startswith("_")
+    }
+
+
+def _text(value: Any) -> Any:
+    """A field's value in a text line: a KRef-like {"name", "namespace"} as `namespace/name`."""
+    if isinstance(value, dict) and value.keys() == {"name", "namespace"}:
+        return f"{value['namespace']}/{value['name']}" if value["namespace"] else value["name"]
+    return value
 
 
 class JsonFormatter(logging.Formatter):
@@ -85,7 +113,7 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-        fields = " ".join(f"{k}={v}" for k, v in _fields(record).items())
+        fields = " ".join(f"{k}={_text(v)}" for k, v in _fields(record).items())
         line = f"{ts}Z {record.levelname:<5} {record.name} {record.getMessage()}" + (
             f" {fields}" if fields else ""
         )
@@ -106,7 +134,7 @@ class FieldsFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         _reconcile_filter.filter(record)
         text = self.inner.format(record)
-        fields = " ".join(f"{k}={v}" for k, v in _fields(record).items())
+        fields = " ".join(f"{k}={_text(v)}" for k, v in _fields(record).items())
         if not fields:
             return text
         first, newline, rest = text.partition("\n")

@@ -1,5 +1,5 @@
 """The self-signed serving certificate (controller-runtime's fallback for secure metrics) and the local
-webhook CA, made with ecdsa + asn1crypto, checked independently: parsed and their signatures verified
+webhook CA, made with cryptography's builder, checked field by field: parsed and their signatures verified
 by `cryptography`, and used by OpenSSL in real handshakes with hostname verification."""
 
 from __future__ import annotations
@@ -148,3 +148,22 @@ def _handshake(server: ssl.SSLContext, client: ssl.SSLContext, hostname: str) ->
         if client_done and server_done:
             return True
     raise AssertionError("the handshake did not finish")
+
+
+def test_cryptography_is_imported_only_when_a_certificate_is_made() -> None:
+    """An operator that brings its own certificates (cert-manager) never pays cryptography's import."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import pyscaffold_op.runtime as r\n"
+        "r.Manager, r.Client, r.load_config, r.Request, r.Result\n"
+        "import pyscaffold_op.runtime.webhook.server, pyscaffold_op.runtime.certs.certs as c\n"
+        "import pyscaffold_op.runtime.servers.metrics\n"
+        "print('cryptography' in sys.modules)\n"
+        "c.server_context(None)\n"
+        "print('cryptography' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

@@ -255,7 +255,7 @@ async def test_an_unexpected_exception_logs_one_structured_line_with_its_traceba
         "controllerKind": "Widget",
         "namespace": "ns",
     }
-    assert (record.request, record.error, record.errorType) == ("ns/w", "boom", "RuntimeError")  # type: ignore[attr-defined]
+    assert (record.name_, record.error, record.errorType) == ("w", "boom", "RuntimeError")  # type: ignore[attr-defined]
     assert record.Widget == {"name": "w", "namespace": "ns"}  # type: ignore[attr-defined]
     assert len(record.reconcileID) == 12  # type: ignore[attr-defined]
     assert record.exc_info is not None and record.exc_info[0] is RuntimeError
@@ -298,12 +298,12 @@ async def test_the_json_and_text_lines(caplog: pytest.LogCaptureFixture) -> None
                 logging.getLogger().removeHandler(h)
     json_line, text_line = [line for line in stream.getvalue().splitlines() if "Reconciler error" in line]
     record = json.loads(json_line)
-    assert {k: record[k] for k in ("level", "msg", "controller", "controllerKind", "request", "error")} == {
+    assert {k: record[k] for k in ("level", "msg", "controller", "controllerKind", "name", "error")} == {
         "level": "error",
         "msg": "Reconciler error",
         "controller": "t",
         "controllerKind": "Widget",
-        "request": "ns/w",
+        "name": "w",
         "error": "409 Conflict: the object has been modified",
     }
     assert "stacktrace" not in record
@@ -348,7 +348,7 @@ async def test_depth_and_active_workers_are_read_when_scraped() -> None:
     ctrl, _source, metrics = make(reconcile, max_concurrent_reconciles=2)
     for name in ("a", "b", "c"):
         ctrl.queue.add(Request("ns", name))
-    labels = {"name": "t", "controller": "t"}
+    labels = {"name": "t", "controller": "t", "priority": ""}
     assert metrics.value("workqueue_depth", labels) == 3
     await ctrl.start()
     await started.wait()

@@ -40,6 +40,13 @@ def test_the_reconcile_context_is_added_to_records_made_during_a_reconcile() -> 
     with reconcile_context("memcached", Request(name="mc", namespace="default"), "abc123"):
         line = formatter.format(_record("creating the Deployment"))  # handlers format as the record is made
     assert line == (
-        "creating the Deployment"
-        " controller=memcached request=default/mc namespace=default reconcile_id=abc123"
+        "creating the Deployment controller=memcached namespace=default name=mc reconcileID=abc123"
+    )
+    with reconcile_context(
+        "memcached", Request(name="mc", namespace="default"), "abc", ("cache.example.com", "Memcached")
+    ):
+        line = formatter.format(_record("creating the Deployment"))
+    assert line == (
+        "creating the Deployment controller=memcached controllerGroup=cache.example.com"
+        " controllerKind=Memcached Memcached=default/mc namespace=default name=mc reconcileID=abc"
     )

@@ -44,9 +44,9 @@ async def test_secure_metrics_authenticate_and_authorize(env: Environment) -> No
             assert resp.status == 401
         assert await scrape(url, "nobody-token") == (403, "Authorization denied for user nobody\n")
         status, body = await scrape(url, TOKEN)  # envtest-admin, system:masters
-        assert status == 200 and "controller_runtime_reconcile_total" in body
+        assert status == 200 and "controller_runtime_webhook_panics_total 0.0" in body
         status, body = await scrape(url, "scraper-token")  # allowed through env.allow
-        assert status == 200 and "controller_runtime_reconcile_total" in body
+        assert status == 200 and "controller_runtime_webhook_panics_total 0.0" in body
 
         # decisions are cached: a second scrape asks the API server nothing
         counts = dict(env.policy.counts)
@@ -81,7 +81,7 @@ async def test_metrics_cert_dir_is_served(env: Environment, tmp_path: Path) -> N
         url = f"https://{host}:{port}/metrics"
         trust = ssl.create_default_context(cadata=cert_pem.decode())
         status, body = await scrape(url, TOKEN, ssl_=trust)
-        assert status == 200 and "controller_runtime_reconcile_total" in body
+        assert status == 200 and "controller_runtime_webhook_panics_total 0.0" in body
 
         # a rotated certificate is picked up (the watcher polls; check() is one poll)
         new_cert, new_key = self_signed_cert("pyop-test", ips=("127.0.0.1",))
@@ -115,7 +115,7 @@ async def test_insecure_metrics_unchanged(
         assert mgr.metrics_address is not None
         host, port = mgr.metrics_address
         status, body = await scrape(f"http://{host}:{port}/metrics")
-        assert status == 200 and "controller_runtime_reconcile_total" in body
+        assert status == 200 and "controller_runtime_webhook_panics_total 0.0" in body
 
 
 class FakeTransport:

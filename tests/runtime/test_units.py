@@ -430,12 +430,15 @@ def test_setup_logging_json_carries_reconcile_context() -> None:
     buf = io.StringIO()
     handler = setup_logging("debug", "json", stream=buf)
     try:
-        with reconcile_context("widget", Request("ns", "a"), "rid1"):
+        with reconcile_context("widget", Request("ns", "a"), "rid1", ("test.pyop.io", "Widget")):
             logging.getLogger("user.code").info("hello %s", "world", extra={"size": 3})
         line = json.loads(buf.getvalue().strip().splitlines()[-1])
         assert line["msg"] == "hello world" and line["controller"] == "widget"
-        assert line["namespace"] == "ns" and line["request"] == "ns/a" and line["size"] == 3
-        assert line["reconcile_id"] == "rid1" and line["level"] == "info"
+        assert line["namespace"] == "ns" and line["name"] == "a" and line["size"] == 3
+        assert line["reconcileID"] == "rid1" and line["level"] == "info" and line["logger"] == "user.code"
+        assert line["controllerGroup"] == "test.pyop.io" and line["controllerKind"] == "Widget"
+        assert line["Widget"] == {"name": "a", "namespace": "ns"}
+        assert not {"request", "reconcile_id", "name_"} & line.keys()  # one key style: controller-runtime's
         setup_logging("info", "text", stream=buf)
         logging.getLogger("x").warning("plain", extra={"k": "v"})
         assert buf.getvalue().rstrip().endswith("plain k=v")

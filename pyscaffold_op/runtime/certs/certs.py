@@ -1,7 +1,8 @@
 """TLS for the secure metrics server and the webhook server: a certificate from a folder
 (`tls.crt`/`tls.key`, as controller-runtime's `CertDir`/`CertName`/`KeyName`), reloaded when the
 files change (its `certwatcher`, for cert-manager rotations), or a self-signed one made in memory at start
-(controller-runtime's fallback: host `localhost`, IP 127.0.0.1, valid for a year)."""
+(controller-runtime's fallback: host `localhost`, IP 127.0.0.1, valid for a year; made with `cryptography`,
+imported only then: `x509.py`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,26 @@ CERT_NAME = "tls.crt"
 KEY_NAME = "tls.key"
 
 
+class _Reads:
+    """controller-runtime's certwatcher_read_certificate_total / _errors_total, process-wide as its
+    globals: every load of a certificate folder (the first and each reload), and those that failed."""
+
+    total = 0
+    errors = 0
+
+
+READS = _Reads()
+
+
+def _load_chain(ctx: ssl.SSLContext, cert: Path, key: Path) -> None:
+    READS.total += 1
+    try:
+        ctx.load_cert_chain(cert, key)
+    except BaseException:
+        READS.errors += 1
+        raise
+
+
 def server_context(cert_dir: str | os.PathLike[str] | None, what: str = "metrics") -> ssl.SSLContext:
     """A TLS (1.2+) server context with the certificate in `cert_dir`, or a self-signed one when None."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -28,8 +49,10 @@ def server_context(cert_dir: str | os.PathLike[str] | None, what: str = "metrics
         cert, key = Path(cert_dir) / CERT_NAME, Path(cert_dir) / KEY_NAME
         missing = [str(p) for p in (cert, key) if not p.is_file()]
         if missing:
+            READS.total += 1
+            READS.errors += 1
             raise FileNotFoundError(f"{what} certificate not found: {', '.join(missing)}")
-        ctx.load_cert_chain(cert, key)
+        _load_chain(ctx, cert, key)
         return ctx
     cert_pem, key_pem = self_signed_cert()
     load_pem_chain(ctx, cert_pem, key_pem)
@@ -38,8 +61,8 @@ def server_context(cert_dir: str | os.PathLike[str] | None, what: str = "metrics
 
 def self_signed_cert(host: str = "localhost", ips: tuple[str, ...] = ("127.0.0.1",)) -> tuple[bytes, bytes]:
     """(certificate PEM, private key PEM): an ECDSA P-256 self-signed certificate for `host` and `ips`,
-    valid for a year (and 5 minutes back, for clock skew), for server authentication only; made in pure
-    Python (`x509.py`), served by OpenSSL."""
+    valid for a year (and 5 minutes back, for clock skew), for server authentication only; made with
+    `cryptography` (`x509.py`), served by OpenSSL."""
     from pyscaffold_op.runtime.certs import x509
 
     key = x509.new_key()
@@ -103,7 +126,7 @@ class CertWatcher:
         if stamp is None or stamp == self._stamp:
             return False
         try:
-            self.ctx.load_cert_chain(self.cert, self.key)
+            _load_chain(self.ctx, self.cert, self.key)
         except (OSError, ssl.SSLError) as err:
             log.warning("could not reload the %s certificate: %s", self.what, err)
             return False

@@ -1,57 +1,65 @@
-"""X.509 certificates with P-256 keys, made with the pure-Python `ecdsa` and `asn1crypto` packages: the
-self-signed metrics certificate and the local webhook CA. Only this one-time generation is in Python
-(it keeps the 15 MB `cryptography` wheel out of an operator's image); TLS itself is OpenSSL's, via
-`ssl`. Signatures are deterministic (RFC 6979), so they need no random nonce.
+"""X.509 certificates with P-256 keys, made with `cryptography`: the self-signed metrics certificate and
+the local webhook CA. `cryptography` is imported here only, when a certificate is made, never when the
+runtime is imported; TLS itself is OpenSSL's, via `ssl`.
+
+Why `cryptography` and not pure-Python `ecdsa` + `asn1crypto` (what this module used before): `ecdsa`
+carries CVE-2024-23342 (a timing side channel its maintainer calls unfixable in pure Python) and
+`asn1crypto` is unmaintained, so every image scanner flagged every operator image (issue 29).
 """
 
 from __future__ import annotations
 
 import datetime
-import hashlib
 import ipaddress
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cryptography import x509 as cx509
+    from cryptography.hazmat.primitives.asymmetric import ec
 
 EXPIRY_SKEW = datetime.timedelta(minutes=5)  # valid from 5 minutes back: clocks drift
 
 
 @dataclass(frozen=True)
 class KeyPair:
-    signing_key: Any  # ecdsa.SigningKey
-    public_info: Any  # asn1crypto.keys.PublicKeyInfo
+    private_key: ec.EllipticCurvePrivateKey
 
     def private_pem(self) -> bytes:
-        """PKCS#8 v1 (RFC 5208) around the SEC 1 key: ecdsa's own pkcs8 output is RFC 5958's v2,
-        which some parsers (cryptography) refuse."""
-        from asn1crypto import keys, pem
+        """The key as PKCS#8 (RFC 5208) PEM, unencrypted: what `ssl.load_cert_chain` and Go's
+        `tls.X509KeyPair` read."""
+        from cryptography.hazmat.primitives import serialization
 
-        sec1 = keys.ECPrivateKey.load(self.signing_key.to_der(format="ssleay"))
-        return bytes(pem.armor("PRIVATE KEY", keys.PrivateKeyInfo.wrap(sec1, "ec").dump()))
+        return self.private_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
 
 
 @dataclass(frozen=True)
 class Issuer:
-    name: Any  # asn1crypto.x509.Name
+    name: cx509.Name
     key: KeyPair
 
 
 def new_key() -> KeyPair:
-    from asn1crypto import keys
-    from ecdsa import NIST256p, SigningKey
+    """A fresh P-256 (secp256r1) key, from OpenSSL's random generator."""
+    from cryptography.hazmat.primitives.asymmetric import ec
 
-    key = SigningKey.generate(curve=NIST256p)  # the secret from os.urandom
-    return KeyPair(key, keys.PublicKeyInfo.load(key.get_verifying_key().to_der()))
+    return KeyPair(ec.generate_private_key(ec.SECP256R1()))
 
 
-def name(common_name: str) -> Any:
-    from asn1crypto import x509
+def name(common_name: str) -> cx509.Name:
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
 
-    return x509.Name.build({"common_name": common_name})
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
 def certificate(
-    subject: Any,
+    subject: cx509.Name,
     key: KeyPair,
     issuer: Issuer | None = None,
     *,
@@ -61,74 +69,63 @@ def certificate(
     days: int = 365,
     now: datetime.datetime | None = None,
 ) -> bytes:
-    """A PEM certificate for `subject` and `key`, signed by `issuer` (self-signed when None).
+    """A PEM certificate for `subject` and `key`, signed by `issuer` (self-signed when None), ECDSA with
+    SHA-256.
 
     A CA gets basicConstraints ca (path length 0), keyCertSign and cRLSign; a leaf gets digitalSignature
     and serverAuth, with `hosts`/`ips` as subjectAltName. Key identifiers are RFC 5280's method 1.
     """
-    from asn1crypto import pem, x509
-    from ecdsa.util import sigencode_der
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import ExtendedKeyUsageOID
 
     signer = issuer or Issuer(subject, key)
     now = (now or datetime.datetime.now(datetime.UTC)).replace(microsecond=0)
-    extensions: list[dict[str, Any]] = []
-    sans = [x509.GeneralName({"dns_name": h}) for h in hosts]
-    sans += [x509.GeneralName({"ip_address": str(ipaddress.ip_address(ip))}) for ip in ips]
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(signer.name)
+        .public_key(key.private_key.public_key())
+        .serial_number(secrets.randbits(127) | 1)  # positive, at most 16 bytes: RFC 5280 4.1.2.2
+        # RFC 5280 4.1.2.5 (UTCTime through 2049, GeneralizedTime from 2050): cryptography chooses
+        .not_valid_before(now - EXPIRY_SKEW)
+        .not_valid_after(now + datetime.timedelta(days=days))
+    )
+    sans: list[x509.GeneralName] = [x509.DNSName(h) for h in hosts]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
     if sans:
-        extensions.append({"extn_id": "subject_alt_name", "critical": False, "extn_value": sans})
+        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+    usage = dict.fromkeys(
+        (
+            "content_commitment",
+            "key_encipherment",
+            "data_encipherment",
+            "key_agreement",
+            "encipher_only",
+            "decipher_only",
+        ),
+        False,
+    )
     if ca:
-        extensions += [
-            {
-                "extn_id": "basic_constraints",
-                "critical": True,
-                "extn_value": {"ca": True, "path_len_constraint": 0},
-            },
-            {
-                "extn_id": "key_usage",
-                "critical": True,
-                "extn_value": {"digital_signature", "key_cert_sign", "crl_sign"},
-            },
-        ]
+        builder = builder.add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        builder = builder.add_extension(
+            x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, **usage), critical=True
+        )
     else:
-        extensions += [
-            {"extn_id": "basic_constraints", "critical": True, "extn_value": {"ca": False}},
-            {"extn_id": "key_usage", "critical": True, "extn_value": {"digital_signature"}},
-            {"extn_id": "extended_key_usage", "critical": False, "extn_value": ["server_auth"]},
-        ]
-    extensions.append({"extn_id": "key_identifier", "critical": False, "extn_value": key.public_info.sha1})
+        builder = builder.add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        builder = builder.add_extension(
+            x509.KeyUsage(digital_signature=True, key_cert_sign=False, crl_sign=False, **usage), critical=True
+        )
+        builder = builder.add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
+    builder = builder.add_extension(
+        x509.SubjectKeyIdentifier.from_public_key(key.private_key.public_key()), critical=False
+    )
     if issuer is not None:
-        aki = {"key_identifier": issuer.key.public_info.sha1}
-        extensions.append({"extn_id": "authority_key_identifier", "critical": False, "extn_value": aki})
-    tbs = x509.TbsCertificate(
-        {
-            "version": "v3",
-            "serial_number": secrets.randbits(127) | 1,  # positive, at most 16 bytes: RFC 5280 4.1.2.2
-            "signature": {"algorithm": "sha256_ecdsa"},
-            "issuer": signer.name,
-            "validity": {
-                "not_before": _time(now - EXPIRY_SKEW),
-                "not_after": _time(now + datetime.timedelta(days=days)),
-            },
-            "subject": subject,
-            "subject_public_key_info": key.public_info,
-            "extensions": extensions,
-        }
-    )
-    signature = signer.key.signing_key.sign_deterministic(
-        tbs.dump(), hashfunc=hashlib.sha256, sigencode=sigencode_der
-    )
-    cert = x509.Certificate(
-        {
-            "tbs_certificate": tbs,
-            "signature_algorithm": {"algorithm": "sha256_ecdsa"},
-            "signature_value": signature,
-        }
-    )
-    return bytes(pem.armor("CERTIFICATE", cert.dump()))
+        aki = x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer.key.private_key.public_key())
+        builder = builder.add_extension(aki, critical=False)
+    from cryptography.hazmat.primitives.serialization import Encoding
 
-
-def _time(moment: datetime.datetime) -> Any:
-    from asn1crypto import x509
-
-    # RFC 5280 4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050
-    return x509.Time({"utc_time" if moment.year < 2050 else "general_time": moment})
+    cert = builder.sign(signer.key.private_key, hashes.SHA256())
+    return cert.public_bytes(Encoding.PEM)

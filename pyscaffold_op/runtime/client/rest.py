@@ -18,6 +18,7 @@ HTTP semantics (status codes, resourceVersion, allowWatchBookmarks).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import re
@@ -25,6 +26,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from pyscaffold_op.runtime import tracing
 from pyscaffold_op.runtime.client.credentials import credentials_for
 from pyscaffold_op.runtime.client.errors import (
     ConfigError,
@@ -50,6 +52,10 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 MAX_RETRIES = 10
 MAX_RETRY_AFTER = 60
 _BAD_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]|[^\x00-\xff]")
+# client-go's rest_client_requests_total, process-wide as client-go's: {(code, method, host): count},
+# one per attempt (a retried or re-authenticated request counts each time), code "<error>" when no
+# response came; a watch counts when its response starts. Scraped by servers/metrics.py.
+REQUEST_RESULTS: collections.Counter[tuple[str, str, str]] = collections.Counter()
 
 
 def split_server(server: str) -> tuple[str, str, int, str, str]:
@@ -89,6 +95,7 @@ class RestTransport:
         self._ssl = config.ssl_context()
         self._credentials = credentials_for(config)
         scheme, self._host, self._port, authority, self._prefix = split_server(self.server)
+        self._metric_host = authority  # client-go's `host` label: the URL's host[:port]
         if _BAD_HEADER_VALUE.search(user_agent):
             raise ValueError(f"user agent {user_agent!r} is not a valid header value")
         # Every request's head ends the same way: written once.
@@ -110,6 +117,14 @@ class RestTransport:
                 max_connections,
             )
         self._closed = False
+        self._traced = False  # runtime/tracing.py: a span per request, when a tracer provider is set
+        self._trace()
+
+    def _trace(self) -> None:
+        if not self._traced:
+            tracer = tracing.tracer()
+            if tracer is not None:
+                tracing.trace_transport(self, tracer)
 
     def _get_pool(self) -> Pool:
         loop = asyncio.get_running_loop()
@@ -119,6 +134,7 @@ class RestTransport:
                 raise RuntimeError("transport is closed")
             # Created lazily: connections belong to the loop that runs them, and managers are built
             # before their loop starts. A former loop's pool is dropped with that loop.
+            self._trace()  # a provider configured after the transport was made, before the loop ran
             pool = self._pool = Pool(
                 loop,
                 self._host,
@@ -157,7 +173,13 @@ class RestTransport:
                 headers = {"Authorization": auth} if auth else {}
                 if body is not None:
                     headers["Content-Type"] = content_type
-                status, data = await self._proxied.request(method, path, target, body, headers, error_headers)
+                try:
+                    status, data = await self._proxied.request(
+                        method, path, target, body, headers, error_headers
+                    )
+                except BaseException:
+                    REQUEST_RESULTS["<error>", method, self._metric_host] += 1
+                    raise
             else:
                 pool = self._get_pool()
                 request = self._request(method, target, auth, body, content_type)
@@ -166,9 +188,14 @@ class RestTransport:
                         request, method, pool.loop.time() + self.timeout, error_headers
                     )
                 except TimeoutError as err:
+                    REQUEST_RESULTS["<error>", method, self._metric_host] += 1
                     raise ServerTimeout(f"{method} {path}: timed out after {self.timeout}s") from err
                 except HTTPError as err:
+                    REQUEST_RESULTS["<error>", method, self._metric_host] += 1
                     raise _unavailable(method, path, err) from err
+            REQUEST_RESULTS[str(status), method, self._metric_host] += 1
+            if self._traced:
+                tracing.response_status(status)
             if status == 401 and not refreshed and await self._credentials.refresh(auth):
                 refreshed = True
                 auth = await self._credentials.authorization()  # rotated token file, new exec token
@@ -248,9 +275,20 @@ class RestTransport:
     async def _open_stream(
         self, path: str, target: str, auth: str | None
     ) -> AsyncIterator[tuple[int, AsyncGenerator[bytes, None]]]:
+        host = self._metric_host
         if self._proxied is not None:
-            async with self._proxied.stream(path, target, {"Authorization": auth} if auth else {}) as opened:
-                yield opened
+            started = False
+            try:
+                async with self._proxied.stream(
+                    path, target, {"Authorization": auth} if auth else {}
+                ) as opened:
+                    started = True
+                    REQUEST_RESULTS[str(opened[0]), "GET", host] += 1
+                    yield opened
+            except BaseException:
+                if not started:
+                    REQUEST_RESULTS["<error>", "GET", host] += 1
+                raise
             return
         pool = self._get_pool()
         request = self._request("GET", target, auth, None, JSON)
@@ -258,9 +296,12 @@ class RestTransport:
         try:
             conn, status = await pool.stream(request, pool.loop.time() + self.timeout)
         except TimeoutError as err:
+            REQUEST_RESULTS["<error>", "GET", host] += 1
             raise ServerTimeout(f"GET {path}: timed out after {self.timeout}s") from err
         except HTTPError as err:
+            REQUEST_RESULTS["<error>", "GET", host] += 1
             raise _unavailable("GET", path, err) from err
+        REQUEST_RESULTS[str(status), "GET", host] += 1
         try:
             yield status, conn.pieces()
         finally:

@@ -21,6 +21,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from pyscaffold_op.runtime import tracing
 from pyscaffold_op.runtime.client.errors import ApiError
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.controller.handler import EventHandler
@@ -29,7 +30,7 @@ from pyscaffold_op.runtime.controller.queue import RateLimitingQueue
 from pyscaffold_op.runtime.controller.ratelimiter import RateLimiter
 from pyscaffold_op.runtime.controller.request import Request, Result, TerminalError
 from pyscaffold_op.runtime.controller.source import Kind, Source
-from pyscaffold_op.runtime.log import reconcile_context
+from pyscaffold_op.runtime.log import reconcile_context, reconcile_fields
 from pyscaffold_op.runtime.objects.kinds import ObjectDecodeError
 from pyscaffold_op.runtime.panics import own_cancellation, panic_message, safe_str
 
@@ -82,10 +83,13 @@ class Controller:
             metrics.max_concurrent.labels(name).set(max_concurrent_reconciles)
             # read when scraped, like the queue's depth: no gauge update (a lock each) per reconcile
             metrics.active_workers.labels(name).set_function(lambda: self._active)
+            # the children controller-runtime's initMetrics makes at 0
             for result in ("success", "error", "requeue", "requeue_after"):
                 metrics.reconcile_total.labels(name, result)
             metrics.reconcile_errors.labels(name)
+            metrics.terminal_errors.labels(name)
             metrics.reconcile_panics.labels(name)
+            metrics.reconcile_timeouts.labels(name)
             # the children every reconcile touches, looked up once (labels() costs ~20 µs a call)
             self._m_time = metrics.reconcile_time.labels(name)
             self._m_total = {
@@ -123,6 +127,9 @@ class Controller:
         for src, _handler, _preds in self._watches:
             if not await src.wait_for_sync(self.cache_sync_timeout):
                 raise TimeoutError(f"controller {self.name}: timed out waiting for {src!r} to sync")
+        tracer = tracing.tracer()
+        if tracer is not None:  # a span per reconcile: `_process` is swapped once, not tested per call
+            tracing.trace_controller(self, tracer)
         log.info(
             "starting workers",
             extra={"controller": self.name, "worker_count": self.max_concurrent_reconciles},
@@ -192,15 +199,22 @@ class Controller:
             if len(self.queue):
                 await asyncio.sleep(0)
 
-    async def _process(self, req: Request) -> None:
+    async def _process(self, req: Request) -> tuple[str, BaseException | None]:
+        """Reconcile one request; (result label, the error or panic if any)."""
         m, name = self.metrics, self.name
+        error: BaseException | None = None
         started = self.clock.monotonic()
         reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
         try:
-            with reconcile_context(name, req, reconcile_id):
+            with reconcile_context(name, req, reconcile_id, self.group_kind):
                 if self.reconcile_timeout:
-                    async with asyncio.timeout(self.reconcile_timeout):
-                        result = await self._reconcile(req)
+                    deadline = asyncio.timeout(self.reconcile_timeout)
+                    try:
+                        async with deadline:
+                            result = await self._reconcile(req)
+                    finally:
+                        if deadline.expired() and m is not None:
+                            m.reconcile_timeouts.labels(name).inc()
                 else:
                     result = await self._reconcile(req)
             outcome = self._after_success(req, result)
@@ -209,28 +223,29 @@ class Controller:
                 self.queue.add_rate_limited(req)  # cancelled at shutdown: let the next start retry it
                 raise
             # raised by the reconciler itself: a panic, not our shutdown; the worker lives on
-            outcome = self._panic(req, reconcile_id, err)
+            outcome, error = self._panic(req, reconcile_id, err), err
         except TerminalError as err:
-            outcome = "error"
+            outcome, error = "error", err
             self.queue.forget(req)
             if m is not None:
                 m.reconcile_errors.labels(name).inc()
                 m.terminal_errors.labels(name).inc()
             self._log_error("Reconciler error, terminal: not retried", req, reconcile_id, err)
         except Exception as err:
-            outcome = "error"
+            outcome, error = "error", err
             self.queue.add_rate_limited(req)
             if m is not None:
                 m.reconcile_errors.labels(name).inc()
                 m.reconcile_errors_by_reason.labels(name, _reason(err)).inc()
             self._log_error("Reconciler error", req, reconcile_id, err)
         except BaseException as err:  # SystemExit, KeyboardInterrupt ...: recovered as a panic
-            outcome = self._panic(req, reconcile_id, err)
+            outcome, error = self._panic(req, reconcile_id, err), err
         finally:
             if m is not None:
                 self._m_time.observe(self.clock.monotonic() - started)
         if m is not None:
             self._m_total[outcome].inc()
+        return outcome, error
 
     def _panic(self, req: Request, reconcile_id: str, err: BaseException) -> str:
         """controller-runtime's recovered panic: "Observed a panic" with the stack, counted, then the
@@ -251,19 +266,9 @@ class Controller:
 
         API status errors (Conflict, AlreadyExists, NotFound ...) are expected in a level-triggered
         controller: no traceback for them unless the level is debug; other exceptions get one."""
-        group, kind = self.group_kind or ("", "")
-        fields: dict[str, Any] = {
-            "controller": self.name,
-            "controllerGroup": group,
-            "controllerKind": kind,
-            "namespace": req.namespace,
-            "request": str(req),  # `name` is taken: a LogRecord's name is its logger's
-            "reconcileID": reconcile_id,
-            "error": panic_message(err) if panic else safe_str(err),  # a __str__ that raises too
-            "errorType": type(err).__name__,
-        }
-        if kind:
-            fields[kind] = {"name": req.name, "namespace": req.namespace}
+        fields = reconcile_fields(self.name, req, reconcile_id, self.group_kind)
+        fields["error"] = panic_message(err) if panic else safe_str(err)  # a __str__ that raises too
+        fields["errorType"] = type(err).__name__
         expected = isinstance(_cause(err), ApiError | ObjectDecodeError)  # their message says it all
         traceback = panic or not expected or log.isEnabledFor(logging.DEBUG)
         log.error(msg, extra=fields, exc_info=err if traceback else None)

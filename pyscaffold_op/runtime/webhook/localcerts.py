@@ -1,7 +1,7 @@
 """Certificates for running webhooks locally (`make run`) with no cert-manager: a throw-away CA and a
 serving certificate it signs, written as `tls.crt`/`tls.key` (what the server loads) and `ca.crt`
 (the `caBundle` the API server, or the emulator, must trust). Made like the metrics certificate
-(`runtime/x509.py`: pure Python, no cryptography)."""
+(`runtime/certs/x509.py`, with `cryptography`)."""
 
 from __future__ import annotations
 

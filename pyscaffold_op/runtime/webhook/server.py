@@ -32,34 +32,18 @@ DEFAULT_PORT = 9443
 
 
 class WebhookMetrics:
-    """controller-runtime's webhook metrics, labelled by path like its `webhook` label."""
+    """controller-runtime's webhook metrics, labelled by path like its `webhook` label: the collectors of
+    the `RuntimeMetrics` in the registry the server is bound to (servers/metrics.py holds the table)."""
 
     def __init__(self, registry: Any) -> None:
-        from prometheus_client import Counter, Gauge, Histogram
+        from pyscaffold_op.runtime.servers.metrics import runtime_metrics_of
 
-        self.requests = Counter(
-            "controller_runtime_webhook_requests_total",
-            "Total number of admission requests by HTTP status code.",
-            ["webhook", "code"],
-            registry=registry,
-        )
-        self.latency = Histogram(
-            "controller_runtime_webhook_latency_seconds",
-            "Histogram of the latency of processing admission requests",
-            ["webhook"],
-            registry=registry,
-        )
-        self.panics = Counter(
-            "controller_runtime_webhook_panics_total",
-            "Total number of webhook panics",
-            registry=registry,
-        )
-        self.in_flight = Gauge(
-            "controller_runtime_webhook_requests_in_flight",
-            "Current number of admission requests being served.",
-            ["webhook"],
-            registry=registry,
-        )
+        self.runtime = m = runtime_metrics_of(registry)
+        self.requests = m.webhook_requests
+        self.latency = m.webhook_latency
+        self.panics = m.webhook_panics
+        self.conversion_panics = m.conversion_webhook_panics
+        self.in_flight = m.webhook_in_flight
 
 
 class WebhookServer:
@@ -100,6 +84,8 @@ class WebhookServer:
         if path in self._endpoints:
             raise ValueError(f"a webhook is already registered at {path}")
         self._endpoints[path] = endpoint  # a running server serves it from its next request
+        if self.metrics is not None:
+            self.metrics.runtime.bind_webhook(path)
 
     def paths(self) -> list[str]:
         return sorted(self._endpoints)
@@ -110,6 +96,8 @@ class WebhookServer:
     def bind_metrics(self, registry: Any) -> None:
         if self.metrics is None:
             self.metrics = WebhookMetrics(registry)
+            for path in self._endpoints:
+                self.metrics.runtime.bind_webhook(path)
 
     @property
     def url(self) -> str:
@@ -215,8 +203,14 @@ class WebhookServer:
             self.metrics.panics.inc()
 
     def _recovered(self, path: str, err: BaseException) -> str:
-        """A panic no endpoint answered for itself (`Admission` turns its own into a 500 denial)."""
-        self._count_panic()
+        """A panic no endpoint answered for itself (`Admission` turns its own into a 500 denial); a
+        conversion webhook's counts in controller_runtime_conversion_webhook_panics_total."""
+        from pyscaffold_op.runtime.webhook.conversion import Conversion
+
+        if not isinstance(self._endpoints.get(path), Conversion):
+            self._count_panic()
+        elif self.metrics is not None:
+            self.metrics.conversion_panics.inc()
         message = panic_message(err)
         log.error("Observed a panic in webhook", extra={"webhook": path, "error": message}, exc_info=err)
         return message + "\n"
