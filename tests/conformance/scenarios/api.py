@@ -202,7 +202,23 @@ def lists() -> list[Scenario]:
         "continue-garbage": "continue=garbage",
         "timeout": "timeoutSeconds=5",
     }
-    out = [Scenario(f"list/{k}", "list", [*objs, get(f"{CM}?{q}", view=names)]) for k, q in sel.items()]
+    # A list at resourceVersion=0 or NotOlderThan an old version may be answered from the real server's
+    # watch cache, which can lag the last write (both answers are correct): first wait for the cache to
+    # reach the last write (NotOlderThan that write's version blocks until it does), then ask.
+    caught_up = get(
+        lambda ctx: (
+            f"{CM}?resourceVersion={ctx[len(objs) - 1]['metadata']['resourceVersion']}"
+            "&resourceVersionMatch=NotOlderThan"
+        ),
+        view=names,
+    )
+    cached = {"rv-0", "rv-match-not-older-than"}
+    out = [
+        Scenario(
+            f"list/{k}", "list", [*objs, *([caught_up] if k in cached else []), get(f"{CM}?{q}", view=names)]
+        )
+        for k, q in sel.items()
+    ]
     out.append(
         Scenario(
             "list/paginate",
