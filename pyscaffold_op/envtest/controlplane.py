@@ -21,6 +21,7 @@ package keeps its wall against the runtime.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -33,6 +34,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +72,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-@dataclass
+@dataclass(eq=False)  # identity: live planes are kept in a WeakSet
 class ControlPlane:
     """kube-apiserver + etcd, started by `start()` and removed (processes and files) by `stop()`."""
 
@@ -90,6 +92,7 @@ class ControlPlane:
 
     def start(self) -> ControlPlane:
         began = time.monotonic()
+        _LIVE.add(self)
         assets = assets_dir(self.assets)
         self._dir = Path(tempfile.mkdtemp(prefix="pyop-controlplane-"))
         try:
@@ -116,6 +119,7 @@ class ControlPlane:
                 if stream is not None:
                     stream.close()
         self._procs.clear()
+        _LIVE.discard(self)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -313,6 +317,17 @@ class ControlPlane:
             "current-context": "envtest",
             "preferences": {},
         }
+
+
+# Control planes not stopped yet: a test process that exits without stopping one (an exception between
+# start and its `with`, a KeyboardInterrupt) must not leave kube-apiserver and etcd running behind it.
+_LIVE: weakref.WeakSet[ControlPlane] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    for plane in list(_LIVE):
+        plane.stop(timeout=5)
 
 
 def _decode(raw: bytes) -> Any:

@@ -59,10 +59,15 @@ class RealMode:
         await asyncio.to_thread(self.plane.start)
         env.url, env.token, env.ca_pem = self.plane.url, self.plane.token, self.plane.ca_pem
         env.port = int(env.url.rsplit(":", 1)[1])
-        if env.crd_paths:
-            from pyscaffold_op.envtest.registry import crds
+        try:
+            if env.crd_paths:
+                from pyscaffold_op.envtest.registry import crds
 
-            await self.install_crds(crds.load_crd_files(list(env.crd_paths)))
+                await self.install_crds(crds.load_crd_files(list(env.crd_paths)))
+        except BaseException:
+            # `async with` never enters when start fails, so nothing else would stop the processes
+            await self.stop()
+            raise
 
     async def stop(self) -> None:
         await asyncio.to_thread(self.plane.stop)
