@@ -3,7 +3,8 @@ lose no update, a failing key backs off without starving good ones, 1,000 watche
 keep order. Elsewhere: 410 relist (runtime/test_e2e.py, faults/test_server_restart.py), leadership
 handed over on stop and released on SIGTERM (runtime/test_e2e.py, runtime/test_sigterm.py), loopback
 binding (test_manager_explains_itself.py), metrics authz (runtime/test_metrics_auth.py), split brain
-(faults/test_shutdown_faults.py), alias bombs and deep nesting (faults/test_bodies.py)."""
+(faults/test_shutdown_faults.py), one Pod per At after SIGKILL (faults/test_sigkill_at.py), alias bombs
+and deep nesting (faults/test_bodies.py)."""
 
 from __future__ import annotations
 
