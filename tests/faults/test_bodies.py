@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+import tracemalloc
+from collections.abc import Callable
+
 import httpx2
 import pytest
 
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.envtest.server.decode import MAX_BODY, MAX_DEPTH, MAX_OBJECT_DEPTH
+from pyscaffold_op.envtest.server.decode import MAX_BODY, MAX_DEPTH, MAX_OBJECT_DEPTH, decode_body
+from pyscaffold_op.envtest.status import StatusError
 
 from .conftest import ATS, CMS
 
@@ -157,3 +162,105 @@ async def test_custom_resource_at_the_depth_limit_round_trips(http: httpx2.Async
     r = await http.post(ATS, json=deeper)
     assert r.status_code == 400, r.text[:300]
     assert "exceeded max depth" in r.json()["message"]
+
+
+def _peak_of(decode: Callable[[], object]) -> tuple[int, int, BaseException | None]:
+    """(bytes allocated at the peak, Python calls made, the exception raised) while `decode` runs: the
+    work a body costs, counted, not timed."""
+    calls = 0
+
+    def count(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    raised: BaseException | None = None
+    tracemalloc.start()
+    sys.setprofile(count)
+    try:
+        decode()
+    except Exception as err:
+        raised = err
+    finally:
+        sys.setprofile(None)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return peak, calls, raised
+
+
+def _aliased_string(name: str, size: int, aliases: int) -> bytes:
+    return (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata:\n  a: &s {'x' * size}\n"
+        + "".join(f"  k{i}: *s\n" for i in range(aliases))
+    ).encode()
+
+
+def test_a_large_string_aliased_is_refused_before_it_is_built() -> None:
+    # Before: PyYAML shares an aliased scalar, go-yaml's node ratio never counts it (100 aliases), so a
+    # 2 MiB string aliased 100 times was built and stored as a 202 MB ConfigMap (+407 MB RSS).
+    body = _aliased_string("big", 2 * 1024 * 1024, 100)
+    peak, calls, raised = _peak_of(lambda: decode_body(body, True, "ConfigMap"))
+    assert isinstance(raised, StatusError) and raised.code == 413, raised
+    assert peak < 4 * len(body)  # the body and its scalar, never the expansion
+    assert calls < 5_000  # libyaml scans the 2 MiB scalar; the pure-Python scanner made ~10^7 calls
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"metadata: {name: flow}\njunk: " + b"[" * 1_500_000 + b"]" * 1_500_000 + b"\n",
+        b"metadata: {name: flow}\njunk: " + b"{a: " * 700_000 + b"}" * 700_000 + b"\n",
+        b"metadata: {name: block}\njunk:\n" + b"".join(b" " * (i + 1) + b"- \n" for i in range(2_400)),
+        b"metadata: {name: block}\njunk:\n" + b"".join(b" " * (i + 1) + b"a:\n" for i in range(2_400)),
+    ],
+    ids=["flow-seq", "flow-map", "block-seq", "block-map"],
+)
+def test_deep_yaml_is_refused_after_a_bounded_prefix(body: bytes) -> None:
+    # Before: the depth check ran once PyYAML's scanner (quadratic on open flow levels) and composer
+    # had worked through the body: 0.6-2.7 s with the server blocked.
+    peak, calls, raised = _peak_of(lambda: decode_body(body, True, "ConfigMap"))
+    assert isinstance(raised, StatusError) and raised.code == 400, raised
+    assert f"yaml: exceeded max depth of {MAX_DEPTH}" in str(raised)
+    assert calls < 20 * MAX_DEPTH  # a few calls per level up to the limit, nothing per byte
+    assert peak < 2 * len(body) + (1 << 20)
+
+
+def test_nesting_through_aliases_counts() -> None:
+    half = MAX_DEPTH // 2 + 1
+    doc = ("a: &a " + "[" * half + "]" * half + "\nb: " + "[" * half + "*a" + "]" * half + "\n").encode()
+    with pytest.raises(StatusError, match=f"exceeded max depth of {MAX_DEPTH}"):
+        decode_body(doc, True, "ConfigMap")
+    ok = MAX_DEPTH // 2 - 2
+    doc = ("a: &a " + "[" * ok + "]" * ok + "\nb: " + "[" * ok + "*a" + "]" * ok + "\n").encode()
+    assert decode_body(doc, True, "ConfigMap")["b"] is not None
+
+
+def test_an_anchor_that_contains_itself_is_400() -> None:
+    with pytest.raises(StatusError, match="yaml: anchor 'a' value contains itself") as err:
+        decode_body(b"a: &a [x, *a]\n", True, "ConfigMap")
+    assert err.value.code == 400
+
+
+async def test_server_side_apply_of_aliases_is_refused_bounded(
+    http: httpx2.AsyncClient, env: Environment
+) -> None:
+    # Before: 990 aliases through server-side apply stalled the server 45 s and took +5.9 GB.
+    body = _aliased_string("ssa", 64 * 1024, 990)
+    tracemalloc.start()
+    try:
+        r = await http.patch(
+            f"{CMS}/ssa",
+            content=body,
+            params={"fieldManager": "probe"},
+            headers={"content-type": "application/apply-patch+yaml"},
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.status_code == 413, r.text[:300]
+    assert r.json()["message"] == f"Request entity too large: limit is {MAX_BODY}"
+    assert peak < 16 * 1024 * 1024  # the expansion would be 63 MiB as a string, more as objects
+    assert env.store.find(("", "configmaps"), "default", "ssa") is None
+    r = await http.post(CMS, content=_aliased_string("fine", 1024, 100), headers=YAML)
+    assert r.status_code == 201, r.text[:300]  # 100 KiB expanded: under the limit, stored
+    assert r.json()["data"]["k99"] == "x" * 1024

@@ -3,8 +3,9 @@
 kube-apiserver reads at most 3 MiB, converts YAML with sigs.k8s.io/yaml (go-yaml v2: alias expansion
 bounded by `allowedAliasRatio`, "document contains excessive aliasing"; nesting bounded, "exceeded max
 depth of 10000") and decodes JSON with encoding/json (nesting bounded: "exceeded max depth"). PyYAML
-shares aliased nodes instead of expanding them, so the expansion go-yaml would do is counted on the
-composed graph before anything is built; the decoded object is then held to the body limit too.
+shares aliased nodes instead of expanding them, so the expansion go-yaml would do is counted while the
+document is composed (libyaml scanning), and refused before anything is built: by go-yaml's alias
+ratio, by the body limit applied to the expanded size, by the nesting limit.
 
 Nesting is bounded lower than Go's 10,000: the emulator's pruning, validation, managed fields and
 deep copies recurse, and Python's stack is ~1,000 frames. No real object comes near `MAX_DEPTH`.
@@ -17,7 +18,7 @@ from typing import Any
 import yaml
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.jsonutil import dumps, loads
+from pyscaffold_op.envtest.jsonutil import loads
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's maxRequestBodyBytes
 MAX_DEPTH = 200
@@ -41,52 +42,98 @@ class DecodeError(ValueError):
     """The body cannot be decoded; the message is go's (yaml: ..., exceeded max depth)."""
 
 
-def _check_yaml_graph(root: yaml.Node) -> int:
-    """Walk the document as go-yaml's decoder would expand it: count every node decoded and those
-    decoded through an alias (a node met again after its anchor), and stop at its limits. Returns
-    the number of nodes decoded through aliases."""
-    decodes = aliased = 0
-    seen: set[int] = set()
-    # (node, depth, inside an alias)
-    stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
-    while stack:
-        node, depth, in_alias = stack.pop()
-        if isinstance(node, yaml.CollectionNode):
-            if depth > MAX_DEPTH:
-                raise DecodeError(f"yaml: exceeded max depth of {MAX_DEPTH}")
-            if id(node) in seen:
-                in_alias = True
-            seen.add(id(node))
-        decodes += 1
-        if in_alias:
-            aliased += 1
-            if aliased > 100 and decodes > 1000 and aliased / decodes > _allowed_alias_ratio(decodes):
-                raise DecodeError("yaml: document contains excessive aliasing")
-        if isinstance(node, yaml.MappingNode):
-            for key, value in reversed(node.value):
-                stack.append((value, depth + 1, in_alias))
-                stack.append((key, depth + 1, in_alias))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((item, depth + 1, in_alias) for item in reversed(node.value))
-    return aliased
+_COLLECTION_STARTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+
+
+class _BoundedComposer(yaml.composer.Composer):
+    """PyYAML's composer holding the document to go-yaml's limits while it is composed, so a hostile
+    body is refused after a bounded prefix, before anything is built.
+
+    Aliases are shared nodes in PyYAML; go-yaml expands them. Each anchored node records what its
+    expansion costs (nodes decoded, bytes of scalars, levels of nesting below it); an alias adds
+    that cost to the running totals, and the totals are checked at once: go-yaml's alias ratio
+    ("document contains excessive aliasing"), the body limit for what the expansion would be (413, as
+    if the expanded document had been sent: a 2 MiB string aliased 100 times is 200 MiB), and the
+    nesting limit counted through aliases. A node that aliases itself is refused as go-yaml does.
+    """
+
+    def __init__(self) -> None:
+        yaml.composer.Composer.__init__(self)
+        self.decodes = 0  # nodes go-yaml would decode so far, aliases expanded
+        self.aliased = 0  # of those, decoded through an alias
+        self.size = 0  # bytes of the expanded document, roughly (scalars and brackets)
+        self.level = 0  # collections open around the next node
+        self.deepest = 0  # deepest collection level reached, aliases expanded
+        self.costs: dict[int, tuple[int, int, int]] = {}  # anchored node -> (decodes, size, height)
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            node = yaml.composer.Composer.compose_node(
+                self, parent, index
+            )  # "found undefined alias" when it is
+            cost = self.costs.get(id(node))
+            if cost is None:  # still being composed: it contains itself
+                raise DecodeError(f"yaml: anchor '{event.anchor}' value contains itself")
+            decodes, size, height = cost
+            self.decodes += 1 + decodes
+            self.aliased += decodes
+            self.size += size
+            self.deepest = max(self.deepest, self.level + height)
+            self._check(expanded=True)
+            return node
+        event = self.peek_event()
+        collection = isinstance(event, _COLLECTION_STARTS)
+        if collection and self.level >= MAX_DEPTH:
+            raise DecodeError(f"yaml: exceeded max depth of {MAX_DEPTH}")
+        decodes, size, deepest = self.decodes, self.size, self.deepest
+        self.deepest = self.level
+        self.level += collection
+        node = yaml.composer.Composer.compose_node(self, parent, index)
+        self.level -= collection
+        self.decodes += 1
+        self.size += 2 if collection else len(node.value) + 1
+        self.deepest = max(self.deepest, self.level + collection)
+        if event.anchor is not None:
+            self.costs[id(node)] = (self.decodes - decodes, self.size - size, self.deepest - self.level)
+        self.deepest = max(self.deepest, deepest)
+        return node
+
+    def _check(self, expanded: bool) -> None:
+        if self.deepest > MAX_DEPTH:
+            raise DecodeError(f"yaml: exceeded max depth of {MAX_DEPTH}")
+        n, aliased = self.decodes, self.aliased
+        if aliased > 100 and n > 1000 and aliased / n > _allowed_alias_ratio(n):
+            raise DecodeError("yaml: document contains excessive aliasing")
+        if expanded and self.size > MAX_BODY:
+            raise E.too_large(MAX_BODY)
+
+
+class _Loader(_BoundedComposer, yaml.cyaml.CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+    """libyaml scans and parses (PyYAML's pure-Python scanner is quadratic on deep flow nesting and
+    takes ~0.5 us a byte); the composer above bounds the document; SafeConstructor builds it."""
+
+    def __init__(self, body: bytes) -> None:
+        yaml.cyaml.CParser.__init__(self, body)  # PyYAML's wheels are built with libyaml
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        _BoundedComposer.__init__(self)
 
 
 def load_yaml(body: bytes) -> Any:
     """One YAML document, bounded like go-yaml; `yaml.YAMLError` or `DecodeError` when bad. An
     expansion of aliases past the body limit is 413, as if the expanded document had been sent."""
-    loader = yaml.SafeLoader(body)
+    loader = _Loader(body)
     try:
         try:
             node = loader.get_single_node()
-        except RecursionError:  # the composer recurses once per level
+        except RecursionError:  # the composer recurses once per level: a last resort
             raise DecodeError(f"yaml: exceeded max depth of {MAX_DEPTH}") from None
         if node is None:
             return None
-        aliased = _check_yaml_graph(node)
-        obj = loader.construct_document(node)
-        if aliased and len(dumps(obj)) > MAX_BODY:
+        if loader.aliased and loader.size > MAX_BODY:  # plain nodes after the last alias
             raise E.too_large(MAX_BODY)
-        return obj
+        return loader.construct_document(node)
     finally:
         loader.dispose()
 

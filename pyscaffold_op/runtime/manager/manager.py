@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
+import sys
 import threading
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from pyscaffold_op.runtime.manager.startup import CacheSyncTimeout, bind_error, 
 from pyscaffold_op.runtime.servers.authfilter import AuthFilter
 from pyscaffold_op.runtime.servers.health import Checker, HealthChecks
 from pyscaffold_op.runtime.servers.metrics import RuntimeMetrics
-from pyscaffold_op.runtime.servers.server import start_site
+from pyscaffold_op.runtime.servers.server import start_site, stop_site
 
 if TYPE_CHECKING:
     from pyscaffold_op.runtime.client.restconfig import RestConfig
@@ -143,7 +145,6 @@ class Manager:
         self._ready = asyncio.Event()
         self._started = False
         self._signals = 0
-        self._main: asyncio.Task[Any] | None = None
 
     @property
     def controllers(self) -> list[Controller]:
@@ -226,18 +227,13 @@ class Manager:
             self._stop.set()
 
     async def start(self, *, install_signal_handlers: bool = True) -> None:
-        """Run until `stop()`, SIGTERM or SIGINT; then shut down gracefully.
-
-        A second signal stops at once without waiting for the drain, and start() still returns
-        normally (a forced stop is what the operator asked for, not a crash).
+        """Run until `stop()`, SIGTERM or SIGINT; then shut down gracefully, within
+        `graceful_shutdown_timeout`: in-flight reconciles and webhook requests that run past it are
+        cancelled (their connections cut) and start() raises ShutdownTimeout once everything is
+        closed. A second SIGTERM or SIGINT exits the process at once with status 1
+        (controller-runtime's signal handler: `os.Exit(1)`).
         Raises LeaderElectionLost if the lease was lost (after shutting down)."""
-        try:
-            await self._start(install_signal_handlers=install_signal_handlers)
-        except asyncio.CancelledError:
-            if self._signals < 2 or self._main is None:
-                raise
-            self._main.uncancel()
-            log.warning("stopped without waiting for in-flight reconciles")
+        await self._start(install_signal_handlers=install_signal_handlers)
 
     async def _start(self, *, install_signal_handlers: bool) -> None:
         if self._started:
@@ -246,7 +242,6 @@ class Manager:
         self._stop = asyncio.Event()
         if self._stop_requested:
             self._stop.set()
-        self._main = asyncio.current_task()
         self._tasks: list[asyncio.Task[Any]] = []
         self._runners: list[Any] = []
         signals = self._install_signal_handlers() if install_signal_handlers else []
@@ -265,9 +260,9 @@ class Manager:
                 asyncio.get_running_loop().remove_signal_handler(sig)
         if lost:
             raise LeaderElectionLost(f"leader election lost for lease {self.options.leader_election_id}")
-        if not drained:
+        if drained is not True:
             raise ShutdownTimeout(
-                f"in-flight reconciles ran past graceful_shutdown_timeout "
+                f"in-flight {drained} ran past graceful_shutdown_timeout "
                 f"({self.options.graceful_shutdown_timeout:g}s) and were cancelled"
             )
 
@@ -367,9 +362,9 @@ class Manager:
                 again,
             )
             self.stop()
-        elif self._main is not None:  # a second signal: stop waiting for the drain
-            log.warning("received %s again, stopping now", sig.name)
-            self._main.cancel()
+        else:  # a second signal: exit now, as Go's os.Exit(1), whatever is still running
+            log.warning("received %s again, exiting with status 1", sig.name)
+            _exit_now(1)
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
         """Run `coro` as a task of this manager (cancelled on stop; a failure is logged)."""
@@ -426,22 +421,24 @@ class Manager:
         app.router.add_get("/metrics", handle)
         return app
 
-    async def _shutdown(self, drain_timeout: float) -> bool:
-        """Stop everything; True when in-flight reconciles finished within `drain_timeout`.
+    async def _shutdown(self, drain_timeout: float) -> bool | str:
+        """Stop everything; True when in-flight reconciles and webhook requests finished within
+        `drain_timeout`, else what was cut ("reconciles", "webhook requests").
 
         Every step is bounded: a manager stops within its graceful timeout (plus a short, bounded
-        lease release and cleanup), whatever the reconcilers and the API server do. If the stop is
-        itself cancelled (a second signal), the connections are still closed."""
+        lease release and cleanup), whatever the reconcilers, the webhook handlers and the API server
+        do. The servers keep serving during the drain; at the deadline their idle connections are
+        closed and the in-flight ones cut. If the stop is itself cancelled, connections still close."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + drain_timeout
         self._ready.clear()
-        drained = True
+        drained: bool | str = True
         try:
             results = await asyncio.gather(
                 *(c.stop(timeout=drain_timeout) for c in self.controllers), return_exceptions=True
             )
-            drained = all(r is True for r in results)
-            if not drained:
+            if not all(r is True for r in results):
+                drained = "reconciles"
                 log.warning("graceful shutdown timed out; some reconciles were cancelled")
             await _cancel_all(self._tasks, timeout=max(0.1, deadline - loop.time()))
             if self.elector is not None:  # after the drain, so the next leader never overlaps with us
@@ -455,11 +452,14 @@ class Manager:
             for task in self._tasks:
                 task.cancel()
             await self.cache.stop()
+            # in-flight webhook requests and scrapes have until the deadline, then are cut
+            left = max(0.0, deadline - loop.time())
+            stops: list[Any] = [stop_site(runner, left) for runner in self._runners]
             if self._webhook_server is not None:
-                await self._webhook_server.stop()
-            for runner in self._runners:
-                with contextlib.suppress(Exception):
-                    await runner.cleanup()
+                stops.insert(0, self._webhook_server.stop(timeout=left))
+            results = await asyncio.gather(*stops, return_exceptions=True)
+            if self._webhook_server is not None and results[0] is not True and drained is True:
+                drained = "webhook requests"
             await self.transport.close()
             log.info("manager stopped")
         return drained
@@ -507,6 +507,17 @@ async def _cancel_all(tasks: list[asyncio.Task[Any]], timeout: float) -> None:  
     _done, pending = await asyncio.wait(tasks, timeout=timeout)
     for task in pending:
         log.warning("%s did not stop within the graceful shutdown timeout", task.get_name())
+
+
+def _exit_now(code: int) -> None:
+    """End the process at once (no clean-up, no waiting for threads), after flushing the logs."""
+    for handler in logging.getLogger().handlers:
+        with contextlib.suppress(Exception):
+            handler.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:

@@ -59,3 +59,13 @@ async def start_site(
         raise
     bound = runner.addresses[0]
     return runner, (bound[0], bound[1])
+
+
+async def stop_site(runner: Any, timeout: float) -> None:  # noqa: ASYNC109
+    """Stop a server started by `start_site` within `timeout` seconds: stop listening, close idle
+    connections, let in-flight requests finish until half of `timeout`, then cancel their handlers and
+    close their connections (a handler that ignores cancellation is left after the other half).
+    aiohttp's own default waits 60 s for a hung handler, past any pod's grace period."""
+    # aiohttp waits `_shutdown_timeout` for the handler, then as long again for its cancellation
+    runner._shutdown_timeout = max(timeout, 0.0) / 2
+    await runner.cleanup()

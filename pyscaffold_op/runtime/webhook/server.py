@@ -58,11 +58,15 @@ class WebhookServer:
         local_hosts: tuple[str, ...] = ("localhost",),
         local_ips: tuple[str, ...] = ("127.0.0.1",),
         read_header_timeout: float = 32.0,
+        shutdown_timeout: float = 30.0,
     ) -> None:
         """`read_header_timeout`: seconds a connection may take to send a complete request header (or
-        stay idle between requests), and then its body; Go's ReadHeaderTimeout (32 s in the emulator)."""
+        stay idle between requests), and then its body; Go's ReadHeaderTimeout (32 s in the emulator).
+        `shutdown_timeout`: how long `stop()` lets in-flight requests run before it cuts their
+        connections (a manager passes what is left of its `graceful_shutdown_timeout` instead)."""
         self.host, self.port = host, port
         self.read_header_timeout = read_header_timeout
+        self.shutdown_timeout = shutdown_timeout
         self.cert_dir = Path(cert_dir) if cert_dir is not None else None
         self.cert_watch_interval = cert_watch_interval
         self.generate_missing = generate_missing
@@ -75,6 +79,7 @@ class WebhookServer:
         self._runner: Any = None
         self._tmp: Path | None = None
         self._watch_task: asyncio.Task[None] | None = None
+        self.cut = 0  # requests whose handlers a stop cancelled because they ran past its timeout
 
     # -- registration ---------------------------------------------------------------------------------
     def register(self, path: str, endpoint: Endpoint) -> None:
@@ -161,7 +166,14 @@ class WebhookServer:
             extra={"address": f"{self.address[0]}:{self.address[1]}", "paths": self.paths()},
         )
 
-    async def stop(self) -> None:
+    async def stop(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """Stop within `timeout` seconds (default `shutdown_timeout`): no new connections, idle ones
+        closed, in-flight requests given the time left and then cut (their handlers cancelled). True
+        when no request had to be cut."""
+        from pyscaffold_op.runtime.servers.server import stop_site
+
+        cut = self.cut
+
         if self._watch_task is not None:
             self._watch_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -170,10 +182,11 @@ class WebhookServer:
         if self._runner is not None:
             runner, self._runner = self._runner, None
             with contextlib.suppress(Exception):
-                await runner.cleanup()
+                await stop_site(runner, self.shutdown_timeout if timeout is None else timeout)
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+        return self.cut == cut
 
     async def __aenter__(self) -> WebhookServer:
         await self.start_serving()
@@ -257,7 +270,9 @@ class WebhookServer:
                         answer = await endpoint(body)
                     text = json.dumps(answer)
                 except asyncio.CancelledError as err:
-                    if own_cancellation():
+                    if own_cancellation():  # a stop cut the request: it ran past the shutdown timeout
+                        self.cut += 1
+                        log.warning("webhook request cut by the shutdown", extra={"webhook": path})
                         raise
                     code = 500
                     return web.Response(status=code, text=self._recovered(path, err))
