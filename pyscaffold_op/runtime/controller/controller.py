@@ -97,6 +97,9 @@ class Controller:
         self._stopping = False
         self._idle = asyncio.Event()
         self._idle.set()
+        # Sharding (runtime/sharding): set by the manager's Sharding.attach; None: every key is ours.
+        self.shard: Any = None
+        self._scopes: dict[Any, asyncio.Timeout] = {}  # in-flight reconciles of a sharded controller
 
     def __repr__(self) -> str:
         return f"Controller({self.name!r})"
@@ -110,15 +113,31 @@ class Controller:
         preds = tuple(as_predicate(p) for p in predicates)
         self._watches.append((src, handler, preds))
         if self._started:
-            src.start(handler, self.queue, preds)
+            src.start(handler, self.sink(), preds)
+
+    def sink(self) -> Any:
+        """What sources enqueue into: the queue, behind the shard filter when the controller is sharded."""
+        if self.shard is None:
+            return self.queue
+        from pyscaffold_op.runtime.sharding.shards import ShardedSink
+
+        return ShardedSink(self.queue, self.shard)
+
+    def revoke(self, item: Any) -> None:
+        """Cancel the in-flight reconcile of `item` (a sharded key moved away past its handover time):
+        it ends as an error and is requeued, and the shard filter drops it."""
+        scope = self._scopes.get(item)
+        if scope is not None:
+            scope.reschedule(asyncio.get_running_loop().time())
 
     async def start(self) -> None:
         """Start the sources, wait for their caches, then start the workers. Returns once running."""
         if self._started:
             return
         self._started = True
+        sink = self.sink()
         for src, handler, preds in self._watches:
-            src.start(handler, self.queue, preds)
+            src.start(handler, sink, preds)
         for src, _handler, _preds in self._watches:
             if not await src.wait_for_sync(self.cache_sync_timeout):
                 raise TimeoutError(f"controller {self.name}: timed out waiting for {src!r} to sync")
@@ -176,6 +195,10 @@ class Controller:
             if self._stopping:  # graceful shutdown: what is queued now waits for the next leader/start
                 self.queue.done(item)
                 return
+            if self.shard is not None and not self.shard.holds(item):
+                self.queue.done(item)  # moved to another replica (or not yet ours): not reconciled here
+                self.queue.forget(item)
+                continue
             self._active += 1
             self._idle.clear()
             try:
@@ -197,7 +220,14 @@ class Controller:
         reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
         try:
             with reconcile_context(name, req, reconcile_id):
-                if self.reconcile_timeout:
+                if self.shard is not None:  # a scope revoke() can end: the key may move mid-reconcile
+                    async with asyncio.timeout(self.reconcile_timeout or None) as scope:
+                        self._scopes[req] = scope
+                        try:
+                            result = await self._reconcile(req)
+                        finally:
+                            self._scopes.pop(req, None)
+                elif self.reconcile_timeout:
                     async with asyncio.timeout(self.reconcile_timeout):
                         result = await self._reconcile(req)
                 else:
