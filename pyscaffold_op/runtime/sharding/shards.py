@@ -318,7 +318,7 @@ class Sharding:
         deadline = loop.time() + self.handover_timeout
         revoked_at: float | None = None
         while True:
-            busy = [(c, k) for c in self.controllers for k in c.queue.processing() if not c.shard.holds(k)]  # type: ignore[union-attr]
+            busy = [(c, k) for c in self.controllers for k in c.queue.processing() if not c.shard.holds(k)]
             if not busy:
                 return
             now = loop.time()
@@ -376,7 +376,7 @@ class Sharding:
             lease_duration_seconds=max(1, round(self.options.lease_duration)),
             renew_time=now,
         )
-        meta = {"labels": {GROUP_LABEL: self.name}, "annotations": {VIEW_ANNOTATION: self.acked}}
+        labels, annotations = {GROUP_LABEL: self.name}, {VIEW_ANNOTATION: self.acked}
         try:
             async with asyncio.timeout(self.options.renew_deadline):
                 if self._lease is None:
@@ -384,14 +384,19 @@ class Sharding:
                         self._lease = await self.client.get(Lease, self.lease_name, namespace=self.namespace)
                     except NotFound:
                         lease = Lease(
-                            metadata=ObjectMeta(name=self.lease_name, namespace=self.namespace, **meta),
+                            metadata=ObjectMeta(
+                                name=self.lease_name,
+                                namespace=self.namespace,
+                                labels=labels,
+                                annotations=annotations,
+                            ),
                             spec=spec.model_copy(update={"acquire_time": now}),
                         )
                         self._lease = await self.client.create(lease)
                         return True
                 lease = self._lease
-                lease.metadata.labels = {**(lease.metadata.labels or {}), **meta["labels"]}
-                lease.metadata.annotations = {**(lease.metadata.annotations or {}), **meta["annotations"]}
+                lease.metadata.labels = {**(lease.metadata.labels or {}), **labels}
+                lease.metadata.annotations = {**(lease.metadata.annotations or {}), **annotations}
                 acquired = (lease.spec and lease.spec.acquire_time) or now
                 lease.spec = spec.model_copy(update={"acquire_time": acquired})
                 self._lease = await self.client.update(lease)
