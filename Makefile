@@ -54,6 +54,10 @@ bench: ## Run every benchmark (scaffolder, generator, emulator, runtime, install
 	if [ -n "$$failed" ]; then echo "== goals missed by:$$failed"; exit 1; fi; \
 	echo "== every benchmark met its goals"
 
+.PHONY: bench-go
+bench-go: ## pyop, Go's controller-runtime (benchmarks/goperator, built with go) and pyop sharded x1/x2/x4, one table.
+	$(PYTHON) benchmarks/bench_vs_go.py --sizes 1000,10000 --runs 3 --replicas 1,2,4
+
 .PHONY: bench-kopf
 bench-kopf: ## pyop and kopf side by side on one emulator (needs `pip install -e '.[bench]'`).
 	$(PYTHON) benchmarks/bench_vs_kopf.py

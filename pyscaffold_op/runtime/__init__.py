@@ -105,6 +105,8 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.objects import objmeta
     from pyscaffold_op.runtime.servers.health import ping
     from pyscaffold_op.runtime.servers.metrics import RuntimeMetrics
+    from pyscaffold_op.runtime.sharding.flags import add_sharding_flags, sharding_options
+    from pyscaffold_op.runtime.sharding.shards import ShardingOptions, ShardLeaseLost
 
 
 _exports: dict[str, tuple[str, str]] = {}

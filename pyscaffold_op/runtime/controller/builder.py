@@ -6,7 +6,8 @@
 * `owns(Kind)`: reconcile the controller owner of changed objects of this kind (EnqueueRequestForOwner).
 * `watches(source_or_kind, handler)`: any other mapping (e.g. EnqueueRequestsFromMapFunc).
 * `with_event_filter(predicate)`: applies to every watch of the controller.
-* `with_options(max_concurrent_reconciles=..., rate_limiter=..., reconcile_timeout=...)`.
+* `with_options(max_concurrent_reconciles=..., rate_limiter=..., reconcile_timeout=...)`;
+  `sharded=False` keeps a controller of a sharded manager single (leader-elected, every key).
 * `named(name)`: the controller name used in logs and metrics; default the lower-cased `for_` kind.
 """
 
@@ -73,6 +74,7 @@ class Builder:
             "reconcile_timeout",
             "need_leader_election",
             "cache_sync_timeout",
+            "sharded",
         }
         unknown = set(options) - allowed
         if unknown:

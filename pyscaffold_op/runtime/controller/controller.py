@@ -102,6 +102,9 @@ class Controller:
         self._stopping = False
         self._idle = asyncio.Event()
         self._idle.set()
+        # Sharding (runtime/sharding): set by the manager's Sharding.attach; None: every key is ours.
+        self.shard: Any = None
+        self._scopes: dict[Any, asyncio.Timeout] = {}  # in-flight reconciles of a sharded controller
 
     def __repr__(self) -> str:
         return f"Controller({self.name!r})"
@@ -115,15 +118,31 @@ class Controller:
         preds = tuple(as_predicate(p) for p in predicates)
         self._watches.append((src, handler, preds))
         if self._started:
-            src.start(handler, self.queue, preds)
+            src.start(handler, self.sink(), preds)
+
+    def sink(self) -> Any:
+        """What sources enqueue into: the queue, behind the shard filter when the controller is sharded."""
+        if self.shard is None:
+            return self.queue
+        from pyscaffold_op.runtime.sharding.shards import ShardedSink
+
+        return ShardedSink(self.queue, self.shard)
+
+    def revoke(self, item: Any) -> None:
+        """Cancel the in-flight reconcile of `item` (a sharded key moved away past its handover time):
+        it ends as an error and is requeued, and the shard filter drops it."""
+        scope = self._scopes.get(item)
+        if scope is not None:
+            scope.reschedule(asyncio.get_running_loop().time())
 
     async def start(self) -> None:
         """Start the sources, wait for their caches, then start the workers. Returns once running."""
         if self._started:
             return
         self._started = True
+        sink = self.sink()
         for src, handler, preds in self._watches:
-            src.start(handler, self.queue, preds)
+            src.start(handler, sink, preds)
         for src, _handler, _preds in self._watches:
             if not await src.wait_for_sync(self.cache_sync_timeout):
                 raise TimeoutError(f"controller {self.name}: timed out waiting for {src!r} to sync")
@@ -184,6 +203,10 @@ class Controller:
             if self._stopping:  # graceful shutdown: what is queued now waits for the next leader/start
                 self.queue.done(item)
                 return
+            if self.shard is not None and not self.shard.holds(item):
+                self.queue.done(item)  # moved to another replica (or not yet ours): not reconciled here
+                self.queue.forget(item)
+                continue
             self._active += 1
             self._idle.clear()
             try:
@@ -207,13 +230,17 @@ class Controller:
         reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
         try:
             with reconcile_context(name, req, reconcile_id, self.group_kind):
-                if self.reconcile_timeout:
-                    deadline = asyncio.timeout(self.reconcile_timeout)
+                if self.shard is not None or self.reconcile_timeout:
+                    # with sharding, a scope revoke() can end: the key may move mid-reconcile
+                    deadline = asyncio.timeout(self.reconcile_timeout or None)
                     try:
                         async with deadline:
+                            if self.shard is not None:
+                                self._scopes[req] = deadline
                             result = await self._reconcile(req)
                     finally:
-                        if deadline.expired() and m is not None:
+                        self._scopes.pop(req, None)
+                        if self.reconcile_timeout and deadline.expired() and m is not None:
                             m.reconcile_timeouts.labels(name).inc()
                 else:
                     result = await self._reconcile(req)

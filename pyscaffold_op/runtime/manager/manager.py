@@ -38,6 +38,7 @@ from pyscaffold_op.runtime.servers.server import start_site, stop_site
 
 if TYPE_CHECKING:
     from pyscaffold_op.runtime.client.restconfig import RestConfig
+    from pyscaffold_op.runtime.sharding.shards import Sharding, ShardingOptions
     from pyscaffold_op.runtime.webhook import WebhookServer
 
 log = logging.getLogger("pyscaffold_op.runtime.manager")
@@ -92,6 +93,8 @@ class ManagerOptions:
     """Cache reads return shared decoded objects instead of decoding a new one per read (see cache.py)."""
     clock: Clock | None = None
     """Time for the work queues, rate limiters and leader election; a FakeClock in tests."""
+    sharding: ShardingOptions | None = None
+    """Split the controllers' keys among the replicas (runtime/sharding; docs/runtime.md, "Sharding")."""
 
 
 class Manager:
@@ -137,6 +140,11 @@ class Manager:
                 metrics=self.metrics,
                 clock=self.clock,
             )
+        self.sharding: Sharding | None = None
+        if opts.sharding is not None:
+            from pyscaffold_op.runtime.sharding.shards import for_manager
+
+            self.sharding = for_manager(self, opts.sharding)
         self.health_address: tuple[str, int] | None = None
         self.metrics_address: tuple[str, int] | None = None
         self._stop: asyncio.Event | None = None
@@ -158,6 +166,7 @@ class Manager:
         """A controller registered with this manager (controller.New); add watches with `watch()`."""
         if any(c.name == name for c in self.controllers):  # before Controller() takes the options
             raise ValueError(f"a controller named {name!r} already exists; use named() to pick another")
+        sharded = options.pop("sharded", True)
         ctrl = Controller(
             name,
             reconciler,
@@ -167,6 +176,8 @@ class Manager:
             clock=options.pop("clock", self.clock),
             **options,
         )
+        if self.sharding is not None and sharded:
+            self.sharding.attach(ctrl)  # on every replica, for the keys this one holds
         self.runnables.add_controller(ctrl)
         if self._ready.is_set():
             self.spawn(ctrl.start(), f"controller {name}")
@@ -260,6 +271,10 @@ class Manager:
                 asyncio.get_running_loop().remove_signal_handler(sig)
         if lost:
             raise LeaderElectionLost(f"leader election lost for lease {self.options.leader_election_id}")
+        if self.sharding is not None and self.sharding.lost:
+            from pyscaffold_op.runtime.sharding.shards import ShardLeaseLost
+
+            raise ShardLeaseLost(f"shard lease {self.sharding.lease_name} lost")
         if drained is not True:
             raise ShutdownTimeout(
                 f"in-flight {drained} ran past graceful_shutdown_timeout "

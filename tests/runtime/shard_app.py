@@ -1,0 +1,62 @@
+"""A sharded manager in its own process: `python -m tests.runtime.shard_app KUBECONFIG LOG IDENTITY`.
+
+Its reconciler appends `<identity> start <key>` and `<identity> end <key>` to LOG around a short await
+and requeues the key, so every key is reconciled over and over while replicas come and go. Every line
+is one O_APPEND write: the file's order is the order the writes happened, across processes, which is
+the logical order test_sharding_procs checks (no timing comparisons).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from pyscaffold_op.runtime import (
+    Manager,
+    ManagerOptions,
+    Request,
+    Result,
+    ShardingOptions,
+    load_config,
+    setup_logging,
+)
+from tests.runtime.widgets import Widget
+
+
+def main() -> int:
+    kubeconfig, log_path, identity = sys.argv[1], sys.argv[2], sys.argv[3]
+    setup_logging("info", "json")
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    async def reconcile(req: Request) -> Result:
+        key = f"{req.namespace}/{req.name}"
+        os.write(fd, f"{identity} start {key}\n".encode())
+        try:
+            await asyncio.sleep(0.03)
+        finally:
+            os.write(fd, f"{identity} end {key}\n".encode())
+        return Result(requeue_after=0.3)
+
+    mgr = Manager(
+        load_config(kubeconfig),
+        ManagerOptions(
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            graceful_shutdown_timeout=10.0,
+            sharding=ShardingOptions(
+                name="shard-test",
+                identity=identity,
+                lease_duration=2.0,
+                renew_deadline=1.5,
+                retry_period=0.2,
+            ),
+        ),
+    )
+    mgr.builder().for_(Widget).complete(reconcile)
+    asyncio.run(mgr.start())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
