@@ -8,7 +8,9 @@ from pathlib import Path
 
 import typer
 
-kustomize_app = typer.Typer(help="Generate kustomize bases (operator-sdk's `generate kustomize`).", no_args_is_help=True)
+kustomize_app = typer.Typer(
+    help="Generate kustomize bases (operator-sdk's `generate kustomize`).", no_args_is_help=True
+)
 bundle_app = typer.Typer(help="Work with OLM bundles (operator-sdk's `bundle`).", no_args_is_help=True)
 
 
@@ -48,15 +50,28 @@ def kustomize_manifests(
 
 def generate_bundle(
     manifests: str | None = typer.Option(
-        None, "--manifests", metavar="<file>", help='kustomize output ("-": stdin). Default: run `kubectl kustomize config/manifests`.'
+        None,
+        "--manifests",
+        metavar="<file>",
+        help='kustomize output ("-": stdin). Default: run `kubectl kustomize config/manifests`.',
     ),
-    version: str = typer.Option("0.0.1", "--version", "-v", help="The bundle's semantic version (the CSV's spec.version)."),
-    channels: str | None = typer.Option(None, "--channels", help="Comma-separated channels (default: alpha)."),
-    default_channel: str | None = typer.Option(None, "--default-channel", help="The default channel (one of --channels)."),
-    package: str | None = typer.Option(None, "--package", help="The package name (default: the project name)."),
+    version: str = typer.Option(
+        "0.0.1", "--version", "-v", help="The bundle's semantic version (the CSV's spec.version)."
+    ),
+    channels: str | None = typer.Option(
+        None, "--channels", help="Comma-separated channels (default: alpha)."
+    ),
+    default_channel: str | None = typer.Option(
+        None, "--default-channel", help="The default channel (one of --channels)."
+    ),
+    package: str | None = typer.Option(
+        None, "--package", help="The package name (default: the project name)."
+    ),
     output_dir: str = typer.Option("bundle", "--output-dir", help="Where the bundle goes."),
     use_image_digests: bool = typer.Option(
-        False, "--use-image-digests/--no-use-image-digests", help="Require every image to be pinned by digest."
+        False,
+        "--use-image-digests/--no-use-image-digests",
+        help="Require every image to be pinned by digest.",
     ),
     overwrite: bool = typer.Option(
         True, "--overwrite/--no-overwrite", help="Rewrite metadata/annotations.yaml and bundle.Dockerfile."
@@ -90,9 +105,13 @@ def generate_bundle(
 def bundle_validate(
     bundle_dir: Path = typer.Argument(..., help="The bundle directory (holding manifests/ and metadata/)."),
     select_optional: str | None = typer.Option(
-        None, "--select-optional", help="suite=operatorframework, or name=operatorhub|good-practices|alpha-deprecated-apis."
+        None,
+        "--select-optional",
+        help="suite=operatorframework, or name=operatorhub|good-practices|alpha-deprecated-apis.",
     ),
-    k8s_version: str | None = typer.Option(None, "--optional-values", help="k8s-version=<version> for alpha-deprecated-apis."),
+    k8s_version: str | None = typer.Option(
+        None, "--optional-values", help="k8s-version=<version> for alpha-deprecated-apis."
+    ),
     output: str = typer.Option("text", "--output", "-o", help="text or json-alpha1."),
 ) -> None:
     """Validate a bundle with operator-sdk's validators (exit status 1 on any error)."""
@@ -121,9 +140,16 @@ def bundle_validate(
 
 def scorecard(
     bundle_dir: Path = typer.Argument(..., help="The bundle directory."),
-    selector: str | None = typer.Option(None, "--selector", "-l", help="Label selector of the tests, e.g. suite=olm."),
+    selector: str | None = typer.Option(
+        None, "--selector", "-l", help="Label selector of the tests, e.g. suite=olm."
+    ),
     output: str = typer.Option("text", "--output", "-o", help="text, json or xunit."),
-    config: Path | None = typer.Option(None, "--config", "-c", help="Scorecard configuration (default: the bundle's tests/scorecard/config.yaml)."),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="Scorecard configuration (default: the bundle's tests/scorecard/config.yaml).",
+    ),
 ) -> None:
     """Run scorecard's basic and OLM suites on a bundle, the examples created in pyop's emulator."""
     from pyscaffold_op.errors import ValidationError

@@ -99,7 +99,9 @@ def _images(deployments: list[dict[str, Any]]) -> list[dict[str, str]]:
         for container in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
             candidates = [(str(container.get("name")), container.get("image"))]
             for env in container.get("env") or []:
-                if str(env.get("name", "")).endswith("_IMAGE") or str(env.get("name", "")).startswith("RELATED_IMAGE_"):
+                if str(env.get("name", "")).endswith("_IMAGE") or str(env.get("name", "")).startswith(
+                    "RELATED_IMAGE_"
+                ):
                     candidates.append((str(env["name"]).lower().replace("_", "-"), env.get("value")))
             for name, image in candidates:
                 if isinstance(image, str) and image and image not in seen:
@@ -114,12 +116,16 @@ def _check_digests(images: list[dict[str, str]]) -> None:
         raise GenerateError(
             "--use-image-digests: these images are not pinned by digest: "
             + ", ".join(unpinned)
-            + " (pyop resolves no registry: set IMG=<repo>@sha256:<digest> and pin the others in the manifests)"
+            + " (pyop resolves no registry: set IMG=<repo>@sha256:<digest>"
+            + " and pin the others in the manifests)"
         )
 
 
 def _webhook_definitions(
-    objects: list[dict[str, Any]], crds: list[dict[str, Any]], deployment: str, services: dict[str, dict[str, Any]]
+    objects: list[dict[str, Any]],
+    crds: list[dict[str, Any]],
+    deployment: str,
+    services: dict[str, dict[str, Any]],
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
@@ -139,7 +145,9 @@ def _webhook_definitions(
             service = (hook.get("clientConfig") or {}).get("service") or {}
             container_port, target_port = ports(str(service.get("name", "")), service.get("port"))
             entry: dict[str, Any] = {
-                "type": "MutatingAdmissionWebhook" if kind.startswith("Mutating") else "ValidatingAdmissionWebhook",
+                "type": "MutatingAdmissionWebhook"
+                if kind.startswith("Mutating")
+                else "ValidatingAdmissionWebhook",
                 "generateName": hook.get("name"),
                 "deploymentName": deployment,
                 "containerPort": container_port,
@@ -147,7 +155,14 @@ def _webhook_definitions(
                 "admissionReviewVersions": hook.get("admissionReviewVersions") or ["v1"],
                 "sideEffects": hook.get("sideEffects", "None"),
             }
-            for key in ("failurePolicy", "matchPolicy", "objectSelector", "rules", "timeoutSeconds", "reinvocationPolicy"):
+            for key in (
+                "failurePolicy",
+                "matchPolicy",
+                "objectSelector",
+                "rules",
+                "timeoutSeconds",
+                "reinvocationPolicy",
+            ):
                 if hook.get(key) is not None:
                     entry[key] = hook[key]
             if service.get("path"):
@@ -167,7 +182,8 @@ def _webhook_definitions(
                 "deploymentName": deployment,
                 "containerPort": container_port,
                 "targetPort": target_port,
-                "admissionReviewVersions": (conversion.get("webhook") or {}).get("conversionReviewVersions") or ["v1"],
+                "admissionReviewVersions": (conversion.get("webhook") or {}).get("conversionReviewVersions")
+                or ["v1"],
                 "sideEffects": "None",
                 "conversionCRDs": [_name(crd)],
                 "webhookPath": service.get("path", "/convert"),
@@ -194,7 +210,10 @@ def build_bundle(objects: list[dict[str, Any]], package: str, options: BundleOpt
     if not deployments:
         raise GenerateError("the manifests hold no Deployment: config/manifests must include ../default")
     owned_groups = {(c.get("spec") or {}).get("group") for c in crds}
-    owned_kinds = {((c.get("spec") or {}).get("group"), ((c.get("spec") or {}).get("names") or {}).get("kind")) for c in crds}
+    owned_kinds = {
+        ((c.get("spec") or {}).get("group"), ((c.get("spec") or {}).get("names") or {}).get("kind"))
+        for c in crds
+    }
     examples = [o for o in objects if (_gvk(o)[0], _gvk(o)[2]) in owned_kinds]
     scorecards = [o for o in objects if _gvk(o)[0] == "scorecard.operatorframework.io"]
     accounts = {_service_account_of(d) for d in deployments}
@@ -209,7 +228,11 @@ def build_bundle(objects: list[dict[str, Any]], package: str, options: BundleOpt
         if name:
             webhook_services.add(str(name))
 
-    roles = {(o.get("kind"), _name(o)): o for o in objects if _gvk(o)[0] == RBAC and o.get("kind") in ("Role", "ClusterRole")}
+    roles: dict[tuple[Any, str], dict[str, Any]] = {
+        (o.get("kind"), _name(o)): o
+        for o in objects
+        if _gvk(o)[0] == RBAC and o.get("kind") in ("Role", "ClusterRole")
+    }
     bound: set[tuple[str, str]] = set()
     permissions: dict[str, list[dict[str, Any]]] = {}
     cluster_permissions: dict[str, list[dict[str, Any]]] = {}
@@ -217,9 +240,13 @@ def build_bundle(objects: list[dict[str, Any]], package: str, options: BundleOpt
     for index, o in enumerate(objects):
         if _gvk(o)[0] != RBAC or o.get("kind") not in ("RoleBinding", "ClusterRoleBinding"):
             continue
-        subjects = [s for s in o.get("subjects") or [] if s.get("kind") == "ServiceAccount" and s.get("name") in accounts]
+        subjects = [
+            s
+            for s in o.get("subjects") or []
+            if s.get("kind") == "ServiceAccount" and s.get("name") in accounts
+        ]
         ref = o.get("roleRef") or {}
-        role = roles.get((ref.get("kind"), ref.get("name")))
+        role = roles.get((ref.get("kind"), str(ref.get("name"))))
         if not subjects or role is None:
             continue
         bindings_used.add(index)
@@ -257,11 +284,11 @@ def build_bundle(objects: list[dict[str, Any]], package: str, options: BundleOpt
     metadata = csv.setdefault("metadata", {})
     metadata["name"] = f"{package}.v{options.version}"
     metadata.pop("namespace", None)
-    annotations = metadata.setdefault("annotations", {}) or {}
-    metadata["annotations"] = annotations
-    annotations["alm-examples"] = json.dumps([_clean_example(e) for e in examples], indent=2)
-    annotations["operators.operatorframework.io/builder"] = BUILDER
-    annotations["operators.operatorframework.io/project_layout"] = LAYOUT
+    csv_annotations: dict[str, Any] = metadata.setdefault("annotations", {}) or {}
+    metadata["annotations"] = csv_annotations
+    csv_annotations["alm-examples"] = json.dumps([_clean_example(e) for e in examples], indent=2)
+    csv_annotations["operators.operatorframework.io/builder"] = BUILDER
+    csv_annotations["operators.operatorframework.io/project_layout"] = LAYOUT
     spec = csv.setdefault("spec", {})
     spec["version"] = options.version
     if not spec.get("minKubeVersion"):
@@ -281,7 +308,9 @@ def build_bundle(objects: list[dict[str, Any]], package: str, options: BundleOpt
             {"rules": rules, "serviceAccountName": sa} for sa, rules in sorted(cluster_permissions.items())
         ]
     if permissions:
-        install_spec["permissions"] = [{"rules": rules, "serviceAccountName": sa} for sa, rules in sorted(permissions.items())]
+        install_spec["permissions"] = [
+            {"rules": rules, "serviceAccountName": sa} for sa, rules in sorted(permissions.items())
+        ]
     spec["install"] = {"spec": install_spec, "strategy": "deployment"}
     hooks = _webhook_definitions(objects, crds, _name(deployments[0]), services)
     if hooks:
@@ -316,7 +345,7 @@ def _channels(options: BundleOptions) -> tuple[list[str], str | None]:
     return channels, default
 
 
-def annotations(package: str, options: BundleOptions, with_scorecard: bool) -> dict[str, str]:
+def bundle_annotations(package: str, options: BundleOptions, with_scorecard: bool) -> dict[str, str]:
     channels, default = _channels(options)
     out = {
         "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
@@ -339,7 +368,10 @@ def annotations(package: str, options: BundleOptions, with_scorecard: bool) -> d
 def _annotations_yaml(values: dict[str, str]) -> str:
     lines = ["annotations:", "  # Core bundle annotations."]
     for key, value in values.items():
-        if key.startswith("operators.operatorframework.io.test.") and "# Annotations for testing." not in lines:
+        if (
+            key.startswith("operators.operatorframework.io.test.")
+            and "# Annotations for testing." not in lines
+        ):
             lines += ["", "  # Annotations for testing."]
         lines.append(f"  {key}: {yamlio.scalar(value)}")
     return "\n".join(lines) + "\n"
@@ -394,7 +426,7 @@ def generate_bundle(root: Path, manifests_text: str, options: BundleOptions) -> 
     files[csv_name] = yamlio.dump(bundle.csv)
     for name, obj in sorted(bundle.manifests.items()):
         files[f"{options.output_dir}/manifests/{name}"] = yamlio.dump(obj)
-    values = annotations(package, options, bundle.scorecard is not None)
+    values = bundle_annotations(package, options, bundle.scorecard is not None)
     if bundle.scorecard is not None:
         files[f"{options.output_dir}/{SCORECARD_DIR}config.yaml"] = yamlio.dump(bundle.scorecard)
     metadata_file = f"{options.output_dir}/metadata/annotations.yaml"
@@ -405,8 +437,6 @@ def generate_bundle(root: Path, manifests_text: str, options: BundleOptions) -> 
     manifests_dir = out_dir / "manifests"
     if manifests_dir.is_dir():
         shutil.rmtree(manifests_dir)
-    written = []
     for rel, text in files.items():
-        if yamlio.write_if_changed(root / rel, text) or True:
-            written.append(rel)
-    return written
+        yamlio.write_if_changed(root / rel, text)
+    return list(files)

@@ -86,7 +86,9 @@ def _models_in(annotation: Any) -> list[type]:
     return []
 
 
-def descriptors(model: type, which: str, prefix: str = "", seen: frozenset[type] = frozenset()) -> list[dict[str, Any]]:
+def descriptors(
+    model: type, which: str, prefix: str = "", seen: frozenset[type] = frozenset()
+) -> list[dict[str, Any]]:
     """The descriptors the markers of `model`'s fields (and of models nested in them) declare."""
     if model in seen:
         return []
@@ -129,7 +131,7 @@ def owned_entry(kind: type) -> tuple[dict[str, Any], set[str]]:
     description = args.get("description") or _doc(kind.__doc__)
     if description:
         entry["description"] = description
-    decided = {k for k in ("displayName", "description") if k in args}
+    decided: set[str] = {k for k in ("displayName", "description") if k in args}
     if "resources" in args:
         resources = []
         for item in args["resources"]:
@@ -144,13 +146,17 @@ def owned_entry(kind: type) -> tuple[dict[str, Any], set[str]]:
     fields = getattr(kind, "model_fields", {})
     for which, key in (("spec", "specDescriptors"), ("status", "statusDescriptors")):
         info = fields.get(which)
-        found = [d for model in (_models_in(info.annotation) if info else []) for d in descriptors(model, which)]
+        found = [
+            d for model in (_models_in(info.annotation) if info else []) for d in descriptors(model, which)
+        ]
         if found:
             entry[key] = found
     return entry, decided
 
 
-def merge_owned(old: list[dict[str, Any]], kinds: list[type], project_groups: set[str]) -> list[dict[str, Any]]:
+def merge_owned(
+    old: list[dict[str, Any]], kinds: list[type], project_groups: set[str]
+) -> list[dict[str, Any]]:
     """The project's kinds' entries merged into the base's: hand-written values and descriptors stay
     unless a marker names them; entries of the project's groups whose kind is gone are dropped."""
     by_key = {(e.get("name"), e.get("version")): e for e in old if isinstance(e, dict)}

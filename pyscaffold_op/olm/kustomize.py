@@ -22,8 +22,12 @@ def read_manifests(root: Path, manifests: str | None, folder: str) -> str:
         return path.read_text(encoding="utf-8")
     kubectl = os.environ.get("KUBECTL") or "kubectl"
     if shutil.which(kubectl) is None:
-        raise ProjectError(f"cannot build {folder}: {kubectl} is not on PATH (install kubectl, or pass --manifests)")
-    result = subprocess.run([kubectl, "kustomize", folder], cwd=root, capture_output=True, text=True, check=False)
+        raise ProjectError(
+            f"cannot build {folder}: {kubectl} is not on PATH (install kubectl, or pass --manifests)"
+        )
+    result = subprocess.run(
+        [kubectl, "kustomize", folder], cwd=root, capture_output=True, text=True, check=False
+    )
     if result.returncode != 0:
         lines = result.stderr.strip().splitlines() or [f"exit status {result.returncode}"]
         raise ProjectError(f"`{kubectl} kustomize {folder}` failed: {lines[-1]}")

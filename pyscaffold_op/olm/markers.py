@@ -6,7 +6,8 @@ On a kind (above the `CustomResource` class):
 
 On a field of the Spec or Status model (or of a model nested in them):
 
-    # +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Schedule",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+    # +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Schedule",
+    #   xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}   (one line in the source)
 
 Arguments: `type` (spec|status), `displayName`, `xDescriptors` ({...} of strings), `resources`
 ({{Kind,version,name},...}), `order` (an integer: descriptors sorted by it, then by path).

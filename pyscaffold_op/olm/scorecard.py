@@ -43,7 +43,12 @@ def default_config() -> dict[str, Any]:
         }
         for name in [*BASIC, *OLM]
     ]
-    return {"apiVersion": API_VERSION, "kind": "Configuration", "metadata": {"name": "config"}, "stages": [{"parallel": True, "tests": tests}]}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Configuration",
+        "metadata": {"name": "config"},
+        "stages": [{"parallel": True, "tests": tests}],
+    }
 
 
 class Result:
@@ -94,7 +99,9 @@ class Context:
         return self._created
 
 
-def _crd_for(crds: list[dict[str, Any]], example: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def _crd_for(
+    crds: list[dict[str, Any]], example: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
     group, _, version = str(example.get("apiVersion", "")).rpartition("/")
     for crd in crds:
         spec = crd.get("spec") or {}
@@ -127,7 +134,9 @@ def create_in_emulator(crds: list[dict[str, Any]], examples: list[dict[str, Any]
                 name = str((example.get("metadata") or {}).get("name", ""))
                 found = _crd_for(crds, example)
                 if found is None:
-                    answers[name] = f"no CRD in the bundle serves {example.get('apiVersion')} {example.get('kind')}"
+                    answers[name] = (
+                        f"no CRD in the bundle serves {example.get('apiVersion')} {example.get('kind')}"
+                    )
                     continue
                 crd, _ = found
                 spec = crd.get("spec") or {}
@@ -211,7 +220,9 @@ def crds_have_validation(ctx: Context) -> Result:
             props = ((schema.get("properties") or {}).get(block) or {}).get("properties") or {}
             for key in cr.get(block) or {}:
                 if key not in props:
-                    r.fail(suggestion=f"Add CRD validation for {block} field `{key}` in {cr.get('kind')}/{version.get('name')}")
+                    r.fail(
+                        suggestion=f"Add CRD validation for {block} field `{key}` in {cr.get('kind')}/{version.get('name')}"
+                    )
     return r
 
 
@@ -234,7 +245,9 @@ def spec_descriptors(ctx: Context) -> Result:
             continue
         owned = ctx.owned(str(cr.get("kind")))
         if owned is None:
-            r.fail(f"Failed to find an owned CRD for CR {name} with GVK {cr.get('apiVersion')}, Kind={cr.get('kind')}")
+            r.fail(
+                f"Failed to find an owned CRD for CR {name} with GVK {cr.get('apiVersion')}, Kind={cr.get('kind')}"
+            )
             continue
         paths = {d.get("path") for d in owned.get("specDescriptors") or []}
         for key in cr["spec"]:
@@ -249,7 +262,9 @@ def status_descriptors(ctx: Context) -> Result:
         name = str((cr.get("metadata") or {}).get("name", ""))
         owned = ctx.owned(str(cr.get("kind")))
         if owned is None:
-            r.fail(f"Failed to find an owned CRD for CR {name} with GVK {cr.get('apiVersion')}, Kind={cr.get('kind')}")
+            r.fail(
+                f"Failed to find an owned CRD for CR {name} with GVK {cr.get('apiVersion')}, Kind={cr.get('kind')}"
+            )
             continue
         has_status = bool(cr.get("status"))
         if not has_status:
@@ -275,7 +290,9 @@ TESTS: dict[str, Callable[[Context], Result]] = {
 }
 
 
-def run_scorecard(bundle_dir: Path, *, selector: str | None = None, config: Path | None = None) -> list[dict[str, Any]]:
+def run_scorecard(
+    bundle_dir: Path, *, selector: str | None = None, config: Path | None = None
+) -> list[dict[str, Any]]:
     """The `Test` objects (spec and status) of every configured test the selector picks."""
     import yaml
 
@@ -300,7 +317,9 @@ def run_scorecard(bundle_dir: Path, *, selector: str | None = None, config: Path
             if fn is None:
                 result = Result(name)
                 result.state = "error"
-                result.errors.append(f"unknown test {name!r} (pyop runs scorecard-test's basic and OLM suites: {', '.join(TESTS)})")
+                result.errors.append(
+                    f"unknown test {name!r} (pyop runs scorecard-test's basic and OLM suites: {', '.join(TESTS)})"
+                )
             elif ctx.csv == {} and name != "olm-bundle-validation":
                 result = Result(name)
                 result.state = "error"
@@ -311,7 +330,11 @@ def run_scorecard(bundle_dir: Path, *, selector: str | None = None, config: Path
                 {
                     "kind": "Test",
                     "apiVersion": API_VERSION,
-                    "spec": {"image": test.get("image", IMAGE), "entrypoint": entry, "labels": test.get("labels") or {}},
+                    "spec": {
+                        "image": test.get("image", IMAGE),
+                        "entrypoint": entry,
+                        "labels": test.get("labels") or {},
+                    },
                     "status": {"results": [result.as_dict()]},
                 }
             )
@@ -355,14 +378,20 @@ def _xunit(tests: list[dict[str, Any]]) -> str:
         failures = sum(r["state"] == "fail" for r in results)
         errors = sum(r["state"] == "error" for r in results)
         suite = test["spec"]["labels"].get("test", results[0]["name"] if results else "")
-        out.append(f'  <testsuite name={quoteattr(suite)} tests="{len(results)}" failures="{failures}" errors="{errors}">')
+        out.append(
+            f'  <testsuite name={quoteattr(suite)} tests="{len(results)}" failures="{failures}" errors="{errors}">'
+        )
         for r in results:
             out.append(f"    <testcase name={quoteattr(r['name'])}>")
             text = escape("\n".join(r.get("errors") or []))
             if r["state"] == "fail":
-                out.append(f"      <failure message={quoteattr('; '.join(r.get('errors') or ['failed']))}>{text}</failure>")
+                out.append(
+                    f"      <failure message={quoteattr('; '.join(r.get('errors') or ['failed']))}>{text}</failure>"
+                )
             elif r["state"] == "error":
-                out.append(f"      <error message={quoteattr('; '.join(r.get('errors') or ['error']))}>{text}</error>")
+                out.append(
+                    f"      <error message={quoteattr('; '.join(r.get('errors') or ['error']))}>{text}</error>"
+                )
             if r.get("log"):
                 out.append(f"      <system-out>{escape(r['log'])}</system-out>")
             out.append("    </testcase>")

@@ -120,7 +120,9 @@ def load(root: Path, report: Report) -> LoadedBundle:
             report.error("bundle-format", f"{metadata}: not valid YAML: {err}")
     else:
         report.error("bundle-format", f"could not find {metadata.relative_to(root)} in the bundle directory")
-    manifests = root / bundle.annotations.get("operators.operatorframework.io.bundle.manifests.v1", "manifests/")
+    manifests = root / bundle.annotations.get(
+        "operators.operatorframework.io.bundle.manifests.v1", "manifests/"
+    )
     if not manifests.is_dir():
         report.error("bundle-format", f"the manifests directory {manifests} does not exist")
         return bundle
@@ -133,14 +135,18 @@ def load(root: Path, report: Report) -> LoadedBundle:
             report.error("bundle-format", f"{path.name}: not valid YAML: {err}")
             continue
         if len(docs) != 1 or not isinstance(docs[0], dict):
-            report.error("bundle-format", f"{path.name}: a manifest file holds exactly one object (found {len(docs)})")
+            report.error(
+                "bundle-format", f"{path.name}: a manifest file holds exactly one object (found {len(docs)})"
+            )
             continue
         obj = docs[0]
         kind = str(obj.get("kind", ""))
         bundle.files[path.name] = kind
         if kind == "ClusterServiceVersion":
             if bundle.csv is not None:
-                report.error("bundle-format", f"more than one ClusterServiceVersion in the bundle ({path.name})")
+                report.error(
+                    "bundle-format", f"more than one ClusterServiceVersion in the bundle ({path.name})"
+                )
             bundle.csv = obj
         elif kind == "CustomResourceDefinition":
             bundle.crds.append(obj)
@@ -163,7 +169,10 @@ def check_format(b: LoadedBundle, report: Report) -> None:
             report.error("bundle-format", f"metadata/annotations.yaml: missing annotation {key}")
     media = b.annotations.get(REQUIRED_ANNOTATIONS[0])
     if media and media not in MEDIA_TYPES:
-        report.error("bundle-format", f"metadata/annotations.yaml: mediatype {media!r} is not one of {', '.join(MEDIA_TYPES)}")
+        report.error(
+            "bundle-format",
+            f"metadata/annotations.yaml: mediatype {media!r} is not one of {', '.join(MEDIA_TYPES)}",
+        )
     for key, want in ((REQUIRED_ANNOTATIONS[1], "manifests/"), (REQUIRED_ANNOTATIONS[2], "metadata/")):
         value = b.annotations.get(key)
         if value and value != want:
@@ -173,19 +182,27 @@ def check_format(b: LoadedBundle, report: Report) -> None:
         report.error("bundle-format", f"package name {package!r} is not a DNS-1123 subdomain")
     channels = [c.strip() for c in b.annotations.get(REQUIRED_ANNOTATIONS[4], "").split(",")]
     if b.annotations.get(REQUIRED_ANNOTATIONS[4]) and not all(channels):
-        report.error("bundle-format", "metadata/annotations.yaml: the channels list holds an empty channel name")
+        report.error(
+            "bundle-format", "metadata/annotations.yaml: the channels list holds an empty channel name"
+        )
     default = b.annotations.get("operators.operatorframework.io.bundle.channel.default.v1")
     if default is not None and default not in channels:
-        report.error("bundle-format", f"default channel {default!r} is not one of the bundle's channels {channels}")
+        report.error(
+            "bundle-format", f"default channel {default!r} is not one of the bundle's channels {channels}"
+        )
     for name, kind in b.files.items():
         if kind not in SUPPORTED_KINDS:
-            report.error("bundle-format", f"{name}: {kind or 'an object without kind'} is not a kind a bundle may hold")
+            report.error(
+                "bundle-format", f"{name}: {kind or 'an object without kind'} is not a kind a bundle may hold"
+            )
 
 
 def _csv_name_problems(name: str) -> list[str]:
     problems = []
     if not name or len(name) > 253 or not _DNS1123.match(name):
-        problems.append("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'")
+        problems.append(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'"
+        )
     if len(name) > 63 or not _LABEL_VALUE.match(name):
         problems.append("a valid label must be an empty string or 63 characters or less")
     return problems
@@ -227,25 +244,43 @@ def check_csv(csv: dict[str, Any], report: Report) -> None:
     elif parse_semver(min_kube) is None:
         report.error(rule, f"csv.Spec.MinKubeVersion has an invalid value: {min_kube}")
     for key in meta.get("annotations") or {}:
-        for known in ("olm.operatorGroup", "olm.operatorNamespace", "olm.targetNamespaces", "olm.providedAPIs", "olm.skipRange"):
+        for known in (
+            "olm.operatorGroup",
+            "olm.operatorNamespace",
+            "olm.targetNamespaces",
+            "olm.providedAPIs",
+            "olm.skipRange",
+        ):
             if key.lower() == known.lower() and key != known:
                 report.error(rule, f"provided annotation {key} uses wrong case and should be {known} instead")
         if key == "olm.properties":
-            report.warn(rule, "found olm.properties annotation, please define these properties in metadata/properties.yaml instead")
+            report.warn(
+                rule,
+                "found olm.properties annotation, please define these properties in metadata/properties.yaml instead",
+            )
     for index, owned in enumerate((spec.get("customresourcedefinitions") or {}).get("owned") or []):
         for key in ("name", "version", "kind"):
             if not owned.get(key):
-                report.error(rule, f"spec.customresourcedefinitions.owned[{index}]: required field missing: {key}")
+                report.error(
+                    rule, f"spec.customresourcedefinitions.owned[{index}]: required field missing: {key}"
+                )
     deployments = {d.get("name") for d in (install.get("spec") or {}).get("deployments") or []}
     for index, hook in enumerate(spec.get("webhookdefinitions") or []):
         where = f"spec.webhookdefinitions[{index}]"
-        if hook.get("type") not in ("ValidatingAdmissionWebhook", "MutatingAdmissionWebhook", "ConversionWebhook"):
+        if hook.get("type") not in (
+            "ValidatingAdmissionWebhook",
+            "MutatingAdmissionWebhook",
+            "ConversionWebhook",
+        ):
             report.error(rule, f"{where}: type {hook.get('type')!r} is not a webhook type")
         for key in ("generateName", "sideEffects", "admissionReviewVersions"):
             if not hook.get(key):
                 report.error(rule, f"{where}: required field missing: {key}")
         if hook.get("deploymentName") not in deployments:
-            report.error(rule, f"{where}: deploymentName {hook.get('deploymentName')!r} is not a deployment of the install strategy")
+            report.error(
+                rule,
+                f"{where}: deploymentName {hook.get('deploymentName')!r} is not a deployment of the install strategy",
+            )
         port = hook.get("containerPort", 443)
         if not isinstance(port, int) or not 1 <= port <= 65535:
             report.error(rule, f"{where}: containerPort {port!r} is not a port (1-65535)")
@@ -260,7 +295,7 @@ def provided_apis(csv: dict[str, Any], report: Report | None = None) -> set[tupl
     spec = csv.get("spec") or {}
     out = set()
     for owned in (spec.get("customresourcedefinitions") or {}).get("owned") or []:
-        plural, dot, group = str(owned.get("name", "")).partition(".")
+        _plural, dot, group = str(owned.get("name", "")).partition(".")
         if not dot:
             if report is not None:
                 report.error("csv", f"couldn't parse plural.group from crd name: {owned.get('name')}")
@@ -328,7 +363,9 @@ def _check_install_modes(csv: dict[str, Any], report: Report) -> None:
     if any(h.get("conversionCRDs") for h in spec.get("webhookdefinitions") or []):
         only_all = all((m.get("type") == "AllNamespaces") == bool(m.get("supported")) for m in modes)
         if not only_all:
-            report.error("csv", "only AllNamespaces InstallModeType is supported when conversionCRDs is present")
+            report.error(
+                "csv", "only AllNamespaces InstallModeType is supported when conversionCRDs is present"
+            )
 
 
 def check_crds(b: LoadedBundle, report: Report) -> None:
@@ -338,7 +375,10 @@ def check_crds(b: LoadedBundle, report: Report) -> None:
     for crd in b.crds:
         name = (crd.get("metadata") or {}).get("name", "")
         if crd.get("apiVersion") != "apiextensions.k8s.io/v1":
-            report.error("crd", f"{name}: apiVersion {crd.get('apiVersion')!r}: only apiextensions.k8s.io/v1 CRDs are served")
+            report.error(
+                "crd",
+                f"{name}: apiVersion {crd.get('apiVersion')!r}: only apiextensions.k8s.io/v1 CRDs are served",
+            )
             continue
         for problem in check_crd(crd):
             report.error("crd", f"{name}: {problem}")
@@ -360,7 +400,9 @@ def check_owned_crds(b: LoadedBundle, report: Report) -> None:
                 report.error("bundle", f"duplicate CRD {_show(key)} in bundle")
             keys.add(key)
     owned_gk = set()
-    owned = provided_apis({"spec": {"customresourcedefinitions": (b.csv.get("spec") or {}).get("customresourcedefinitions")}})
+    owned = provided_apis(
+        {"spec": {"customresourcedefinitions": (b.csv.get("spec") or {}).get("customresourcedefinitions")}}
+    )
     for key in sorted(owned):
         if key not in keys:
             report.error("bundle", f"owned CRD {_show(key)} not found in bundle")
@@ -474,13 +516,20 @@ def check_operatorhub(b: LoadedBundle, report: Report) -> None:
         report.error(rule, f"csv.Spec.MinKubeVersion has an invalid value: {min_kube}")
     capability = annotations.get("capabilities")
     if capability is not None and capability not in CAPABILITIES:
-        report.error(rule, f'csv.Metadata.Annotations.Capabilities "{capability}" is not a valid capabilities level')
+        report.error(
+            rule, f'csv.Metadata.Annotations.Capabilities "{capability}" is not a valid capabilities level'
+        )
     for category in (annotations.get("categories") or "").split(",") if annotations.get("categories") else []:
         if category.strip() not in CATEGORIES:
-            report.error(rule, f'csv.Metadata.Annotations["categories"] value "{category.strip()}" is not in the set of standard categories')
+            report.error(
+                rule,
+                f'csv.Metadata.Annotations["categories"] value "{category.strip()}" is not in the set of standard categories',
+            )
     max_k8s = annotations.get("operatorhub.io/ui-metadata-max-k8s-version")
     if max_k8s is not None and parse_semver(_full(str(max_k8s))) is None:
-        report.error(rule, f"operatorhub.io/ui-metadata-max-k8s-version {max_k8s!r} is not a Kubernetes version")
+        report.error(
+            rule, f"operatorhub.io/ui-metadata-max-k8s-version {max_k8s!r} is not a Kubernetes version"
+        )
     if not str(spec.get("description") or "").strip():
         report.warn(rule, "csv.Spec.Description is empty: OperatorHub.io shows it as the operator's page")
     if not spec.get("keywords"):
@@ -489,7 +538,7 @@ def check_operatorhub(b: LoadedBundle, report: Report) -> None:
 
 def _full(version: str) -> str:
     parts = version.removeprefix("v").split(".")
-    return ".".join((parts + ["0", "0"])[:3]) if len(parts) < 3 else ".".join(parts)
+    return ".".join([*parts, "0", "0"][:3]) if len(parts) < 3 else ".".join(parts)
 
 
 def check_good_practices(b: LoadedBundle, report: Report) -> None:
@@ -497,7 +546,7 @@ def check_good_practices(b: LoadedBundle, report: Report) -> None:
     assert b.csv is not None
     rule = "good-practices"
     spec = b.csv.get("spec") or {}
-    install = ((spec.get("install") or {}).get("spec") or {})
+    install = (spec.get("install") or {}).get("spec") or {}
     deployments = install.get("deployments")
     if not deployments:
         report.error(rule, "unable to find a deployment to install in the CSV")
@@ -512,20 +561,40 @@ def check_good_practices(b: LoadedBundle, report: Report) -> None:
                     "to ensure the resource request for CPU and Memory.",
                 )
     name = str((b.csv.get("metadata") or {}).get("name", ""))
-    match = re.search(r"([0-9]+)\.([0-9]+)\.([0-9]+)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+)?$", name)
+    match = re.search(
+        r"([0-9]+)\.([0-9]+)\.([0-9]+)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+)?$", name
+    )
     if match is None or parse_semver(match[0]) is None:
-        report.warn(rule, f"csv.metadata.Name {name} is not following the versioning convention (MAJOR.MINOR.PATCH e.g 0.0.1): https://semver.org/")
+        report.warn(
+            rule,
+            f"csv.metadata.Name {name} is not following the versioning convention (MAJOR.MINOR.PATCH e.g 0.0.1): https://semver.org/",
+        )
     if len(name.split(".v")) != 2:
-        report.warn(rule, f"csv.metadata.Name {name} is not following the recommended naming convention: <operator-name>.v<semver> e.g. memcached-operator.v0.0.1")
+        report.warn(
+            rule,
+            f"csv.metadata.Name {name} is not following the recommended naming convention: <operator-name>.v<semver> e.g. memcached-operator.v0.0.1",
+        )
     channels = [c.strip() for c in b.annotations.get(REQUIRED_ANNOTATIONS[4], "").split(",") if c.strip()]
     default = b.annotations.get("operators.operatorframework.io.bundle.channel.default.v1", "")
-    wrong = sorted({c for c in [*channels, default] if c and not c.startswith(("candidate", "stable", "fast"))})
+    wrong = sorted(
+        {c for c in [*channels, default] if c and not c.startswith(("candidate", "stable", "fast"))}
+    )
     if wrong:
-        report.warn(rule, f"channel(s) {wrong} are not following the recommended naming convention: https://olm.operatorframework.io/docs/best-practices/channel-naming")
+        report.warn(
+            rule,
+            f"channel(s) {wrong} are not following the recommended naming convention: https://olm.operatorframework.io/docs/best-practices/channel-naming",
+        )
     for perm in [*(install.get("permissions") or []), *(install.get("clusterPermissions") or [])]:
         for r in perm.get("rules") or []:
-            if "apiextensions.k8s.io" in (r.get("apiGroups") or []) and {"customresourcedefinitions", "*"} & set(r.get("resources") or []) and {"create", "*", "patch"} & set(r.get("verbs") or []):
-                report.warn(rule, "CSV contains permissions to create CRD. An Operator shouldn't deploy or manage other operators.")
+            if (
+                "apiextensions.k8s.io" in (r.get("apiGroups") or [])
+                and {"customresourcedefinitions", "*"} & set(r.get("resources") or [])
+                and {"create", "*", "patch"} & set(r.get("verbs") or [])
+            ):
+                report.warn(
+                    rule,
+                    "CSV contains permissions to create CRD. An Operator shouldn't deploy or manage other operators.",
+                )
     crds = spec.get("customresourcedefinitions") or {}
     for relation in ("owned", "required"):
         for owned in crds.get(relation) or []:
@@ -535,7 +604,10 @@ def check_good_practices(b: LoadedBundle, report: Report) -> None:
         versions = (crd.get("spec") or {}).get("versions") or []
         unserved = [v.get("name") for v in versions if not v.get("served")]
         if unserved:
-            report.warn(rule, f"CRD {(crd.get('metadata') or {}).get('name')} has unserved versions {unserved}: remove them, or serve them")
+            report.warn(
+                rule,
+                f"CRD {(crd.get('metadata') or {}).get('name')} has unserved versions {unserved}: remove them, or serve them",
+            )
 
 
 REMOVED_APIS = {
@@ -549,11 +621,19 @@ REMOVED_APIS = {
 def check_deprecated_apis(b: LoadedBundle, report: Report, k8s_version: str | None) -> None:
     target = parse_semver(_full(k8s_version)) if k8s_version else None
     if k8s_version and target is None:
-        report.error("alpha-deprecated-apis", f"invalid value informed via the k8s key option : {k8s_version}")
+        report.error(
+            "alpha-deprecated-apis", f"invalid value informed via the k8s key option : {k8s_version}"
+        )
         return
     objs = [*b.crds, *b.objects]
     for removed_in, apis in REMOVED_APIS.items():
-        found = sorted({f"{o.get('kind')}: {(o.get('metadata') or {}).get('name')}" for o in objs if (o.get("apiVersion"), o.get("kind")) in apis})
+        found = sorted(
+            {
+                f"{o.get('kind')}: {(o.get('metadata') or {}).get('name')}"
+                for o in objs
+                if (o.get("apiVersion"), o.get("kind")) in apis
+            }
+        )
         if not found:
             continue
         message = f"this bundle is using APIs which were deprecated and removed in v{removed_in[:-2]}: {', '.join(found)}"
