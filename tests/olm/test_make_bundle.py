@@ -115,3 +115,47 @@ def test_use_image_digests_refuses_tags(tmp_path: Path) -> None:
     ]
     with pytest.raises(GenerateError, match="not a semantic version"):
         build_bundle(objects, "x", BundleOptions(version="v1"))
+
+
+def test_webhooks_become_webhook_definitions() -> None:
+    from pyscaffold_op.olm.bundle import BundleOptions, build_bundle
+
+    hook = {
+        "name": "vat-v1.example.com",
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "failurePolicy": "Fail",
+        "clientConfig": {
+            "service": {"name": "p-webhook-service", "namespace": "p-system", "path": "/validate-x"}
+        },
+        "rules": [
+            {
+                "apiGroups": ["example.com"],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE"],
+                "resources": ["ats"],
+            }
+        ],
+    }
+    objects = [
+        {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": "x"}, "spec": {}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "p-controller-manager"}, "spec": {"template": {"spec": {"containers": [{"name": "manager", "image": "m:v1"}]}}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "p-webhook-service"}, "spec": {"ports": [{"port": 443, "targetPort": 9443}]}},
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"}, "webhooks": [hook]},
+        {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "serving-cert"}},
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "ats.example.com"}, "spec": {"group": "example.com", "names": {"kind": "At", "plural": "ats"}, "versions": [{"name": "v1"}], "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"service": {"name": "p-webhook-service", "path": "/convert"}}}}}},
+    ]  # fmt: skip
+    bundle = build_bundle(objects, "p", BundleOptions())
+    defs = bundle.csv["spec"]["webhookdefinitions"]
+    assert [d["type"] for d in defs] == ["ValidatingAdmissionWebhook", "ConversionWebhook"]
+    assert defs[0]["deploymentName"] == "p-controller-manager"
+    assert (defs[0]["containerPort"], defs[0]["targetPort"], defs[0]["webhookPath"]) == (
+        443,
+        9443,
+        "/validate-x",
+    )
+    assert defs[1]["conversionCRDs"] == ["ats.example.com"]
+    assert sorted(bundle.manifests) == [
+        "example.com_ats.yaml"
+    ]  # the Service, configuration and Certificate are OLM's
+    assert "clientConfig" not in bundle.manifests["example.com_ats.yaml"]["spec"]["conversion"]["webhook"]
