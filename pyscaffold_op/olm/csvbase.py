@@ -41,7 +41,7 @@ def default_base(project_name: str, namespaced: bool) -> dict[str, Any]:
             "description": f"{project_name} description. TODO.",
             "displayName": project_name,
             "icon": [{"base64data": "", "mediatype": ""}],
-            "install": {"spec": {"deployments": None}, "strategy": ""},
+            "install": {"spec": {"deployments": []}, "strategy": ""},
             "installModes": [
                 {"supported": namespaced, "type": "OwnNamespace"},
                 {"supported": False, "type": "SingleNamespace"},
