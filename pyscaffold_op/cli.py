@@ -15,6 +15,7 @@ from pyscaffold_op.commands import boolflags, examples
 from pyscaffold_op.commands import envtest as envtest_commands
 from pyscaffold_op.commands import generate as generate_commands
 from pyscaffold_op.commands import lifecycle as lifecycle_commands
+from pyscaffold_op.commands import olm as olm_commands
 from pyscaffold_op.commands import scaffold as scaffold_commands
 from pyscaffold_op.errors import PyopError
 
@@ -47,6 +48,7 @@ scaffold_commands.register(app)
 lifecycle_commands.register(app)
 app.add_typer(generate_commands.app, name="generate")
 app.add_typer(envtest_commands.app, name="envtest")
+olm_commands.register(app, generate_commands.app)
 
 
 def main(argv: list[str] | None = None) -> None:

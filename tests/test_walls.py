@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "runtime": 2,
     "envtest": 2,
     "testing": 3,  # test helpers for operators: the runtime's FakeClock and eventually
+    "olm": 3,  # operator-sdk's half: CSV, bundles, validation, scorecard (reads gen's kinds, runs envtest)
     # the command line on top; dev tools (not shipped) may use anything
     "console": 4,
     "commands": 4,

@@ -12,7 +12,7 @@ root="$(cd "$here/../.." && pwd)"
 localbin="$(mkdir -p "${1:-$root/bin}" && cd "${1:-$root/bin}" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
-tools=(kube-apiserver etcd controller-gen kubebuilder helm)
+tools=(kube-apiserver etcd controller-gen kubebuilder helm olm-validate)
 
 stamp="$localbin/.oracles.stamp"
 want="$(cat "$here/versions.env" "$here/build.sh" "$here"/*/main.go | sha256sum | cut -d' ' -f1)"
@@ -48,6 +48,8 @@ minor="${KUBERNETES_VERSION#v1.}"; minor="${minor%%.*}"
 version_ldflags="-X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 build_module kube-apiserver pyop.dev/oracles/kube-apiserver "$version_ldflags" "require k8s.io/kubernetes $KUBERNETES_VERSION" "${replaces[@]}"
 build_module etcd pyop.dev/oracles/etcd "" "require go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+# operator-sdk's bundle validators (operator-framework/api pkg/validation) behind a tiny main
+build_module olm-validate pyop.dev/oracles/olm-validate "" "require github.com/operator-framework/api $OPERATOR_FRAMEWORK_API_VERSION"
 
 echo "oracles: installing controller-gen, kubebuilder, helm"
 GOBIN="$localbin" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION"

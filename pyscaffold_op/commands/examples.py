@@ -150,6 +150,46 @@ EXAMPLES: Mapping[str, str] = {
   # A version other than the storage one
   pyop generate models --from-crd widgets.yaml --version v1beta1
 """,
+    "generate kustomize": """
+  # Fill the CSV base in config/manifests/bases from the API types and their CSV markers
+  pyop generate kustomize manifests
+""",
+    "generate kustomize manifests": """
+  # Fill the CSV base (owned CRDs, descriptors); your edits to the base are kept
+  pyop generate kustomize manifests
+
+  # Fail if the base is out of date (for CI)
+  pyop generate kustomize manifests --check
+""",
+    "generate bundle": """
+  # The bundle of version 0.1.0 in the stable channel from config/manifests (what `make bundle` runs)
+  pyop generate bundle --version 0.1.0 --channels stable --default-channel stable
+
+  # From kustomize output you built yourself, e.g. with the release image set
+  kubectl kustomize config/manifests | pyop generate bundle --manifests - --version 0.1.0
+""",
+    "bundle": """
+  # Validate the bundle `make bundle` wrote
+  pyop bundle validate ./bundle
+""",
+    "bundle validate": """
+  # operator-sdk's default validators
+  pyop bundle validate ./bundle
+
+  # Also OperatorHub.io's requirements and the good practices
+  pyop bundle validate ./bundle --select-optional suite=operatorframework
+
+  # Only the good practices, as JSON
+  pyop bundle validate ./bundle --select-optional name=good-practices -o json-alpha1
+""",
+    "scorecard": """
+  # The basic and OLM suites on the bundle (examples created in pyop's emulator)
+  pyop scorecard ./bundle
+
+  # Only the OLM suite, as scorecard's v1alpha3 TestList JSON or as xunit for CI
+  pyop scorecard ./bundle --selector suite=olm --output json
+  pyop scorecard ./bundle --output xunit
+""",
     "envtest": """
   # Serve an API server with the project's CRDs, then use it with kubectl and `make run`
   pyop envtest serve --crds config/crd/bases --kubeconfig-out /tmp/kubeconfig

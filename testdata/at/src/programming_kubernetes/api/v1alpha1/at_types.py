@@ -42,17 +42,20 @@ class ScheduleError(ValueError):
 class AtSpec(KubeModel):
     """AtSpec defines the desired state of At: what to run, and when."""
 
+    # +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Schedule",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
     # +kubebuilder:validation:Format=date-time
     # +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$`
     schedule: str
     """When to run the command: an RFC 3339 date-time with a time zone, for example
     2026-12-02T15:04:05Z or 2026-12-02T23:04:05+08:00. A time in the past runs at once."""
 
+    # +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Command",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
     command: str = Field(min_length=1)
     """Shell command to run. It runs as `sh -c <command>` in the container, so quotes, pipes,
     redirections and && behave as in a shell."""
 
     # +optional
+    # +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Image",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
     image: str = Field(default="busybox", min_length=1)
     """Container image that runs the command; it must provide /bin/sh."""
 
@@ -71,16 +74,19 @@ class AtStatus(KubeModel):
     """AtStatus defines the observed state of At."""
 
     # +optional
+    # +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Phase",xDescriptors={"urn:alm:descriptor:io.kubernetes.phase"}
     phase: Phase | None = None
     """PENDING until the schedule is due, RUNNING while the command's Pod runs, DONE when it ended."""
 
     # +optional
     # +listType=map
     # +listMapKey=type
+    # +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
     conditions: list[Condition] = Field(default_factory=list)
     """Conditions: Scheduled, and Succeeded once the command has finished."""
 
     # +optional
+    # +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pod",xDescriptors={"urn:alm:descriptor:io.kubernetes:Pod"}
     pod_name: str | None = None
     """Name of the Pod that runs the command."""
 
@@ -93,6 +99,7 @@ class AtStatus(KubeModel):
     """When the command's Pod finished."""
 
     # +optional
+    # +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Outcome"
     outcome: Outcome | None = None
     """Succeeded or Failed, once the phase is DONE."""
 
@@ -105,6 +112,7 @@ class AtStatus(KubeModel):
     """The .metadata.generation this status was computed for."""
 
 
+# +operator-sdk:csv:customresourcedefinitions:displayName="At",resources={{Pod,v1,""}}
 # +kubebuilder:object:root=true
 # +kubebuilder:subresource:status
 # +kubebuilder:printcolumn:name="Schedule",type="string",JSONPath=".spec.schedule"
