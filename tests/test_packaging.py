@@ -64,7 +64,8 @@ def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout
 
 
 def venv_env(venv: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    # not PYTEST_PLUGINS (tests/conftest.py): the wheel's pytest11 entry point alone gives the fixtures
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTEST_PLUGINS"}}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["VIRTUAL_ENV"] = str(venv)
     env["PIP_NO_COMPILE"] = "1"
