@@ -6,12 +6,13 @@ commands, never here, so `pyop --help` stays fast.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
 
 from pyscaffold_op import __version__
-from pyscaffold_op.commands import boolflags, examples
+from pyscaffold_op.commands import about, boolflags, examples
 from pyscaffold_op.commands import envtest as envtest_commands
 from pyscaffold_op.commands import generate as generate_commands
 from pyscaffold_op.commands import lifecycle as lifecycle_commands
@@ -24,6 +25,8 @@ app = typer.Typer(
     help="Build Kubernetes operators in Python: scaffold, generate CRDs and RBAC, run and test.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # `pyop completion bash|zsh|fish` prints the script (commands/about.py), not typer's
+    # --install-completion, which edits start-up files
     add_completion=False,
     rich_markup_mode=None,  # plain click help: rendering it with rich costs ~0.15 s per `pyop --help`
 )
@@ -45,6 +48,7 @@ def _root(
 
 
 scaffold_commands.register(app)
+about.register(app)
 lifecycle_commands.register(app)
 app.add_typer(generate_commands.app, name="generate")
 app.add_typer(envtest_commands.app, name="envtest")
@@ -60,6 +64,12 @@ def main(argv: list[str] | None = None) -> None:
     """
     command = typer.main.get_command(app)
     examples.attach(command)
+    if about.COMPLETE_VAR in os.environ:  # a shell asking for completions (`pyop completion`'s script)
+        from typer.completion import completion_init
+
+        completion_init()
+        command.main(args=[], prog_name="pyop", complete_var=about.COMPLETE_VAR)
+        return
     args = boolflags.normalize(command, sys.argv[1:] if argv is None else list(argv))
     try:
         command.main(args=args, prog_name="pyop")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from importlib.metadata import entry_points
 
 import pytest
 
@@ -12,6 +13,16 @@ import pytest
 # names a file that is not there. Each test gives a project's make what it means to.
 for _inherited in ("MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKELEVEL", "PYTHON", "PYOP", "PYOP_SOURCE"):
     os.environ.pop(_inherited, None)
+
+# Generated projects find pyop's pytest plugin through its `pytest11` entry point. A checkout whose
+# installed metadata predates that entry point (an editable install made before it) would run their
+# tests without it: their pytest, run by these tests, then loads it by name (PYTEST_PLUGINS; the same
+# name as the entry point, so a conftest's `pytest_plugins` line does not register it twice).
+PYTEST_PLUGIN = "pyscaffold_op.envtest.pytest_plugin"
+if not any(ep.value == PYTEST_PLUGIN for ep in entry_points(group="pytest11")):
+    os.environ["PYTEST_PLUGINS"] = ",".join(
+        p for p in (os.environ.get("PYTEST_PLUGINS", ""), PYTEST_PLUGIN) if p
+    )
 
 # Reasons used by the suite's skip markers when a tool of the machine is absent (kubectl, make, ruff).
 _MISSING_TOOL = "is not installed"

@@ -36,7 +36,12 @@ def run_manager(*args: str, kubeconfig: Path) -> subprocess.CompletedProcess[str
     if not any(a.startswith("--health-probe-bind-address") for a in args):
         # a free port: another run on this host (a developer's manager, a parallel suite) may hold 8081
         args = ("--health-probe-bind-address=127.0.0.1:0", *args)
-    env = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONPATH": "src", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(kubeconfig),
+        "PYTHONPATH": os.pathsep.join(p for p in ("src", os.environ.get("PYTHONPATH", "")) if p),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     return subprocess.run(
         [sys.executable, "-m", "programming_kubernetes", "--log-format=text", *args],
         cwd=AT_DIR, env=env, capture_output=True, text=True, timeout=120, check=False,
@@ -87,8 +92,17 @@ def server_without_crds(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_local_runs_bind_loopback_and_the_deployment_all_interfaces() -> None:
-    probe = "from programming_kubernetes.__main__ import parse_args; print(repr(vars(parse_args([]))))"
-    env = {**os.environ, "PYTHONPATH": "src", "PYTHONDONTWRITEBYTECODE": "1"}
+    # the generated __main__ runs pyop's run_manager: its flags, with their defaults
+    probe = (
+        "import dataclasses, programming_kubernetes.__main__ as m, pyscaffold_op.runtime as r; "
+        "assert m.main.__code__.co_names.count('run_manager') == 1; "
+        "print(repr(dataclasses.asdict(r.parse_manager_flags([]))))"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in ("src", os.environ.get("PYTHONPATH", "")) if p),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     out = subprocess.run(
         [sys.executable, "-c", probe], cwd=AT_DIR, env=env, capture_output=True, text=True, check=True
     )

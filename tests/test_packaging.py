@@ -65,7 +65,8 @@ def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout
 
 
 def venv_env(venv: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    # not PYTEST_PLUGINS (tests/conftest.py): the wheel's pytest11 entry point alone gives the fixtures
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTEST_PLUGINS"}}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["VIRTUAL_ENV"] = str(venv)
     env["PIP_NO_COMPILE"] = "1"
@@ -120,7 +121,7 @@ def at_project(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 def test_the_wheels_pyop_scaffolds_the_golden_at_operator(at_project: tuple[Path, Path], wheel: Path) -> None:
     project, _ = at_project
-    produced = project_files(project) - {f"wheels/{wheel.name}"}
+    produced = project_files(project) - {f"wheels/{wheel.name}", "uv.lock"}
     produced = {p for p in produced if ".egg-info" not in p}
     assert produced == project_files(AT_DIR)
     # The manifests come from the scaffold's types here, from the finished ones after `make test`.
@@ -194,13 +195,20 @@ class ImageBuild:
         if instruction == "ENV":
             for pair in shlex.split(value):
                 key, _, val = pair.partition("=")
-                if key != "PIP_NO_CACHE_DIR":
+                if key not in {"PIP_NO_CACHE_DIR", "UV_COMPILE_BYTECODE"}:
                     self.env[key] = string.Template(rooted(val, self.root)).safe_substitute(self.env)
         elif instruction == "WORKDIR":
             self.workdir = Path(rooted(value, self.root)) if value.startswith("/") else self.workdir / value
             self.workdir.mkdir(parents=True, exist_ok=True)
         elif instruction == "COPY":
             *sources, dest = shlex.split(value)
+            if sources[0] == "--from=uv":  # uv's image: this machine's uv (the test extra has it)
+                uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+                assert uv, "uv is not installed (pip install uv)"
+                target = Path(rooted(dest, self.root))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.symlink_to(uv)
+                return
             if sources[0].startswith("--from="):
                 assert sources[1:] == [dest], "a COPY --from replays only when it keeps the path"
                 assert Path(rooted(dest, self.root)).is_dir(), f"{dest} was not built"
@@ -219,7 +227,9 @@ class ImageBuild:
                     target.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(src, target / src.name)
         elif instruction == "RUN":
-            run("/bin/sh", "-c", rooted(value, self.root), cwd=self.workdir, env=self.env)
+            # BuildKit's cache mounts (`--mount=type=cache,target=...`) only keep downloads between builds
+            command = re.sub(r"^(\s*--mount=\S+\s*)+", "", value)
+            run("/bin/sh", "-c", rooted(command, self.root), cwd=self.workdir, env=self.env)
 
 
 def build_context(project: Path, dest: Path) -> set[str]:
@@ -241,15 +251,18 @@ def build_context(project: Path, dest: Path) -> set[str]:
 def test_the_image_build_steps_install_only_the_runtime(
     at_project: tuple[Path, Path], wheel: Path, tmp_path: Path
 ) -> None:
-    project, _ = at_project
+    project, venv = at_project
+    # the image installs what uv.lock pins: `make lock` (uv came with the project's test extra)
+    run("make", "lock", f"UV={venv / 'bin' / 'python'} -m uv", cwd=project, env=venv_env(venv))
     context = tmp_path / "context"
     files = build_context(project, context)
     # The context is the package, its metadata and wheels/: no tests, config or virtual environments.
-    assert f"wheels/{wheel.name}" in files and "pyproject.toml" in files
+    assert f"wheels/{wheel.name}" in files and "pyproject.toml" in files and "uv.lock" in files
     assert {f.split("/")[0] for f in files} <= {
         "src",
         "wheels",
         "pyproject.toml",
+        "uv.lock",
         "README.md",
         "Dockerfile",
         ".dockerignore",
@@ -268,9 +281,19 @@ def test_the_image_build_steps_install_only_the_runtime(
     final_env = build.env
 
     venv_python = tmp_path / "root" / "opt" / "venv" / "bin" / "python"
-    listed = json.loads(
-        run(venv_python, "-m", "pip", "list", "--format", "json", cwd=tmp_path, env=final_env)
-    )
+    # a uv environment has no pip: uv lists it
+    uv_list = [
+        venv / "bin" / "python",
+        "-m",
+        "uv",
+        "pip",
+        "list",
+        "--python",
+        venv_python,
+        "--format",
+        "json",
+    ]
+    listed = json.loads(run(*uv_list, cwd=tmp_path, env=final_env))
     installed = {re.sub(r"[-_.]+", "-", d["name"]).lower() for d in listed}
     assert {"pyscaffold-op", "programming-kubernetes", "pydantic", "aiohttp"} <= installed
     assert not installed & {re.sub(r"[-_.]+", "-", n) for n in NOT_IN_IMAGE}

@@ -105,7 +105,7 @@ EXAMPLES: Mapping[str, str] = {
   pyop create webhook --group batch --version v1 --kind CronJob --conversion --spoke v2
 
   # Own URL paths for the webhooks, and overwrite webhook files that exist
-  pyop create webhook --group batch --version v1 --kind CronJob --defaulting \
+  pyop create webhook --group batch --version v1 --kind CronJob --defaulting \\
       --defaulting-path /default-cronjob --force
 """,
     "create helm-chart": """
@@ -117,6 +117,18 @@ EXAMPLES: Mapping[str, str] = {
 
   # Also rewrite Chart.yaml, values.yaml, .helmignore and _helpers.tpl (your edits there are lost)
   pyop create helm-chart --force
+""",
+    "version": """
+  # pyop's version, the Kubernetes release its models come from, Python and the platform
+  pyop version
+""",
+    "completion": """
+  # Complete pyop's commands and flags in bash (put the line in ~/.bashrc)
+  source <(pyop completion bash)
+
+  # zsh and fish: save the script as ~/.zfunc/_pyop (a folder on $fpath), ~/.config/fish/completions/pyop.fish
+  pyop completion zsh
+  pyop completion fish
 """,
     "generate": """
   # Write the CRDs and role.yaml (what `make manifests` runs)
@@ -203,8 +215,8 @@ EXAMPLES: Mapping[str, str] = {
   pyop envtest serve --port 6443 --crds config/crd/bases --crds third_party/crds --no-kubelet
 
   # Call the webhooks of a manager started by `make run` (it writes its local CA into its cert path)
-  pyop envtest serve --crds config/crd/bases --webhooks config/webhook/manifests.yaml \
-      --webhook-service system/webhook-service=https://127.0.0.1:9443 \
+  pyop envtest serve --crds config/crd/bases --webhooks config/webhook/manifests.yaml \\
+      --webhook-service system/webhook-service=https://127.0.0.1:9443 \\
       --webhook-ca /tmp/k8s-webhook-server/serving-certs/ca.crt
 """,
 }

@@ -1,7 +1,9 @@
-"""pytest fixtures for projects tested against the emulator.
+"""pytest fixtures for projects tested against the emulator (docs/envtest.md, "The pytest fixtures").
 
-    # tests/conftest.py
-    pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]
+pytest loads this plugin wherever pyscaffold-op is installed (its `pytest11` entry point, named as this
+module); a conftest line `pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]` still works and
+does not register it twice; `pytest -p no:pyscaffold_op.envtest.pytest_plugin` turns it off. Loading it
+imports nothing beyond pytest: the emulator (the `envtest` extra) is imported when a fixture runs.
 
 Fixtures: `envtest_crd_paths` (override to choose CRD folders), `envtest_kubelet` (override with
 `KubeletSimulator(rule=...)` or None), `envtest_workloads` (None: override with `Workloads()` to run
@@ -25,14 +27,17 @@ config/webhook/manifests.yaml and the CRDs' conversion webhooks name), with the 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pyscaffold_op.envtest import Environment, KubeletSimulator, Workloads
-from pyscaffold_op.envtest.realmode import EmulatorOnly
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest import Environment, KubeletSimulator, Workloads
+    from pyscaffold_op.runtime import Client
+    from pyscaffold_op.runtime.webhook import WebhookServer
 
 MODE_ENV = "PYOP_ENVTEST"
 
@@ -69,11 +74,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(f"real mode (kube-apiserver + etcd): {reason}")
 
 
+def _emulator_only(err: BaseException) -> bool:
+    """Whether `err` is real mode's EmulatorOnly (its module is loaded once real mode could raise it)."""
+    realmode = sys.modules.get("pyscaffold_op.envtest.realmode")
+    return realmode is not None and isinstance(err, realmode.EmulatorOnly)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     try:
         return (yield)
-    except EmulatorOnly as err:
+    except Exception as err:
+        if not _emulator_only(err):
+            raise
         pytest.skip(str(err))
 
 
@@ -81,7 +94,9 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 def pytest_fixture_setup(fixturedef: Any, request: pytest.FixtureRequest) -> Any:
     try:
         return (yield)
-    except EmulatorOnly as err:
+    except Exception as err:
+        if not _emulator_only(err):
+            raise
         pytest.skip(str(err))
 
 
@@ -109,6 +124,8 @@ def envtest_crd_paths(request: pytest.FixtureRequest) -> list[Path]:
 @pytest.fixture
 def envtest_kubelet(request: pytest.FixtureRequest) -> KubeletSimulator | None:
     """The kubelet simulator (Pods run, end, log); none in real mode, where nothing runs Pods."""
+    from pyscaffold_op.envtest import KubeletSimulator
+
     return None if real_mode(request.config) else KubeletSimulator()
 
 
@@ -125,6 +142,10 @@ async def envtest(
     envtest_kubelet: KubeletSimulator | None,
     envtest_workloads: Workloads | None,
 ) -> AsyncIterator[Environment]:
+    """A running API server (the emulator; real mode: kube-apiserver + etcd) with the CRDs of
+    `envtest_crd_paths` installed, for one test; stopped and forgotten after it."""
+    from pyscaffold_op.envtest import Environment
+
     async with Environment(
         crd_paths=envtest_crd_paths,
         kubelet=envtest_kubelet,
@@ -142,7 +163,11 @@ def envtest_webhook_paths(request: pytest.FixtureRequest) -> list[Path]:
 
 
 @pytest.fixture
-async def webhook_server(envtest: Environment, envtest_webhook_paths: list[Path]) -> AsyncIterator[Any]:
+async def webhook_server(
+    envtest: Environment, envtest_webhook_paths: list[Path]
+) -> AsyncIterator[WebhookServer]:
+    """A running webhook server on 127.0.0.1 with its own CA, which `envtest` calls for Service
+    `system/webhook-service`, with the configurations of `envtest_webhook_paths` installed."""
     from pyscaffold_op.runtime.webhook import WebhookServer
 
     server = WebhookServer(host="127.0.0.1", port=0)
@@ -155,11 +180,13 @@ async def webhook_server(envtest: Environment, envtest_webhook_paths: list[Path]
 
 @pytest.fixture
 def kubeconfig(envtest: Environment) -> str:
+    """The path of a kubeconfig file for `envtest` (for kubectl, other clients, a manager's --kubeconfig)."""
     return str(envtest.kubeconfig_path)
 
 
 @pytest.fixture
-async def client(envtest: Environment) -> AsyncIterator[Any]:
+async def client(envtest: Environment) -> AsyncIterator[Client]:
+    """A `pyscaffold_op.runtime.Client` of `envtest` (reads go to the server, no cache); closed after it."""
     # imported here to keep the plugin cheap to load; a broken runtime must fail the test, not skip it
     from pyscaffold_op.runtime import new_client
 

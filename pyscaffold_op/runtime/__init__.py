@@ -94,6 +94,12 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.controller.source import Channel, Kind, Source
     from pyscaffold_op.runtime.log import setup_logging
     from pyscaffold_op.runtime.loops import run
+    from pyscaffold_op.runtime.manager.cmd import (
+        ManagerFlags,
+        manager_flag_parser,
+        parse_manager_flags,
+        run_manager,
+    )
     from pyscaffold_op.runtime.manager.leader import LeaderElector
     from pyscaffold_op.runtime.manager.manager import (
         LeaderElectionLost,
@@ -117,7 +123,14 @@ def _read_exports() -> dict[str, tuple[str, str]]:
     import ast
 
     loader: Any = globals()["__loader__"]  # its source, also from a zip or an installed wheel
-    source = loader.get_source(__name__)
+    # pytest's assertion rewriter loads every module of a distribution with a pytest11 entry point (pyop's
+    # fixtures) and has no get_source: then the file itself
+    get_source = getattr(loader, "get_source", None)
+    source = get_source(__name__) if get_source is not None else None
+    if source is None and isinstance(globals().get("__file__"), str):
+        import pathlib
+
+        source = pathlib.Path(__file__).read_text(encoding="utf-8")
     assert source is not None, "pyscaffold_op.runtime needs its source to resolve its names"
     block = next(
         node

@@ -108,6 +108,21 @@ def _replacements(r: ResourceNames, flags: dict[str, bool]) -> list[dict[str, An
 
 def _main_server(text: str, where: str) -> str:
     """The webhook server and its flags, shared by every webhook of the project."""
+    if "run_manager(" in text:  # the flags are run_manager's (pyscaffold_op.runtime.manager.cmd)
+        if "WebhookServer(" in text:
+            return text
+        m = re.search(r"^from pyscaffold_op\.runtime import .*\n", text, re.MULTILINE)
+        if m is None:
+            raise ProjectError(
+                f"cannot add the webhook server to {where}: it does not import pyscaffold_op.runtime"
+            )
+        new_import = "from pyscaffold_op.runtime.webhook import WebhookServer\n"
+        text = text[: m.end()] + new_import + text[m.end() :]
+        server = [
+            "mgr.webhook_server = WebhookServer("
+            "port=flags.webhook_port, cert_dir=flags.webhook_cert_path, generate_missing=True)"
+        ]
+        return pysource.insert_at_marker(text, "controllers", server, where=where)
     if "--webhook-port" not in text:
         args = [
             "    parser.add_argument(",

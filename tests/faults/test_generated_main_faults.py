@@ -21,7 +21,8 @@ class Failing:
     async def start(self):
         raise {error}("the probe's {error}")
 
-entry.build_manager = lambda args: Failing()
+import pyscaffold_op.runtime.manager.cmd as cmd
+cmd.build_manager = lambda *args, **kwargs: Failing()
 sys.exit(entry.main(["--log-format", "text"]))
 """
 

@@ -521,7 +521,7 @@ def test_broken_kustomization(pyop: RunPyop, initialized: Path) -> None:
 def test_a_main_module_that_does_not_parse(pyop: RunPyop, initialized: Path) -> None:
     """The edited file cannot be formatted: one line naming it, nothing written."""
     main_py = initialized / MAIN
-    main_py.write_text(main_py.read_text().replace("def build_manager(", "def build_manager((", 1))
+    main_py.write_text(main_py.read_text().replace("def setup(", "def setup((", 1))
     before = snapshot(initialized)
     assert_one_line_error(pyop(*AT_API, cwd=initialized), "cannot format", "__main__.py")
     assert snapshot(initialized) == before

@@ -18,6 +18,11 @@ KUBECTL = shutil.which("kubectl")
 AT = ["--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "At"]
 
 
+def with_src(root: Path) -> str:
+    """PYTHONPATH for a project's manager: its src/, then the one this test runs with (pyop's checkout)."""
+    return os.pathsep.join(p for p in (str(root / "src"), os.environ.get("PYTHONPATH", "")) if p)
+
+
 def test_writes_the_webhook_and_turns_on_kustomize(pyop: RunPyop, with_api: Path) -> None:
     run = pyop(
         "create", "webhook", *AT, "--defaulting", "--programmatic-validation", "--no-make", cwd=with_api
@@ -32,8 +37,10 @@ def test_writes_the_webhook_and_turns_on_kustomize(pyop: RunPyop, with_api: Path
     assert "name=vat-v1alpha1.kb.io" in text and "def setup_at_webhook_with_manager(mgr: object)" in text
     assert (with_api / "tests/test_at_webhook.py").is_file()
     main = (with_api / f"src/{PACKAGE}/__main__.py").read_text()
-    assert '"--webhook-port"' in main and '"--webhook-cert-path"' in main
-    assert "setup_at_webhook_with_manager(mgr)" in main and "mgr.webhook_server = WebhookServer(" in main
+    # the flags are run_manager's; the server takes them from `flags` in setup()
+    server = "mgr.webhook_server = WebhookServer(port=flags.webhook_port, cert_dir=flags.webhook_cert_path"
+    assert server in main and "from pyscaffold_op.runtime.webhook import WebhookServer\n" in main
+    assert "setup_at_webhook_with_manager(mgr)" in main
     project = yaml.safe_load((with_api / "PROJECT").read_text())
     assert project["resources"][0]["webhooks"] == {
         "defaulting": True,
@@ -220,7 +227,12 @@ def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
     cert = next(d for d in docs if d["kind"] == "Certificate")
     assert cert["spec"]["dnsNames"][0] == "cron-webhook-service.cron-system.svc"
     (root / "tests/test_conversion.py").write_text(CONVERSION_TEST)
-    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(root / "src"), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+        ),
+    }
     tests = run_project_tests(root, env)
     assert tests.returncode == 0, tests.stdout[-3000:]
     assert "5 passed" in tests.stdout
@@ -284,7 +296,7 @@ def test_make_run_against_envtest_serve_converts_for_kubectl(tmp_path: Path) -> 
             [sys.executable, "-m", "cron", "--kubeconfig", str(kubeconfig),
              "--health-probe-bind-address", "0",
              "--webhook-port", str(port), "--webhook-cert-path", str(certs)],
-            cwd=root, env={**os.environ, "PYTHONPATH": str(root / "src")},
+            cwd=root, env={**os.environ, "PYTHONPATH": with_src(root)},
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
 
@@ -448,7 +460,12 @@ def test_generated_webhook_tests_pass_after_the_user_wrote_the_spec(tmp_path: Pa
             [sys.executable, "-m", "ruff", *check], cwd=root, capture_output=True, text=True
         )
         assert lint.returncode == 0, lint.stdout + lint.stderr
-    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(root / "src"), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+        ),
+    }
     pytest_cmd = [
         sys.executable,
         "-m",
@@ -489,7 +506,12 @@ def test_a_bad_debug_log_call_in_a_webhook_fails_the_projects_tests(pyop: RunPyo
     assert call in good
     bad = 'log.debug("defaulting", extra={"name": at.metadata.name})'
     webhook.write_text(good.replace(call, bad))
-    env = {**os.environ, "PYTHONPATH": str(with_api / "src")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(with_api / "src"), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+        ),
+    }
     tests = run_project_tests(with_api, env)
     assert tests.returncode == 1, tests.stdout[-3000:]
     assert "Attempt to overwrite 'name' in LogRecord" in tests.stdout

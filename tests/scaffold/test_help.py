@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,3 +95,26 @@ def test_create_api_ends_with_what_to_do_next(pyop: RunPyop, initialized: Path) 
     run = pyop(*AT_API, "--resource=false", "--force", cwd=initialized)
     assert run.code == 0, run.err
     assert "Next: edit the API types and the reconciler,\n" in run.out
+
+
+def test_example_lines_are_not_run_together() -> None:
+    # A `\` at a line's end inside a Python string joins the lines (`--defaulting       --defaulting-path`):
+    # examples.py writes `\\`, which the help shows as the shell continuation it is.
+    for path, text in EXAMPLES.items():
+        for line in text.strip("\n").splitlines():
+            assert not re.search(r"\S {3,}\S", line), f"{path or 'pyop'}: {line!r}"
+
+
+@pytest.mark.parametrize("path", [p for p in PATHS if "\\\n" in EXAMPLES[" ".join(p)]])
+def test_continuation_lines_print_as_written_at_any_width(
+    pyop: RunPyop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: tuple[str, ...]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "50")  # narrower than the examples: click must not re-wrap them
+    out = pyop(*path, "--help", cwd=tmp_path).out
+    lines = EXAMPLES[" ".join(path)].strip("\n").splitlines()
+    shown = [printed.strip() for printed in out.splitlines()]
+    for line, after in itertools.pairwise(lines):
+        if line.endswith(" \\"):
+            assert after.startswith("      "), after
+            at = shown.index(line.strip())  # printed whole, then its continuation on the next line
+            assert shown[at + 1] == after.strip(), (line, after)

@@ -14,8 +14,9 @@
 
 """Test set-up: pyop's envtest API server, with this project's CRDs from config/crd/bases.
 
-The plugin provides the fixtures `envtest` (a running API server), `kubeconfig` (a kubeconfig file for
-it) and `client` (a pyscaffold_op.runtime.Client). Like kubebuilder's envtest, it runs no
+pyop's pytest plugin (loaded by pytest wherever pyscaffold-op is installed: its `pytest11` entry point)
+provides the fixtures `envtest` (a running API server), `kubeconfig` (a kubeconfig file for it),
+`client` (a pyscaffold_op.runtime.Client) and `webhook_server`; docs/envtest.md describes each. Like kubebuilder's envtest, it runs no
 controller-manager: a Deployment your controller creates gets no ReplicaSet, Pods or status. To have
 them, as a cluster would, override the `envtest_workloads` fixture here:
 
@@ -29,5 +30,3 @@ them, as a cluster would, override the `envtest_workloads` fixture here:
 The kubelet simulator runs Pods (phases, exit codes, logs); override `envtest_kubelet` to change its
 rules. Override `envtest_crd_paths` to install CRDs from other folders.
 """
-
-pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]

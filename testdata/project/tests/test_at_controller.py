@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pyscaffold_op.envtest import Environment
 from pyscaffold_op.runtime import Client, Manager, ManagerOptions, Request, Result
 from pyscaffold_op.testing import eventually, load_sample
 
@@ -29,7 +30,7 @@ from programming_kubernetes.controllers.at_controller import AtReconciler
 SAMPLE = Path(__file__).resolve().parents[1] / "config/samples/programming-kubernetes_v1alpha1_at.yaml"
 
 
-async def test_reconcile_runs_for_a_new_at(envtest, client: Client) -> None:
+async def test_reconcile_runs_for_a_new_at(envtest: Environment, client: Client) -> None:
     mgr = Manager(envtest.config, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
     reconciler = AtReconciler(
         client=mgr.client,

@@ -40,7 +40,7 @@ class AtStatus(KubeModel):
     # +listType=map
     # +listMapKey=type
     # +optional
-    conditions: list[Condition] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=list[Condition])
     """Conditions represent the current state of the At resource."""
 
 

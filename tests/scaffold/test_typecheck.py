@@ -1,0 +1,82 @@
+"""`make typecheck`: a scaffolded project passes pyright in strict mode, as its pyproject.toml configures it.
+
+The project's own `[tool.pyright]` is used, with this checkout on pyright's search path (the installed
+pyscaffold-op may be another copy). The project has what every scaffold command adds: an API with its
+controller, a namespaced manager, a controller for a built-in kind, a deploy-image API, and defaulting,
+validating and conversion webhooks. pyright (the `pyright` distribution) runs on the node.js on PATH;
+without one it would fetch node, which a test must not: it is skipped then.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from .conftest import AT_API, AT_INIT, RunPyop
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(600),
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (pyright runs on it)"),
+]
+
+
+def pyright() -> list[str]:
+    try:
+        import pyright as _  # noqa: F401
+    except ImportError:
+        pytest.skip("pyright is not installed (pip install pyright)")
+    return [sys.executable, "-m", "pyright"]
+
+
+def test_the_scaffold_passes_pyright_strict(pyop: RunPyop, tmp_path: Path) -> None:
+    command = pyright()
+    root = tmp_path / "project"
+    root.mkdir()
+    steps = [
+        [*AT_INIT, "--namespaced", "--multigroup"],
+        AT_API,
+        ["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment",
+         "--resource=false", "--no-make"],
+        ["create", "api", "--group", "cache", "--version", "v1alpha1", "--kind", "Memcached",
+         "--image", "memcached:1.6", "--plugins", "deploy-image/v1-alpha", "--no-make"],
+        ["create", "api", "--group", "programming-kubernetes", "--version", "v2", "--kind", "At",
+         "--controller=false", "--no-make"],
+        ["create", "webhook", "--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "At",
+         "--defaulting", "--programmatic-validation", "--conversion", "--spoke", "v2", "--make=false"],
+    ]  # fmt: skip
+    for args in steps:
+        run = pyop(*args, cwd=root)
+        assert run.code == 0, (args, run.err)
+
+    settings = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pyright"]
+    assert settings["typeCheckingMode"] == "strict"
+    config = {**settings, "extraPaths": [str(REPO_ROOT), "src"]}
+    (root / "pyrightconfig.json").write_text(json.dumps(config))  # takes precedence over pyproject.toml
+    result = subprocess.run([*command, "--outputjson"], cwd=root, capture_output=True, text=True, timeout=500)
+    report = json.loads(result.stdout)
+    errors = [
+        f"{d['file'].removeprefix(str(root) + '/')}:{d['range']['start']['line'] + 1}: {d['message']}"
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    ]
+    assert not errors, "\n".join(errors)
+    assert report["summary"]["filesAnalyzed"] >= 10
+
+
+def test_make_typecheck_runs_pyright_and_ci_runs_it(pyop: RunPyop, tmp_path: Path) -> None:
+    assert pyop(*AT_INIT, cwd=tmp_path).code == 0
+    makefile = (tmp_path / "Makefile").read_text()
+    assert "typecheck: ## " in makefile and "\t$(PYTHON) -m pyright\n" in makefile
+    assert "all: manifests lint typecheck test" in makefile
+    extra = tomllib.loads((tmp_path / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(r.startswith("pyright") for r in extra["test"])
+    assert "run: make typecheck" in (tmp_path / ".github/workflows/lint.yml").read_text()
