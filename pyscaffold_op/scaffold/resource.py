@@ -69,6 +69,8 @@ class ResourceNames:
     """The arguments of the reconciler's `client.get` of the kind."""
 
     webhook_module: str
+    webhooks_package: str
+    """The package holding the webhooks' version packages (`<pkg>.webhooks`, or `.<group>` below it)."""
     webhook_file: str
     webhook_test_path: str
     logger: str
@@ -107,10 +109,13 @@ def resource_names(
     deploy_image: DeployImage | None = None,
     other: OtherKind | None = None,
     recorded_domain: bool = False,
+    versioned_webhook_test: bool = False,
 ) -> ResourceNames:
     """The names of a kind of this project (recorded in PROJECT or about to be), or with `other` of a
     built-in or external kind a controller watches. The group is qualified by the PROJECT's domain, or
-    with `recorded_domain` by the one PROJECT records for the kind (`create webhook`)."""
+    with `recorded_domain` by the one PROJECT records for the kind (`create webhook`). With
+    `versioned_webhook_test` the webhook test's file names the version
+    (`tests/test_<kind>_<version>_webhook.py`: another version of the kind has one already)."""
     if other is not None:
         group, plural, namespaced = other.group, other.plural, other.namespaced
     resource = Resource(group=group, version=version, kind=kind, domain=project.domain)
@@ -145,6 +150,8 @@ def resource_names(
     webhooks_package = f"{project.package}.webhooks" + (f".{group_module}" if multigroup else "")
     webhook_module = f"{webhooks_package}.{version}.{kind_lower}_webhook"
     webhook_test = f"{group_module}_{kind_lower}" if multigroup else kind_lower
+    if versioned_webhook_test:
+        webhook_test += f"_{version}"
     return ResourceNames(
         header=header,
         package=project.package,
@@ -181,6 +188,7 @@ def resource_names(
         recorder_name=f"{controller_name or per_group}-controller",
         get_args=f"{kind}, request.name" + (", namespace=request.namespace" if namespaced else ""),
         webhook_module=webhook_module,
+        webhooks_package=webhooks_package,
         webhook_file="src/" + webhook_module.replace(".", "/") + ".py",
         webhook_test_path=f"tests/test_{webhook_test}_webhook.py",
         logger=f"{project.package}.webhooks",
