@@ -278,6 +278,12 @@ def create_webhook(
     validation_path: str | None = typer.Option(
         None, "--validation-path", help="URL path of the validating webhook (default: /validate-...)."
     ),
+    plural: str | None = typer.Option(
+        None,
+        "--plural",
+        help="The kind's resource plural, e.g. admirales (kubebuilder's flag). Default: the one `create api` "
+        "recorded in PROJECT, which it must match.",
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite the webhook files that already exist."),
     make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
 ) -> None:
@@ -298,6 +304,7 @@ def create_webhook(
         defaulting_path=defaulting_path,
         validation_path=validation_path,
         force=force,
+        plural=plural,
     )
     root, written = scaffold_webhook(options, Path.cwd())
     _report("wrote", written)

@@ -143,6 +143,8 @@ class WebhookOptions:
     defaulting_path: str | None = None
     validation_path: str | None = None
     force: bool = False
+    plural: str | None = None
+    """`--plural` (kubebuilder's flag): the kind's resource plural, checked against PROJECT's."""
 
 
 def validate_webhook(options: WebhookOptions) -> None:
@@ -150,6 +152,8 @@ def validate_webhook(options: WebhookOptions) -> None:
     names.validate_group(options.group)
     names.validate_version(options.version)
     names.validate_kind(options.kind)
+    if options.plural is not None:
+        names.validate_plural(options.plural)
     if not (options.defaulting or options.validation or options.conversion):
         raise ValidationError(
             "nothing to scaffold: pass --defaulting, --programmatic-validation and/or --conversion"

@@ -262,6 +262,13 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
             f"no API {options.group}/{options.version}, Kind={options.kind} in {PROJECT_FILE}: "
             "run `pyop create api` for it first"
         )
+    plural = resource.plural or names.pluralize(options.kind)
+    if options.plural is not None and options.plural != plural:
+        raise ProjectError(
+            f"--plural {options.plural}: the plural of {options.group}/{options.version}, "
+            f"Kind={options.kind} is {plural!r} (in {PROJECT_FILE}, from `create api`"
+            f"{' --plural' if resource.plural else ''}); the webhooks match the resource by it"
+        )
     recorded = resource.webhooks
     if recorded is not None and not options.force:
         given = {

@@ -576,3 +576,28 @@ def test_webhooks_on_two_versions_of_a_kind_each_keep_their_test(pyop: RunPyop, 
     assert pyop("generate", "manifests", cwd=with_api).code == 0
     tests = run_project_tests(with_api, env)
     assert tests.returncode == 0, tests.stdout[-3000:]
+
+
+def test_plural_is_kubebuilders_flag_and_must_match_project(pyop: RunPyop, with_api: Path) -> None:
+    """Issue 27 (kubebuilder parity): `create webhook --plural=admirales` (kubebuilder's reference
+    project) failed with "No such option". The plural PROJECT records is accepted; another is refused."""
+    admiral = ["--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "Admiral"]
+    make = ("--no-make",)
+    assert (
+        pyop("create", "api", *admiral, "--plural=admirales", "--cluster-scoped", *make, cwd=with_api).code
+        == 0
+    )
+    before = snapshot(with_api)
+    run = pyop("create", "webhook", *admiral, "--plural=admirals", "--defaulting", *make, cwd=with_api)
+    assert_one_line_error(run, "--plural admirals", "'admirales'")
+    assert snapshot(with_api) == before
+    assert_one_line_error(
+        pyop("create", "webhook", *admiral, "--plural=Admirales", "--defaulting", *make, cwd=with_api),
+        "invalid plural 'Admirales'",
+    )
+    run = pyop("create", "webhook", *admiral, "--plural=admirales", "--defaulting", *make, cwd=with_api)
+    assert run.code == 0, run.err
+    text = (with_api / f"src/{PACKAGE}/webhooks/v1alpha1/admiral_webhook.py").read_text()
+    assert "resources=admirales" in text
+    run = pyop("create", "webhook", *AT, "--plural=ats", "--defaulting", *make, cwd=with_api)
+    assert run.code == 0, run.err

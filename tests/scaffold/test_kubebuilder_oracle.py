@@ -154,16 +154,10 @@ def kubebuilder_args(command: Command) -> Command:
 
 
 def pyop_args(command: Command) -> Command:
-    """kubebuilder's `--flag=true|false` as click spells it; no `make manifests` until the end.
-
-    `create webhook --plural` is dropped: pyop reads the plural from PROJECT and has no such flag
-    (docs/cli.md, "Compared with kubebuilder").
-    """
+    """kubebuilder's `--flag=true|false` as click spells it; no `make manifests` until the end."""
     out: Command = []
     for arg in command:
         flag, eq, value = arg.partition("=")
-        if command[:2] == ["create", "webhook"] and flag == "--plural":
-            continue
         if eq and value in ("true", "false"):
             out.append(flag if value == "true" else "--no-" + flag.removeprefix("--"))
         else:
