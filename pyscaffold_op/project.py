@@ -69,11 +69,20 @@ class ResourceWebhooks(_Model):
     webhook_version: str = "v1"
 
 
+class ResourceController(_Model):
+    """A named controller of a kind (kubebuilder's `create api --controller-name`)."""
+
+    name: str
+
+
 class Resource(_Model):
     """One API (group/version/kind) of the project, as kubebuilder records it."""
 
     api: ResourceAPI | None = None
     controller: bool = False
+    controllers: list[ResourceController] | None = None
+    """The kind's controllers by name once one was given a name (kubebuilder's `controllers:`, which then
+    stands for `controller: true`; the default controller's name is the lower-cased kind)."""
     core: bool | None = None
     """A built-in kind (kubebuilder's `core: true`): no types or CRD of the project's own."""
     domain: str = ""
@@ -94,6 +103,15 @@ class Resource(_Model):
 
     def same_gvk(self, group: str, version: str, kind: str) -> bool:
         return (self.group, self.version, self.kind) == (group, version, kind)
+
+    def controller_names(self) -> list[str]:
+        """The names of the kind's controllers (the lower-cased kind for the one `controller: true` means)."""
+        if self.controllers:
+            return [c.name for c in self.controllers]
+        return [self.kind.lower()] if self.controller else []
+
+    def has_controller(self) -> bool:
+        return bool(self.controller_names())
 
 
 class Project(_Model):
@@ -139,6 +157,8 @@ class Project(_Model):
             for key in ("domain", "path"):  # kubebuilder leaves them out of core entries
                 if resource.get(key) == "":
                     del resource[key]
+            if resource.get("controllers"):  # kubebuilder writes one or the other
+                resource.pop("controller", None)
         if not data.get("multigroup"):
             data.pop("multigroup", None)
         if not data.get("namespaced"):
@@ -213,6 +233,8 @@ def check_project(project: Project, path: Path) -> None:
         check(f"{at}.group", names.validate_qualified_group, r.group, r.domain)
         check(f"{at}.version", names.validate_version, r.version)
         check(f"{at}.kind", names.validate_kind, r.kind)
+        for j, c in enumerate(r.controllers or []):
+            check(f"{at}.controllers[{j}].name", names.validate_dns1123_label, c.name, "controller name")
         if r.plural is not None:
             check(f"{at}.plural", names.validate_plural, r.plural)
         if r.path:  # a Go import path for built-in and external kinds, a module for the project's own

@@ -221,7 +221,7 @@ def _namespaced_notes(project: Project, namespaced: bool) -> list[str]:
         return []
     notes = []
     cluster = sorted(
-        r.kind for r in project.resources if r.controller and r.api is not None and not r.api.namespaced
+        r.kind for r in project.resources if r.has_controller() and r.api is not None and not r.api.namespaced
     )
     if cluster:
         notes.append(

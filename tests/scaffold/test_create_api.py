@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+import yaml
 from ruamel.yaml import YAML
 
 from .conftest import AT_API, PACKAGE, RunPyop, assert_one_line_error, snapshot
@@ -598,3 +599,42 @@ def test_storage_version_missing_is_false_once_one_version_is_marked(pyop: RunPy
     types = with_api / API / "at_types.py"
     types.write_text(types.read_text().replace("class At(", "# +kubebuilder:storageversion\nclass At(", 1))
     assert not storage_version_missing(options, load_project(with_api), with_api)
+
+
+def test_a_second_controller_for_a_kind_needs_no_force(pyop: RunPyop, initialized: Path) -> None:
+    """Issue 27 (kubebuilder parity, its project-v4): `--controller-name captain-backup` for a kind
+    that has a controller needed --force. Like kubebuilder, another name adds a controller, recorded
+    in PROJECT's `controllers:`; the same name again, or none, is refused without --force."""
+    captain = ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Captain", "--no-make"]
+    assert pyop(*captain, "--controller-name=captain", cwd=initialized).code == 0
+    assert pyop(*captain, "--force", cwd=initialized).code == 0
+    run = pyop(*captain, "--no-resource", "--controller-name=captain-backup", cwd=initialized)
+    assert run.code == 0, run.err
+    project = yaml.safe_load((initialized / "PROJECT").read_text())
+    (resource,) = project["resources"]
+    assert resource["controllers"] == [{"name": "captain"}, {"name": "captain-backup"}]
+    assert "controller" not in resource
+    controllers = initialized / f"src/{PACKAGE}/controllers"
+    assert {p.name for p in controllers.glob("*_controller.py")} == {
+        "captain_controller.py",
+        "captain_backup_controller.py",
+    }
+    main = (initialized / f"src/{PACKAGE}/__main__.py").read_text()
+    assert "CaptainReconciler(" in main and "CaptainBackupReconciler(" in main
+    before = snapshot(initialized)
+    again = pyop(*captain, "--no-resource", "--controller-name=captain-backup", cwd=initialized)
+    assert_one_line_error(again, "a controller named 'captain-backup' already exists")
+    unnamed = pyop(*captain, "--no-resource", cwd=initialized)
+    assert_one_line_error(unnamed, "already exists", "--controller-name to add another")
+    assert snapshot(initialized) == before
+    # a named controller added to a kind whose controller has no name lists both
+    sailor = ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Sailor", "--no-make"]
+    assert pyop(*sailor, cwd=initialized).code == 0
+    assert pyop(*sailor, "--no-resource", "--controller-name=sailor-backup", cwd=initialized).code == 0
+    project = yaml.safe_load((initialized / "PROJECT").read_text())
+    assert project["resources"][1]["controllers"] == [{"name": "sailor"}, {"name": "sailor-backup"}]
+    # and `delete api` takes both controllers out
+    delete = ["delete", "api", "--group", "crew", "--version", "v1", "--kind", "Captain", "--no-make"]
+    assert pyop(*delete, cwd=initialized).code == 0
+    assert not list(controllers.glob("captain*"))
+    assert "Captain" not in (initialized / f"src/{PACKAGE}/__main__.py").read_text()
