@@ -35,8 +35,10 @@ def package_name_from_repo(repo: str) -> str:
 
 
 def group_module_name(group: str) -> str:
-    """A Python module name for an API group: `programming-kubernetes` -> `programming_kubernetes`."""
-    return re.sub(r"[^0-9a-z_]", "_", group.split(".")[0]) if group else "core"
+    """A Python module name for an API group, the whole group made an identifier (kubebuilder's
+    `api/<group>/` folder): `programming-kubernetes` -> `programming_kubernetes`, `foo.policy` ->
+    `foo_policy` (so `foo` and `foo.policy` are two packages)."""
+    return re.sub(r"[^0-9a-z_]", "_", group) if group else "core"
 
 
 def api_module_path(package: str, group: str, version: str, *, multigroup: bool) -> str:
@@ -141,7 +143,19 @@ class Project(_Model):
         """
         if resource.path.startswith(f"{self.package}.api."):
             return resource.path
-        return api_module_path(self.package, resource.group, resource.version, multigroup=self.multigroup)
+        if self.multigroup:
+            return f"{self.package}.api.{self.group_module(resource.group)}.{resource.version}"
+        return api_module_path(self.package, resource.group, resource.version, multigroup=False)
+
+    def group_module(self, group: str) -> str:
+        """The Python package of a group in a multigroup project (below `api`, `controllers`, `webhooks`):
+        the one PROJECT records for the group's kinds (an earlier pyop named a dotted group's package
+        after its first label: `foo.policy`'s kinds stay in `foo`), else `group_module_name`."""
+        for r in self.resources:
+            parts = r.path.split(".")
+            if r.group == group and r.path.startswith(f"{self.package}.api.") and len(parts) == 4:
+                return parts[2]
+        return group_module_name(group)
 
     def api_dir(self, root: Path, resource: Resource) -> Path:
         return root / "src" / Path(*self.api_module(resource).split("."))

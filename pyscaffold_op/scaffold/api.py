@@ -73,16 +73,16 @@ def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tup
         return _plan_other(options, other, root, project)
     validate_group_package(options.group, project)
     if project.multigroup:
-        module = names.group_module_name(options.group)
+        module = project.group_module(options.group)
         clash = sorted(
             r.group for r in project.resources
-            if _own(r) and r.group != options.group and names.group_module_name(r.group) == module
+            if _own(r) and r.group != options.group and project.group_module(r.group) == module
         )  # fmt: skip
         if clash:
             raise ProjectError(
                 f"cannot add group {options.group!r}: its Python packages api/{module}/ and "
-                f"controllers/{module}/ already hold group {clash[0]!r} (a group's package is named after "
-                "its first label); choose a group whose first label differs"
+                f"controllers/{module}/ already hold group {clash[0]!r} (a group's package is the group "
+                "with '-' and '.' made '_'); choose another group"
             )
     recorded = project.find(options.group, options.version, options.kind)
     if not options.resource and recorded is not None and recorded.api is not None:

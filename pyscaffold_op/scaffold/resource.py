@@ -31,7 +31,8 @@ class ResourceNames:
 
     group: str
     group_module: str
-    """The group's Python package in a multigroup project (its first label)."""
+    """The group's Python package in a multigroup project (`Project.group_module`: `foo.policy` ->
+    `foo_policy`)."""
     version: str
     kind: str
     kind_lower: str
@@ -134,8 +135,7 @@ def resource_names(
         qualified_group = other.qualified_group or "core"  # RBAC markers name the core group `core`
         api_version = f"{other.qualified_group}/{version}".lstrip("/")
     multigroup = project.multigroup
-    group_module = names.group_module_name(group)
-    group_label = group.split(".")[0]
+    group_module = project.group_module(group)
     kind_lower = kind.lower()
     api_dir = "src/" + api_module.replace(".", "/")
     sample_name = f"{group}_{version}_{kind_lower}.yaml"
@@ -145,7 +145,9 @@ def resource_names(
     controller_module = f"{controllers_module}.{stem or kind_lower}_controller"
     reconciler = f"{names.pascal_case(stem)}Reconciler" if stem else f"{kind}Reconciler"
     test_stem = f"{group_module}_{stem or kind_lower}" if multigroup else (stem or kind_lower)
-    per_group = f"{group_label}-{kind_lower}" if multigroup else kind_lower
+    # kubebuilder names a multigroup kind's controller and helper roles after the whole group
+    # (`foo.policy-healthcheckpolicy`, `foo.policy-healthcheckpolicy-admin-role`)
+    per_group = f"{group}-{kind_lower}" if multigroup else kind_lower
 
     webhooks_package = f"{project.package}.webhooks" + (f".{group_module}" if multigroup else "")
     webhook_module = f"{webhooks_package}.{version}.{kind_lower}_webhook"

@@ -296,20 +296,62 @@ needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 
 @needs_make
-def test_multigroup_groups_sharing_a_first_label_are_refused(pyop: RunPyop, tmp_path: Path) -> None:
-    # net.infra and net.apps both map to api/net/: the second kind silently got the first group's GROUP
+def test_multigroup_groups_sharing_a_package_are_refused(pyop: RunPyop, tmp_path: Path) -> None:
+    # net-infra and net.infra both map to api/net_infra/: the second kind would get the first group's GROUP
     from .conftest import AT_INIT
 
     assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
     assert pyop(*api_args(group="net.infra", kind="Router"), cwd=tmp_path).code == 0
     before = snapshot(tmp_path)
-    run = pyop(*api_args(group="net.apps", kind="Switch"), cwd=tmp_path)
-    assert_one_line_error(run, "cannot add group 'net.apps'", "api/net/", "'net.infra'", "first label")
+    run = pyop(*api_args(group="net-infra", kind="Switch"), cwd=tmp_path)
+    assert_one_line_error(run, "cannot add group 'net-infra'", "api/net_infra/", "'net.infra'")
     assert snapshot(tmp_path) == before
     assert pyop(*api_args(group="net.infra", kind="Switch"), cwd=tmp_path).code == 0  # same group: fine
 
 
-@pytest.mark.parametrize(("group", "module"), [("9net", "9net"), ("import", "import"), ("for.x", "for")])
+def test_multigroup_foo_and_foo_policy_are_two_packages(pyop: RunPyop, tmp_path: Path) -> None:
+    """Issue 27 (kubebuilder parity, its multigroup project): `foo` after `foo.policy` was refused (both
+    were api/foo/). A group's package is the whole group made an identifier (kubebuilder: api/foo/ and
+    api/foo.policy/), and its controller and helper roles are named after the whole group
+    (`foo.policy-healthcheckpolicy-admin-role`, as kubebuilder names them)."""
+    from .conftest import AT_INIT
+
+    assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
+    assert pyop(*api_args(group="foo.policy", kind="HealthCheckPolicy"), cwd=tmp_path).code == 0
+    run = pyop(*api_args(group="foo", kind="Bar"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    paths = [r["path"] for r in safe_load(tmp_path / "PROJECT")["resources"]]
+    assert paths == [f"{PACKAGE}.api.foo_policy.v1alpha1", f"{PACKAGE}.api.foo.v1alpha1"]
+    src = tmp_path / f"src/{PACKAGE}"
+    assert (src / "api/foo_policy/v1alpha1/healthcheckpolicy_types.py").is_file()
+    assert (src / "api/foo/v1alpha1/bar_types.py").is_file()
+    controller = (src / "controllers/foo_policy/healthcheckpolicy_controller.py").read_text()
+    assert 'named("foo.policy-healthcheckpolicy")' in controller
+    role = safe_load(tmp_path / "config/rbac/foo_policy_healthcheckpolicy_admin_role.yaml")
+    assert role["metadata"]["name"] == "foo.policy-healthcheckpolicy-admin-role"
+    main_py = (src / "__main__.py").read_text()
+    assert "FooPolicyHealthCheckPolicyReconciler(" in main_py and "FooBarReconciler(" in main_py
+
+
+def test_multigroup_a_dotted_groups_recorded_package_is_kept(pyop: RunPyop, tmp_path: Path) -> None:
+    """A project whose dotted group got the package of its first label (an earlier pyop) keeps it for
+    the group's new kinds: PROJECT records where the group's kinds are."""
+    from .conftest import AT_INIT
+
+    assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
+    project = tmp_path / "PROJECT"
+    assert pyop(*api_args(group="foo.policy", kind="HealthCheckPolicy"), cwd=tmp_path).code == 0
+    src = tmp_path / f"src/{PACKAGE}"
+    (src / "api/foo_policy").rename(src / "api/foo")
+    (src / "controllers/foo_policy").rename(src / "controllers/foo")
+    project.write_text(project.read_text().replace(".api.foo_policy.v1alpha1", ".api.foo.v1alpha1"))
+    run = pyop(*api_args(group="foo.policy", kind="RateLimit"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert (src / "api/foo/v1alpha1/ratelimit_types.py").is_file()
+    assert (src / "controllers/foo/ratelimit_controller.py").is_file()
+
+
+@pytest.mark.parametrize(("group", "module"), [("9net", "9net"), ("import", "import"), ("class", "class")])
 def test_multigroup_group_must_make_a_python_package(
     pyop: RunPyop, tmp_path: Path, group: str, module: str
 ) -> None:

@@ -130,13 +130,6 @@ ALLOWED: list[Allowed] = [
         "managed-by), so `kubectl get -l app.kubernetes.io/name=<project>` finds them too",
     ),
     Allowed(
-        r"ClusterRole/.*-foo(\.policy)?-healthcheckpolicy-(admin|editor|viewer)-role",
-        r"$",
-        "in a multigroup project the helper roles of a dotted group are named after its first label "
-        "(foo-healthcheckpolicy-admin-role; kubebuilder: foo.policy-...); not deliberate, to fix in "
-        "scaffold/resource.py (role_prefix)",
-    ),
-    Allowed(
         "Certificate/.*-metrics-certs",
         r"$",
         "kubebuilder's config/certmanager also issues a certificate for the metrics server (unused until "
