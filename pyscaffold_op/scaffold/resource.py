@@ -28,6 +28,8 @@ class ResourceNames:
     multigroup: bool
     rbac_scope: str
     """`,namespace=<project>-system` in a namespaced project's RBAC markers (a Role, like kubebuilder)."""
+    role_kind: str
+    """The admin/editor/viewer helper roles' kind: `Role` in a namespaced project, like kubebuilder."""
 
     group: str
     group_module: str
@@ -97,6 +99,12 @@ class ResourceNames:
         return out
 
 
+def helper_role_kind(*, namespaced: bool) -> str:
+    """The kind of a kind's admin/editor/viewer roles: a Role in a namespaced project (`init --namespaced`,
+    `edit --namespaced`), as kubebuilder scaffolds them, else a ClusterRole."""
+    return "Role" if namespaced else "ClusterRole"
+
+
 def resource_names(
     project: Project,
     *,
@@ -161,6 +169,7 @@ def resource_names(
         domain=project.domain,
         multigroup=multigroup,
         rbac_scope=f",namespace={project.project_name}-system" if project.namespaced else "",
+        role_kind=helper_role_kind(namespaced=project.namespaced),
         group=group,
         group_module=group_module,
         version=version,

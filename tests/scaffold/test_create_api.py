@@ -680,3 +680,25 @@ def test_a_second_controller_for_a_kind_needs_no_force(pyop: RunPyop, initialize
     assert pyop(*delete, cwd=initialized).code == 0
     assert not list(controllers.glob("captain*"))
     assert "Captain" not in (initialized / f"src/{PACKAGE}/__main__.py").read_text()
+
+
+def test_namespaced_project_helper_roles_are_roles(pyop: RunPyop, tmp_path: Path) -> None:
+    """Issue 27 (kubebuilder parity): with `init --namespaced` the admin/editor/viewer roles stayed
+    ClusterRoles; kubebuilder writes Roles (in the manager's namespace, by kustomize). `edit
+    --namespaced` turns an existing API's into Roles, and back (test_edit compares it with init)."""
+    from .conftest import AT_INIT
+
+    namespaced = tmp_path / "namespaced"
+    namespaced.mkdir()
+    assert pyop(*AT_INIT, "--namespaced", cwd=namespaced).code == 0
+    assert pyop(*api_args(), cwd=namespaced).code == 0
+    for role in ("admin", "editor", "viewer"):
+        assert safe_load(namespaced / f"config/rbac/at_{role}_role.yaml")["kind"] == "Role"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert pyop(*AT_INIT, cwd=plain).code == 0
+    assert pyop(*api_args(), cwd=plain).code == 0
+    assert safe_load(plain / "config/rbac/at_admin_role.yaml")["kind"] == "ClusterRole"
+    assert pyop("edit", "--namespaced", "--no-make", cwd=plain).code == 0
+    assert safe_load(plain / "config/rbac/at_viewer_role.yaml")["kind"] == "Role"
+    assert pyop("delete", "api", *api_args()[2:], cwd=plain).code == 0  # the record followed the edit
