@@ -30,7 +30,9 @@ def init(
         help="Repository path, e.g. github.com/owner/name; its last element names the Python package.",
     ),
     project_name: str | None = typer.Option(
-        None, "--project-name", help="Project name (DNS-1123 label). Default: the repo's last element."
+        None,
+        "--project-name",
+        help="Project name (DNS-1123 label). Default: the folder's name, lower-cased, as in kubebuilder.",
     ),
     owner: str | None = typer.Option(
         None, "--owner", help='Copyright owner in the license headers. Default: "The <project-name> Authors".'
@@ -52,8 +54,20 @@ def init(
     """Initialize a new operator project in the current folder (like `kubebuilder init`)."""
     from pathlib import Path
 
+    from pyscaffold_op import names
+    from pyscaffold_op.errors import ValidationError
     from pyscaffold_op.scaffold.init import InitOptions, init_project
 
+    if project_name is None:  # kubebuilder: the folder's name
+        folder = Path.cwd().name
+        project_name = names.project_name_from_folder(folder)
+        try:
+            names.validate_dns1123_label(project_name, "project name")
+        except ValidationError as err:
+            raise ValidationError(
+                f"invalid project name {project_name!r} (the folder's name {folder!r}): must be a DNS-1123 "
+                "label (lower-case letters, digits and '-'); pass --project-name"
+            ) from err
     options = InitOptions(
         domain=domain,
         repo=repo,
