@@ -20,6 +20,7 @@ __all__ = [
     "package_name_from_repo",
     "pascal_case",
     "pluralize",
+    "project_name_from_folder",
     "project_name_from_repo",
     "snake_case",
     "validate_dns1123_label",
@@ -150,9 +151,15 @@ def validate_repo(repo: str) -> str:
 
 
 def project_name_from_repo(repo: str) -> str:
-    """The default project name: the repo's last element, lower-cased, '_' and '.' turned into '-'."""
+    """The repo's last element, lower-cased, '_' and '.' turned into '-'."""
     last = repo.rstrip("/").rsplit("/", 1)[-1]
     return re.sub(r"[_.]", "-", last).lower()
+
+
+def project_name_from_folder(folder: str) -> str:
+    """`pyop init`'s default project name: the project folder's name, lower-cased (kubebuilder's rule),
+    with '_' and '.' turned into '-' (`my_operator` -> `my-operator`)."""
+    return re.sub(r"[_.]", "-", folder).lower()
 
 
 def validate_package_name(package: str, repo: str, *, check_installed: bool = True) -> str:

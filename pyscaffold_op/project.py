@@ -35,8 +35,10 @@ def package_name_from_repo(repo: str) -> str:
 
 
 def group_module_name(group: str) -> str:
-    """A Python module name for an API group: `programming-kubernetes` -> `programming_kubernetes`."""
-    return re.sub(r"[^0-9a-z_]", "_", group.split(".")[0]) if group else "core"
+    """A Python module name for an API group, the whole group made an identifier (kubebuilder's
+    `api/<group>/` folder): `programming-kubernetes` -> `programming_kubernetes`, `foo.policy` ->
+    `foo_policy` (so `foo` and `foo.policy` are two packages)."""
+    return re.sub(r"[^0-9a-z_]", "_", group) if group else "core"
 
 
 def api_module_path(package: str, group: str, version: str, *, multigroup: bool) -> str:
@@ -69,11 +71,20 @@ class ResourceWebhooks(_Model):
     webhook_version: str = "v1"
 
 
+class ResourceController(_Model):
+    """A named controller of a kind (kubebuilder's `create api --controller-name`)."""
+
+    name: str
+
+
 class Resource(_Model):
     """One API (group/version/kind) of the project, as kubebuilder records it."""
 
     api: ResourceAPI | None = None
     controller: bool = False
+    controllers: list[ResourceController] | None = None
+    """The kind's controllers by name once one was given a name (kubebuilder's `controllers:`, which then
+    stands for `controller: true`; the default controller's name is the lower-cased kind)."""
     core: bool | None = None
     """A built-in kind (kubebuilder's `core: true`): no types or CRD of the project's own."""
     domain: str = ""
@@ -94,6 +105,15 @@ class Resource(_Model):
 
     def same_gvk(self, group: str, version: str, kind: str) -> bool:
         return (self.group, self.version, self.kind) == (group, version, kind)
+
+    def controller_names(self) -> list[str]:
+        """The names of the kind's controllers (the lower-cased kind for the one `controller: true` means)."""
+        if self.controllers:
+            return [c.name for c in self.controllers]
+        return [self.kind.lower()] if self.controller else []
+
+    def has_controller(self) -> bool:
+        return bool(self.controller_names())
 
 
 class Project(_Model):
@@ -123,7 +143,19 @@ class Project(_Model):
         """
         if resource.path.startswith(f"{self.package}.api."):
             return resource.path
-        return api_module_path(self.package, resource.group, resource.version, multigroup=self.multigroup)
+        if self.multigroup:
+            return f"{self.package}.api.{self.group_module(resource.group)}.{resource.version}"
+        return api_module_path(self.package, resource.group, resource.version, multigroup=False)
+
+    def group_module(self, group: str) -> str:
+        """The Python package of a group in a multigroup project (below `api`, `controllers`, `webhooks`):
+        the one PROJECT records for the group's kinds (an earlier pyop named a dotted group's package
+        after its first label: `foo.policy`'s kinds stay in `foo`), else `group_module_name`."""
+        for r in self.resources:
+            parts = r.path.split(".")
+            if r.group == group and r.path.startswith(f"{self.package}.api.") and len(parts) == 4:
+                return parts[2]
+        return group_module_name(group)
 
     def api_dir(self, root: Path, resource: Resource) -> Path:
         return root / "src" / Path(*self.api_module(resource).split("."))
@@ -139,6 +171,8 @@ class Project(_Model):
             for key in ("domain", "path"):  # kubebuilder leaves them out of core entries
                 if resource.get(key) == "":
                     del resource[key]
+            if resource.get("controllers"):  # kubebuilder writes one or the other
+                resource.pop("controller", None)
         if not data.get("multigroup"):
             data.pop("multigroup", None)
         if not data.get("namespaced"):
@@ -213,6 +247,8 @@ def check_project(project: Project, path: Path) -> None:
         check(f"{at}.group", names.validate_qualified_group, r.group, r.domain)
         check(f"{at}.version", names.validate_version, r.version)
         check(f"{at}.kind", names.validate_kind, r.kind)
+        for j, c in enumerate(r.controllers or []):
+            check(f"{at}.controllers[{j}].name", names.validate_dns1123_label, c.name, "controller name")
         if r.plural is not None:
             check(f"{at}.plural", names.validate_plural, r.plural)
         if r.path:  # a Go import path for built-in and external kinds, a module for the project's own

@@ -109,7 +109,7 @@ def at_project(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     env = venv_env(venv)
     python = venv / "bin" / "python"
     run(python, "-m", "pip", "install", "-q", f"{wheel}[cli]", cwd=work, env=env)
-    project = work / "at"
+    project = work / "programming-kubernetes"  # the folder names the project, as in kubebuilder
     project.mkdir()
     run(venv / "bin" / "pyop", *INIT, cwd=project, env=env)
     run(venv / "bin" / "pyop", *CREATE_API, cwd=project, env=env)  # ends with `make manifests`

@@ -30,7 +30,9 @@ def init(
         help="Repository path, e.g. github.com/owner/name; its last element names the Python package.",
     ),
     project_name: str | None = typer.Option(
-        None, "--project-name", help="Project name (DNS-1123 label). Default: the repo's last element."
+        None,
+        "--project-name",
+        help="Project name (DNS-1123 label). Default: the folder's name, lower-cased, as in kubebuilder.",
     ),
     owner: str | None = typer.Option(
         None, "--owner", help='Copyright owner in the license headers. Default: "The <project-name> Authors".'
@@ -52,8 +54,20 @@ def init(
     """Initialize a new operator project in the current folder (like `kubebuilder init`)."""
     from pathlib import Path
 
+    from pyscaffold_op import names
+    from pyscaffold_op.errors import ValidationError
     from pyscaffold_op.scaffold.init import InitOptions, init_project
 
+    if project_name is None:  # kubebuilder: the folder's name
+        folder = Path.cwd().name
+        project_name = names.project_name_from_folder(folder)
+        try:
+            names.validate_dns1123_label(project_name, "project name")
+        except ValidationError as err:
+            raise ValidationError(
+                f"invalid project name {project_name!r} (the folder's name {folder!r}): must be a DNS-1123 "
+                "label (lower-case letters, digits and '-'); pass --project-name"
+            ) from err
     options = InitOptions(
         domain=domain,
         repo=repo,
@@ -278,6 +292,12 @@ def create_webhook(
     validation_path: str | None = typer.Option(
         None, "--validation-path", help="URL path of the validating webhook (default: /validate-...)."
     ),
+    plural: str | None = typer.Option(
+        None,
+        "--plural",
+        help="The kind's resource plural, e.g. admirales (kubebuilder's flag). Default: the one `create api` "
+        "recorded in PROJECT, which it must match.",
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite the webhook files that already exist."),
     make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
 ) -> None:
@@ -298,6 +318,7 @@ def create_webhook(
         defaulting_path=defaulting_path,
         validation_path=validation_path,
         force=force,
+        plural=plural,
     )
     root, written = scaffold_webhook(options, Path.cwd())
     _report("wrote", written)

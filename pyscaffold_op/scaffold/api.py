@@ -8,7 +8,14 @@ from pathlib import Path
 
 from pyscaffold_op import names
 from pyscaffold_op.errors import ProjectError, ValidationError
-from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceAPI, load_project
+from pyscaffold_op.project import (
+    PROJECT_FILE,
+    Project,
+    Resource,
+    ResourceAPI,
+    ResourceController,
+    load_project,
+)
 from pyscaffold_op.scaffold import deployimage, edits, pysource
 from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.inputs import ApiOptions, validate_api, validate_group_package
@@ -66,16 +73,16 @@ def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tup
         return _plan_other(options, other, root, project)
     validate_group_package(options.group, project)
     if project.multigroup:
-        module = names.group_module_name(options.group)
+        module = project.group_module(options.group)
         clash = sorted(
             r.group for r in project.resources
-            if _own(r) and r.group != options.group and names.group_module_name(r.group) == module
+            if _own(r) and r.group != options.group and project.group_module(r.group) == module
         )  # fmt: skip
         if clash:
             raise ProjectError(
                 f"cannot add group {options.group!r}: its Python packages api/{module}/ and "
-                f"controllers/{module}/ already hold group {clash[0]!r} (a group's package is named after "
-                "its first label); choose a group whose first label differs"
+                f"controllers/{module}/ already hold group {clash[0]!r} (a group's package is the group "
+                "with '-' and '.' made '_'); choose another group"
             )
     recorded = project.find(options.group, options.version, options.kind)
     if not options.resource and recorded is not None and recorded.api is not None:
@@ -97,16 +104,13 @@ def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tup
                 f"{PROJECT_FILE}; "
                 "pass --force to overwrite its files"
             )
-        if options.controller and existing.controller and not options.resource:
-            raise ProjectError(
-                f"the controller for {options.group}/{options.version}, Kind={options.kind} already exists; "
-                "pass --force to overwrite it"
-            )
+        if options.controller and not options.resource:
+            _refuse_existing_controller(options, existing)
     if options.controller and not options.force and options.controller_name is None:
         # a kind has one controller (its file is named after the kind, not the version)
         sibling = next(
             (r for r in project.resources
-             if r.controller and (r.group, r.kind) == (options.group, options.kind)
+             if r.has_controller() and (r.group, r.kind) == (options.group, options.kind)
              and r.version != options.version),
             None,
         )  # fmt: skip
@@ -178,11 +182,8 @@ def _plan_other(
         raise ProjectError(
             f"{other.group}/{other.version}, Kind={other.kind} is already one of this project's APIs"
         )
-    if existing is not None and existing.controller and not options.force and options.controller_name is None:
-        raise ProjectError(
-            f"the controller for {other.group}/{other.version}, Kind={other.kind} already exists; pass "
-            "--force to overwrite it, or --controller-name to add another"
-        )
+    if existing is not None and not options.force:
+        _refuse_existing_controller(options, existing)
     r = resource_names(
         project,
         group=other.group,
@@ -203,7 +204,10 @@ def _plan_other(
     if listed is None:
         updated.resources.append(
             Resource(
-                controller=True,
+                controller=options.controller_name is None,
+                controllers=[ResourceController(name=options.controller_name)]
+                if options.controller_name
+                else None,
                 core=True if other.core else None,
                 external=None if other.core else True,
                 domain=other.domain,
@@ -215,7 +219,7 @@ def _plan_other(
             )
         )
     else:
-        listed.controller = True
+        _record_controller(listed, options.controller_name)
     planner.plan.write(PROJECT_FILE, updated.dump())
     format_python(planner.plan)
     planner.write_api_record(other.group, other.version, other.kind, [])
@@ -333,8 +337,42 @@ def _updated_project(project: Project, options: ApiOptions, plural: str, r: Reso
         resource.api = ResourceAPI(crd_version="v1", namespaced=options.namespaced)
         # like kubebuilder, the plural is recorded only when it differs from the computed one
         resource.plural = plural if plural != names.pluralize(options.kind) else None
-    resource.controller = resource.controller or options.controller
+    if options.controller:
+        _record_controller(resource, options.controller_name)
     return updated
+
+
+def _refuse_existing_controller(options: ApiOptions, existing: Resource) -> None:
+    """A controller of that name (the lower-cased kind by default) is there already (kubebuilder: the
+    same error); another name adds a controller."""
+    name = options.controller_name or options.kind.lower()
+    taken = existing.controller_names()
+    if name not in taken:
+        return
+    what = f"{existing.group}/{existing.version}, Kind={existing.kind}"
+    if options.controller_name is None:
+        raise ProjectError(
+            f"the controller for {what} already exists; pass --force to overwrite it, or "
+            "--controller-name to add another"
+        )
+    raise ProjectError(
+        f"a controller named {name!r} already exists for {what}; pass --force to overwrite it, or "
+        "another --controller-name"
+    )
+
+
+def _record_controller(resource: Resource, name: str | None) -> None:
+    """PROJECT's `controller: true`, or once a controller has a name the `controllers:` list (kubebuilder's
+    way: the unnamed controller is listed under the lower-cased kind)."""
+    if name is None and not resource.controllers:
+        resource.controller = True
+        return
+    listed = resource.controller_names()
+    new = name or resource.kind.lower()
+    resource.controllers = [
+        ResourceController(name=n) for n in [*listed, *([new] if new not in listed else [])]
+    ]
+    resource.controller = False
 
 
 def api_warnings(options: ApiOptions, project: Project) -> list[str]:

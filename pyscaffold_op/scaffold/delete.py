@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
 from pyscaffold_op.scaffold.inputs import DeleteOptions, validate_delete
-from pyscaffold_op.scaffold.journal import RECORD_FILE, ApiRecord, digest, load_record
+from pyscaffold_op.scaffold.journal import RECORD_FILE, ApiRecord, Insertion, Record, digest, load_record
 from pyscaffold_op.scaffold.transaction import FilePlan, read_file
 
 
@@ -46,8 +46,8 @@ def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePla
         raise ProjectError(
             f"edited since `pyop create api` wrote them: {', '.join(edited)}; pass --force to delete anyway"
         )
-    _revert_insertions(plan, api, others, project)
-    _remove_created(plan, api, others)
+    kept_insertions = _revert_insertions(plan, api, others, project)
+    kept_created = _remove_created(plan, api, others)
     for relpath in api.generated:
         siblings = [
             r for r in project.resources
@@ -58,7 +58,7 @@ def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePla
     updated = project.model_copy(deep=True)
     updated.resources = [r for r in updated.resources if not r.same_gvk(*gvk)]
     plan.write(PROJECT_FILE, updated.dump())
-    rest = record.without(api)
+    rest = _hand_over(record.without(api), others, kept_insertions, kept_created)
     if not rest.empty():
         plan.write(RECORD_FILE, rest.dump())
     else:
@@ -84,25 +84,59 @@ def _remove_owned(plan: FilePlan, api: ApiRecord, others: list[ApiRecord]) -> li
     return edited
 
 
-def _revert_insertions(plan: FilePlan, api: ApiRecord, others: list[ApiRecord], project: Project) -> None:
+def _revert_insertions(
+    plan: FilePlan, api: ApiRecord, others: list[ApiRecord], project: Project
+) -> list[Insertion]:
+    """Revert the API's insertions no other API needs; returns those kept for the others."""
     claimed = {insertion.key() for other in others for insertion in other.insertions}
     crds_remain = any(
         r.api is not None for r in project.resources if not r.same_gvk(api.group, api.version, api.kind)
     )
+    kept = []
     for insertion in api.insertions:
-        if not insertion.changed or insertion.key() in claimed:
+        if not insertion.changed:
             continue
-        if insertion.op == "enable" and crds_remain:
+        if insertion.key() in claimed or (insertion.op == "enable" and crds_remain):
+            kept.append(insertion)
             continue
         text = plan.read_current(insertion.file)
         if text is not None:
             plan.write(insertion.file, insertion.revert(text))
+    return kept
 
 
-def _remove_created(plan: FilePlan, api: ApiRecord, others: list[ApiRecord]) -> None:
-    """Remove the shared files the API created, once they are back to what it created (package
-    `__init__.py` files last, deepest first, so their folders are judged after the modules in them)."""
+def _hand_over(
+    rest: Record, others: list[ApiRecord], insertions: list[Insertion], created: dict[str, str]
+) -> Record:
+    """What the deleted API put in and the others still use becomes theirs (the first other API's
+    record), so deleting the last of them takes it out too."""
+    if not others or not (insertions or created):
+        return rest
+    heir = next(a for a in rest.apis if a.same_gvk(others[0].group, others[0].version, others[0].kind))
+    by_key = {i.key(): i for i in heir.insertions}
+    added = []
+    for insertion in insertions:
+        if insertion.key() not in by_key:
+            added.append(insertion)
+        elif not by_key[insertion.key()].changed:
+            by_key[insertion.key()] = by_key[insertion.key()].model_copy(update={"changed": True})
     claimed = _claimed_files(others)
+    taken = {relpath: d for relpath, d in created.items() if relpath not in claimed}
+    new_heir = heir.model_copy(
+        update={
+            "insertions": [by_key.get(i.key(), i) for i in heir.insertions] + added,
+            "created": {**heir.created, **taken},
+        }
+    )
+    return Record(apis=[new_heir if a is heir else a for a in rest.apis], webhooks=rest.webhooks)
+
+
+def _remove_created(plan: FilePlan, api: ApiRecord, others: list[ApiRecord]) -> dict[str, str]:
+    """Remove the shared files the API created, once they are back to what it created (package
+    `__init__.py` files last, deepest first, so their folders are judged after the modules in them).
+    Returns those kept because other APIs' lines or modules are in them, with their recorded digest."""
+    claimed = _claimed_files(others)
+    kept = {}
 
     def order(relpath: str) -> tuple[bool, int, str]:
         path = PurePosixPath(relpath)
@@ -110,22 +144,30 @@ def _remove_created(plan: FilePlan, api: ApiRecord, others: list[ApiRecord]) -> 
 
     for relpath in sorted(api.created, key=order):
         text = plan.read_current(relpath)
-        if relpath in claimed or text is None or digest(text) != api.created[relpath]:
+        if relpath in claimed or text is None:
             continue
-        if PurePosixPath(relpath).name == "__init__.py" and not _only(
-            plan, (plan.root / relpath).parent, relpath
-        ):
-            continue  # the package holds modules of other APIs or of the user
+        if digest(text) != api.created[relpath]:
+            kept[relpath] = api.created[relpath]  # other APIs' lines (or the user's) are in it
+            continue
+        path = PurePosixPath(relpath)
+        package_init = str(path.with_name("__init__.py"))  # judged after, by what is left
+        ignored = {relpath, package_init} if package_init in api.created else {relpath}
+        if path.suffix == ".py" and not _only(plan, (plan.root / relpath).parent, ignored):
+            # the package holds modules of other APIs or of the user (another kind of the version
+            # still needs its `__init__.py` and `groupversion_info.py`)
+            kept[relpath] = api.created[relpath]
+            continue
         plan.remove(relpath)
+    return kept
 
 
-def _only(plan: FilePlan, folder: Path, relpath: str) -> bool:
-    """Whether `folder` holds nothing but `relpath`, files planned for removal and bytecode caches."""
+def _only(plan: FilePlan, folder: Path, relpaths: set[str]) -> bool:
+    """Whether `folder` holds nothing but `relpaths`, files planned for removal and bytecode caches."""
     for entry in folder.iterdir():
         rel = entry.relative_to(plan.root).as_posix()
-        if entry.name == "__pycache__" or rel == relpath or rel in plan.removals:
+        if entry.name == "__pycache__" or rel in relpaths or rel in plan.removals:
             continue
-        if entry.is_dir() and _only(plan, entry, relpath):
+        if entry.is_dir() and _only(plan, entry, relpaths):
             continue
         return False
     return True

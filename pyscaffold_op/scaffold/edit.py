@@ -111,6 +111,7 @@ def plan_edit(options: EditOptions, start: Path, *, templates: Path) -> EditResu
         _rewrite_headers(plan, record, old_context, new_context, skip=set(new_files))
     if old.namespaced != new.namespaced:
         _rewrite_rbac_markers(plan, record, project, namespaced=new.namespaced)
+        _rewrite_helper_roles(plan, record, namespaced=new.namespaced)
         result.rbac_changed = True
         result.notes += _namespaced_notes(project, new.namespaced)
     if old.multigroup != new.multigroup and project.resources:
@@ -216,12 +217,31 @@ def _rewrite_rbac_markers(plan: FilePlan, record: Record, project: Project, *, n
         _rewrite(plan, record, relpath, transform)
 
 
+_HELPER_ROLE = re.compile(r"_(admin|editor|viewer)_role\.yaml")
+
+
+def _rewrite_helper_roles(plan: FilePlan, record: Record, *, namespaced: bool) -> None:
+    """The admin/editor/viewer roles of each API become Roles (or ClusterRoles again), as `create api`
+    writes them in such a project (kubebuilder's `edit --namespaced` regenerates them too)."""
+    from pyscaffold_op.scaffold.resource import helper_role_kind
+
+    old, new = helper_role_kind(namespaced=not namespaced), helper_role_kind(namespaced=namespaced)
+
+    def transform(text: str) -> str:
+        return re.sub(rf"^kind: {old}$", f"kind: {new}", text, count=1, flags=re.MULTILINE)
+
+    folder = plan.root / "config" / "rbac"
+    for path in sorted(folder.glob("*_role.yaml")) if folder.is_dir() else []:
+        if _HELPER_ROLE.search(path.name):
+            _rewrite(plan, record, path.relative_to(plan.root).as_posix(), transform)
+
+
 def _namespaced_notes(project: Project, namespaced: bool) -> list[str]:
     if not namespaced:
         return []
     notes = []
     cluster = sorted(
-        r.kind for r in project.resources if r.controller and r.api is not None and not r.api.namespaced
+        r.kind for r in project.resources if r.has_controller() and r.api is not None and not r.api.namespaced
     )
     if cluster:
         notes.append(

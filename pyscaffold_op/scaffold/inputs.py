@@ -143,6 +143,8 @@ class WebhookOptions:
     defaulting_path: str | None = None
     validation_path: str | None = None
     force: bool = False
+    plural: str | None = None
+    """`--plural` (kubebuilder's flag): the kind's resource plural, checked against PROJECT's."""
 
 
 def validate_webhook(options: WebhookOptions) -> None:
@@ -150,6 +152,8 @@ def validate_webhook(options: WebhookOptions) -> None:
     names.validate_group(options.group)
     names.validate_version(options.version)
     names.validate_kind(options.kind)
+    if options.plural is not None:
+        names.validate_plural(options.plural)
     if not (options.defaulting or options.validation or options.conversion):
         raise ValidationError(
             "nothing to scaffold: pass --defaulting, --programmatic-validation and/or --conversion"
@@ -177,13 +181,13 @@ def validate_webhook(options: WebhookOptions) -> None:
 
 
 def validate_group_package(group: str, project: Project) -> None:
-    """A new kind's group in a multigroup project: its first label names a Python package."""
+    """A new kind's group in a multigroup project: it names a Python package ('-' and '.' made '_')."""
     if project.multigroup:
-        module = names.group_module_name(group)
+        module = project.group_module(group)
         if not module.isidentifier() or keyword.iskeyword(module):
             raise ValidationError(
-                f"invalid group {group!r}: in a multigroup project its first label names the Python "
-                f"packages api/{module}/ and controllers/{module}/, so {module!r} must be a valid identifier "
+                f"invalid group {group!r}: in a multigroup project it names the Python packages "
+                f"api/{module}/ and controllers/{module}/, so {module!r} must be a valid identifier "
                 "(not starting with a digit) and not a Python keyword"
             )
 

@@ -28,10 +28,13 @@ class ResourceNames:
     multigroup: bool
     rbac_scope: str
     """`,namespace=<project>-system` in a namespaced project's RBAC markers (a Role, like kubebuilder)."""
+    role_kind: str
+    """The admin/editor/viewer helper roles' kind: `Role` in a namespaced project, like kubebuilder."""
 
     group: str
     group_module: str
-    """The group's Python package in a multigroup project (its first label)."""
+    """The group's Python package in a multigroup project (`Project.group_module`: `foo.policy` ->
+    `foo_policy`)."""
     version: str
     kind: str
     kind_lower: str
@@ -69,6 +72,8 @@ class ResourceNames:
     """The arguments of the reconciler's `client.get` of the kind."""
 
     webhook_module: str
+    webhooks_package: str
+    """The package holding the webhooks' version packages (`<pkg>.webhooks`, or `.<group>` below it)."""
     webhook_file: str
     webhook_test_path: str
     logger: str
@@ -94,6 +99,12 @@ class ResourceNames:
         return out
 
 
+def helper_role_kind(*, namespaced: bool) -> str:
+    """The kind of a kind's admin/editor/viewer roles: a Role in a namespaced project (`init --namespaced`,
+    `edit --namespaced`), as kubebuilder scaffolds them, else a ClusterRole."""
+    return "Role" if namespaced else "ClusterRole"
+
+
 def resource_names(
     project: Project,
     *,
@@ -107,10 +118,13 @@ def resource_names(
     deploy_image: DeployImage | None = None,
     other: OtherKind | None = None,
     recorded_domain: bool = False,
+    versioned_webhook_test: bool = False,
 ) -> ResourceNames:
     """The names of a kind of this project (recorded in PROJECT or about to be), or with `other` of a
     built-in or external kind a controller watches. The group is qualified by the PROJECT's domain, or
-    with `recorded_domain` by the one PROJECT records for the kind (`create webhook`)."""
+    with `recorded_domain` by the one PROJECT records for the kind (`create webhook`). With
+    `versioned_webhook_test` the webhook test's file names the version
+    (`tests/test_<kind>_<version>_webhook.py`: another version of the kind has one already)."""
     if other is not None:
         group, plural, namespaced = other.group, other.plural, other.namespaced
     resource = Resource(group=group, version=version, kind=kind, domain=project.domain)
@@ -129,8 +143,7 @@ def resource_names(
         qualified_group = other.qualified_group or "core"  # RBAC markers name the core group `core`
         api_version = f"{other.qualified_group}/{version}".lstrip("/")
     multigroup = project.multigroup
-    group_module = names.group_module_name(group)
-    group_label = group.split(".")[0]
+    group_module = project.group_module(group)
     kind_lower = kind.lower()
     api_dir = "src/" + api_module.replace(".", "/")
     sample_name = f"{group}_{version}_{kind_lower}.yaml"
@@ -140,11 +153,15 @@ def resource_names(
     controller_module = f"{controllers_module}.{stem or kind_lower}_controller"
     reconciler = f"{names.pascal_case(stem)}Reconciler" if stem else f"{kind}Reconciler"
     test_stem = f"{group_module}_{stem or kind_lower}" if multigroup else (stem or kind_lower)
-    per_group = f"{group_label}-{kind_lower}" if multigroup else kind_lower
+    # kubebuilder names a multigroup kind's controller and helper roles after the whole group
+    # (`foo.policy-healthcheckpolicy`, `foo.policy-healthcheckpolicy-admin-role`)
+    per_group = f"{group}-{kind_lower}" if multigroup else kind_lower
 
     webhooks_package = f"{project.package}.webhooks" + (f".{group_module}" if multigroup else "")
     webhook_module = f"{webhooks_package}.{version}.{kind_lower}_webhook"
     webhook_test = f"{group_module}_{kind_lower}" if multigroup else kind_lower
+    if versioned_webhook_test:
+        webhook_test += f"_{version}"
     return ResourceNames(
         header=header,
         package=project.package,
@@ -152,6 +169,7 @@ def resource_names(
         domain=project.domain,
         multigroup=multigroup,
         rbac_scope=f",namespace={project.project_name}-system" if project.namespaced else "",
+        role_kind=helper_role_kind(namespaced=project.namespaced),
         group=group,
         group_module=group_module,
         version=version,
@@ -181,6 +199,7 @@ def resource_names(
         recorder_name=f"{controller_name or per_group}-controller",
         get_args=f"{kind}, request.name" + (", namespace=request.namespace" if namespaced else ""),
         webhook_module=webhook_module,
+        webhooks_package=webhooks_package,
         webhook_file="src/" + webhook_module.replace(".", "/") + ".py",
         webhook_test_path=f"tests/test_{webhook_test}_webhook.py",
         logger=f"{project.package}.webhooks",

@@ -14,6 +14,7 @@ import ast
 import copy
 import functools
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from pyscaffold_op.scaffold.planner import Planner
 from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.render import render
 from pyscaffold_op.scaffold.resource import ResourceNames, resource_names
-from pyscaffold_op.scaffold.transaction import FilePlan, apply
+from pyscaffold_op.scaffold.transaction import FilePlan, apply, read_file
 
 # Where config/default/manager_webhook_patch.yaml mounts the certificate (kubebuilder's path).
 CERT_PATH = "/tmp/k8s-webhook-server/serving-certs"
@@ -187,10 +188,20 @@ def keeps_scaffolded_foo(types_file: Path, kind: str) -> bool:
 
 
 def webhook_names(project: Project, group: str, version: str, kind: str, root: Path) -> ResourceNames:
-    """The names of a kind PROJECT records, for its webhooks."""
+    """The names of a kind PROJECT records, for its webhooks.
+
+    The test of a kind's admission webhooks is `tests/test_<kind>_webhook.py`; once another version of
+    the kind has admission webhooks, this version's is `tests/test_<kind>_<version>_webhook.py`. The
+    path `.pyop-apis.yml` records for this version's test wins, so a test keeps its name.
+    """
     resource = project.find(group, version, kind)
     assert resource is not None
-    return resource_names(
+    others = [
+        r for r in project.resources
+        if (r.group, r.kind) == (group, kind) and r.version != version and r.webhooks
+        and (r.webhooks.defaulting or r.webhooks.validation)
+    ]  # fmt: skip
+    r = resource_names(
         project,
         group=group,
         version=version,
@@ -199,7 +210,15 @@ def webhook_names(project: Project, group: str, version: str, kind: str, root: P
         namespaced=resource.api.namespaced if resource.api else True,
         header=project_header(root),
         recorded_domain=True,
+        versioned_webhook_test=bool(others),
     )
+    record = load_record(read_file(root, RECORD_FILE))
+    recorded = [
+        relpath for relpath, owned in record.webhooks.files.items()
+        if relpath.startswith("tests/") and relpath != r.webhook_test_path
+        and (owned.need.group, owned.need.version, owned.need.kind) == (group, version, kind)
+    ]  # fmt: skip
+    return replace(r, webhook_test_path=recorded[0]) if recorded else r
 
 
 def _spokes(project: Project, r: ResourceNames, versions: tuple[str, ...]) -> list[dict[str, str]]:
@@ -257,6 +276,13 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
         raise ProjectError(
             f"no API {options.group}/{options.version}, Kind={options.kind} in {PROJECT_FILE}: "
             "run `pyop create api` for it first"
+        )
+    plural = resource.plural or names.pluralize(options.kind)
+    if options.plural is not None and options.plural != plural:
+        raise ProjectError(
+            f"--plural {options.plural}: the plural of {options.group}/{options.version}, "
+            f"Kind={options.kind} is {plural!r} (in {PROJECT_FILE}, from `create api`"
+            f"{' --plural' if resource.plural else ''}); the webhooks match the resource by it"
         )
     recorded = resource.webhooks
     if recorded is not None and not options.force:

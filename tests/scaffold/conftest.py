@@ -15,6 +15,7 @@ import pytest
 from pyscaffold_op.cli import main
 
 AT_INIT = ["init", "--domain", "viper.run", "--repo", "github.com/AbyssViper/programming-kubernetes"]
+AT_INIT += ["--project-name", "programming-kubernetes"]  # else the folder's name, which tests vary
 AT_API = ["create", "api", "--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "At"]
 AT_API += ["--no-make"]
 PACKAGE = "programming_kubernetes"

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+import yaml
 from ruamel.yaml import YAML
 
 from .conftest import AT_API, PACKAGE, RunPyop, assert_one_line_error, snapshot
@@ -295,20 +296,62 @@ needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 
 @needs_make
-def test_multigroup_groups_sharing_a_first_label_are_refused(pyop: RunPyop, tmp_path: Path) -> None:
-    # net.infra and net.apps both map to api/net/: the second kind silently got the first group's GROUP
+def test_multigroup_groups_sharing_a_package_are_refused(pyop: RunPyop, tmp_path: Path) -> None:
+    # net-infra and net.infra both map to api/net_infra/: the second kind would get the first group's GROUP
     from .conftest import AT_INIT
 
     assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
     assert pyop(*api_args(group="net.infra", kind="Router"), cwd=tmp_path).code == 0
     before = snapshot(tmp_path)
-    run = pyop(*api_args(group="net.apps", kind="Switch"), cwd=tmp_path)
-    assert_one_line_error(run, "cannot add group 'net.apps'", "api/net/", "'net.infra'", "first label")
+    run = pyop(*api_args(group="net-infra", kind="Switch"), cwd=tmp_path)
+    assert_one_line_error(run, "cannot add group 'net-infra'", "api/net_infra/", "'net.infra'")
     assert snapshot(tmp_path) == before
     assert pyop(*api_args(group="net.infra", kind="Switch"), cwd=tmp_path).code == 0  # same group: fine
 
 
-@pytest.mark.parametrize(("group", "module"), [("9net", "9net"), ("import", "import"), ("for.x", "for")])
+def test_multigroup_foo_and_foo_policy_are_two_packages(pyop: RunPyop, tmp_path: Path) -> None:
+    """Issue 27 (kubebuilder parity, its multigroup project): `foo` after `foo.policy` was refused (both
+    were api/foo/). A group's package is the whole group made an identifier (kubebuilder: api/foo/ and
+    api/foo.policy/), and its controller and helper roles are named after the whole group
+    (`foo.policy-healthcheckpolicy-admin-role`, as kubebuilder names them)."""
+    from .conftest import AT_INIT
+
+    assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
+    assert pyop(*api_args(group="foo.policy", kind="HealthCheckPolicy"), cwd=tmp_path).code == 0
+    run = pyop(*api_args(group="foo", kind="Bar"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    paths = [r["path"] for r in safe_load(tmp_path / "PROJECT")["resources"]]
+    assert paths == [f"{PACKAGE}.api.foo_policy.v1alpha1", f"{PACKAGE}.api.foo.v1alpha1"]
+    src = tmp_path / f"src/{PACKAGE}"
+    assert (src / "api/foo_policy/v1alpha1/healthcheckpolicy_types.py").is_file()
+    assert (src / "api/foo/v1alpha1/bar_types.py").is_file()
+    controller = (src / "controllers/foo_policy/healthcheckpolicy_controller.py").read_text()
+    assert 'named("foo.policy-healthcheckpolicy")' in controller
+    role = safe_load(tmp_path / "config/rbac/foo_policy_healthcheckpolicy_admin_role.yaml")
+    assert role["metadata"]["name"] == "foo.policy-healthcheckpolicy-admin-role"
+    main_py = (src / "__main__.py").read_text()
+    assert "FooPolicyHealthCheckPolicyReconciler(" in main_py and "FooBarReconciler(" in main_py
+
+
+def test_multigroup_a_dotted_groups_recorded_package_is_kept(pyop: RunPyop, tmp_path: Path) -> None:
+    """A project whose dotted group got the package of its first label (an earlier pyop) keeps it for
+    the group's new kinds: PROJECT records where the group's kinds are."""
+    from .conftest import AT_INIT
+
+    assert pyop(*AT_INIT, "--multigroup", cwd=tmp_path).code == 0
+    project = tmp_path / "PROJECT"
+    assert pyop(*api_args(group="foo.policy", kind="HealthCheckPolicy"), cwd=tmp_path).code == 0
+    src = tmp_path / f"src/{PACKAGE}"
+    (src / "api/foo_policy").rename(src / "api/foo")
+    (src / "controllers/foo_policy").rename(src / "controllers/foo")
+    project.write_text(project.read_text().replace(".api.foo_policy.v1alpha1", ".api.foo.v1alpha1"))
+    run = pyop(*api_args(group="foo.policy", kind="RateLimit"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert (src / "api/foo/v1alpha1/ratelimit_types.py").is_file()
+    assert (src / "controllers/foo/ratelimit_controller.py").is_file()
+
+
+@pytest.mark.parametrize(("group", "module"), [("9net", "9net"), ("import", "import"), ("class", "class")])
 def test_multigroup_group_must_make_a_python_package(
     pyop: RunPyop, tmp_path: Path, group: str, module: str
 ) -> None:
@@ -598,3 +641,64 @@ def test_storage_version_missing_is_false_once_one_version_is_marked(pyop: RunPy
     types = with_api / API / "at_types.py"
     types.write_text(types.read_text().replace("class At(", "# +kubebuilder:storageversion\nclass At(", 1))
     assert not storage_version_missing(options, load_project(with_api), with_api)
+
+
+def test_a_second_controller_for_a_kind_needs_no_force(pyop: RunPyop, initialized: Path) -> None:
+    """Issue 27 (kubebuilder parity, its project-v4): `--controller-name captain-backup` for a kind
+    that has a controller needed --force. Like kubebuilder, another name adds a controller, recorded
+    in PROJECT's `controllers:`; the same name again, or none, is refused without --force."""
+    captain = ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Captain", "--no-make"]
+    assert pyop(*captain, "--controller-name=captain", cwd=initialized).code == 0
+    assert pyop(*captain, "--force", cwd=initialized).code == 0
+    run = pyop(*captain, "--no-resource", "--controller-name=captain-backup", cwd=initialized)
+    assert run.code == 0, run.err
+    project = yaml.safe_load((initialized / "PROJECT").read_text())
+    (resource,) = project["resources"]
+    assert resource["controllers"] == [{"name": "captain"}, {"name": "captain-backup"}]
+    assert "controller" not in resource
+    controllers = initialized / f"src/{PACKAGE}/controllers"
+    assert {p.name for p in controllers.glob("*_controller.py")} == {
+        "captain_controller.py",
+        "captain_backup_controller.py",
+    }
+    main = (initialized / f"src/{PACKAGE}/__main__.py").read_text()
+    assert "CaptainReconciler(" in main and "CaptainBackupReconciler(" in main
+    before = snapshot(initialized)
+    again = pyop(*captain, "--no-resource", "--controller-name=captain-backup", cwd=initialized)
+    assert_one_line_error(again, "a controller named 'captain-backup' already exists")
+    unnamed = pyop(*captain, "--no-resource", cwd=initialized)
+    assert_one_line_error(unnamed, "already exists", "--controller-name to add another")
+    assert snapshot(initialized) == before
+    # a named controller added to a kind whose controller has no name lists both
+    sailor = ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Sailor", "--no-make"]
+    assert pyop(*sailor, cwd=initialized).code == 0
+    assert pyop(*sailor, "--no-resource", "--controller-name=sailor-backup", cwd=initialized).code == 0
+    project = yaml.safe_load((initialized / "PROJECT").read_text())
+    assert project["resources"][1]["controllers"] == [{"name": "sailor"}, {"name": "sailor-backup"}]
+    # and `delete api` takes both controllers out
+    delete = ["delete", "api", "--group", "crew", "--version", "v1", "--kind", "Captain", "--no-make"]
+    assert pyop(*delete, cwd=initialized).code == 0
+    assert not list(controllers.glob("captain*"))
+    assert "Captain" not in (initialized / f"src/{PACKAGE}/__main__.py").read_text()
+
+
+def test_namespaced_project_helper_roles_are_roles(pyop: RunPyop, tmp_path: Path) -> None:
+    """Issue 27 (kubebuilder parity): with `init --namespaced` the admin/editor/viewer roles stayed
+    ClusterRoles; kubebuilder writes Roles (in the manager's namespace, by kustomize). `edit
+    --namespaced` turns an existing API's into Roles, and back (test_edit compares it with init)."""
+    from .conftest import AT_INIT
+
+    namespaced = tmp_path / "namespaced"
+    namespaced.mkdir()
+    assert pyop(*AT_INIT, "--namespaced", cwd=namespaced).code == 0
+    assert pyop(*api_args(), cwd=namespaced).code == 0
+    for role in ("admin", "editor", "viewer"):
+        assert safe_load(namespaced / f"config/rbac/at_{role}_role.yaml")["kind"] == "Role"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert pyop(*AT_INIT, cwd=plain).code == 0
+    assert pyop(*api_args(), cwd=plain).code == 0
+    assert safe_load(plain / "config/rbac/at_admin_role.yaml")["kind"] == "ClusterRole"
+    assert pyop("edit", "--namespaced", "--no-make", cwd=plain).code == 0
+    assert safe_load(plain / "config/rbac/at_viewer_role.yaml")["kind"] == "Role"
+    assert pyop("delete", "api", *api_args()[2:], cwd=plain).code == 0  # the record followed the edit

@@ -564,3 +564,62 @@ def test_a_single_webhook_types_test_has_no_unused_imports(
         cwd=with_api, capture_output=True, text=True,
     )  # fmt: skip
     assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_webhooks_on_two_versions_of_a_kind_each_keep_their_test(pyop: RunPyop, with_api: Path) -> None:
+    """Issue 27 (kubebuilder parity): webhooks on a second version of a kind overwrote the first
+    version's test file, and the tests registered one version's handlers while the API server calls
+    every version's (matchPolicy Equivalent): 3 of 4 failed with 404s. Each version's webhooks get their
+    own test, and every test serves the kind's webhooks of all versions."""
+    v2 = ["--group", "programming-kubernetes", "--version", "v2", "--kind", "At"]
+    assert pyop("create", "api", *v2, "--no-controller", "--no-make", cwd=with_api).code == 0
+    both = ("--defaulting", "--programmatic-validation", "--no-make")
+    assert pyop("create", "webhook", *AT, *both, cwd=with_api).code == 0
+    first = (with_api / "tests/test_at_webhook.py").read_text()
+    run = pyop("create", "webhook", *v2, *both, cwd=with_api)
+    assert run.code == 0, run.err
+    assert (with_api / "tests/test_at_webhook.py").read_text() == first
+    second = (with_api / "tests/test_at_v2_webhook.py").read_text()
+    assert f"from {PACKAGE}.api.v2 import At, AtSpec" in second
+    types = with_api / f"src/{PACKAGE}/api/v1alpha1/at_types.py"
+    marked = types.read_text().replace("\nclass At(", "\n# +kubebuilder:storageversion\nclass At(", 1)
+    types.write_text(marked)
+    assert pyop("generate", "manifests", cwd=with_api).code == 0
+    env = {**os.environ, "PYTHONPATH": str(with_api / "src")}
+    tests = run_project_tests(with_api, env)
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    # a later `create webhook --force` of v1 keeps its test's name; deleting v2's leaves v1's passing
+    assert pyop("create", "webhook", *AT, *both, "--force", cwd=with_api).code == 0
+    assert not (with_api / "tests/test_at_v1alpha1_webhook.py").exists()
+    run = pyop("delete", "webhook", *v2, cwd=with_api)
+    assert run.code == 0, run.err
+    assert not (with_api / "tests/test_at_v2_webhook.py").exists()
+    assert (with_api / "tests/test_at_webhook.py").is_file()
+    assert pyop("generate", "manifests", cwd=with_api).code == 0
+    tests = run_project_tests(with_api, env)
+    assert tests.returncode == 0, tests.stdout[-3000:]
+
+
+def test_plural_is_kubebuilders_flag_and_must_match_project(pyop: RunPyop, with_api: Path) -> None:
+    """Issue 27 (kubebuilder parity): `create webhook --plural=admirales` (kubebuilder's reference
+    project) failed with "No such option". The plural PROJECT records is accepted; another is refused."""
+    admiral = ["--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "Admiral"]
+    make = ("--no-make",)
+    assert (
+        pyop("create", "api", *admiral, "--plural=admirales", "--cluster-scoped", *make, cwd=with_api).code
+        == 0
+    )
+    before = snapshot(with_api)
+    run = pyop("create", "webhook", *admiral, "--plural=admirals", "--defaulting", *make, cwd=with_api)
+    assert_one_line_error(run, "--plural admirals", "'admirales'")
+    assert snapshot(with_api) == before
+    assert_one_line_error(
+        pyop("create", "webhook", *admiral, "--plural=Admirales", "--defaulting", *make, cwd=with_api),
+        "invalid plural 'Admirales'",
+    )
+    run = pyop("create", "webhook", *admiral, "--plural=admirales", "--defaulting", *make, cwd=with_api)
+    assert run.code == 0, run.err
+    text = (with_api / f"src/{PACKAGE}/webhooks/v1alpha1/admiral_webhook.py").read_text()
+    assert "resources=admirales" in text
+    run = pyop("create", "webhook", *AT, "--plural=ats", "--defaulting", *make, cwd=with_api)
+    assert run.code == 0, run.err

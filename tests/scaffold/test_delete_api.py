@@ -217,3 +217,26 @@ def test_the_record_is_yaml_in_json_form_and_a_block_yaml_record_still_reads(
     assert load_record((project / ".pyop-apis.yml").read_text()) == record
     _run(pyop, project, *DELETE, *FRIGATE)  # and delete api works from it
     assert not (project / f"src/{PACKAGE}/api/v1/frigate_types.py").exists()
+
+
+def test_deleting_the_first_kind_of_a_version_keeps_what_the_other_kinds_import(
+    pyop: RunPyop, project: Path
+) -> None:
+    """Found replaying kubebuilder's project-v4 (issue 27): `delete api` of the kind that created its
+    version package removed `groupversion_info.py` while another kind of the version still imports it
+    (`make manifests` then failed with ModuleNotFoundError). Deleting the other kind too gives back the
+    initialized project."""
+    before = snapshot(project)
+    _run(pyop, project, *API, *FRIGATE)
+    _run(pyop, project, *API, *CRUISER)
+    _run(pyop, project, *DELETE, *FRIGATE)
+    version = project / f"src/{PACKAGE}/api/v1"
+    assert (version / "groupversion_info.py").is_file()
+    assert "from programming_kubernetes.api.v1.cruiser_types import" in (version / "__init__.py").read_text()
+    assert pyop("generate", "manifests", cwd=project).code == 0
+    (project / "config/crd/bases/ship.viper.run_cruisers.yaml").unlink()
+    _run(pyop, project, *DELETE, *CRUISER)
+    after = snapshot(project)
+    assert {k: v for k, v in after.items() if k != "config/rbac/role.yaml"} == {
+        k: v for k, v in before.items() if k != "config/rbac/role.yaml"
+    }

@@ -31,11 +31,13 @@ def pyop_command() -> list[str]:
 
 @pytest.mark.slow
 def test_the_seed_commands_run_literally_and_give_the_golden_tree(tmp_path: Path) -> None:
+    root = tmp_path / "programming-kubernetes"  # the folder names the project (docs/cli.md: mkdir, cd)
+    root.mkdir()
     for line in (SEED_INIT, SEED_API):
         args = line.split()[1:]
-        result = subprocess.run([*pyop_command(), *args], cwd=tmp_path, capture_output=True, text=True)
+        result = subprocess.run([*pyop_command(), *args], cwd=root, capture_output=True, text=True)
         assert result.returncode == 0, (line, result.stderr)
-    produced = {k: v for k, v in snapshot(tmp_path).items() if "__pycache__" not in k}
+    produced = {k: v for k, v in snapshot(root).items() if "__pycache__" not in k}
     assert produced == snapshot(GOLDEN_DIR)
 
 

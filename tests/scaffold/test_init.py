@@ -164,13 +164,25 @@ def test_project_name_and_owner(pyop: RunPyop, tmp_path: Path) -> None:
     assert (tmp_path / "hack/boilerplate.py.txt").read_text().startswith("# Copyright Abyss Viper.\n")
 
 
-def test_default_project_name_comes_from_the_repo(pyop: RunPyop, tmp_path: Path) -> None:
+def test_default_project_name_comes_from_the_folder(pyop: RunPyop, tmp_path: Path) -> None:
+    """Issue 27 (kubebuilder parity): the default project name was the repo's last element; kubebuilder
+    takes the folder's name (lower-cased). pyop also turns '_' and '.' into '-'."""
+    root = tmp_path / "My_Operator"
+    root.mkdir()
+    assert pyop("init", "--domain", "example.com", "--repo", "example.com/me/op-repo", cwd=root).code == 0
+    assert "projectName: my-operator\n" in (root / "PROJECT").read_text()
+    assert (root / "src/op_repo/__main__.py").is_file()
+    bad = tmp_path / "my operator"
+    bad.mkdir()
+    run = pyop("init", "--domain", "example.com", "--repo", "example.com/me/op", cwd=bad)
+    assert_one_line_error(run, "invalid project name 'my operator'", "the folder's name", "--project-name")
+    assert not list(bad.iterdir())
     assert (
-        pyop("init", "--domain", "example.com", "--repo", "example.com/me/My_Operator", cwd=tmp_path).code
+        pyop(
+            "init", "--domain", "example.com", "--repo", "example.com/me/op", "--project-name", "op", cwd=bad
+        ).code
         == 0
     )
-    assert "projectName: my-operator\n" in (tmp_path / "PROJECT").read_text()
-    assert (tmp_path / "src/my_operator/__main__.py").is_file()
 
 
 def test_license_none(pyop: RunPyop, tmp_path: Path) -> None:

@@ -130,13 +130,6 @@ ALLOWED: list[Allowed] = [
         "managed-by), so `kubectl get -l app.kubernetes.io/name=<project>` finds them too",
     ),
     Allowed(
-        r"ClusterRole/.*-foo(\.policy)?-healthcheckpolicy-(admin|editor|viewer)-role",
-        r"$",
-        "in a multigroup project the helper roles of a dotted group are named after its first label "
-        "(foo-healthcheckpolicy-admin-role; kubebuilder: foo.policy-...); not deliberate, to fix in "
-        "scaffold/resource.py (role_prefix)",
-    ),
-    Allowed(
         "Certificate/.*-metrics-certs",
         r"$",
         "kubebuilder's config/certmanager also issues a certificate for the metrics server (unused until "
@@ -154,16 +147,10 @@ def kubebuilder_args(command: Command) -> Command:
 
 
 def pyop_args(command: Command) -> Command:
-    """kubebuilder's `--flag=true|false` as click spells it; no `make manifests` until the end.
-
-    `create webhook --plural` is dropped: pyop reads the plural from PROJECT and has no such flag
-    (docs/cli.md, "Compared with kubebuilder").
-    """
+    """kubebuilder's `--flag=true|false` as click spells it; no `make manifests` until the end."""
     out: Command = []
     for arg in command:
         flag, eq, value = arg.partition("=")
-        if command[:2] == ["create", "webhook"] and flag == "--plural":
-            continue
         if eq and value in ("true", "false"):
             out.append(flag if value == "true" else "--no-" + flag.removeprefix("--"))
         else:
