@@ -13,7 +13,6 @@ import fnmatch
 _R1 = "JSON patch error codes, patches producing wrong types, unsupported patch types"
 _R2 = "CRD schema corner cases: error causes and codes of invalid values, list/table details"
 
-_GAP0 = "Table column definitions of built-ins (names, types, order) are the emulator's own"
 _GAP1 = "unknown nested fields are found only for the kinds in builtin_fields._NESTED"
 _GAP2 = "the DELETE answer (object or Status) per kind, and kinds the emulator does not serve"
 _GAP3 = "create-on-update (PUT of a missing object) per kind, and unserved kinds"
@@ -35,7 +34,6 @@ DELIBERATE: dict[str, str] = {
 KNOWN_GAPS: dict[str, str] = {
     "delete/finalizer-add-while-deleting": "403 where the server answers 422 (metadata.finalizers Forbidden)",
     "delete/finalizer-invalid": "finalizer names are not validated (the server: qualified names, 422)",
-    "crud/*/table": _GAP0,
     "crud/*/create-get": "PVCs lack the pvc-protection finalizer (no controller would remove it); "
     "StatefulSet status fields",
     "crud/*/generate-name": "as create-get; generated names inside labels are not normalised by the harness",
@@ -115,7 +113,6 @@ KNOWN_GAPS: dict[str, str] = {
     "custom/create/spec-wrong-type": _R2,
     "custom/delete": _R2,
     "custom/list": _R2,
-    "custom/table-wide": _R2,
     "custom/unknown-resource": _R2,
     "custom/unknown-version": _R2,
     "custom/wrong-kind": _R2,
