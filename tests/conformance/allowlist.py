@@ -16,7 +16,7 @@ _R2 = "CRD schema corner cases: error causes and codes of invalid values, list/t
 _GAP1 = "unknown nested fields are found only for the kinds in builtin_fields._NESTED"
 _GAP2 = "the DELETE answer (object or Status) per kind, and kinds the emulator does not serve"
 _GAP3 = "create-on-update (PUT of a missing object) per kind, and unserved kinds"
-_GAP4 = "406, 404 of unknown groups, duplicate JSON fields, annotation and binaryData size, etcd's limit"
+_GAP4 = "406, 404 of unknown groups, duplicate JSON fields, annotation and binaryData size"
 _GAP5 = (
     "Apply managedFields of Update entries and after force; empty maps of built-ins dropped by Go's "
     "omitempty; typed-patch errors (500 on the server)"
@@ -61,7 +61,6 @@ KNOWN_GAPS: dict[str, str] = {
     "errors/406-accept": _GAP4,
     "errors/422-annotations-too-big": _GAP4,
     "errors/configmap-1mib-binarydata": _GAP4,
-    "errors/custom-over-1.5mib": _GAP4,
     "errors/duplicate-field-strict": _GAP4,
     "errors/duplicate-field-warn": _GAP4,
     "list/rv-not-a-number": "the error for a resourceVersion that is not a number",

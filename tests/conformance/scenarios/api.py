@@ -504,6 +504,29 @@ def errors() -> list[Scenario]:
                 },
             )
         ],
+        "custom-1.6mib": [  # past etcd's request limit: a 500 from etcd
+            post(
+                "/apis/conf.example.com/v1/namespaces/{ns}/blobs",
+                {
+                    "apiVersion": "conf.example.com/v1",
+                    "kind": "Blob",
+                    "metadata": {"name": "b"},
+                    "x": "y" * (MIB * 16 // 10),
+                },
+            ),
+            get("/apis/conf.example.com/v1/namespaces/{ns}/blobs/b"),
+        ],
+        "custom-over-3mib": [  # past the API server's body limit: 413 before decoding
+            post(
+                "/apis/conf.example.com/v1/namespaces/{ns}/blobs",
+                {
+                    "apiVersion": "conf.example.com/v1",
+                    "kind": "Blob",
+                    "metadata": {"name": "b"},
+                    "x": "y" * (MIB * 3),
+                },
+            )
+        ],
         "custom-1.2mib": [
             post(
                 "/apis/conf.example.com/v1/namespaces/{ns}/blobs",
