@@ -13,11 +13,10 @@ import fnmatch
 _R1 = "JSON patch error codes, patches producing wrong types, unsupported patch types"
 _R2 = "CRD schema corner cases: error causes and codes of invalid values, list/table details"
 
-_GAP0 = "Table column definitions of built-ins (names, types, order) are the emulator's own"
 _GAP1 = "unknown nested fields are found only for the kinds in builtin_fields._NESTED"
 _GAP2 = "the DELETE answer (object or Status) per kind, and kinds the emulator does not serve"
 _GAP3 = "create-on-update (PUT of a missing object) per kind, and unserved kinds"
-_GAP4 = "406, 404 of unknown groups, duplicate JSON fields, annotation and binaryData size, etcd's limit"
+_GAP4 = "406, 404 of unknown groups, duplicate JSON fields, annotation and binaryData size"
 _GAP5 = (
     "Apply managedFields of Update entries and after force; empty maps of built-ins dropped by Go's "
     "omitempty; typed-patch errors (500 on the server)"
@@ -35,7 +34,6 @@ DELIBERATE: dict[str, str] = {
 KNOWN_GAPS: dict[str, str] = {
     "delete/finalizer-add-while-deleting": "403 where the server answers 422 (metadata.finalizers Forbidden)",
     "delete/finalizer-invalid": "finalizer names are not validated (the server: qualified names, 422)",
-    "crud/*/table": _GAP0,
     "crud/*/create-get": "PVCs lack the pvc-protection finalizer (no controller would remove it); "
     "StatefulSet status fields",
     "crud/*/generate-name": "as create-get; generated names inside labels are not normalised by the harness",
@@ -63,7 +61,6 @@ KNOWN_GAPS: dict[str, str] = {
     "errors/406-accept": _GAP4,
     "errors/422-annotations-too-big": _GAP4,
     "errors/configmap-1mib-binarydata": _GAP4,
-    "errors/custom-over-1.5mib": _GAP4,
     "errors/duplicate-field-strict": _GAP4,
     "errors/duplicate-field-warn": _GAP4,
     "list/rv-not-a-number": "the error for a resourceVersion that is not a number",
@@ -115,7 +112,6 @@ KNOWN_GAPS: dict[str, str] = {
     "custom/create/spec-wrong-type": _R2,
     "custom/delete": _R2,
     "custom/list": _R2,
-    "custom/table-wide": _R2,
     "custom/unknown-resource": _R2,
     "custom/unknown-version": _R2,
     "custom/wrong-kind": _R2,

@@ -230,7 +230,7 @@ async def test_pod_table(http: httpx2.AsyncClient) -> None:
     )
     t = (await http.get("/api/v1/namespaces/default/pods", headers=TABLE)).json()
     assert [c["name"] for c in t["columnDefinitions"]][:5] == ["Name", "Ready", "Status", "Restarts", "Age"]
-    assert t["rows"][0]["cells"][:4] == ["p", "0/1", "Pending", 0]
+    assert t["rows"][0]["cells"][:4] == ["p", "0/1", "Pending", "0"]  # Restarts is a string
 
 
 RULES_CRD = {

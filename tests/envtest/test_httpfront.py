@@ -318,3 +318,25 @@ async def test_head_gets_the_headers_without_the_body(env: Environment) -> None:
     code, _h, body = await read_response(reader)
     assert code == 200 and json.loads(body)["major"] == "1"
     writer.close()
+
+
+async def test_request_line_without_version_is_400(env: Environment) -> None:
+    """`GET /version` alone parses as HTTP/0.9; Go's server refuses it (issue 28)."""
+    reader, writer = await connect(env)
+    writer.write(b"GET /version\r\n\r\n")
+    code, headers, body = await read_response(reader)
+    assert (code, body, headers["connection"]) == (400, b"400 Bad Request", "close")
+    assert await asyncio.wait_for(reader.read(), 10) == b""
+
+
+async def test_connect_is_answered_at_once(env: Environment) -> None:
+    """CONNECT (authority-form `host:port`, or a path) gets its answer without waiting for the
+    header timeout: kube-apiserver answers 404 and 405."""
+    reader, writer = await connect(env)
+    writer.write(b"CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n")
+    code, _h, _b = await read_response(reader)
+    assert code == 404
+    reader, writer = await connect(env)
+    writer.write(b"CONNECT /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n\r\n")
+    code, _h, body = await read_response(reader)
+    assert code == 405 and json.loads(body)["reason"] == "MethodNotAllowed"

@@ -87,6 +87,10 @@ class _HeaderOverflow(Exception):
     pass
 
 
+class _NoVersion(Exception):
+    pass
+
+
 class _Request:
     __slots__ = ("body", "headers", "http10", "keep_alive", "method", "too_large", "url")
 
@@ -110,9 +114,13 @@ class _Request:
 
     def to_api(self) -> HttpRequest:
         raw = self.url
-        if raw[:1] != b"/":  # absolute-form (through a proxy) or `*`
-            parsed = httptools.parse_url(raw)
-            path_b, query_b = parsed.path or b"/", parsed.query or b""
+        if raw[:1] != b"/":  # absolute-form (through a proxy), `*`, or CONNECT's authority-form
+            try:
+                parsed = httptools.parse_url(raw)
+            except httptools.HttpParserInvalidURLError:  # `host:port`: no path (Go's URL.Path "")
+                path_b, query_b = b"", b""
+            else:
+                path_b, query_b = parsed.path or b"/", parsed.query or b""
         else:
             path_b, _, query_b = raw.partition(b"?")
         path = path_b.decode("latin-1")
@@ -219,7 +227,10 @@ class Connection(asyncio.Protocol):
         self._in_body = True
         parser = self.parser
         self._keep_alive = parser.should_keep_alive()
-        self._http10 = parser.get_http_version() == "1.0"
+        version = parser.get_http_version()
+        if version != "1.1" and version != "1.0":  # `GET /` alone (HTTP/0.9): Go's 400
+            raise _NoVersion
+        self._http10 = version == "1.0"
         if self._headers.get("expect", "").lower() == "100-continue" and not self._http10:
             # only the request being read may be told to go on: an answer still owed comes first
             if self.task is None and not self.pending:

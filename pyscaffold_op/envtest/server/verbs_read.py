@@ -45,7 +45,7 @@ class ReadVerbs:
                 tables.to_table(
                     t.info,
                     [obj],
-                    req.q("includeObject", "Metadata") or "Metadata",
+                    _include_object(req),
                     {"resourceVersion": obj["metadata"]["resourceVersion"]},
                 ),
             )
@@ -132,9 +132,7 @@ class ReadVerbs:
             return json_response(200, partial.partial_list(items, meta, version))
         if wants_table(req):
             items = [wire.served(info, o) for o in items]
-            return json_response(
-                200, tables.to_table(info, items, req.q("includeObject", "Metadata") or "Metadata", meta)
-            )
+            return json_response(200, tables.to_table(info, items, _include_object(req), meta))
         if info.custom:
             out_items = [wire.served(info, o) for o in items]
         else:  # typed lists omit each item's apiVersion/kind, as the real server's do
@@ -161,7 +159,7 @@ class ReadVerbs:
         watcher = Watcher(info.api_version, t.namespace if info.namespaced else None, raw_pred)
         watcher.convert = info.from_storage
         if table:
-            watcher.transform = lambda o: tables.to_table(info, [o], "Metadata", {}, with_columns=False)
+            watcher.transform = tables.watch_transform(info, _include_object(req))
         elif version is not None:
             watcher.transform = lambda o: partial.partial(o, version)
         timeout = None
@@ -213,3 +211,10 @@ class ReadVerbs:
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         return event_line("BOOKMARK", {"kind": info.kind, "apiVersion": info.api_version, "metadata": meta})
+
+
+def _include_object(req: HttpRequest) -> str:
+    value = req.q("includeObject", "") or ""
+    if value not in tables.INCLUDE_OBJECT:
+        raise E.bad_request(f'unrecognized includeObject value: "{value}"')
+    return value or "Metadata"

@@ -265,6 +265,9 @@ def lists() -> list[Scenario]:
     return out
 
 
+_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
 def watches() -> list[Scenario]:
     c = CM + "/c"
     return [
@@ -314,6 +317,53 @@ def watches() -> list[Scenario]:
                 setup(patch(CM + "/a", {"metadata": {"labels": {"k": "2"}}})),
                 get(lambda ctx: f"{CM}?watch=1&resourceVersion={ctx.rv(0)}&labelSelector=k%3D1", watch=1),
             ],
+        ),
+        Scenario(
+            "watch/table",  # the column definitions in the first event only
+            "watch",
+            [
+                setup(post(CM, cm("a", data={"k": "v"}))),
+                setup(post(CM, cm("b"))),
+                get(f"{CM}?watch=1&resourceVersion=0", watch=2, headers={"Accept": _TABLE}),
+            ],
+        ),
+        Scenario(
+            "watch/table-include-object",
+            "watch",
+            [
+                setup(post(CM, cm("a"))),
+                get(
+                    f"{CM}?watch=1&resourceVersion=0&includeObject=Object",
+                    watch=1,
+                    headers={"Accept": _TABLE},
+                ),
+                get(
+                    f"{CM}?watch=1&resourceVersion=0&includeObject=None", watch=1, headers={"Accept": _TABLE}
+                ),
+            ],
+        ),
+        Scenario(
+            "watch/table-custom",
+            "watch",
+            [
+                setup(
+                    post(
+                        W,
+                        {
+                            "apiVersion": "conf.example.com/v1",
+                            "kind": "Widget",
+                            "metadata": {"name": "w"},
+                            "spec": {"replicas": 2},
+                        },
+                    )
+                ),
+                get(f"{W}?watch=1&resourceVersion=0", watch=1, headers={"Accept": _TABLE}),
+            ],
+        ),
+        Scenario(
+            "errors/table-include-object-bad",
+            "errors",
+            [get(f"{CM}?includeObject=All", headers={"Accept": _TABLE})],
         ),
         Scenario("watch/too-old", "watch", [get(f"{CM}?watch=1&resourceVersion=1", watch=1)]),
         Scenario("watch/bad-rv", "watch", [get(f"{CM}?watch=1&resourceVersion=abc", watch=1)]),
@@ -451,6 +501,29 @@ def errors() -> list[Scenario]:
                     "kind": "Blob",
                     "metadata": {"name": "b"},
                     "x": "y" * (MIB * 2),
+                },
+            )
+        ],
+        "custom-1.6mib": [  # past etcd's request limit: a 500 from etcd
+            post(
+                "/apis/conf.example.com/v1/namespaces/{ns}/blobs",
+                {
+                    "apiVersion": "conf.example.com/v1",
+                    "kind": "Blob",
+                    "metadata": {"name": "b"},
+                    "x": "y" * (MIB * 16 // 10),
+                },
+            ),
+            get("/apis/conf.example.com/v1/namespaces/{ns}/blobs/b"),
+        ],
+        "custom-over-3mib": [  # past the API server's body limit: 413 before decoding
+            post(
+                "/apis/conf.example.com/v1/namespaces/{ns}/blobs",
+                {
+                    "apiVersion": "conf.example.com/v1",
+                    "kind": "Blob",
+                    "metadata": {"name": "b"},
+                    "x": "y" * (MIB * 3),
                 },
             )
         ],
