@@ -371,14 +371,16 @@ def _merge_by_key(original: list[Any], patch: list[Any], key: str, child: Any) -
 
 
 def _partition_primitives(merged: list[Any], by: list[Any]) -> tuple[list[Any], list[Any]]:
-    ours, theirs = [], []
+    ours: list[Any] = []
+    theirs: list[Any] = []
     for v in merged:
         (ours if any(_same(v, b) for b in by) else theirs).append(v)
     return ours, theirs
 
 
 def _partition_maps(merged: list[Any], by: list[Any], key: str) -> tuple[list[Any], list[Any]]:
-    ours, theirs = [], []
+    ours: list[Any] = []
+    theirs: list[Any] = []
     for v in merged:
         if not isinstance(v, dict):
             raise internal_error(f"expected a map[string]interface {{}}, but received a {_gotype(v)}")
@@ -492,11 +494,7 @@ def _merge_ordered_lists(original: dict[str, Any], patch: dict[str, Any], node: 
             raise internal_error(f"expected a []interface {{}}, but received a {_gotype(order)}")
         field = _extract_key(directive, _ORDER_PREFIX, _BAD_ORDER_LIST)
         in_original, in_patch = field in original, field in patch
-        current = original.get(field) if in_original else []
-        change = patch.get(field) if in_patch else []
-        for v in (current, change):
-            if not isinstance(v, list):
-                raise internal_error(f"expected a []interface {{}}, but received a {_gotype(v)}")
+        current, change = _as_list(original, field), _as_list(patch, field)
         meta = _field(node, field)
         _check_order(change, order, meta.key)
         if in_original and not in_patch:
@@ -515,6 +513,13 @@ def _merge_ordered_lists(original: dict[str, Any], patch: dict[str, Any], node: 
         _element_kind(current, change)
         original[field] = _normalize_order(ours, theirs, order, current, meta.key)
         patch.pop(field, None)
+
+
+def _as_list(m: dict[str, Any], field: str) -> list[Any]:
+    v = m.get(field, [])
+    if not isinstance(v, list):
+        raise internal_error(f"expected a []interface {{}}, but received a {_gotype(v)}")
+    return v
 
 
 def _check_order(change: list[Any], order: list[Any], key: str) -> None:
