@@ -55,7 +55,6 @@ KNOWN_GAPS: dict[str, str] = {
     "patch/patch-deployment-replicas-string": _R1,
     "patch/patch-strict-unknown": _R1,
     "patch/patch-wrong-type": _R1,
-    "patch/strategic-replace": _R1,
     "patch/unsupported-patch-type": _R1,
     "errors/404-group": _GAP4,
     "errors/406-accept": _GAP4,

@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, custom
+from tests.conformance.scenarios import api, builtin, custom, smp
 
-SCENARIOS: list[Scenario] = [*builtin.SCENARIOS, *custom.SCENARIOS, *api.SCENARIOS]
+SCENARIOS: list[Scenario] = [*builtin.SCENARIOS, *custom.SCENARIOS, *api.SCENARIOS, *smp.SCENARIOS]
