@@ -561,3 +561,13 @@ def test_edit_with_an_unknown_plugin_changes_nothing(pyop: RunPyop, project: Pat
     before = snapshot(project)
     assert_one_line_error(pyop("edit", "--plugins", "go/v4", cwd=project), "unknown plugin 'go/v4'")
     assert snapshot(project) == before
+
+
+def test_a_namespaced_projects_helper_roles_are_helpers_too() -> None:
+    """`init --namespaced` writes the admin/editor/viewer roles as Roles (as kubebuilder does): the chart
+    still puts them under rbacHelpers, not rbac."""
+    from pyscaffold_op.scaffold.helm.chart import _is_helper_role
+
+    for kind in ("ClusterRole", "Role"):
+        assert _is_helper_role({"kind": kind, "metadata": {"name": "crew-captain-admin-role"}})
+    assert not _is_helper_role({"kind": "Role", "metadata": {"name": "leader-election-role"}})

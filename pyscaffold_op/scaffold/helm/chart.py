@@ -142,7 +142,8 @@ def _name(obj: dict[str, Any]) -> str:
 
 
 def _is_helper_role(obj: dict[str, Any]) -> bool:
-    return obj["kind"] == "ClusterRole" and _name(obj).endswith(HELPER_ROLE_SUFFIXES)
+    # ClusterRoles, or Roles in a namespaced project (init --namespaced), as kubebuilder writes them
+    return obj["kind"] in ("ClusterRole", "Role") and _name(obj).endswith(HELPER_ROLE_SUFFIXES)
 
 
 def _is_webhook_part(obj: dict[str, Any]) -> bool:
