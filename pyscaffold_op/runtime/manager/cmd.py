@@ -116,6 +116,8 @@ def manager_flag_parser(prog: str | None = None, description: str | None = None)
     )
     parser.add_argument(
         "--log-level",
+        "--zap-log-level",  # what a kubebuilder user's fingers type (controller-runtime's zap flags)
+        dest="log_level",
         default="info",
         choices=["debug", "info", "warning", "error"],
         help="The lowest level of log messages to print.",
