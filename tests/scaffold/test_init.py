@@ -98,6 +98,12 @@ def test_init_writes_the_whole_project(pyop: RunPyop, tmp_path: Path) -> None:
     assert defaults.metrics_bind_address == "0" and defaults.health_probe_bind_address == "127.0.0.1:8081"
     # controller-runtime's zap flag, as a kubebuilder user types it, is the same setting
     assert cmd.parse_manager_flags(["--zap-log-level=debug"]).log_level == "debug"
+    # every generated manager can be sharded by a flag (scale the Deployment to scale reconciling)
+    from pyscaffold_op.runtime.sharding.flags import sharding_options
+
+    assert sharding_options(defaults) is None
+    sharded = sharding_options(cmd.parse_manager_flags(["--sharding", "--shard-by=owner"]))
+    assert sharded is not None and sharded.by == "owner"
     assert "# +pyop:scaffold:imports\n" in main_py and "    # +pyop:scaffold:controllers\n" in main_py
     assert re.search(r'LEADER_ELECTION_ID = "[0-9a-f]{8}\.viper\.run"', main_py)
 

@@ -55,6 +55,12 @@ class ManagerFlags:
     log_format: str = "text"
     webhook_port: int = 9443
     webhook_cert_path: str = WEBHOOK_CERT_PATH
+    # --sharding and its companions (runtime.sharding.flags): off unless asked for
+    sharding: bool = False
+    shard_by: str = "object"
+    shard_group: str = ""
+    shard_identity: str | None = None
+    shard_lease_duration: float = 15.0
 
 
 Setup = Callable[[Manager, ManagerFlags], None]
@@ -140,6 +146,9 @@ def manager_flag_parser(prog: str | None = None, description: str | None = None)
         help="Folder holding tls.crt and tls.key for the webhook server (reloaded when they change). When "
         "it has none (make run), a local CA and certificate are written there: trust its ca.crt.",
     )
+    from pyscaffold_op.runtime.sharding.flags import add_sharding_flags
+
+    add_sharding_flags(parser)
     return parser
 
 
@@ -161,6 +170,7 @@ def build_manager(
     """The manager the flags describe, with `setup`'s controllers and webhooks registered."""
     from pyscaffold_op.runtime.client.config import load_config
     from pyscaffold_op.runtime.manager.manager import ManagerOptions
+    from pyscaffold_op.runtime.sharding.flags import sharding_options
 
     mgr = Manager(
         load_config(kubeconfig=flags.kubeconfig),
@@ -173,6 +183,7 @@ def build_manager(
             leader_election_id=leader_election_id,
             cache_sync_timeout=flags.cache_sync_timeout,
             namespace=namespace,
+            sharding=sharding_options(flags),
         ),
     )
     setup(mgr, flags)

@@ -11,6 +11,7 @@ Scale the Deployment to N replicas and each takes ~1/N of every sharded controll
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from pyscaffold_op.runtime.sharding.shards import ShardingOptions
 
@@ -54,7 +55,9 @@ def add_sharding_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def sharding_options(args: argparse.Namespace) -> ShardingOptions | None:
+def sharding_options(args: argparse.Namespace | Any) -> ShardingOptions | None:
+    """The options `--sharding` and its companions ask for (an argparse namespace or the manager's
+    parsed flags); None unless `--sharding`."""
     if not getattr(args, "sharding", False):
         return None
     duration = args.shard_lease_duration
