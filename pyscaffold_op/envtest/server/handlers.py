@@ -86,19 +86,15 @@ class Api:
             if parts in (["healthz"], ["readyz"], ["livez"]):
                 return Response(200, b"ok", "text/plain")
             if parts == ["openapi", "v2"]:
-                body, ctype = openapi.v2(req.headers.get("accept", ""))
+                body, ctype = openapi.v2(req.headers.get("accept", ""), reg)
                 return Response(200, body, ctype)
             if parts[:2] == ["openapi", "v3"]:
-                doc = None
                 if len(parts) == 2:
-                    doc = openapi.root(reg)
-                elif len(parts) == 4 and parts[2] == "api":
-                    doc = openapi.group_version(reg, "", parts[3])
-                elif len(parts) == 5 and parts[2] == "apis":
-                    doc = openapi.group_version(reg, parts[3], parts[4])
-                if doc is None:
+                    return json_response(200, openapi.root(reg))
+                gv_body = openapi.document(reg, "/".join(parts[2:]))
+                if gv_body is None:
                     raise E.not_found_path()
-                return json_response(200, doc)
+                return Response(200, gv_body, "application/json")
             if parts == ["api"]:
                 return json_response(200, discovery.api_versions(self.server_address))
             if parts == ["apis"]:

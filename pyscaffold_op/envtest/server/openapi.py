@@ -1,31 +1,45 @@
-"""A minimal /openapi/v3: enough for kubectl to see that the server validates fields itself
-(`fieldValidation` on every PATCH), so `kubectl create/apply` send `fieldValidation=Strict` instead
-of downloading schemas. Schemas of CRDs are published; built-in kinds get open objects.
+"""/openapi/v2 and /openapi/v3 as kube-apiserver serves them, so `kubectl explain` works.
 
-/openapi/v2 is a document without definitions: kubectl fetches it (as gnostic protobuf) to validate
-what /openapi/v3 cannot name, such as the items of a `kind: List`, and skips the kinds it lacks."""
+The built-in group-versions' documents are kube-apiserver's own, captured by
+pyscaffold_op/dev/openapi_capture.py into `_openapi.json.xz` (loaded on the first OpenAPI request,
+not at startup). A CRD's group-version gets the document the apiextensions server builds: the
+capture holds the one it published for two template CRDs (namespaced with status and scale, and
+cluster-scoped), whose placeholder names are replaced with the CRD's; the kind's schema is the
+CRD's, with `apiVersion`, `kind` and `metadata` (a reference to ObjectMeta) as the server sets them.
+
+/openapi/v2 as JSON is the captured document plus the CRDs' definitions and paths. Asked for as
+gnostic protobuf (as kubectl does, to validate the items of a `kind: List`), it is a document
+without definitions: kubectl skips the kinds it lacks, and the server validates fields itself
+(`fieldValidation` on every write)."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
+import json
+import lzma
+import re
+from pathlib import Path
 from typing import Any
 
 from pyscaffold_op.envtest.jsonutil import dumps
 from pyscaffold_op.envtest.registry.resources import Registry, ServedResource
 
-_PARAMS = [
-    {"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
-    for n in ("dryRun", "fieldManager", "fieldValidation", "force")
-]
+_DATA = Path(__file__).with_name("_openapi.json.xz")
+
+# the template CRDs' names in the capture (pyscaffold_op/dev/openapi_capture.py)
+_T_GROUP, _T_VERSION = "tmplgroup.pyop.invalid", "v9tmplversion"
+_T_NS, _T_CL = ("Tmplnskind", "tmplnskinds"), ("Tmplclkind", "tmplclkinds")
+_T_BASE = f"/apis/{_T_GROUP}/{_T_VERSION}/"
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
+    return json.loads(lzma.decompress(_DATA.read_bytes()))
 
 
 V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-_V2: dict[str, Any] = {
-    "swagger": "2.0",
-    "info": {"title": "Kubernetes", "version": "v1.32.0"},
-    "paths": {},
-    "definitions": {},
-}
 
 
 def _pb_string(field: int, value: str) -> bytes:
@@ -33,15 +47,37 @@ def _pb_string(field: int, value: str) -> bytes:
     return bytes([field << 3 | 2, len(data)]) + data  # short strings: one-byte lengths
 
 
-def v2(accept: str) -> tuple[bytes, str]:
+def v2(accept: str, registry: Registry) -> tuple[bytes, str]:
     """The v2 document and its media type: gnostic's `openapi_v2.Document` in protobuf
     (swagger = 1, info = 2 with title = 1 and version = 2) when asked for, JSON otherwise."""
+    data = _data()
     if V2_PROTOBUF in accept:
-        info = _pb_string(1, _V2["info"]["title"]) + _pb_string(2, _V2["info"]["version"])
+        pb_info = _pb_string(1, data["v2"]["info"]["title"]) + _pb_string(2, data["v2"]["info"]["version"])
         # kube-openapi answers with a parseable media type (Go's mime rejects the '@' of the Accept)
-        doc = _pb_string(1, _V2["swagger"]) + bytes([2 << 3 | 2, len(info)]) + info
-        return doc, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-    return dumps(_V2), "application/json"
+        pb = _pb_string(1, data["v2"]["swagger"]) + bytes([2 << 3 | 2, len(pb_info)]) + pb_info
+        return pb, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    customs = [
+        i for g, vs in registry.group_versions().items() for v in vs for i in registry.resources_in(g, v)
+    ]
+    customs = [i for i in customs if i.custom]
+    if not customs:
+        return _v2_static(), "application/json"
+    doc = dict(data["v2"])
+    doc["paths"], doc["definitions"] = dict(doc["paths"]), dict(doc["definitions"])
+    for info in customs:
+        paths, defs = _crd_part(
+            data["crd_v2"]["paths"], data["crd_v2"]["definitions"], info, "#/definitions/"
+        )
+        doc["paths"].update(paths)
+        doc["definitions"].update(defs)
+    doc["paths"] = dict(sorted(doc["paths"].items()))
+    doc["definitions"] = dict(sorted(doc["definitions"].items()))
+    return dumps(doc), "application/json"
+
+
+@functools.cache
+def _v2_static() -> bytes:
+    return dumps(_data()["v2"])
 
 
 def _gv_path(group: str, version: str) -> str:
@@ -49,48 +85,149 @@ def _gv_path(group: str, version: str) -> str:
 
 
 def root(registry: Registry) -> dict[str, Any]:
+    """The discovery document: every served group-version (and, as kube-apiserver lists them, the
+    built-in /api, /apis and /apis/<group> documents) with a hash of its current content."""
+    captured = _data()["v3"]
     paths = {}
+    for p in ("api", "apis"):
+        paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={_hash(_static(p))}"}
     for group, versions in registry.group_versions().items():
+        if group and f"apis/{group}" in captured:
+            p = f"apis/{group}"
+            paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={_hash(_static(p))}"}
         for v in versions:
             p = _gv_path(group, v)
-            digest = hashlib.sha256(dumps(group_version(registry, group, v) or {})).hexdigest()[:16].upper()
-            paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={digest}"}
-    return {"paths": paths}
+            body = group_version(registry, group, v)
+            if body is not None:
+                paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={_hash(body)}"}
+    return {"paths": dict(sorted(paths.items()))}
 
 
-def _definition_name(info: ServedResource) -> str:
-    group = ".".join(reversed(info.group.split("."))) if info.group else "io.k8s.api.core"
-    return f"{group}.{info.version}.{info.kind}"
+def _hash(body: bytes) -> str:
+    return hashlib.sha512(body).hexdigest().upper()
 
 
-def group_version(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
+@functools.cache
+def _static(path: str) -> bytes:
+    return dumps(_data()["v3"][path])
+
+
+def document(registry: Registry, path: str) -> bytes | None:
+    """/openapi/v3/<path>: a group-version's document, or the built-in /api, /apis, /apis/<group>."""
+    parts = path.split("/")
+    if path in ("api", "apis"):
+        return _static(path)
+    if len(parts) == 2 and parts[0] == "api":
+        return group_version(registry, "", parts[1])
+    if len(parts) == 2 and parts[0] == "apis":
+        return _static(path) if path in _data()["v3"] and parts[1] in registry.group_versions() else None
+    if len(parts) == 3 and parts[0] == "apis":
+        return group_version(registry, parts[1], parts[2])
+    return None
+
+
+def group_version(registry: Registry, group: str, version: str) -> bytes | None:
     infos = registry.resources_in(group, version)
     if not infos:
         return None
+    customs = [i for i in infos if i.custom]
+    p = _gv_path(group, version)
+    if not customs and p in _data()["v3"]:
+        return _static(p)
+    return dumps(_crd_document(customs or infos, group, version))
+
+
+def _camel(s: str) -> str:
+    return "".join(w[:1].upper() + w[1:] for w in re.split(r"[.\-]", s) if w)
+
+
+def _definition_name(info: ServedResource, kind: str | None = None) -> str:
+    group = ".".join(reversed(info.group.split("."))) if info.group else "io.k8s.api.core"
+    return f"{group}.{info.version}.{kind or info.kind}"
+
+
+def _substitute(obj: Any, info: ServedResource, template: tuple[str, str]) -> Any:
+    text = json.dumps(obj)
+    tkind, tplural = template
+    tcamel, camel = _camel(_T_GROUP), _camel(info.group)
+    for old, new in (
+        (".".join(reversed(_T_GROUP.split("."))), ".".join(reversed(info.group.split(".")))),
+        (_T_GROUP, info.group),
+        (tcamel, camel),
+        (tcamel[:1].lower() + tcamel[1:], camel[:1].lower() + camel[1:]),
+        (_T_VERSION.capitalize(), info.version[:1].upper() + info.version[1:]),
+        (_T_VERSION, info.version),
+        (f" a {tkind}", f" {'an' if info.kind[:1].lower() in 'aeiou' else 'a'} {info.kind}"),  # an At
+        (tkind + "List", info.list_kind),
+        (tplural, info.plural),
+        (tkind, info.kind),
+    ):
+        text = text.replace(old, new)
+    return json.loads(text)
+
+
+def _crd_part(
+    t_paths: dict[str, Any], t_schemas: dict[str, Any], info: ServedResource, ref: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One custom resource's paths and schemas, from the template CRDs' (v3 or v2 `ref` style)."""
+    paths: dict[str, Any] = {}
+    ns = f"{_T_BASE}namespaces/{{namespace}}/{_T_NS[1]}"
+    if info.namespaced:
+        template = _T_NS
+        wanted = {f"{_T_BASE}{_T_NS[1]}", ns, f"{ns}/{{name}}"}
+        wanted |= {f"{ns}/{{name}}/status"} if info.status else set()
+        wanted |= {f"{ns}/{{name}}/scale"} if info.scale else set()
+        paths = {p: v for p, v in t_paths.items() if p in wanted}
+    else:
+        template = _T_CL
+        cl = f"{_T_BASE}{_T_CL[1]}"
+        paths = {p: v for p, v in t_paths.items() if p in (cl, f"{cl}/{{name}}")}
+        # cluster-scoped subresources: the namespaced template's, without the namespace
+        for sub, on in (("status", info.status), ("scale", info.scale)):
+            if on and f"{ns}/{{name}}/{sub}" in t_paths:
+                item = copy.deepcopy(t_paths[f"{ns}/{{name}}/{sub}"])
+                item["parameters"] = [q for q in item.get("parameters", []) if q.get("name") != "namespace"]
+                text = json.dumps(item).replace("Namespaced" + _T_NS[0], _T_NS[0])
+                paths[f"{cl}/{{name}}/{sub}"] = _substitute(json.loads(text), info, _T_NS)
+    paths = _substitute(paths, info, template)
+    t_kind = f"invalid.pyop.tmplgroup.{_T_VERSION}.{template[0]}"
+    schemas: dict[str, Any] = {}
+    for name, schema in t_schemas.items():
+        if name.startswith("invalid.") and not name.startswith(t_kind):
+            continue  # the other template's kinds
+        if name.startswith("io.k8s.api.autoscaling.v1.Scale") and not info.scale:
+            continue
+        schemas[name] = schema
+    schemas = _substitute(schemas, info, template)
+    kind = schemas[_definition_name(info)]
+    if info.schema and not (
+        ref == "#/definitions/" and info.schema.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        # the server's fields (v2 has no root properties for a schema that keeps unknown fields)
+        t_props = _data()["crd_v3"]["components"]["schemas"][f"{t_kind}"]["properties"]
+        props = {k: copy.deepcopy(t_props[k]) for k in ("apiVersion", "kind", "metadata")}
+        if ref == "#/definitions/":  # v2: a plain $ref beside the description, not allOf
+            meta = props["metadata"]
+            meta["$ref"] = meta.pop("allOf")[0]["$ref"].replace("#/components/schemas/", ref)
+        own = copy.deepcopy(info.schema)
+        own.setdefault("properties", {}).update(props)
+        own["x-kubernetes-group-version-kind"] = kind["x-kubernetes-group-version-kind"]
+        schemas[_definition_name(info)] = own
+    return paths, schemas
+
+
+def _crd_document(infos: list[ServedResource], group: str, version: str) -> dict[str, Any]:
+    data = _data()
+    template = data["crd_v3"]
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
     for info in infos:
-        gvk = [{"group": info.group, "version": info.version, "kind": info.kind}]
-        base = f"/{_gv_path(group, version)}/" + ("namespaces/{namespace}/" if info.namespaced else "")
-        item = f"{base}{info.plural}/{{name}}"
-        op = {
-            "parameters": _PARAMS,
-            "x-kubernetes-group-version-kind": gvk[0],
-            "x-kubernetes-action": "patch",
-            "responses": {"200": {"description": "OK"}},
-        }
-        paths[item] = {"patch": op, "put": {**op, "x-kubernetes-action": "put"}}
-        paths[f"{base}{info.plural}"] = {"post": {**op, "x-kubernetes-action": "post"}}
-        schema: dict[str, Any] = (
-            dict(info.schema)
-            if info.schema
-            else {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-        )
-        schema["x-kubernetes-group-version-kind"] = gvk
-        schemas[_definition_name(info)] = schema
+        p, s = _crd_part(template["paths"], template["components"]["schemas"], info, "#/components/schemas/")
+        paths.update(p)
+        schemas.update(s)
     return {
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0"},
-        "paths": paths,
-        "components": {"schemas": schemas},
+        "openapi": template["openapi"],
+        "info": template["info"],
+        "paths": dict(sorted(paths.items())),
+        "components": {**template["components"], "schemas": dict(sorted(schemas.items()))},
     }
