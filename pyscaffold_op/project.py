@@ -171,8 +171,8 @@ class Project(_Model):
             for key in ("domain", "path"):  # kubebuilder leaves them out of core entries
                 if resource.get(key) == "":
                     del resource[key]
-            if resource.get("controllers"):  # kubebuilder writes one or the other
-                resource.pop("controller", None)
+            if resource.get("controllers") or resource.get("controller") is False:
+                resource.pop("controller", None)  # kubebuilder writes one or the other, and omits false
         if not data.get("multigroup"):
             data.pop("multigroup", None)
         if not data.get("namespaced"):

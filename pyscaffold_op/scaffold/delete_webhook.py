@@ -63,6 +63,8 @@ def plan_delete_webhook(options: DeleteWebhookOptions, root: Path, project: Proj
     remaining = [t for t in ALL_TYPES if getattr(left.webhooks, t)]
     if not remaining:
         left.webhooks = None
+        if left.core and not left.has_controller():  # a built-in kind `create webhook` recorded
+            updated.resources.remove(left)
 
     plan = FilePlan(root)
     kept = record.webhooks.model_copy(deep=True)

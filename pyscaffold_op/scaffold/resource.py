@@ -142,6 +142,10 @@ def resource_names(
         api_module = other.module
         qualified_group = other.qualified_group or "core"  # RBAC markers name the core group `core`
         api_version = f"{other.qualified_group}/{version}".lstrip("/")
+        webhook_paths = (  # the core group is "": `/mutate--v1-pod`, as controller-runtime serves it
+            mutate_path(other.qualified_group, version, kind),
+            validate_path(other.qualified_group, version, kind),
+        )
     multigroup = project.multigroup
     group_module = project.group_module(group)
     kind_lower = kind.lower()

@@ -20,11 +20,12 @@ from typing import Any
 
 from pyscaffold_op import names
 from pyscaffold_op.errors import ProjectError
-from pyscaffold_op.project import PROJECT_FILE, Project, ResourceWebhooks, load_project
+from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceWebhooks, load_project
 from pyscaffold_op.scaffold import edits, pysource
 from pyscaffold_op.scaffold.boilerplate import project_header
 from pyscaffold_op.scaffold.inputs import WebhookOptions, validate_webhook
 from pyscaffold_op.scaffold.journal import ADMISSION, RECORD_FILE, Need, digest, load_record
+from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, is_core
 from pyscaffold_op.scaffold.planner import Planner
 from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.render import render
@@ -33,6 +34,40 @@ from pyscaffold_op.scaffold.transaction import FilePlan, apply, read_file
 
 # Where config/default/manager_webhook_patch.yaml mounts the certificate (kubebuilder's path).
 CERT_PATH = "/tmp/k8s-webhook-server/serving-certs"
+
+
+_POD_TEMPLATE: dict[str, Any] = {
+    "metadata": {"labels": {"app": "sample"}},
+    "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+}
+_WORKLOAD = {"selector": {"matchLabels": {"app": "sample"}}, "template": _POD_TEMPLATE}
+_JOB_TEMPLATE = {"spec": {**_POD_TEMPLATE["spec"], "restartPolicy": "Never"}}
+# What the scaffolded test of a built-in kind's webhooks sends besides metadata: the least the API
+# server admits (a kind not listed here is sent with metadata only).
+CORE_SAMPLES: dict[tuple[str, str], dict[str, Any]] = {
+    ("core", "Pod"): {"spec": _POD_TEMPLATE["spec"]},
+    ("core", "ReplicationController"): {"spec": {"selector": {"app": "sample"}, "template": _POD_TEMPLATE}},
+    ("core", "Service"): {"spec": {"ports": [{"port": 80}]}},
+    ("core", "ConfigMap"): {"data": {"key": "value"}},
+    ("core", "Secret"): {"stringData": {"key": "value"}},
+    ("apps", "Deployment"): {"spec": _WORKLOAD},
+    ("apps", "ReplicaSet"): {"spec": _WORKLOAD},
+    ("apps", "DaemonSet"): {"spec": _WORKLOAD},
+    ("apps", "StatefulSet"): {"spec": {**_WORKLOAD, "serviceName": "sample"}},
+    ("batch", "Job"): {"spec": {"template": _JOB_TEMPLATE}},
+    ("batch", "CronJob"): {
+        "spec": {"schedule": "*/1 * * * *", "jobTemplate": {"spec": {"template": _JOB_TEMPLATE}}}
+    },
+}
+
+
+def builtin_kind(group: str, version: str, kind: str, resource: Resource | None) -> OtherKind | None:
+    """The built-in kind (`core/v1 Pod`, `apps/v1 Deployment`) whose webhooks `create webhook` scaffolds
+    without `create api`, as kubebuilder does; None for the project's own kinds. ValidationError when a
+    core group has no such kind among pyscaffold_op.models."""
+    if resource is not None:
+        return core_kind(group, version, kind) if resource.core else None
+    return core_kind(group, version, kind) if is_core(group) else None
 
 
 _WEBHOOK_RESOURCES = """\
@@ -195,7 +230,8 @@ def webhook_names(project: Project, group: str, version: str, kind: str, root: P
     path `.pyop-apis.yml` records for this version's test wins, so a test keeps its name.
     """
     resource = project.find(group, version, kind)
-    assert resource is not None
+    other = builtin_kind(group, version, kind, resource)
+    assert resource is not None or other is not None
     others = [
         r for r in project.resources
         if (r.group, r.kind) == (group, kind) and r.version != version and r.webhooks
@@ -206,9 +242,10 @@ def webhook_names(project: Project, group: str, version: str, kind: str, root: P
         group=group,
         version=version,
         kind=kind,
-        plural=resource.plural or names.pluralize(kind),
-        namespaced=resource.api.namespaced if resource.api else True,
+        plural=(resource.plural if resource else None) or names.pluralize(kind),
+        namespaced=resource.api.namespaced if resource and resource.api else True,
         header=project_header(root),
+        other=other,
         recorded_domain=True,
         versioned_webhook_test=bool(others),
     )
@@ -234,12 +271,13 @@ def webhook_files(
     options: WebhookOptions, held: dict[str, bool], r: ResourceNames, project: Project, root: Path
 ) -> dict[str, str]:
     """The kind's webhook file (and its test, for admission webhooks) holding the webhook types `held`."""
-    example = keeps_scaffolded_foo(root / r.types_path, r.kind)
+    resource = project.find(options.group, options.version, options.kind)
+    core = builtin_kind(options.group, options.version, options.kind, resource) is not None
+    example = not core and keeps_scaffolded_foo(root / r.types_path, r.kind)
     runtime_imports = ["webhook_managed_by"]
     if options.validation and example:
         runtime_imports = ["FieldError", "ValidationError", *runtime_imports]
     # a webhook type added later keeps the custom path an earlier run recorded for the other one
-    resource = project.find(options.group, options.version, options.kind)
     recorded = resource.webhooks if resource is not None else None
     defaulting_path = options.defaulting_path or (recorded.defaulting_path if recorded else None)
     validation_path = options.validation_path or (recorded.validation_path if recorded else None)
@@ -256,6 +294,10 @@ def webhook_files(
         "validation_path": validation_path or r.validate_path,
         "custom_defaulting_path": defaulting_path is not None,
         "custom_validation_path": validation_path is not None,
+        "core": core,
+        # the marker's groups: the core group is `""` (controller-gen's and kubebuilder's spelling)
+        "webhook_groups": '""' if core and r.qualified_group == "core" else r.qualified_group,
+        "core_sample": repr(CORE_SAMPLES.get((options.group, options.kind), {})) if core else "",
     }
     out = {r.webhook_file: render("webhook/webhook.py.jinja", r, **values)}
     if held["defaulting"] or held["validation"]:
@@ -272,19 +314,32 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
 def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
     """`plan_webhook` for options already validated on their own."""
     resource = project.find(options.group, options.version, options.kind)
-    if resource is None or resource.api is None:
+    builtin = builtin_kind(options.group, options.version, options.kind, resource)
+    if builtin is None and (resource is None or resource.api is None):
         raise ProjectError(
             f"no API {options.group}/{options.version}, Kind={options.kind} in {PROJECT_FILE}: "
             "run `pyop create api` for it first"
         )
-    plural = resource.plural or names.pluralize(options.kind)
-    if options.plural is not None and options.plural != plural:
-        raise ProjectError(
-            f"--plural {options.plural}: the plural of {options.group}/{options.version}, "
-            f"Kind={options.kind} is {plural!r} (in {PROJECT_FILE}, from `create api`"
-            f"{' --plural' if resource.plural else ''}); the webhooks match the resource by it"
-        )
-    recorded = resource.webhooks
+    if builtin is not None:
+        if options.conversion:
+            raise ProjectError(
+                f"--conversion: {builtin.group}/{builtin.version}, Kind={builtin.kind} is a built-in kind; "
+                "the API server converts its versions itself"
+            )
+        if options.plural is not None and options.plural != builtin.plural:
+            raise ProjectError(
+                f"--plural {options.plural}: the plural of the built-in {builtin.group}/{builtin.version}, "
+                f"Kind={builtin.kind} is {builtin.plural!r}"
+            )
+    elif resource is not None:
+        plural = resource.plural or names.pluralize(options.kind)
+        if options.plural is not None and options.plural != plural:
+            raise ProjectError(
+                f"--plural {options.plural}: the plural of {options.group}/{options.version}, "
+                f"Kind={options.kind} is {plural!r} (in {PROJECT_FILE}, from `create api`"
+                f"{' --plural' if resource.plural else ''}); the webhooks match the resource by it"
+            )
+    recorded = resource.webhooks if resource is not None else None
     if recorded is not None and not options.force:
         given = {
             "defaulting": options.defaulting,
@@ -492,7 +547,14 @@ def _plan_conversion(planner: Planner, options: WebhookOptions, project: Project
 def _updated_project(project: Project, options: WebhookOptions) -> Project:
     updated = project.model_copy(deep=True)
     resource = updated.find(options.group, options.version, options.kind)
-    assert resource is not None
+    if resource is None:  # a built-in kind, recorded as kubebuilder records it (`core: true`)
+        other = builtin_kind(options.group, options.version, options.kind, None)
+        assert other is not None
+        resource = Resource(
+            core=True, domain=other.domain, group=other.group, kind=other.kind, path=other.path,
+            version=other.version,
+        )  # fmt: skip
+        updated.resources.append(resource)
     hooks = resource.webhooks or ResourceWebhooks()
     if options.defaulting:
         hooks.defaulting = True

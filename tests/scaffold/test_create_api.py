@@ -143,7 +143,7 @@ def test_no_controller(pyop: RunPyop, initialized: Path) -> None:
     assert not (initialized / f"src/{PACKAGE}/controllers").exists()
     assert not (initialized / "tests/test_at_controller.py").exists()
     assert (initialized / MAIN).read_text() == main_before
-    assert safe_load(initialized / "PROJECT")["resources"][0]["controller"] is False
+    assert "controller" not in safe_load(initialized / "PROJECT")["resources"][0]  # kubebuilder omits false
 
 
 def test_no_resource_adds_a_controller_to_an_existing_api(pyop: RunPyop, initialized: Path) -> None:

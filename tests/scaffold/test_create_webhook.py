@@ -623,3 +623,95 @@ def test_plural_is_kubebuilders_flag_and_must_match_project(pyop: RunPyop, with_
     assert "resources=admirales" in text
     run = pyop("create", "webhook", *AT, "--plural=ats", "--defaulting", *make, cwd=with_api)
     assert run.code == 0, run.err
+
+
+POD = ["--group", "core", "--version", "v1", "--kind", "Pod"]
+DEPLOYMENT = ["--group", "apps", "--version", "v1", "--kind", "Deployment"]
+
+
+def test_webhooks_for_built_in_kinds_as_kubebuilder_scaffolds_them(pyop: RunPyop, initialized: Path) -> None:
+    """Issue 27: kubebuilder scaffolds webhooks for core kinds without `create api` (PROJECT records them
+    `core: true`); the webhook uses the typed built-in model, its markers name the core group `""`
+    (`/mutate--v1-pod`), and its test passes against the emulator."""
+    root = initialized
+    run = pyop("create", "webhook", *POD, "--defaulting", "--programmatic-validation", "--no-make", cwd=root)
+    assert run.code == 0, run.err
+    run = pyop("create", "webhook", *DEPLOYMENT, "--defaulting", "--no-make", cwd=root)
+    assert run.code == 0, run.err
+    pod = (root / f"src/{PACKAGE}/webhooks/v1/pod_webhook.py").read_text()
+    assert "from pyscaffold_op.models.core_v1 import Pod\n" in pod
+    assert (
+        "# +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,"
+        'groups="",resources=pods,verbs=create;update,versions=v1,name=mpod-v1.kb.io,' in pod
+    )
+    assert "path=/validate--v1-pod,mutating=false" in pod
+    deployment = (root / f"src/{PACKAGE}/webhooks/v1/deployment_webhook.py").read_text()
+    assert "from pyscaffold_op.models.apps_v1 import Deployment\n" in deployment
+    assert "path=/mutate-apps-v1-deployment," in deployment
+    assert "groups=apps,resources=deployments," in deployment
+    project = yaml.safe_load((root / "PROJECT").read_text())
+    assert project["resources"] == [
+        {
+            "core": True,
+            "group": "core",
+            "kind": "Pod",
+            "path": "k8s.io/api/core/v1",
+            "version": "v1",
+            "webhooks": {"defaulting": True, "validation": True, "webhookVersion": "v1"},
+        },
+        {
+            "core": True,
+            "group": "apps",
+            "kind": "Deployment",
+            "path": "k8s.io/api/apps/v1",
+            "version": "v1",
+            "webhooks": {"defaulting": True, "webhookVersion": "v1"},
+        },
+    ]  # fmt: skip  (kubebuilder v4.16's PROJECT for the same commands)
+    assert pyop("generate", "manifests", cwd=root).code == 0
+    docs = list(yaml.safe_load_all((root / "config/webhook/manifests.yaml").read_text()))
+    rules = {
+        hook["clientConfig"]["service"]["path"]: hook["rules"][0]
+        for doc in docs
+        for hook in doc["webhooks"]
+    }  # fmt: skip
+    assert set(rules) == {"/mutate--v1-pod", "/validate--v1-pod", "/mutate-apps-v1-deployment"}
+    assert rules["/mutate--v1-pod"]["apiGroups"] == [""] and rules["/mutate--v1-pod"]["resources"] == ["pods"]
+    assert rules["/mutate-apps-v1-deployment"]["apiGroups"] == ["apps"]
+    for check in (["check", "."], ["format", "--check", "."]):
+        ruff = [sys.executable, "-m", "ruff", *check]
+        lint = subprocess.run(ruff, cwd=root, capture_output=True, text=True)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    tests = run_project_tests(root, {**os.environ, "PYTHONPATH": with_src(root)})
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    assert "3 passed" in tests.stdout
+    # deleting a built-in kind's last webhook drops the entry `create webhook` recorded
+    assert pyop("delete", "webhook", *DEPLOYMENT, "--defaulting", "--no-make", cwd=root).code == 0
+    assert [r["kind"] for r in yaml.safe_load((root / "PROJECT").read_text())["resources"]] == ["Pod"]
+    assert not (root / f"src/{PACKAGE}/webhooks/v1/deployment_webhook.py").exists()
+
+
+def test_a_built_in_kinds_controller_and_webhooks_share_its_entry(pyop: RunPyop, initialized: Path) -> None:
+    root = initialized
+    run = pyop("create", "api", *POD, "--no-resource", "--controller", "--no-make", cwd=root)
+    assert run.code == 0, run.err
+    run = pyop("create", "webhook", *POD, "--defaulting", "--no-make", cwd=root)
+    assert run.code == 0, run.err
+    [pod] = yaml.safe_load((root / "PROJECT").read_text())["resources"]
+    assert pod["controller"] is True and pod["webhooks"] == {"defaulting": True, "webhookVersion": "v1"}
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--group", "core", "--version", "v1", "--kind", "Pdo", "--defaulting"], ("'Pdo'", "core/v1")),
+        ([*DEPLOYMENT, "--conversion", "--spoke", "v2"], ("--conversion", "built-in kind")),
+        ([*POD, "--defaulting", "--plural", "podz"], ("--plural podz", "'pods'")),
+    ],
+)
+def test_bad_built_in_webhooks_are_one_line_and_change_nothing(
+    pyop: RunPyop, initialized: Path, args: list[str], fragments: tuple[str, ...]
+) -> None:
+    before = snapshot(initialized)
+    assert_one_line_error(pyop("create", "webhook", *args, "--no-make", cwd=initialized), *fragments)
+    assert snapshot(initialized) == before
