@@ -22,97 +22,306 @@ from typing import TYPE_CHECKING, Any
 # `__getattr__` reads it (on the first name asked for) as the table of what to import lazily, and
 # `__all__` is its names.
 if TYPE_CHECKING:
-    from pyscaffold_op.runtime.cache.cache import InformerCache
-    from pyscaffold_op.runtime.cache.informer import Informer
-    from pyscaffold_op.runtime.cache.store import Indexer
+    from pyscaffold_op.runtime.cache.cache import (
+        InformerCache as InformerCache,
+    )
+    from pyscaffold_op.runtime.cache.informer import (
+        Informer as Informer,
+    )
+    from pyscaffold_op.runtime.cache.store import (
+        Indexer as Indexer,
+    )
     from pyscaffold_op.runtime.client.client import (
-        CachedClient,
-        Client,
-        ClientProtocol,
-        Reader,
-        StatusClient,
-        new_client,
+        CachedClient as CachedClient,
     )
-    from pyscaffold_op.runtime.client.config import in_cluster_config, load_config
+    from pyscaffold_op.runtime.client.client import (
+        Client as Client,
+    )
+    from pyscaffold_op.runtime.client.client import (
+        ClientProtocol as ClientProtocol,
+    )
+    from pyscaffold_op.runtime.client.client import (
+        Reader as Reader,
+    )
+    from pyscaffold_op.runtime.client.client import (
+        StatusClient as StatusClient,
+    )
+    from pyscaffold_op.runtime.client.client import (
+        new_client as new_client,
+    )
+    from pyscaffold_op.runtime.client.config import (
+        in_cluster_config as in_cluster_config,
+    )
+    from pyscaffold_op.runtime.client.config import (
+        load_config as load_config,
+    )
     from pyscaffold_op.runtime.client.errors import (
-        AlreadyExists,
-        ApiError,
-        BadRequest,
-        ConfigError,
-        Conflict,
-        Forbidden,
-        Gone,
-        Invalid,
-        NotFound,
-        ServerError,
-        ServerTimeout,
-        TooManyRequests,
-        Unauthorized,
-        ignore_not_found,
-        is_already_exists,
-        is_conflict,
-        is_not_found,
+        AlreadyExists as AlreadyExists,
     )
-    from pyscaffold_op.runtime.client.restconfig import ExecConfig, RestConfig
-    from pyscaffold_op.runtime.clock import Clock, FakeClock, RealClock
-    from pyscaffold_op.runtime.controller import controllerutil, event, handler, predicate, source
-    from pyscaffold_op.runtime.controller.builder import Builder
-    from pyscaffold_op.runtime.controller.controller import Controller
-    from pyscaffold_op.runtime.controller.controllerutil import AlreadyOwnedError, OperationResult
-    from pyscaffold_op.runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+    from pyscaffold_op.runtime.client.errors import (
+        ApiError as ApiError,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        BadRequest as BadRequest,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        ConfigError as ConfigError,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        Conflict as Conflict,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        Forbidden as Forbidden,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        Gone as Gone,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        Invalid as Invalid,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        NotFound as NotFound,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        ServerError as ServerError,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        ServerTimeout as ServerTimeout,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        TooManyRequests as TooManyRequests,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        Unauthorized as Unauthorized,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        ignore_not_found as ignore_not_found,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        is_already_exists as is_already_exists,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        is_conflict as is_conflict,
+    )
+    from pyscaffold_op.runtime.client.errors import (
+        is_not_found as is_not_found,
+    )
+    from pyscaffold_op.runtime.client.restconfig import (
+        ExecConfig as ExecConfig,
+    )
+    from pyscaffold_op.runtime.client.restconfig import (
+        RestConfig as RestConfig,
+    )
+    from pyscaffold_op.runtime.clock import (
+        Clock as Clock,
+    )
+    from pyscaffold_op.runtime.clock import (
+        FakeClock as FakeClock,
+    )
+    from pyscaffold_op.runtime.clock import (
+        RealClock as RealClock,
+    )
+    from pyscaffold_op.runtime.controller import (
+        controllerutil as controllerutil,
+    )
+    from pyscaffold_op.runtime.controller import (
+        event as event,
+    )
+    from pyscaffold_op.runtime.controller import (
+        handler as handler,
+    )
+    from pyscaffold_op.runtime.controller import (
+        predicate as predicate,
+    )
+    from pyscaffold_op.runtime.controller import (
+        source as source,
+    )
+    from pyscaffold_op.runtime.controller.builder import (
+        Builder as Builder,
+    )
+    from pyscaffold_op.runtime.controller.controller import (
+        Controller as Controller,
+    )
+    from pyscaffold_op.runtime.controller.controllerutil import (
+        AlreadyOwnedError as AlreadyOwnedError,
+    )
+    from pyscaffold_op.runtime.controller.controllerutil import (
+        OperationResult as OperationResult,
+    )
+    from pyscaffold_op.runtime.controller.event import (
+        CreateEvent as CreateEvent,
+    )
+    from pyscaffold_op.runtime.controller.event import (
+        DeleteEvent as DeleteEvent,
+    )
+    from pyscaffold_op.runtime.controller.event import (
+        GenericEvent as GenericEvent,
+    )
+    from pyscaffold_op.runtime.controller.event import (
+        UpdateEvent as UpdateEvent,
+    )
     from pyscaffold_op.runtime.controller.handler import (
-        EnqueueRequestForObject,
-        EnqueueRequestForOwner,
-        EnqueueRequestsFromMapFunc,
-        EventHandler,
+        EnqueueRequestForObject as EnqueueRequestForObject,
     )
-    from pyscaffold_op.runtime.controller.handler import Funcs as HandlerFuncs
+    from pyscaffold_op.runtime.controller.handler import (
+        EnqueueRequestForOwner as EnqueueRequestForOwner,
+    )
+    from pyscaffold_op.runtime.controller.handler import (
+        EnqueueRequestsFromMapFunc as EnqueueRequestsFromMapFunc,
+    )
+    from pyscaffold_op.runtime.controller.handler import (
+        EventHandler as EventHandler,
+    )
+    from pyscaffold_op.runtime.controller.handler import (
+        Funcs as HandlerFuncs,
+    )
     from pyscaffold_op.runtime.controller.predicate import (
-        AnnotationChanged,
-        Funcs,
-        GenerationChanged,
-        IgnoreStatusChanges,
-        LabelChanged,
-        Predicate,
-        ResourceVersionChanged,
-        and_,
-        new_predicate_funcs,
-        not_,
-        or_,
+        AnnotationChanged as AnnotationChanged,
     )
-    from pyscaffold_op.runtime.controller.queue import DelayingQueue, Queue, RateLimitingQueue
+    from pyscaffold_op.runtime.controller.predicate import (
+        Funcs as Funcs,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        GenerationChanged as GenerationChanged,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        IgnoreStatusChanges as IgnoreStatusChanges,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        LabelChanged as LabelChanged,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        Predicate as Predicate,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        ResourceVersionChanged as ResourceVersionChanged,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        and_ as and_,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        new_predicate_funcs as new_predicate_funcs,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        not_ as not_,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        or_ as or_,
+    )
+    from pyscaffold_op.runtime.controller.queue import (
+        DelayingQueue as DelayingQueue,
+    )
+    from pyscaffold_op.runtime.controller.queue import (
+        Queue as Queue,
+    )
+    from pyscaffold_op.runtime.controller.queue import (
+        RateLimitingQueue as RateLimitingQueue,
+    )
     from pyscaffold_op.runtime.controller.ratelimiter import (
-        BucketRateLimiter,
-        ItemExponentialFailureRateLimiter,
-        ItemFastSlowRateLimiter,
-        MaxOfRateLimiter,
-        RateLimiter,
-        default_controller_rate_limiter,
+        BucketRateLimiter as BucketRateLimiter,
     )
-    from pyscaffold_op.runtime.controller.recorder import EventRecorder
-    from pyscaffold_op.runtime.controller.request import Reconciler, Request, Result, TerminalError
-    from pyscaffold_op.runtime.controller.source import Channel, Kind, Source
-    from pyscaffold_op.runtime.log import setup_logging
-    from pyscaffold_op.runtime.loops import run
+    from pyscaffold_op.runtime.controller.ratelimiter import (
+        ItemExponentialFailureRateLimiter as ItemExponentialFailureRateLimiter,
+    )
+    from pyscaffold_op.runtime.controller.ratelimiter import (
+        ItemFastSlowRateLimiter as ItemFastSlowRateLimiter,
+    )
+    from pyscaffold_op.runtime.controller.ratelimiter import (
+        MaxOfRateLimiter as MaxOfRateLimiter,
+    )
+    from pyscaffold_op.runtime.controller.ratelimiter import (
+        RateLimiter as RateLimiter,
+    )
+    from pyscaffold_op.runtime.controller.ratelimiter import (
+        default_controller_rate_limiter as default_controller_rate_limiter,
+    )
+    from pyscaffold_op.runtime.controller.recorder import (
+        EventRecorder as EventRecorder,
+    )
+    from pyscaffold_op.runtime.controller.request import (
+        Reconciler as Reconciler,
+    )
+    from pyscaffold_op.runtime.controller.request import (
+        Request as Request,
+    )
+    from pyscaffold_op.runtime.controller.request import (
+        Result as Result,
+    )
+    from pyscaffold_op.runtime.controller.request import (
+        TerminalError as TerminalError,
+    )
+    from pyscaffold_op.runtime.controller.source import (
+        Channel as Channel,
+    )
+    from pyscaffold_op.runtime.controller.source import (
+        Kind as Kind,
+    )
+    from pyscaffold_op.runtime.controller.source import (
+        Source as Source,
+    )
+    from pyscaffold_op.runtime.log import (
+        setup_logging as setup_logging,
+    )
+    from pyscaffold_op.runtime.loops import (
+        run as run,
+    )
     from pyscaffold_op.runtime.manager.cmd import (
-        ManagerFlags,
-        manager_flag_parser,
-        parse_manager_flags,
-        run_manager,
+        ManagerFlags as ManagerFlags,
     )
-    from pyscaffold_op.runtime.manager.leader import LeaderElector
+    from pyscaffold_op.runtime.manager.cmd import (
+        manager_flag_parser as manager_flag_parser,
+    )
+    from pyscaffold_op.runtime.manager.cmd import (
+        parse_manager_flags as parse_manager_flags,
+    )
+    from pyscaffold_op.runtime.manager.cmd import (
+        run_manager as run_manager,
+    )
+    from pyscaffold_op.runtime.manager.leader import (
+        LeaderElector as LeaderElector,
+    )
     from pyscaffold_op.runtime.manager.manager import (
-        LeaderElectionLost,
-        Manager,
-        ManagerOptions,
-        ShutdownTimeout,
+        LeaderElectionLost as LeaderElectionLost,
     )
-    from pyscaffold_op.runtime.manager.startup import BindError, CacheSyncTimeout, parse_duration
-    from pyscaffold_op.runtime.objects import objmeta
-    from pyscaffold_op.runtime.servers.health import ping
-    from pyscaffold_op.runtime.servers.metrics import RuntimeMetrics
-    from pyscaffold_op.runtime.sharding.flags import add_sharding_flags, sharding_options
-    from pyscaffold_op.runtime.sharding.shards import ShardingOptions, ShardLeaseLost
+    from pyscaffold_op.runtime.manager.manager import (
+        Manager as Manager,
+    )
+    from pyscaffold_op.runtime.manager.manager import (
+        ManagerOptions as ManagerOptions,
+    )
+    from pyscaffold_op.runtime.manager.manager import (
+        ShutdownTimeout as ShutdownTimeout,
+    )
+    from pyscaffold_op.runtime.manager.startup import (
+        BindError as BindError,
+    )
+    from pyscaffold_op.runtime.manager.startup import (
+        CacheSyncTimeout as CacheSyncTimeout,
+    )
+    from pyscaffold_op.runtime.manager.startup import (
+        parse_duration as parse_duration,
+    )
+    from pyscaffold_op.runtime.objects import (
+        objmeta as objmeta,
+    )
+    from pyscaffold_op.runtime.servers.health import (
+        ping as ping,
+    )
+    from pyscaffold_op.runtime.servers.metrics import (
+        RuntimeMetrics as RuntimeMetrics,
+    )
+    from pyscaffold_op.runtime.sharding.flags import (
+        add_sharding_flags as add_sharding_flags,
+    )
+    from pyscaffold_op.runtime.sharding.flags import (
+        sharding_options as sharding_options,
+    )
+    from pyscaffold_op.runtime.sharding.shards import (
+        ShardingOptions as ShardingOptions,
+    )
+    from pyscaffold_op.runtime.sharding.shards import (
+        ShardLeaseLost as ShardLeaseLost,
+    )
 
 
 _exports: dict[str, tuple[str, str]] = {}
