@@ -476,13 +476,26 @@ def _markers_in(block: list[tuple[int, str]], path: str) -> list[Marker]:
     return out
 
 
+@dataclass
+class ClassComments:
+    """The comment blocks of one class, as `(line, text)` pairs: above the class (`kind`) and above each
+    field (`fields`, only fields with one), plus each field's line and attribute docstring. Markers of
+    any tool are read from these: the generator's here, operator-sdk's CSV markers in `olm.markers`."""
+
+    kind: list[tuple[int, str]] = field(default_factory=list)
+    fields: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    docs: dict[str, str] = field(default_factory=dict)
+
+
 @lru_cache(maxsize=512)
-def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
-    """Keyed by the text itself: a file rewritten within the mtime granularity is never stale."""
+def class_comments(path: str, source: str) -> dict[str, ClassComments]:
+    """Every class of a file by qualified name. Keyed by the text itself: a file rewritten within the
+    mtime granularity is never stale."""
     tree = ast.parse(source, filename=path)
     comments = _comment_lines(source, tree)
     lines = source.splitlines()
-    result: dict[str, ClassMarkers] = {}
+    result: dict[str, ClassComments] = {}
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
@@ -499,11 +512,11 @@ def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
                     above -= 1
             if above < (block[0][0] if block else first) - 1:
                 block = _block_above(comments, above + 1) + block
-            info = ClassMarkers(kind=_markers_in(block, path))
+            info = ClassComments(kind=block)
             for index, stmt in enumerate(node.body):
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    info.lines[stmt.target.id] = f"{path}:{stmt.lineno}"
-                    found = _markers_in(_block_above(comments, stmt.lineno), path)
+                    info.lines[stmt.target.id] = stmt.lineno
+                    found = _block_above(comments, stmt.lineno)
                     if found:
                         info.fields[stmt.target.id] = found
                     after = node.body[index + 1] if index + 1 < len(node.body) else None
@@ -517,6 +530,20 @@ def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
             visit(node.body, qualname + ".")
 
     visit(tree.body, "")
+    return result
+
+
+@lru_cache(maxsize=512)
+def _file_markers(path: str, source: str) -> dict[str, ClassMarkers]:
+    result: dict[str, ClassMarkers] = {}
+    for qualname, info in class_comments(path, source).items():
+        markers = ClassMarkers(kind=_markers_in(info.kind, path), docs=info.docs)
+        markers.lines = {name: f"{path}:{line}" for name, line in info.lines.items()}
+        for name, block in info.fields.items():
+            found = _markers_in(block, path)
+            if found:
+                markers.fields[name] = found
+        result[qualname] = markers
     return result
 
 

@@ -15,7 +15,6 @@ Arguments: `type` (spec|status), `displayName`, `xDescriptors` ({...} of strings
 
 from __future__ import annotations
 
-import ast
 import json
 import sys
 from dataclasses import dataclass, field
@@ -106,17 +105,6 @@ class ClassCsvMarkers:
     docs: dict[str, str] = field(default_factory=dict)
 
 
-def _comment_block(lines: list[str], line: int) -> list[tuple[int, str]]:
-    """Comment-only lines directly above line `line` (1-based), top to bottom; across up to two blank
-    lines and a decorator-free class line the way the generator reads kind markers."""
-    out = []
-    i = line - 1
-    while i >= 1 and lines[i - 1].lstrip().startswith("#"):
-        out.append((i, lines[i - 1].strip()))
-        i -= 1
-    return out[::-1]
-
-
 def _markers(block: list[tuple[int, str]], path: str) -> list[CsvMarker]:
     out = []
     for number, text in block:
@@ -127,45 +115,19 @@ def _markers(block: list[tuple[int, str]], path: str) -> list[CsvMarker]:
     return out
 
 
-_CACHE: dict[str, dict[str, ClassCsvMarkers]] = {}
-
-
 def _file(path: str) -> dict[str, ClassCsvMarkers]:
-    if path in _CACHE:
-        return _CACHE[path]
-    source = Path(path).read_text(encoding="utf-8")
-    lines = source.splitlines()
-    tree = ast.parse(source, filename=path)
-    result: dict[str, ClassCsvMarkers] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
-        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        block = _comment_block(lines, first)
-        # the marker block may sit above the kubebuilder block across blank lines (formatters)
-        top = block[0][0] if block else first
-        above = top - 1
-        while above >= 1 and not lines[above - 1].strip() and top - above <= 2:
-            above -= 1
-        if above < top - 1:
-            block = _comment_block(lines, above + 1) + block
-        info = ClassCsvMarkers(kind=_markers(block, path))
-        for index, stmt in enumerate(node.body):
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                found = _markers(_comment_block(lines, stmt.lineno), path)
-                if found:
-                    info.fields[stmt.target.id] = found
-                after = node.body[index + 1] if index + 1 < len(node.body) else None
-                if (
-                    isinstance(after, ast.Expr)
-                    and isinstance(after.value, ast.Constant)
-                    and isinstance(after.value.value, str)
-                ):
-                    import inspect
+    """The CSV markers of every class of a file, from the generator's reading of its comment blocks
+    (`gen.markers.class_comments`: one walk of the file, cached by its text)."""
+    from pyscaffold_op.gen.markers import class_comments
 
-                    info.docs[stmt.target.id] = inspect.cleandoc(after.value.value)
-        result[node.name] = info
-    _CACHE[path] = result
+    result: dict[str, ClassCsvMarkers] = {}
+    for qualname, comments in class_comments(path, Path(path).read_text(encoding="utf-8")).items():
+        info = ClassCsvMarkers(kind=_markers(comments.kind, path), docs=dict(comments.docs))
+        for name, block in comments.fields.items():
+            found = _markers(block, path)
+            if found:
+                info.fields[name] = found
+        result[qualname] = info
     return result
 
 
@@ -174,8 +136,10 @@ def class_csv_markers(cls: type) -> ClassCsvMarkers:
     path = getattr(module, "__file__", None)
     if not path or not path.endswith(".py") or not Path(path).is_file():
         return ClassCsvMarkers()
-    return _file(path).get(cls.__name__, ClassCsvMarkers())
+    return _file(path).get(cls.__qualname__, ClassCsvMarkers())
 
 
 def clear() -> None:
-    _CACHE.clear()
+    from pyscaffold_op.gen.markers import class_comments
+
+    class_comments.cache_clear()
