@@ -202,6 +202,9 @@ def run(target: Target, scenario: Scenario, ns: str) -> list[Response]:
 
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
 UID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# names the servers generated from the corpus's `generateName: gen-...-` (Go's rand.String alphabet),
+# also where a name is copied: labels (Job, Namespace), a 422's details.name
+GENERATED = re.compile(r"^gen-(cf-[0-9a-f]{12}-)?[bcdfghjklmnpqrstvwxz2456789]{5}$")
 AGE = re.compile(r"^(\d+(s|m|h|d|y))+$|^<invalid>$|^<unknown>$")
 VOLATILE_META = ("uid", "creationTimestamp", "resourceVersion", "selfLink", "deletionTimestamp")
 
@@ -240,6 +243,8 @@ def normalise(value: Any, addresses: tuple[str, ...], *, messages: bool = False)
             return "<time>"
         if UID.match(value):
             return "<uid>"
+        if GENERATED.match(value):
+            return "<generated>"
         for a in addresses:
             if a in value:
                 value = value.replace(a, "<server>")

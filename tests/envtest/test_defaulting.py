@@ -166,7 +166,10 @@ async def test_jobs_cronjobs_statefulsets_daemonsets_services_leases_secrets(
         )
     ).json()["spec"]
     assert (sts["replicas"], sts["podManagementPolicy"]) == (1, "OrderedReady")
-    assert sts["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+    assert sts["updateStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"partition": 0, "maxUnavailable": 1},
+    }
     ds = (
         await http.post(
             "/apis/apps/v1/namespaces/default/daemonsets",

@@ -13,9 +13,24 @@ _DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unre
 DEFAULT_TOLERATION_SECONDS = 300
 
 
+# StorageObjectInUseProtection: the finalizer it adds on create, per group-resource; the protection
+# controllers (controllers/protection.py) remove it once the object is unused
+PROTECTION_FINALIZERS = {
+    ("", "persistentvolumeclaims"): "kubernetes.io/pvc-protection",
+    ("", "persistentvolumes"): "kubernetes.io/pv-protection",
+    ("storage.k8s.io", "volumeattributesclasses"): "kubernetes.io/vac-protection",
+}
+
+
 def admit_create(info: ServedResource, obj: dict[str, Any]) -> None:
     if info.group_resource == ("", "pods"):
         default_toleration_seconds(obj)
+    finalizer = PROTECTION_FINALIZERS.get(info.group_resource)
+    if finalizer is not None:
+        meta = obj.setdefault("metadata", {})
+        finalizers = meta.get("finalizers") if isinstance(meta.get("finalizers"), list) else []
+        if finalizer not in finalizers:
+            meta["finalizers"] = [*finalizers, finalizer]
 
 
 def default_toleration_seconds(pod: dict[str, Any]) -> None:

@@ -185,9 +185,13 @@ def _statefulset(obj: Obj, old: Obj | None) -> None:
     s.setdefault("replicas", 1)
     s.setdefault("podManagementPolicy", "OrderedReady")
     strategy = s.setdefault("updateStrategy", {})
-    strategy.setdefault("type", "RollingUpdate")
-    if strategy["type"] == "RollingUpdate":
-        strategy.setdefault("rollingUpdate", {}).setdefault("partition", 0)
+    if not strategy.get("type"):  # SetDefaults_StatefulSet: rollingUpdate only with a defaulted type
+        strategy["type"] = "RollingUpdate"
+        strategy.setdefault("rollingUpdate", {})
+    rolling = strategy.get("rollingUpdate")
+    if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
+        rolling.setdefault("partition", 0)
+        rolling.setdefault("maxUnavailable", 1)  # MaxUnavailableStatefulSet: on by default since 1.37
     s.setdefault("revisionHistoryLimit", 10)
     policy = s.setdefault("persistentVolumeClaimRetentionPolicy", {})
     policy.setdefault("whenDeleted", "Retain")

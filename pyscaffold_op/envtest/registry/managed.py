@@ -20,7 +20,7 @@ Path = tuple[str, ...]
 # (field name, schema node of the list or None) -> ("map", keys) | ("set",) | ("atomic",)
 ListKind = Callable[[str, dict[str, Any] | None], tuple[Any, ...]]
 
-_META_OWNED = ("labels", "annotations", "finalizers", "ownerReferences")
+_META_OWNED = ("generateName", "labels", "annotations", "finalizers", "ownerReferences")
 
 
 @dataclass(frozen=True, kw_only=True)

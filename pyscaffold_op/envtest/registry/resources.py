@@ -6,11 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyscaffold_op.envtest.registry import crossgroup
+from pyscaffold_op.envtest.registry import crossgroup, kindrules
 
 if TYPE_CHECKING:
     from pyscaffold_op.apiextensions.compiled import CompiledSchema
 
+_CRD_GROUP = "apiextensions.k8s.io"
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -54,6 +55,25 @@ class ServedResource:
     def __post_init__(self) -> None:
         self.singular = self.singular or self.kind.lower()
         self.list_kind = self.list_kind or self.kind + "List"
+        if not self.custom and self.group_resource in kindrules.RETURNS_DELETED_OBJECT:
+            self.delete_returns_object = True
+
+    @property
+    def name_rule(self) -> kindrules.NameRule:
+        """The rule of this kind's names (custom resources: DNS-1123 subdomains)."""
+        if self.custom:
+            return "subdomain"
+        return kindrules.NAME_RULES.get(self.group_resource, "subdomain")
+
+    @property
+    def kube_finalizers(self) -> bool:
+        """Validated by core's ValidateObjectMeta, whose finalizer names without a domain must be
+        standard ones (custom resources, CRDs and admission configurations use apimachinery's)."""
+        return not self.custom and self.group not in (_CRD_GROUP, "admissionregistration.k8s.io")
+
+    @property
+    def create_on_update(self) -> bool:
+        return not self.custom and self.group_resource in kindrules.CREATE_ON_UPDATE
 
     @property
     def compiled_schema(self) -> CompiledSchema:
@@ -556,9 +576,6 @@ def builtin_resources() -> list[ServedResource]:
         ),
     ]
 
-
-# Names of built-in kinds whose names must be DNS-1123 *labels* (not subdomains).
-LABEL_NAMED = {("", "namespaces"), ("", "services")}
 
 # Preferred group versions for discovery, in the order kubectl expects core groups.
 GROUP_ORDER = [

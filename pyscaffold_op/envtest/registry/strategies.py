@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
 
@@ -25,13 +26,29 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
     elif key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
-        obj.setdefault("metadata", {}).setdefault("labels", {})["kubernetes.io/metadata.name"] = obj[
-            "metadata"
-        ]["name"]
+        meta = obj.setdefault("metadata", {})
+        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta.get("name", "")
     elif key == ("", "services") and isinstance(spec, dict):
         # allocation runs before defaulting (envtest/defaulting.py), which sets the same type default
         if spec.get("clusterIP") != "None" and spec.get("type", "ClusterIP") != "ExternalName":
             n = next(_cluster_ips)
+            if not obj["metadata"].get("name"):
+                # the allocator's IPAddress names its Service as parent: without a name it is
+                # invalid, and the real server answers with that before validating the Service
+                ip = f"10.96.{n // 250 % 250}.{n % 250 + 1}"
+                raise E.invalid(
+                    "",
+                    "Service",
+                    "",
+                    [
+                        cause(
+                            "FieldValueInvalid",
+                            "spec.clusterIPs",
+                            f'Invalid value: [""]: failed to allocate IP: IPAddress.networking.k8s.io "{ip}" '
+                            "is invalid: spec.parentRef.name: Required value",
+                        )
+                    ],
+                )
             spec.setdefault("clusterIP", f"10.96.{n // 250 % 250}.{n % 250 + 1}")
             spec.setdefault("clusterIPs", [spec["clusterIP"]])
         obj["status"] = {"loadBalancer": {}}
@@ -41,9 +58,9 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
             labels = tmpl.setdefault("metadata", {}).setdefault("labels", {})
             uid = obj["metadata"]["uid"]
             labels.setdefault("batch.kubernetes.io/controller-uid", uid)
-            labels.setdefault("batch.kubernetes.io/job-name", obj["metadata"]["name"])
+            labels.setdefault("batch.kubernetes.io/job-name", obj["metadata"].get("name", ""))
             labels.setdefault("controller-uid", uid)
-            labels.setdefault("job-name", obj["metadata"]["name"])
+            labels.setdefault("job-name", obj["metadata"].get("name", ""))
             spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
             if not obj["metadata"].get("labels"):  # SetDefaults_Job: the Job's labels are its pods'
                 obj["metadata"]["labels"] = dict(labels)

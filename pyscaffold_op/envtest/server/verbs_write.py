@@ -8,6 +8,7 @@ from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.registry import managed, patch
 from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown, wrong_type
+from pyscaffold_op.envtest.registry.kindrules import ORPHAN_BY_DEFAULT
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.registry.scale import set_path, to_scale
 from pyscaffold_op.envtest.server import selectors, wire
@@ -121,9 +122,30 @@ class WriteVerbs:
         current = self.store.find(
             t.info.bucket, (t.namespace or "") if t.info.namespaced else "", t.name or ""
         )
+        if current is None and t.info.create_on_update and not t.subresource:
+            return await self._create_on_update(req, t, obj, unknown)
         old = wire.served(t.info, current) if current is not None else None
         updated, warnings = await self.gate.admitted(req, t, "UPDATE", obj, old, write)
         return self.gate.warn(json_response(200, wire.served(t.info, updated)), unknown, *warnings)
+
+    async def _create_on_update(
+        self, req: HttpRequest, t: Target, obj: dict[str, Any], unknown: str
+    ) -> Response:
+        """A PUT of a missing object of a kind whose strategy allows create on update: a create (201,
+        CREATE admission), its managedFields entry an Update, as the update handler records it."""
+
+        def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+            return self.store.create(
+                t.info,
+                t.namespace or "",
+                to_storage(t.info, o),
+                manager=wire.field_manager(req),
+                dry_run=dry_run,
+                fresh=True,
+            )
+
+        created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, write)
+        return self.gate.warn(json_response(201, wire.served(t.info, created)), unknown, *warnings)
 
     async def patch(self, req: HttpRequest, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -353,6 +375,11 @@ class WriteVerbs:
         info = t.info
         opts = self._delete_options(req)
         dry = wire.dry_run(req) or "All" in (opts.get("dryRun") or [])
+        if (
+            opts.get("propagationPolicy") is None
+            and (info.group, info.version, info.plural) in ORPHAN_BY_DEFAULT
+        ):
+            opts["propagationPolicy"] = "Orphan"  # the strategy's DefaultGarbageCollectionPolicy
 
         def delete(_o: Any, dry_run: bool) -> tuple[dict[str, Any], bool]:
             return self.store.delete(

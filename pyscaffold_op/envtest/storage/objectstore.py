@@ -28,9 +28,10 @@ from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission import plugins as admission_plugins
 from pyscaffold_op.envtest.jsonutil import dumps, json_copy, loads
 from pyscaffold_op.envtest.registry import crds, defaulting, graceful, strategies
+from pyscaffold_op.envtest.registry.kindrules import NAMED_BY_STRATEGY
 from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update
-from pyscaffold_op.envtest.registry.objectmeta import generate_name, label_causes, name_causes
-from pyscaffold_op.envtest.registry.resources import LABEL_NAMED, Registry, ServedResource
+from pyscaffold_op.envtest.registry.objectmeta import generate_name, meta_causes, no_new_finalizers
+from pyscaffold_op.envtest.registry.resources import Registry, ServedResource
 from pyscaffold_op.envtest.storage.storeaccess import StoreController
 from pyscaffold_op.envtest.storage.watch import Watcher
 from pyscaffold_op.envtest.types import GR, NAMESPACES, Key, Obj
@@ -267,20 +268,9 @@ class Store:
         admission_name = meta.get("name") or meta.get("generateName") or "Unknown"
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(meta["generateName"])
+        if not meta.get("name") and info.group_resource in NAMED_BY_STRATEGY:
+            meta["name"] = str(uuid.uuid4())
         name = meta.get("name") or ""
-        if not name:
-            raise E.invalid(
-                info.group,
-                info.kind,
-                "",
-                [
-                    E.cause(
-                        "FieldValueRequired",
-                        "metadata.name",
-                        "Required value: name or generateName is required",
-                    )
-                ],
-            )
         for k in (
             "resourceVersion",
             "uid",
@@ -296,20 +286,24 @@ class Store:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
-        causes = name_causes(name, info.group_resource in LABEL_NAMED) + label_causes(meta.get("labels"))
-        if causes:
-            raise E.invalid(info.group, info.kind, name, causes)
-        if info.namespaced:
+        if info.namespaced:  # NamespaceLifecycle admission: before the object is validated
             ns = self.find(("", "namespaces"), "", namespace)
             if ns is None:
                 raise E.not_found("", "namespaces", namespace)
             if ns["metadata"].get("deletionTimestamp"):
                 raise E.namespace_terminating(info.group, info.plural, admission_name, namespace)
+        # ObjectMeta's causes and the kind's own come in one 422, as one Validate call gives them
+        obj = self._admit(
+            info,
+            obj,
+            None,
+            pruned=pruned,
+            meta_errors=meta_causes(meta, info.name_rule, info.kube_finalizers),
+        )
         key = (namespace if info.namespaced else "", name)
         bucket = self._bucket(info.bucket)
         if key in bucket.objs:
             raise E.already_exists(info.group, info.plural, name)
-        obj = self._admit(info, obj, None, pruned=pruned)
         if managed_fields is not None:
             obj["metadata"]["managedFields"] = managed_fields
         elif manager:
@@ -322,8 +316,17 @@ class Store:
         self.run_controllers()
         return obj
 
-    def _admit(self, info: ServedResource, obj: Obj, old: Obj | None, *, pruned: bool = False) -> Obj:
-        """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise."""
+    def _admit(
+        self,
+        info: ServedResource,
+        obj: Obj,
+        old: Obj | None,
+        *,
+        pruned: bool = False,
+        meta_errors: builtins.list[E.Cause] | None = None,
+    ) -> Obj:
+        """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise;
+        `meta_errors` (ObjectMeta's) lead the 422's causes."""
         if info.custom:
             schema = info.compiled_schema
             if not pruned:
@@ -344,6 +347,7 @@ class Store:
             causes = strategies.validate(info, obj, old)
             if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
                 causes += crds.crd_causes(obj)
+        causes = [*(meta_errors or []), *causes]
         if causes:
             raise E.invalid(info.group, info.kind, obj["metadata"].get("name", ""), causes)
         if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
@@ -405,7 +409,9 @@ class Store:
             new["metadata"]["managedFields"] = managed_fields
         if _same(new, old):
             return old  # a no-op write is not a write: no new resourceVersion, no event
-        if manager and managed_fields is None:
+        # the field manager's skipNonAppliedManager: an update of an object that has no managedFields
+        # (created writing no tracked field) records none either
+        if manager and managed_fields is None and old["metadata"].get("managedFields"):
             record_update(old, new, _owner(info, manager, now_rfc3339(), subresource))
         if dry_run:
             return new
@@ -451,20 +457,8 @@ class Store:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
-        if ometa.get("deletionTimestamp"):
-            added = set(meta.get("finalizers") or []) - set(ometa.get("finalizers") or [])
-            if added:
-                raise E.forbidden(
-                    info.group,
-                    info.plural,
-                    ometa["name"],
-                    "no new finalizers can be added if "
-                    "the object is being deleted, found new finalizers " + repr(sorted(added)),
-                )
-        causes = label_causes(meta.get("labels"))
-        if causes:
-            raise E.invalid(info.group, info.kind, ometa["name"], causes)
-        new = self._admit(info, new, old)
+        errors = no_new_finalizers(meta, ometa) + meta_causes(meta, None, info.kube_finalizers)
+        new = self._admit(info, new, old, meta_errors=errors)
         if info.generation and _spec_of(new) != _spec_of(old):
             new["metadata"]["generation"] = ometa.get("generation", 1) + 1
         return new
@@ -534,7 +528,7 @@ class Store:
                 self.run_controllers()
             return obj, True
         wanted = [f for f in finalizers if f != "kubernetes"] if is_ns else finalizers
-        shorter = grace < meta.get("deletionGracePeriodSeconds", grace + 1)
+        shorter = not is_ns and grace < meta.get("deletionGracePeriodSeconds", grace + 1)
         if meta.get("deletionTimestamp") and wanted == list(meta.get("finalizers") or []) and not shorter:
             return obj, False  # already terminating with these finalizers: nothing changes
         new = {**obj, "metadata": {**meta, "finalizers": [f for f in finalizers if f != "kubernetes"]}}
@@ -542,7 +536,8 @@ class Store:
             del new["metadata"]["finalizers"]
         if "deletionTimestamp" not in new["metadata"] or shorter:
             new["metadata"]["deletionTimestamp"] = graceful.deadline(grace)
-            new["metadata"]["deletionGracePeriodSeconds"] = grace
+            if not is_ns:  # the namespace registry's own Delete sets only the timestamp
+                new["metadata"]["deletionGracePeriodSeconds"] = grace
             if "deletionTimestamp" not in meta and new["metadata"].get("generation", 0) > 0:
                 new["metadata"]["generation"] += 1  # controllers see deletion as a spec change
         if is_ns:
