@@ -24,6 +24,9 @@ class StatusError(Exception):
         self.reason = reason
         self.message = message
         self.details = details
+        # preformatted Warning header values the request earned before it failed (unknown fields):
+        # the server sends them with the error too
+        self.warnings: list[str] = []
 
     def status(self) -> dict[str, Any]:
         body: dict[str, Any] = {

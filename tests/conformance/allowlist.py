@@ -14,7 +14,6 @@ _R1 = "JSON patch error codes, patches producing wrong types, unsupported patch 
 _R2 = "CRD schema corner cases: error causes and codes of invalid values, list/table details"
 
 _GAP1 = "unknown nested fields are found only for the kinds in builtin_fields._NESTED"
-_GAP4 = "406, 404 of unknown groups, duplicate JSON fields, annotation and binaryData size"
 _GAP5 = (
     "Apply managedFields of Update entries and after force; empty maps of built-ins dropped by Go's "
     "omitempty; typed-patch errors (500 on the server)"
@@ -36,7 +35,6 @@ DELIBERATE: dict[str, str] = {
 }
 
 KNOWN_GAPS: dict[str, str] = {
-    "fieldvalidation/*/warn-top-level": "as create-get",
     "fieldvalidation/*/nested-*": _GAP1,
     "patch/json-bad-op": _R1,
     "patch/json-remove-missing": _R1,
@@ -46,12 +44,6 @@ KNOWN_GAPS: dict[str, str] = {
     "patch/patch-strict-unknown": _R1,
     "patch/patch-wrong-type": _R1,
     "patch/unsupported-patch-type": _R1,
-    "errors/404-group": _GAP4,
-    "errors/406-accept": _GAP4,
-    "errors/configmap-1mib-binarydata": _GAP4,
-    "errors/duplicate-field-strict": _GAP4,
-    "errors/duplicate-field-warn": _GAP4,
-    "list/rv-not-a-number": "the error for a resourceVersion that is not a number",
     "apply/after-create": _GAP5,
     "apply/after-create-conflict": _GAP5,
     "apply/conflict": _GAP5,

@@ -622,6 +622,9 @@ class Registry:
     def get(self, group: str, version: str, plural: str) -> ServedResource | None:
         return self._by_gvr.get((group, version, plural))
 
+    def serves_group(self, group: str) -> bool:
+        return any(g == group for g, _v, _p in self._by_gvr)
+
     def all(self) -> list[ServedResource]:
         return list(self._by_gvr.values())
 

@@ -13,6 +13,7 @@ from typing import Protocol
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission.gate import AdmissionGate
 from pyscaffold_op.envtest.jsonutil import dumps, loads
+from pyscaffold_op.envtest.registry.resources import Registry
 from pyscaffold_op.envtest.server import discovery, openapi, subresources, wire
 from pyscaffold_op.envtest.server.auth import Attributes, Policy, impersonation
 from pyscaffold_op.envtest.server.decode import MAX_BODY
@@ -80,6 +81,8 @@ class Api:
     async def _dispatch(self, req: HttpRequest) -> Response:
         parts = [p for p in req.path.split("/") if p]
         reg = self.store.registry
+        if _unhandled(parts, reg):
+            return Response(404, b"404 page not found\n", "text/plain; charset=utf-8")
         if req.method == "GET":
             if parts == ["version"]:
                 return json_response(200, discovery.VERSION)
@@ -126,6 +129,13 @@ class Api:
 
     async def _serve(self, req: HttpRequest, target: Target, watch: bool) -> Response:
         info = target.info
+        if not _acceptable(req.headers.get("accept", "")):  # NegotiateOutputMediaType, first
+            raise E.StatusError(
+                406,
+                "NotAcceptable",
+                "406: Not Acceptable\n\nAvailable representations: " + ", ".join(_OFFERED),
+                {},
+            )
         if info.review:
             return self.reviews.review(req, target)
         if "impersonate-user" in req.headers or "impersonate-group" in req.headers:
@@ -300,3 +310,30 @@ def _path_namespace(path: str) -> str | None:
     if len(parts) > start + 2 and parts[start] == "namespaces":
         return parts[start + 1]
     return None
+
+
+_ROOTS = ("api", "apis", "version", "healthz", "readyz", "livez", "openapi", "logs", "metrics")
+
+
+def _unhandled(parts: list[str], reg: Registry) -> bool:
+    """A path no handler of the real server's mux is registered for (outside its roots, or under
+    /apis/ for a group it does not serve): Go's NotFoundHandler answers, in plain text."""
+    if parts and parts[0] not in _ROOTS:
+        return True
+    return len(parts) >= 2 and parts[0] == "apis" and not reg.serves_group(parts[1])
+
+
+# what the server can write: the media types of its serializers, then their stream forms
+_OFFERED = (
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+    "application/json;stream=watch",
+    "application/vnd.kubernetes.protobuf;stream=watch",
+)
+_ACCEPTED = frozenset({"", "*/*", "application/*", *(m.split(";")[0] for m in _OFFERED)})
+
+
+def _acceptable(accept: str) -> bool:
+    """Whether any media range of the Accept header is one the server can answer with."""
+    return any(part.split(";")[0].strip().lower() in _ACCEPTED for part in accept.split(","))

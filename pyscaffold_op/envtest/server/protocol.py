@@ -69,7 +69,10 @@ def json_response(status: int, obj: Any) -> Response:
 
 
 def error_response(err: E.StatusError) -> Response:
-    return json_response(err.code, err.status())
+    resp = json_response(err.code, err.status())
+    if err.warnings:
+        resp.headers["Warning"] = ", ".join(err.warnings)
+    return resp
 
 
 @dataclass

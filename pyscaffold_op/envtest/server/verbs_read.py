@@ -91,7 +91,10 @@ class ReadVerbs:
             raise E.bad_request(f"invalid limit: {req.q('limit')}") from None
         rv_match = req.q("resourceVersionMatch")
         if req.q("resourceVersion") not in (None, "", "0"):
-            parse_rv(req.q("resourceVersion"))
+            try:
+                parse_rv(req.q("resourceVersion"))
+            except E.StatusError as err:  # a list names the bad version a request error (a get: 500)
+                raise E.bad_request(f"invalid resource version: {err.message}") from None
         if rv_match and not req.q("resourceVersion"):
             raise E.invalid(
                 "meta.k8s.io",

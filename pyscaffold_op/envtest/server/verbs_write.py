@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.registry import managed, patch
 from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown, wrong_type
+from pyscaffold_op.envtest.registry.bytefields import illegal_base64
 from pyscaffold_op.envtest.registry.kindrules import ORPHAN_BY_DEFAULT
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.registry.scale import set_path, to_scale
 from pyscaffold_op.envtest.server import selectors, wire
 from pyscaffold_op.envtest.server.decode import load_json
+from pyscaffold_op.envtest.server.duplicates import duplicate_fields, may_repeat
 from pyscaffold_op.envtest.server.metatypes import check_meta_types
 from pyscaffold_op.envtest.server.protocol import (
     PATCH_TYPES,
@@ -62,7 +65,7 @@ class WriteVerbs:
                 pruned=pruned and o is obj,  # no webhook gave another object since
             )
 
-        created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, write)
+        created, warnings = await _warned(self.gate.admitted(req, t, "CREATE", obj, None, write), unknown)
         return self.gate.warn(json_response(201, wire.served(t.info, created)), unknown, *warnings)
 
     def _unknown_fields(self, req: HttpRequest, info: ServedResource, obj: dict[str, Any]) -> str:
@@ -71,6 +74,8 @@ class WriteVerbs:
         are pruned later against their schema; built-ins lose them here, as decoding into the Go
         type drops them."""
         mode = _field_validation(req)
+        # before pruning: the decoded object still has every key the body gave once
+        repeats = mode != "Ignore" and bool(req.body) and may_repeat(req.body, obj)
         if info.custom:
             if mode not in _PRUNED_ON_DECODE:
                 return ""
@@ -78,21 +83,28 @@ class WriteVerbs:
             # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
             found = info.compiled_schema.prune(obj)
         else:
-            wrong = wrong_type(info.group, info.kind, obj)
+            wrong = wrong_type(info.group, info.kind, obj) or illegal_base64(info.group, info.kind, obj)
             if wrong is not None:
                 raise E.bad_request(
                     f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {wrong}'
                 )
             found = prune_unknown(info.group, info.kind, obj) + prune_nested(info.group, info.kind, obj)
-        if not found or mode == "Ignore":
+        if mode == "Ignore":
+            return ""
+        duplicates, order = duplicate_fields(req.body) if repeats else ([], {})
+        # the decoder's order: where each problem is in the document
+        problems = sorted(
+            [*(f'duplicate field "{d}"' for d in duplicates), *(f'unknown field "{f}"' for f in found)],
+            key=lambda p: order.get(_problem_path(p), len(order)),
+        )
+        if not problems:
             return ""
         if mode == "Strict":
-            msgs = [f'unknown field "{f}"' for f in found]
             raise E.bad_request(
                 f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
-                "strict decoding error: " + ", ".join(msgs)
+                "strict decoding error: " + ", ".join(problems)
             )
-        return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
+        return ", ".join('299 - "' + p.replace('"', '\\"') + '"' for p in problems)
 
     async def update(self, req: HttpRequest, t: Target) -> Response:
         if t.subresource == "scale":
@@ -125,7 +137,7 @@ class WriteVerbs:
         if current is None and t.info.create_on_update and not t.subresource:
             return await self._create_on_update(req, t, obj, unknown)
         old = wire.served(t.info, current) if current is not None else None
-        updated, warnings = await self.gate.admitted(req, t, "UPDATE", obj, old, write)
+        updated, warnings = await _warned(self.gate.admitted(req, t, "UPDATE", obj, old, write), unknown)
         return self.gate.warn(json_response(200, wire.served(t.info, updated)), unknown, *warnings)
 
     async def _create_on_update(
@@ -144,7 +156,7 @@ class WriteVerbs:
                 fresh=True,
             )
 
-        created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, write)
+        created, warnings = await _warned(self.gate.admitted(req, t, "CREATE", obj, None, write), unknown)
         return self.gate.warn(json_response(201, wire.served(t.info, created)), unknown, *warnings)
 
     async def patch(self, req: HttpRequest, t: Target) -> Response:
@@ -461,3 +473,23 @@ _PRUNED_ON_DECODE = ("Strict", "Warn")
 
 def _field_validation(req: HttpRequest) -> str:
     return req.q("fieldValidation", "") or "Warn"  # Warn: the server's default since field validation GA
+
+
+def _problem_path(problem: str) -> str:
+    """The key of `problem` in duplicate_fields' document order."""
+    kind, _, quoted = problem.partition(" field ")
+    path = quoted.strip('"')
+    return f"duplicate {path}" if kind == "duplicate" else path
+
+
+_T = TypeVar("_T")
+
+
+async def _warned(write: Awaitable[_T], warning: str) -> _T:
+    """`write`'s result; when it fails, the error carries `warning` (the decoder's, already earned)."""
+    try:
+        return await write
+    except E.StatusError as err:
+        if warning:
+            err.warnings.insert(0, warning)
+        raise
