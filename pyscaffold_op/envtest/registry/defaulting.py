@@ -19,11 +19,21 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from pyscaffold_op.envtest.registry.gozero import EMPTY_WHEN_UNSET, NULL_WHEN_UNSET, ZERO_FIELDS
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.types import Obj
 from pyscaffold_op.models import spec
 
 _POD_TEMPLATE_MODE = 420  # 0644, the default of secret/configMap/downwardAPI/projected volumes
+
+
+def apply_types(info: ServedResource, obj: Obj) -> None:
+    """Only the per-type defaults (the decoder's, which a status write gets too)."""
+    api_version, kind = info.storage_type
+    group, _, version = api_version.rpartition("/")
+    name = spec.kinds().get((group, version, kind))
+    if name is not None:
+        _walk_ref(obj, name)
 
 
 def apply(info: ServedResource, obj: Obj, old: Obj | None) -> None:
@@ -54,6 +64,11 @@ def _walk_ref(value: Any, name: str) -> None:
     defaulter = _BY_TYPE.get(name)
     if defaulter is not None:
         defaulter(value)
+    for time_field in NULL_WHEN_UNSET.get(name, ()):
+        value.setdefault(time_field, None)  # Go's zero Time struct marshals to null
+    for struct_field in EMPTY_WHEN_UNSET.get(name, ()):
+        if value.get(struct_field) is None:  # a struct, never omitted: null decodes to its zero too
+            value[struct_field] = dict(ZERO_FIELDS.get(props.get(struct_field, {}).get("$ref", ""), {}))
     for prop, sub in props.items():
         if prop in value and prop != "metadata":
             _walk_schema(value[prop], sub)
@@ -115,6 +130,12 @@ def _service_spec(s: Obj) -> None:
             port["targetPort"] = port.get("port")
 
 
+def _volume(v: Obj) -> None:
+    """SetDefaults_Volume: a volume naming no source is an emptyDir."""
+    if all(value is None for key, value in v.items() if key != "name"):
+        v["emptyDir"] = {}
+
+
 def _default_mode(v: Obj) -> None:
     v.setdefault("defaultMode", _POD_TEMPLATE_MODE)
 
@@ -127,6 +148,14 @@ def _setter(**defaults: Any) -> Callable[[Obj], None]:
     return apply_defaults
 
 
+_WEBHOOK: dict[str, Any] = {
+    "failurePolicy": "Fail",
+    "matchPolicy": "Equivalent",
+    "namespaceSelector": {},
+    "objectSelector": {},
+    "timeoutSeconds": 10,
+}
+
 _BY_TYPE: dict[str, Callable[[Obj], None]] = {
     "core_v1.PodSpec": _pod_spec,
     "core_v1.Container": _container,
@@ -134,12 +163,24 @@ _BY_TYPE: dict[str, Callable[[Obj], None]] = {
     "core_v1.Probe": _probe,
     "core_v1.HTTPGetAction": _setter(scheme="HTTP"),
     "core_v1.ObjectFieldSelector": _setter(apiVersion="v1"),
+    "core_v1.Volume": _volume,
     "core_v1.SecretVolumeSource": _default_mode,
     "core_v1.ConfigMapVolumeSource": _default_mode,
     "core_v1.DownwardAPIVolumeSource": _default_mode,
     "core_v1.ProjectedVolumeSource": _default_mode,
     "core_v1.PersistentVolumeClaimSpec": _setter(volumeMode="Filesystem"),
     "core_v1.ServiceSpec": _service_spec,
+    # admissionregistration/v1 defaults.go
+    "admissionregistration_v1.ValidatingWebhook": _setter(**_WEBHOOK),
+    "admissionregistration_v1.MutatingWebhook": _setter(**_WEBHOOK, reinvocationPolicy="Never"),
+    "admissionregistration_v1.RuleWithOperations": _setter(scope="*"),
+    "admissionregistration_v1.NamedRuleWithOperations": _setter(scope="*"),
+    "admissionregistration_v1.ServiceReference": _setter(port=443),
+    "admissionregistration_v1.ValidatingAdmissionPolicySpec": _setter(failurePolicy="Fail"),
+    "admissionregistration_v1.MutatingAdmissionPolicySpec": _setter(failurePolicy="Fail"),
+    "admissionregistration_v1.MatchResources": _setter(
+        matchPolicy="Equivalent", namespaceSelector={}, objectSelector={}
+    ),
 }
 
 

@@ -31,3 +31,16 @@ def grace_seconds(info: ServedResource, obj: dict[str, Any], requested: int | No
 def deadline(grace: int) -> str:
     """The deletionTimestamp of a deletion with this grace period: when it should be over."""
     return (datetime.now(UTC) + timedelta(seconds=grace)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def deleted_at_once(info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a DELETE that removed `obj` at once. A Pod's strategy is a graceful one: its
+    BeforeDelete stamped the object (deletionTimestamp now, grace 0, generation bumped) before the
+    zero grace period let the store remove it, and the DELETE answers with that stamped object."""
+    if info.group_resource != ("", "pods"):
+        return obj
+    meta = {**obj["metadata"], "deletionTimestamp": deadline(0), "deletionGracePeriodSeconds": 0}
+    if meta.get("generation", 0) > 0:
+        meta["generation"] += 1
+    return {**obj, "metadata": meta}
+

@@ -8,6 +8,7 @@ import itertools
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
+from pyscaffold_op.envtest.registry import podvolumes
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
 
@@ -74,6 +75,8 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
     out: list[Cause] = []
     spec = obj.get("spec")
     if key == ("", "pods"):
+        volumes, volume_errors = podvolumes.volume_causes(spec if isinstance(spec, dict) else {}, "spec")
+        out.extend(volume_errors)
         containers = (spec or {}).get("containers")
         if not containers:
             out.append(cause("FieldValueRequired", "spec.containers", "Required value"))
@@ -82,6 +85,9 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
                 out.append(cause("FieldValueRequired", f"spec.containers[{i}].name", "Required value"))
             if isinstance(c, dict) and not c.get("image") and old is None:
                 out.append(cause("FieldValueRequired", f"spec.containers[{i}].image", "Required value"))
+            if isinstance(c, dict):
+                out.extend(podvolumes.mount_causes(c, volumes, f"spec.containers[{i}]"))
+        out.extend(_init_mounts(spec if isinstance(spec, dict) else {}, volumes, "spec"))
         rp = (spec or {}).get("restartPolicy")
         if rp not in (None, "Always", "OnFailure", "Never"):
             out.append(
@@ -119,7 +125,9 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
                     f"Invalid value: {spec.get('selector')}: field is immutable",
                 )
             )
-    elif key == ("batch", "jobs") and old is not None:
+    if key in _TEMPLATED:
+        out.extend(_template_volumes(obj, _TEMPLATED[key]))
+    if key == ("batch", "jobs") and old is not None:
         if (old.get("spec") or {}).get("template") != (spec or {}).get("template"):
             out.append(cause("FieldValueInvalid", "spec.template", "Invalid value: field is immutable"))
     elif key in (("", "configmaps"), ("", "secrets")):
@@ -171,4 +179,40 @@ def _pod_spec_frozen(spec: dict[str, Any]) -> dict[str, Any]:
             out[field] = [
                 {k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c for c in out[field]
             ]
+    return out
+
+
+# the workloads whose pod template is validated as a pod spec: where the template's spec is
+_TEMPLATED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("apps", "deployments"): ("spec", "template", "spec"),
+    ("apps", "statefulsets"): ("spec", "template", "spec"),
+    ("apps", "daemonsets"): ("spec", "template", "spec"),
+    ("apps", "replicasets"): ("spec", "template", "spec"),
+    ("", "replicationcontrollers"): ("spec", "template", "spec"),
+    ("", "podtemplates"): ("template", "spec"),
+    ("batch", "jobs"): ("spec", "template", "spec"),
+    ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+def _template_volumes(obj: dict[str, Any], where: tuple[str, ...]) -> list[Cause]:
+    """The volume and mount causes of a workload's pod template."""
+    spec: Any = obj
+    for step in where:
+        spec = spec.get(step) if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return []
+    path = ".".join(where)
+    volumes, out = podvolumes.volume_causes(spec, path)
+    for i, c in enumerate(spec.get("containers") or []):
+        if isinstance(c, dict):
+            out.extend(podvolumes.mount_causes(c, volumes, f"{path}.containers[{i}]"))
+    return out + _init_mounts(spec, volumes, path)
+
+
+def _init_mounts(spec: dict[str, Any], volumes: set[str], path: str) -> list[Cause]:
+    out: list[Cause] = []
+    for i, c in enumerate(spec.get("initContainers") or []):
+        if isinstance(c, dict):
+            out.extend(podvolumes.mount_causes(c, volumes, f"{path}.initContainers[{i}]"))
     return out

@@ -431,6 +431,8 @@ class Store:
                 causes = schema.validate(new) or apiextensions.validate_rules(new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
+            else:
+                defaulting.apply_types(info, new)  # the status as decoded into the Go type
             return new
         new = json_copy(obj)
         new["apiVersion"], new["kind"] = info.storage_type
@@ -526,7 +528,7 @@ class Store:
             if not dry_run:
                 self._remove(info.bucket, key, obj)
                 self.run_controllers()
-            return obj, True
+            return graceful.deleted_at_once(info, obj), True
         wanted = [f for f in finalizers if f != "kubernetes"] if is_ns else finalizers
         shorter = not is_ns and grace < meta.get("deletionGracePeriodSeconds", grace + 1)
         if meta.get("deletionTimestamp") and wanted == list(meta.get("finalizers") or []) and not shorter:
