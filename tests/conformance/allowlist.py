@@ -13,7 +13,6 @@ import fnmatch
 _R1 = "JSON patch error codes, patches producing wrong types, unsupported patch types"
 _R2 = "CRD schema corner cases: error causes and codes of invalid values, list/table details"
 
-_GAP1 = "unknown nested fields are found only for the kinds in builtin_fields._NESTED"
 _GAP5 = (
     "Apply managedFields of Update entries and after force; empty maps of built-ins dropped by Go's "
     "omitempty; typed-patch errors (500 on the server)"
@@ -35,7 +34,6 @@ DELIBERATE: dict[str, str] = {
 }
 
 KNOWN_GAPS: dict[str, str] = {
-    "fieldvalidation/*/nested-*": _GAP1,
     "patch/json-bad-op": _R1,
     "patch/json-remove-missing": _R1,
     "patch/json-rv-test": _R1,

@@ -128,14 +128,14 @@ class Target:
         if resp.will_close:
             self._conn.close()
             self._conn = None
-        return Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, _decode(raw))
+        return Response(resp.status, _headers(resp.getheaders()), _decode(raw))
 
     def _watch(self, method: str, path: str, body: bytes | None, hdrs: dict[str, str], n: int) -> Response:
         conn = self._connect(timeout=5.0)
         try:
             conn.request(method, path, body=body, headers=hdrs)
             resp = conn.getresponse()
-            headers = {k.lower(): v for k, v in resp.getheaders()}
+            headers = _headers(resp.getheaders())
             if resp.status != 200:
                 return Response(resp.status, headers, _decode(resp.read()))
             events: list[Any] = []
@@ -160,6 +160,15 @@ class Target:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def _headers(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Response headers by lower-case name; a repeated header (Go writes each Warning on its own
+    line) is its values joined with ", ", which HTTP defines as the same thing."""
+    out: dict[str, str] = {}
+    for k, v in pairs:
+        out[k.lower()] = f"{out[k.lower()]}, {v}" if k.lower() in out else v
+    return out
 
 
 def _decode(raw: bytes) -> Any:

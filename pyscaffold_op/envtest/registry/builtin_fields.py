@@ -3,12 +3,15 @@
 kube-apiserver decodes a built-in object into its Go struct, so a field the struct lacks is dropped
 (reported with `fieldValidation=Warn`, refused with `Strict`). The emulator stores built-ins as
 dicts: without this table an unknown field of any size would be kept and served back.
-Only the top level and `metadata` are checked; deeper fields of built-ins are kept as sent.
+The top level and `metadata` are checked against the tables below, deeper fields against the Go
+structs' own field names (`prune_nested`).
 """
 
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 from typing import Any
 
 from pyscaffold_op.apimachinery.objectmeta import OBJECT_META_FIELDS
@@ -131,109 +134,59 @@ def prune_unknown(group: str, kind: str, obj: dict[str, Any]) -> list[str]:
     return found
 
 
-# Deeper fields of the kinds operators write most, as the Go structs have them: a field missing here
-# is dropped like a top-level one (path elements: a field name, or "*" for every list item).
-_POD_SPEC = [
-    "volumes",
-    "initContainers",
-    "containers",
-    "ephemeralContainers",
-    "restartPolicy",
-    "terminationGracePeriodSeconds",
-    "activeDeadlineSeconds",
-    "dnsPolicy",
-    "nodeSelector",
-    "serviceAccountName",
-    "serviceAccount",
-    "automountServiceAccountToken",
-    "nodeName",
-    "hostNetwork",
-    "hostPID",
-    "hostIPC",
-    "shareProcessNamespace",
-    "securityContext",
-    "imagePullSecrets",
-    "hostname",
-    "subdomain",
-    "affinity",
-    "schedulerName",
-    "tolerations",
-    "hostAliases",
-    "priorityClassName",
-    "priority",
-    "dnsConfig",
-    "readinessGates",
-    "runtimeClassName",
-    "enableServiceLinks",
-    "preemptionPolicy",
-    "overhead",
-    "topologySpreadConstraints",
-    "setHostnameAsFQDN",
-    "os",
-    "hostUsers",
-    "schedulingGates",
-    "resourceClaims",
-    "resources",
-    "hostnameOverride",
-    "workloadRef",
-]
-_DEPLOYMENT_SPEC = [
-    "replicas",
-    "selector",
-    "template",
-    "strategy",
-    "minReadySeconds",
-    "revisionHistoryLimit",
-    "paused",
-    "progressDeadlineSeconds",
-]
-_JOB_SPEC = [
-    "parallelism",
-    "completions",
-    "activeDeadlineSeconds",
-    "podFailurePolicy",
-    "successPolicy",
-    "backoffLimit",
-    "backoffLimitPerIndex",
-    "maxFailedIndexes",
-    "selector",
-    "manualSelector",
-    "template",
-    "ttlSecondsAfterFinished",
-    "completionMode",
-    "suspend",
-    "podReplacementPolicy",
-    "managedBy",
-]
-_NESTED: dict[tuple[str, str], list[tuple[tuple[str, ...], frozenset[str]]]] = {
-    ("", "Pod"): [(("spec",), frozenset(_POD_SPEC))],
-    ("", "Service"): [
-        (
-            ("spec", "ports", "*"),
-            frozenset(["name", "protocol", "appProtocol", "port", "targetPort", "nodePort"]),
-        )
-    ],
-    ("apps", "Deployment"): [(("spec",), frozenset(_DEPLOYMENT_SPEC))],
-    ("batch", "Job"): [(("spec",), frozenset(_JOB_SPEC))],
-    ("rbac.authorization.k8s.io", "Role"): [
-        (("rules", "*"), frozenset(["verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"]))
-    ],
-    ("rbac.authorization.k8s.io", "ClusterRole"): [
-        (("rules", "*"), frozenset(["verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"]))
-    ],
-}
+# Deeper fields: every struct's JSON field names as k8s.io/api's Go types declare them
+# (`_go_fields.json`, written by `python -m pyscaffold_op.dev.go_types`), walked along the models'
+# definitions (`models/_spec.json`, whose `$ref`s say which struct each field holds).
+_GO_FIELDS = Path(__file__).with_name("_go_fields.json")
 
 
-def prune_nested(group: str, kind: str, obj: dict[str, Any]) -> list[str]:
-    """Drop the deeper fields of `_NESTED` the Go structs lack; returns their paths (`spec.junk`)."""
+@functools.cache
+def _go_fields() -> dict[str, frozenset[str]]:
+    raw: dict[str, list[str]] = json.loads(_GO_FIELDS.read_text())
+    return {name: frozenset(fields) for name, fields in raw.items()}
+
+
+def _definition(name: str) -> dict[str, Any]:
+    try:
+        return spec.definition(name)
+    except KeyError:
+        return {}
+
+
+def prune_nested(group: str, kind: str, obj: dict[str, Any], version: str = "") -> list[str]:
+    """Drop the fields below the top level that the Go structs lack, at any depth (ObjectMeta of
+    templates included); returns their paths (`spec.junk`, `spec.ports[0].junk`). A field the Go
+    type has but the models do not describe is kept, and not looked into."""
+    kinds = spec.kinds()
+    name = kinds.get((group, version, kind)) or next(
+        (n for (g, _v, k), n in kinds.items() if (g, k) == (group, kind)), None
+    )
+    if name is None:
+        return []
+    props = _definition(name).get("properties") or {}
     found: list[str] = []
-    for path, known in _NESTED.get((group, kind), ()):
-        for at, node in _nodes(obj, path, ""):
-            if isinstance(node, dict):
-                for key in [k for k in node if k not in known]:
-                    found.append(f"{at}.{key}")
-                    del node[key]
+    for key, value in obj.items():
+        if key not in ("apiVersion", "kind", "metadata") and key in props:
+            _prune(value, props[key], key, found)
     return found
+
+
+def _prune(value: Any, schema: dict[str, Any], at: str, found: list[str]) -> None:
+    ref = schema.get("$ref")
+    if ref is not None:
+        props = _definition(ref).get("properties")
+        if not props or not isinstance(value, dict):
+            return
+        known = _go_fields().get(ref) or frozenset(props)
+        for key in [k for k in value if k not in known]:
+            found.append(f"{at}.{key}")
+            del value[key]
+        for key, sub in value.items():
+            if key in props:
+                _prune(sub, props[key], f"{at}.{key}", found)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            _prune(item, schema["items"], f"{at}[{i}]", found)
 
 
 def _nodes(node: Any, path: tuple[str, ...], at: str) -> list[tuple[str, Any]]:

@@ -4,8 +4,9 @@ non-pointer structs that `omitempty` never omits (and that carry no `omitzero`):
 to `{}` (a container status's `lastState: {}`), with the struct's own fields that have no
 `omitempty` as their zeros (`kubeletEndpoint: {Port: 0}`). The server stores and answers them so.
 
-The tables are taken from k8s.io/api v0.37.2's `*/*/types.go` (every such field of every struct;
-struct types of the same package), keyed by the models' type names (`<group>_<version>.<Type>`)."""
+The tables are written by `python -m pyscaffold_op.dev.go_types` from k8s.io/api's Go types (every
+such field of every struct; struct types of the same package), keyed by the models' type names
+(`<group>_<version>.<Type>`)."""
 
 from __future__ import annotations
 
@@ -132,10 +133,7 @@ EMPTY_WHEN_UNSET: dict[str, tuple[str, ...]] = {
     "admissionregistration_v1beta1.MutatingWebhook": ("clientConfig",),
     "admissionregistration_v1beta1.MutatingAdmissionPolicy": ("spec",),
     "admissionregistration_v1beta1.MutatingAdmissionPolicyBinding": ("spec",),
-    "apiserverinternal_v1alpha1.StorageVersion": (
-        "spec",
-        "status",
-    ),
+    "apiserverinternal_v1alpha1.StorageVersion": ("status",),
     "apps_v1.StatefulSet": (
         "spec",
         "status",
@@ -613,8 +611,8 @@ EMPTY_WHEN_UNSET: dict[str, tuple[str, ...]] = {
     ),
 }
 
-# a struct type's fields without omitempty -> their zero values, written in a struct the server
-# made (an `EMPTY_WHEN_UNSET` field); fields a client sent are left to validation
+# a struct type's fields without omitempty -> their zero values, written in a struct the
+# server made (an `EMPTY_WHEN_UNSET` field); fields a client sent are left to validation
 ZERO_FIELDS: dict[str, dict[str, object]] = {
     "admission_v1.AdmissionRequest": {"operation": ""},
     "admission_v1.AdmissionResponse": {"allowed": False},

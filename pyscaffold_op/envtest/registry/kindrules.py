@@ -77,3 +77,11 @@ ORPHAN_BY_DEFAULT: frozenset[tuple[str, str, str]] = frozenset(
 
 # PrepareForCreate names a nameless object itself (limitrange strategy: a random UUID)
 NAMED_BY_STRATEGY: frozenset[GR] = frozenset({("", "limitranges")})
+
+# The deprecation filter's Warning on every request to a deprecated resource, as kube-apiserver
+# v1.37.2 words it (deprecation.go: "<group/version> <Kind> is deprecated in v<major>.<minor>+",
+# then the replacement)
+DEPRECATED: dict[tuple[str, str, str], str] = {
+    ("", "v1", "endpoints"): "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+    ("", "v1", "componentstatuses"): "v1 ComponentStatus is deprecated in v1.19+",
+}

@@ -12,7 +12,9 @@ from typing import Protocol
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission.gate import AdmissionGate
+from pyscaffold_op.envtest.admission.webhooks import warning_header
 from pyscaffold_op.envtest.jsonutil import dumps, loads
+from pyscaffold_op.envtest.registry.kindrules import DEPRECATED
 from pyscaffold_op.envtest.registry.resources import Registry
 from pyscaffold_op.envtest.server import discovery, openapi, subresources, wire
 from pyscaffold_op.envtest.server.auth import Attributes, Policy, impersonation
@@ -128,6 +130,21 @@ class Api:
         return await self._serve(req, target, watch)
 
     async def _serve(self, req: HttpRequest, target: Target, watch: bool) -> Response:
+        info = target.info
+        deprecated = DEPRECATED.get((info.group, info.version, info.plural))
+        if deprecated is None:
+            return await self._serve_resource(req, target, watch)
+        # the deprecation filter warns on every request to the resource, failed ones too
+        warning = warning_header([deprecated])
+        try:
+            resp = await self._serve_resource(req, target, watch)
+        except E.StatusError as err:
+            err.warnings.insert(0, warning)
+            raise
+        resp.headers["Warning"] = ", ".join(w for w in (warning, resp.headers.get("Warning")) if w)
+        return resp
+
+    async def _serve_resource(self, req: HttpRequest, target: Target, watch: bool) -> Response:
         info = target.info
         if not _acceptable(req.headers.get("accept", "")):  # NegotiateOutputMediaType, first
             raise E.StatusError(

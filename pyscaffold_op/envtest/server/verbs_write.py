@@ -88,10 +88,12 @@ class WriteVerbs:
                 raise E.bad_request(
                     f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {wrong}'
                 )
-            found = prune_unknown(info.group, info.kind, obj) + prune_nested(info.group, info.kind, obj)
+            found = prune_unknown(info.group, info.kind, obj) + prune_nested(
+                info.group, info.kind, obj, info.version
+            )
         if mode == "Ignore":
             return ""
-        duplicates, order = duplicate_fields(req.body) if repeats else ([], {})
+        duplicates, order = duplicate_fields(req.body) if repeats or len(found) > 1 else ([], {})
         # the decoder's order: where each problem is in the document
         problems = sorted(
             [*(f'duplicate field "{d}"' for d in duplicates), *(f'unknown field "{f}"' for f in found)],

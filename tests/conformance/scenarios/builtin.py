@@ -88,6 +88,16 @@ KINDS = [
         "/apis/apps/v1",
         "statefulsets",
         {"spec": {"selector": {"matchLabels": {"app": "x"}}, "template": TEMPLATE, "serviceName": "s"}},
+        nested_unknown={
+            "spec": {
+                "selector": {"matchLabels": {"app": "x"}},
+                "serviceName": "s",
+                "template": {
+                    "metadata": {"labels": {"app": "x"}, "junk": 1},
+                    "spec": {"containers": [{**CONTAINER, "junk": 1}]},
+                },
+            }
+        },
     ),
     Kind(
         "DaemonSet",
@@ -119,6 +129,17 @@ KINDS = [
                 "schedule": "*/5 * * * *",
                 "jobTemplate": {
                     "spec": {"template": {"spec": {"containers": [CONTAINER], "restartPolicy": "Never"}}}
+                },
+            }
+        },
+        nested_unknown={
+            "spec": {
+                "schedule": "*/5 * * * *",
+                "jobTemplate": {
+                    "spec": {
+                        "junk": 1,
+                        "template": {"spec": {"containers": [CONTAINER], "restartPolicy": "Never"}},
+                    }
                 },
             }
         },
@@ -159,6 +180,7 @@ KINDS = [
         "/api/v1",
         "endpoints",
         {"subsets": [{"addresses": [{"ip": "10.1.2.3"}], "ports": [{"port": 80}]}]},
+        nested_unknown={"subsets": [{"addresses": [{"ip": "10.1.2.3", "junk": 1}], "ports": [{"port": 80}]}]},
     ),
     Kind(
         "Lease",
@@ -178,12 +200,16 @@ KINDS = [
         "/apis/networking.k8s.io/v1",
         "ingresses",
         {"spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}}},
+        nested_unknown={
+            "spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80, "junk": 1}}}}
+        },
     ),
     Kind(
         "PodDisruptionBudget",
         "/apis/policy/v1",
         "poddisruptionbudgets",
         {"spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}}},
+        nested_unknown={"spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}, "junk": 1}}},
     ),
     Kind(
         "HorizontalPodAutoscaler",
