@@ -52,7 +52,7 @@ def test_dns1035_labels_start_with_a_letter() -> None:
         ("example.com/", "name part must be non-empty"),
         ("a" * 64, "name part must be no more than 63 characters"),
         ("-app", "name part must consist of alphanumeric characters"),
-        ("a/b/c", "a qualified name must consist of"),
+        ("a/b/c", "a valid label key must consist of"),
     ],
 )
 def test_qualified_names(key: str, problem: str | None) -> None:

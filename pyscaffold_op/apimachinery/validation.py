@@ -105,14 +105,14 @@ def is_dns1035_label(value: str) -> list[str]:
 
 
 def is_qualified_name(value: str) -> list[str]:
-    """A label or annotation key: `[prefix/]name`, the prefix a DNS-1123 subdomain."""
-    prefix, slash, name = value.rpartition("/")
-    if slash and not prefix:
-        return ["prefix part must be non-empty"]
-    if value.count("/") > 1:
+    """A label or annotation key: `[prefix/]name`, the prefix a DNS-1123 subdomain (apimachinery's
+    content.IsLabelKey, whose words these are)."""
+    parts = value.split("/")
+    if len(parts) > 2:
         return [
-            _regex_error(
-                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
+            "a valid label key "
+            + _regex_error(
+                "must consist of alphanumeric characters, '-', '_' or '.', and must "
                 "start and end with an alphanumeric character",
                 _QUALIFIED_FMT,
                 "MyName",
@@ -121,12 +121,18 @@ def is_qualified_name(value: str) -> list[str]:
             )
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
-    errors = [f"prefix part {e}" for e in is_dns1123_subdomain(prefix)] if slash else []
+    errors: list[str] = []
+    if len(parts) == 2:
+        if not parts[0]:
+            errors.append("prefix part must be non-empty")
+        else:
+            errors += [f"prefix part {e}" for e in is_dns1123_subdomain(parts[0])]
+    name = parts[-1]
     if not name:
         errors.append("name part must be non-empty")
     elif len(name) > 63:
         errors.append("name part " + max_len_error(63))
-    if name and not _QUALIFIED.fullmatch(name):
+    if not _QUALIFIED.fullmatch(name):
         errors.append(
             _regex_error(
                 "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "

@@ -102,7 +102,7 @@ def finalizer_causes(
             cause(
                 "FieldValueInvalid",
                 field,
-                f"Invalid value: {json.dumps(names)}: "
+                f"Invalid value: {json.dumps(names, separators=(',', ':'))}: "
                 "finalizer orphan and foregroundDeletion cannot be both set",
             )
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conformance.harness import Scenario, Step
-from tests.conformance.scenarios.steps import at, patch, post, setup
+from tests.conformance.scenarios.steps import at, delete, patch, post, setup
 
 PODS = "/api/v1/namespaces/{ns}/pods"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/{ns}/deployments"
@@ -80,10 +80,11 @@ def _webhook(mutating: bool) -> dict[str, Any]:
                 "sideEffects": "None",
                 "rules": [
                     {
-                        "apiGroups": [""],
+                        # a resource nothing serves: the configuration must not touch other scenarios
+                        "apiGroups": ["example.com"],
                         "apiVersions": ["v1"],
                         "operations": ["CREATE"],
-                        "resources": ["configmaps"],
+                        "resources": ["nothings"],
                     }
                 ],
             }
@@ -92,18 +93,12 @@ def _webhook(mutating: bool) -> dict[str, Any]:
 
 
 def webhooks() -> list[Scenario]:
-    return [
-        Scenario(
-            "fidelity/webhooks/mutating-defaults",
-            "fidelity",
-            [post(MUTATING, _webhook(True), view=at("webhooks"))],
-        ),
-        Scenario(
-            "fidelity/webhooks/validating-defaults",
-            "fidelity",
-            [post(VALIDATING, _webhook(False), view=at("webhooks"))],
-        ),
-    ]
+    out = []
+    for kind, path, mutating in (("mutating", MUTATING, True), ("validating", VALIDATING, False)):
+        body = _webhook(mutating)
+        steps = [post(path, body, view=at("webhooks")), setup(delete(f"{path}/{body['metadata']['name']}"))]
+        out.append(Scenario(f"fidelity/webhooks/{kind}-defaults", "fidelity", steps))
+    return out
 
 
 def null_times() -> list[Scenario]:
@@ -176,4 +171,49 @@ def null_times() -> list[Scenario]:
     ]
 
 
-SCENARIOS: list[Scenario] = [*volumes(), *webhooks(), *null_times()]
+CM = "/api/v1/namespaces/{ns}/configmaps"
+
+
+def _body(text: str) -> Step:
+    return Step("POST", CM + "?fieldValidation=Strict", text, messages=True)
+
+
+def messages() -> list[Scenario]:
+    """Errors whose words the emulator writes itself, compared word for word."""
+    cm = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"%s}%s}'
+    seqs: dict[str, list[Step]] = {
+        # the strict decoder's problems in document order, duplicates and unknown fields mixed
+        "strict-order": [_body(cm % (',"name":"d"', ',"junk":1,"data":{"a":"1","a":"2"}'))],
+        "strict-nested-order": [
+            Step(
+                "POST",
+                "/apis/apps/v1/namespaces/{ns}/deployments?fieldValidation=Strict",
+                '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"junk":1,'
+                '"selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"},"junk":2},'
+                '"spec":{"containers":[{"name":"c","image":"nginx","junk":3}]}}},"junk":4}',
+                messages=True,
+            )
+        ],
+        **{
+            f"base64-{i}": [_body(cm % ("", f',"binaryData":{{"a":"{value}"}}'))]
+            for i, value in enumerate(["abc", "a", "ab=", "a===", "ab!c", "ab==x", "eHh4eHh"])
+        },
+        "finalizers": [
+            _body(
+                cm % (',"finalizers":["nodomain","a/b/c","example.com/ok","orphan","foregroundDeletion"]', "")
+            )
+        ],
+        "annotations": [_body(cm % (',"annotations":{"a":"' + "x" * (256 * 1024) + '","Bad Key":"v"}', ""))],
+        "rbac-path-segment": [
+            Step(
+                "POST",
+                "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
+                '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"a/b%c"}}',
+                messages=True,
+            )
+        ],
+    }
+    return [Scenario(f"fidelity/messages/{name}", "fidelity", steps) for name, steps in seqs.items()]
+
+
+SCENARIOS: list[Scenario] = [*volumes(), *webhooks(), *null_times(), *messages()]
