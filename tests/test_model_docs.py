@@ -121,6 +121,7 @@ def test_a_docstring_round_trips_its_text(text: str) -> None:
     assert isinstance(node, ast.ClassDef)
     doc = node.body[1]
     assert isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+    assert isinstance(doc.value.value, str)
     assert _words(doc.value.value) == _words(text)
     assert all(len(line) <= model_docs.WIDTH for line in source.splitlines() if " " in line.strip())
 
