@@ -200,7 +200,7 @@ def _plan_other(
     planner = Planner(FilePlan(root), options.force)
     docstrings = {"controllers": f"The controllers of {project.project_name}."}
     _plan_controller(planner, r, docstrings, False, test_template="api/other_controller_test.py.jinja")
-    plan_external_model(planner, r, other, None)
+    plan_external_model(planner.plan, r, other)
     planner.refuse_clashes()
     updated = project.model_copy(deep=True)
     listed = updated.find(other.group, other.version, other.kind)

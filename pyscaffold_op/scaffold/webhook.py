@@ -417,7 +417,7 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
         r.header, r.webhook_module, docstrings, lambda relpath: _init_need(relpath, project.multigroup, g)
     )
     if builtin is not None:
-        plan_external_model(planner, r, builtin, mine)
+        plan_external_model(planner.plan, r, builtin)
     held = _merged_options(options, recorded)
     existing = planner.plan.read_current(r.webhook_file)
     if options.defaulting or options.validation or existing is None:
