@@ -20,6 +20,7 @@ from pyscaffold_op.dev.oracles import missing_reason, oracle_bin
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.models.core_v1 import ConfigMap
 from pyscaffold_op.runtime import Client, Manager, ManagerOptions, Request
+from pyscaffold_op.runtime.servers.metrics import controller_runtime_metrics
 from pyscaffold_op.scaffold.grafana import CONFIG_FILE, CUSTOM_DASHBOARD, custom_metrics
 from pyscaffold_op.scaffold.templates import templates_dir
 from pyscaffold_op.testing import eventually
@@ -217,6 +218,11 @@ async def test_every_metric_a_dashboard_queries_is_in_a_pyop_managers_scrape(
     }
     for dashboard, names in wanted.items():
         assert names <= series, f"{dashboard}: not in the scrape: {sorted(names - series)}"
+    # and they are controller-runtime's own names (the runtime's table, which tests/runtime/
+    # test_metrics_set.py checks against controller-runtime v0.24.1), or the process collector's
+    families = set(controller_runtime_metrics())
+    for name in set().union(*wanted.values()):
+        assert re.sub(r"_(bucket|sum|count)$", "", name) in families or name.startswith("process_"), name
 
 
 def test_custom_metrics_rules_are_kubebuilders() -> None:
