@@ -7,8 +7,11 @@ byte for byte) and by a pyop manager's own /metrics: every metric a dashboard qu
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ import httpx2
 import pytest
 import yaml
 
-from pyscaffold_op.dev.oracles import missing_reason, oracle_bin
+from pyscaffold_op.dev.oracles import REPO_ROOT, missing_reason, oracle_bin
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.models.core_v1 import ConfigMap
 from pyscaffold_op.runtime import Client, Manager, ManagerOptions, Request
@@ -235,3 +238,120 @@ def test_custom_metrics_rules_are_kubebuilders() -> None:
         "up_ratio",
     ]
     assert custom_metrics("customMetrics:\n") == []
+
+
+def _workflow_script(root: Path) -> str:
+    workflow = yaml.safe_load((root / ".github/workflows/auto_update.yml").read_text())
+    script: str = workflow["jobs"]["auto-update"]["steps"][-1]["run"]
+    return script
+
+
+def _stub(folder: Path, name: str, body: str) -> None:
+    path = folder / name
+    path.write_text("#!/usr/bin/env bash\n" + body)
+    path.chmod(0o755)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("conflicts", [False, True])
+def test_the_autoupdate_script_pushes_a_branch_and_opens_an_issue(
+    pyop: RunPyop, initialized: Path, tmp_path: Path, conflicts: bool
+) -> None:
+    """The workflow's last step, run as GitHub would run it (bash -e), with `pyop upgrade` and `gh`
+    stubbed and the push redirected to a local bare repository."""
+    root = initialized
+    assert pyop("edit", "--plugins=autoupdate", cwd=root).code == 0
+    remote = tmp_path / "remote.git"
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    gitconfig = tmp_path / "gitconfig"
+    env = {
+        **os.environ,
+        "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}",
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GH_TOKEN": "token",
+        "GITHUB_REPOSITORY": "owner/operator",
+    }
+
+    def git(*args: str, cwd: Path = root) -> str:
+        done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+        return done.stdout
+
+    git("init", "--bare", "-q", str(remote), cwd=tmp_path)
+    git("config", "--global", "user.name", "test")
+    git("config", "--global", "user.email", "test@example.org")
+    git(
+        "config",
+        "--global",
+        f"url.{remote}.insteadOf",
+        "https://x-access-token:token@github.com/owner/operator.git",
+    )
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "scaffold")
+    # `pyop upgrade` as the newest pyop would run it: a new template revision, a changed file
+    stderr = "conflict in Makefile" if conflicts else ""
+    _stub(
+        stubs,
+        "pyop",
+        f"""
+sed -i 's/^_commit: .*/_commit: sha256-new/' .copier-answers.yml
+echo '# upgraded' >> Makefile
+echo '.github change the update must not keep' >> .github/workflows/test.yml
+{f'echo "{stderr}" >&2; exit 1' if conflicts else "exit 0"}
+""",
+    )
+    _stub(
+        stubs,
+        "gh",
+        f"""
+if [ "$1" = repo ]; then echo main; exit 0; fi
+printf '%s\\n' "$@" > {tmp_path}/gh-args
+cp "${{@: -1}}" {tmp_path}/issue.md
+""",
+    )
+    before = git("rev-parse", "HEAD").strip()
+    old = yaml.safe_load((root / ".copier-answers.yml").read_text())["_commit"]
+    run = subprocess.run(
+        ["bash", "-e", "-c", _workflow_script(root)], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    branch = f"pyop-update-from-{old}-to-sha256-new"
+    pushed = git("--git-dir", str(remote), "log", "--format=%P %s", branch, cwd=tmp_path).splitlines()
+    assert pushed[0] == f"{before} Upgrade the scaffold with pyop upgrade (template {old} -> sha256-new)"
+    changed = git("--git-dir", str(remote), "diff", "--name-only", before, branch, cwd=tmp_path).split()
+    # the workflows kept as they were, upgrade.err not committed
+    assert sorted(changed) == [".copier-answers.yml", "Makefile"]
+    args = (tmp_path / "gh-args").read_text().splitlines()
+    assert args[:4] == ["issue", "create", "--title", f"pyop upgrade: template {old} -> sha256-new"]
+    issue = (tmp_path / "issue.md").read_text()
+    assert f"https://github.com/owner/operator/compare/main...{branch}?expand=1" in issue
+    assert ("conflict in Makefile" in issue) == conflicts
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_the_autoupdate_script_stops_when_the_project_is_up_to_date(
+    pyop: RunPyop, initialized: Path, tmp_path: Path
+) -> None:
+    root = initialized
+    assert pyop("edit", "--plugins=autoupdate", cwd=root).code == 0
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig"), "PYTHONPATH": str(REPO_ROOT)}
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    _stub(stubs, "pyop", f'exec "{sys.executable}" -m pyscaffold_op "$@"\n')  # the real one
+    _stub(stubs, "gh", "exit 3\n")  # must not be called
+    env["PATH"] = f"{stubs}{os.pathsep}{env['PATH']}"
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "s"],
+    ):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True)
+    run = subprocess.run(
+        ["bash", "-e", "-c", _workflow_script(root)], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "up to date" in run.stdout
+    assert subprocess.run(
+        ["git", "branch", "--list"], cwd=root, env=env, capture_output=True, text=True
+    ).stdout.split() == ["*", "main"]
