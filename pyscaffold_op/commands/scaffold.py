@@ -71,6 +71,7 @@ def init(
                 f"--plugins {plugins}: unknown plugin {unknown[0]!r}; pyop init scaffolds one layout, "
                 "kubebuilder's go/v4 (go.kubebuilder.io/v4)"
             )
+    repo_from_folder = repo is None
     if repo is None:  # kubebuilder reads go.mod's module; a Python project has the folder's name
         repo = Path.cwd().name
     if project_name is None:  # kubebuilder: the folder's name
@@ -92,7 +93,12 @@ def init(
         namespaced=namespaced,
         multigroup=multigroup,
     )
-    written = init_project(options, Path.cwd())
+    try:
+        written = init_project(options, Path.cwd())
+    except ValidationError as err:
+        if repo_from_folder and str(err).startswith("invalid repo"):
+            raise ValidationError(f"{err} (no --repo was given: the folder's name stood in)") from err
+        raise
     _report("wrote", written)
     typer.echo("Next: pyop create api --group <group> --version <version> --kind <Kind>")
 

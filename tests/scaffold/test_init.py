@@ -422,3 +422,11 @@ def test_another_base_plugin_is_refused(pyop: RunPyop, tmp_path: Path) -> None:
     run = pyop("init", "--plugins=go/v3", "--domain", "example.org", cwd=tmp_path)
     assert_one_line_error(run, "unknown plugin 'go/v3'", "go/v4")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_name_that_makes_no_package_asks_for_repo(pyop: RunPyop, tmp_path: Path) -> None:
+    root = tmp_path / "9lives"
+    root.mkdir()
+    run = pyop("init", "--domain", "example.org", cwd=root)
+    assert_one_line_error(run, "invalid repo '9lives'", "no --repo was given: the folder's name stood in")
+    assert list(root.iterdir()) == []
