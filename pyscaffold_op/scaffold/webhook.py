@@ -332,6 +332,7 @@ def webhook_files(
         # the marker's groups: the core group is `""` (controller-gen's and kubebuilder's spelling)
         "webhook_groups": '""' if core and r.qualified_group == "core" else r.qualified_group,
         "external": external,
+        "dict_spec": other is not None and other.placeholder,  # the placeholder model's spec is a dict
         "core_sample": repr(CORE_SAMPLES.get((options.group, options.kind), {"spec": {}})) if core else "",
     }
     out = {r.webhook_file: render("webhook/webhook.py.jinja", r, **values)}
