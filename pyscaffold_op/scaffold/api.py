@@ -18,6 +18,7 @@ from pyscaffold_op.project import (
 )
 from pyscaffold_op.scaffold import deployimage, edits, pysource
 from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.external_model import plan_external_model
 from pyscaffold_op.scaffold.inputs import ApiOptions, validate_api, validate_group_package
 from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, external_kind, is_core
 from pyscaffold_op.scaffold.planner import Planner
@@ -33,7 +34,7 @@ ROLE_VERBS = {
 }
 
 
-def other_kind(options: ApiOptions, plural: str) -> OtherKind | None:
+def other_kind(options: ApiOptions, plural: str, package: str) -> OtherKind | None:
     """The built-in or external kind the options name, or None for a kind of this project."""
     if options.external_api_path:
         return external_kind(
@@ -45,6 +46,7 @@ def other_kind(options: ApiOptions, plural: str) -> OtherKind | None:
             module=options.external_api_module,
             plural=plural,
             namespaced=options.namespaced,
+            package=package,
         )
     # kubebuilder: a core group names the built-in kinds only without --resource; with it, `batch` is
     # the project's own group batch.<domain> (the CronJob tutorial)
@@ -65,7 +67,7 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
 def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tuple[FilePlan, Project]:
     """`plan_api` for options already validated on their own (`plural` is what `validate_api` returned)."""
     names.validate_qualified_group(options.group, project.domain)
-    other = other_kind(options, plural)
+    other = other_kind(options, plural, project.package)
     own = project.find(options.group, options.version, options.kind)
     if other is not None and other.core and own is not None and _own(own):
         other = None  # --resource=false adds a controller to the project's own batch.<domain> CronJob
@@ -198,6 +200,7 @@ def _plan_other(
     planner = Planner(FilePlan(root), options.force)
     docstrings = {"controllers": f"The controllers of {project.project_name}."}
     _plan_controller(planner, r, docstrings, False, test_template="api/other_controller_test.py.jinja")
+    plan_external_model(planner.plan, r, other)
     planner.refuse_clashes()
     updated = project.model_copy(deep=True)
     listed = updated.find(other.group, other.version, other.kind)
@@ -213,6 +216,7 @@ def _plan_other(
                 domain=other.domain,
                 group=other.group,
                 kind=other.kind,
+                module=other.recorded_module,
                 path=other.path,
                 plural=None if other.core or other.plural == names.pluralize(other.kind) else other.plural,
                 version=other.version,

@@ -145,6 +145,10 @@ class WebhookOptions:
     force: bool = False
     plural: str | None = None
     """`--plural` (kubebuilder's flag): the kind's resource plural, checked against PROJECT's."""
+    external_api_path: str | None = None
+    """The kind belongs to another project's API (kubebuilder's flags, as `create api` takes them)."""
+    external_api_domain: str | None = None
+    external_api_module: str | None = None
 
 
 def validate_webhook(options: WebhookOptions) -> None:
@@ -160,6 +164,16 @@ def validate_webhook(options: WebhookOptions) -> None:
         )
     if options.spokes and not options.conversion:
         raise ValidationError("--spoke is only for --conversion")
+    if (options.external_api_domain or options.external_api_module) and not options.external_api_path:
+        raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
+    if options.external_api_path and not options.external_api_domain:
+        raise ValidationError(
+            "--external-api-domain is required with --external-api-path (the API group is <group>.<domain>)"
+        )
+    if options.external_api_path and options.conversion:
+        raise ValidationError(
+            "--conversion is not for an external kind: its own project converts its versions"
+        )
     if options.conversion and not options.spokes:
         raise ValidationError("--conversion needs at least one --spoke version (e.g. --spoke v2)")
     for spoke in options.spokes:

@@ -400,3 +400,33 @@ def test_unrelated_files_are_kept(pyop: RunPyop, tmp_path: Path) -> None:
     assert pyop(*AT_INIT, cwd=tmp_path).code == 0
     assert (tmp_path / "LICENSE").read_text() == "license text\n"
     assert (tmp_path / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+
+
+def test_kubebuilders_init_flags_are_taken(pyop: RunPyop, tmp_path: Path) -> None:
+    """generate.sh's init: `--plugins=go/v4`, no `--repo` (kubebuilder reads go.mod; here the folder's
+    name names the repo and the package), `--license apache2 --owner ...`."""
+    root = tmp_path / "project-v4"
+    root.mkdir()
+    run = pyop("init", "--plugins=go/v4", "--domain", "testproject.org", "--license", "apache2",
+               "--owner", "The Kubernetes authors", cwd=root)  # fmt: skip
+    assert run.code == 0, run.err
+    project = YAML(typ="safe").load((root / "PROJECT").read_text())
+    assert (project["repo"], project["projectName"]) == ("project-v4", "project-v4")
+    assert (root / "src/project_v4/__main__.py").is_file()
+    assert "Copyright" in (root / "hack/boilerplate.py.txt").read_text()
+    assert "The Kubernetes authors" in (root / "hack/boilerplate.py.txt").read_text()
+    assert "Apache License" in (root / "hack/boilerplate.py.txt").read_text()
+
+
+def test_another_base_plugin_is_refused(pyop: RunPyop, tmp_path: Path) -> None:
+    run = pyop("init", "--plugins=go/v3", "--domain", "example.org", cwd=tmp_path)
+    assert_one_line_error(run, "unknown plugin 'go/v3'", "go/v4")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_name_that_makes_no_package_asks_for_repo(pyop: RunPyop, tmp_path: Path) -> None:
+    root = tmp_path / "9lives"
+    root.mkdir()
+    run = pyop("init", "--domain", "example.org", cwd=root)
+    assert_one_line_error(run, "invalid repo '9lives'", "no --repo was given: the folder's name stood in")
+    assert list(root.iterdir()) == []
