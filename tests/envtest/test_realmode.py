@@ -177,6 +177,8 @@ def test_a_scaffolded_project_with_webhooks_passes_against_the_real_apiserver(tm
             "--resource",
             "--controller",
         ],
+        # server-side apply: the status apply, its no-op repeat and another owner's conflict
+        ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Navigator", "--ssa"],
         [
             "create",
             "webhook",
