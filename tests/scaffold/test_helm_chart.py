@@ -127,7 +127,11 @@ SWITCHES: list[tuple[dict[str, Any], set[Key]]] = [
     ),
     (
         {"certManager": {"enable": False}},
-        {("Certificate", P + "serving-cert"), ("Issuer", P + "selfsigned-issuer")},
+        {
+            ("Certificate", P + "serving-cert"),
+            ("Certificate", P + "metrics-certs"),
+            ("Issuer", P + "selfsigned-issuer"),
+        },
     ),
     (
         {"metrics": {"enable": False}},
