@@ -109,10 +109,11 @@ def validate_api(options: ApiOptions) -> str:
 
 
 # What the --ssa controller and its test import or bind besides the names above.
-SSA_RESERVED_KINDS = frozenset({"Conflict", "FIELD_OWNER"})
+SSA_RESERVED_KINDS = frozenset({"Conflict"})
 SSA_RESERVED_VARIABLES = frozenset(
-    {"applied", "apply_configuration", "available", "find_condition", "mine", "previous", "pytest", "theirs"}
-)
+    {"again", "applied", "apply_configuration", "available", "find_condition", "mine", "name", "owners",
+     "previous", "pytest", "taken", "theirs"}
+)  # fmt: skip
 
 
 def _validate_ssa(options: ApiOptions) -> None:

@@ -78,3 +78,9 @@ def test_the_scaffolded_ssa_tests_pass(pyop: RunPyop, initialized: Path) -> None
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "6 passed" in run.stdout.strip().splitlines()[-1], run.stdout
+
+
+def test_a_kind_shadowing_a_name_of_the_ssa_controller_is_refused(pyop: RunPyop, initialized: Path) -> None:
+    run = pyop(*navigator("--ssa", "--kind", "Available"), cwd=initialized)
+    assert_one_line_error(run, "'available'", "with --ssa")
+    assert pyop(*navigator("--kind", "Available"), cwd=initialized).code == 0  # fine without --ssa
