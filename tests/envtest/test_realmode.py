@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pyscaffold_op.apimachinery import ObjectMeta
 from pyscaffold_op.dev.oracles import REPO_ROOT, missing_reason, oracle_bin
 from pyscaffold_op.envtest import Environment, KubeletSimulator
 from pyscaffold_op.envtest.controlplane import ControlPlane, ControlPlaneError, assets_dir
@@ -47,7 +48,7 @@ async def test_the_runtime_client_reads_and_writes_through_the_real_server() -> 
         client = new_client(env.config)
         try:
             created = await client.create(
-                ConfigMap(metadata={"name": "cm", "namespace": "default"}, data={"k": "v"})
+                ConfigMap(metadata=ObjectMeta(name="cm", namespace="default"), data={"k": "v"})
             )
             assert created.metadata.uid and created.metadata.resource_version
             got = await client.get(ConfigMap, "cm", namespace="default")

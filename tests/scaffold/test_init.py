@@ -65,7 +65,7 @@ def files(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
 
 
-def load(path: Path) -> list[object]:
+def load(path: Path) -> list[dict[str, Any]]:
     return list(YAML(typ="safe").load_all(path.read_text()))
 
 
@@ -335,7 +335,8 @@ def test_a_package_shadowing_an_installed_library_is_refused_but_not_an_editable
     # library (six, yaml) hides it from pyop's own dependencies (`generate --check` died in jsonschema)
     from pyscaffold_op.names import installed_module_path
 
-    assert installed_module_path("yaml") is not None and "site-packages" in installed_module_path("yaml")
+    yaml_path = installed_module_path("yaml")
+    assert yaml_path is not None and "site-packages" in yaml_path
     assert installed_module_path("no_such_module_anywhere") is None
     (tmp_path / "src" / "earlier_attempt").mkdir(parents=True)  # an editable install of an earlier project
     (tmp_path / "src" / "earlier_attempt" / "__init__.py").write_text("")
