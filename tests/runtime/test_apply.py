@@ -94,3 +94,9 @@ async def test_apply_needs_a_field_owner(api: Client) -> None:
     cfg = apply_configuration(Widget, "nameless-owner", "default")
     with pytest.raises(ValueError, match="field_manager"):
         await api.apply(cfg)
+
+
+async def test_apply_takes_only_apply_configurations(api: Client) -> None:
+    body: Any = {"apiVersion": "test.pyop.io/v1", "kind": "Widget", "metadata": {"name": "raw"}}
+    with pytest.raises(TypeError, match="patch_type='apply'"):
+        await api.apply(body, field_owner="owner")

@@ -259,6 +259,12 @@ class Client:
     async def _apply(
         self, obj: K, subresource: str | None, field_owner: str | None, force: bool, dry_run: bool
     ) -> K:
+        if not isinstance(obj, KubeObject):  # a dict, or another library's object: no record of set fields
+            raise TypeError(
+                f"apply takes an apply configuration, a pyop kind's object (apply_configuration(Kind, name, "
+                f"namespace)), not {type(obj).__name__}; send other bodies with patch(..., "
+                "patch_type='apply', field_manager=...)"
+            )
         info = info_of(obj)
         body = apply_body(obj, api_version=info.api_version, kind=info.kind, only=subresource)
         result: K = await self.send_patch(
