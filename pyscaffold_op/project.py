@@ -57,6 +57,8 @@ class _Model(BaseModel):
 class ResourceAPI(_Model):
     crd_version: str = "v1"
     namespaced: bool = True
+    ssa: bool | None = None
+    """`create api --ssa`: the kind is written with server-side apply (kubebuilder records `ssa: true`)."""
 
 
 class ResourceWebhooks(_Model):

@@ -184,6 +184,13 @@ def create_api(
     run_as_user: str | None = typer.Option(
         None, "--run-as-user", help="With --image: the container's numeric user ID (runAsUser)."
     ),
+    ssa: bool = typer.Option(
+        False,
+        "--ssa",
+        help="The controller writes with server-side apply: typed apply configurations "
+        "(runtime.apply_configuration) and client.apply with a field owner; recorded in PROJECT "
+        "(api.ssa). Needs --resource.",
+    ),
 ) -> None:
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""
     from pathlib import Path
@@ -217,6 +224,7 @@ def create_api(
         namespaced=namespaced,
         plural=plural,
         force=force,
+        ssa=ssa,
     )
     root, written = scaffold_api(options, Path.cwd())
     _report("wrote", written)

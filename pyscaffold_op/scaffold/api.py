@@ -144,6 +144,8 @@ def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tup
                   "controllers": f"The controllers of {project.project_name}."}  # fmt: skip
     if options.resource:
         _plan_resource(planner, r, docstrings)
+    # kubebuilder: SSA cannot be turned off once PROJECT records it (a controller added later uses it)
+    ssa = options.ssa or bool(recorded is not None and recorded.api is not None and recorded.api.ssa)
     if options.controller:
         # the test creates the sample when there is one (a controller added later to an API whose
         # sample the user removed builds the object in code)
@@ -159,9 +161,9 @@ def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tup
             )
             _add_manager_env(planner, options.deploy_image, r)
         else:
-            _plan_controller(planner, r, docstrings, from_sample)
+            _plan_controller(planner, r, docstrings, from_sample, ssa=ssa)
     planner.refuse_clashes()
-    updated = _updated_project(project, options, plural, r)
+    updated = _updated_project(project, replace(options, ssa=ssa), plural, r)
     planner.plan.write(PROJECT_FILE, updated.dump())
     format_python(planner.plan)
     generated = [f"config/crd/{r.crd_file}"] if options.resource else []
@@ -199,7 +201,9 @@ def _plan_other(
     )
     planner = Planner(FilePlan(root), options.force)
     docstrings = {"controllers": f"The controllers of {project.project_name}."}
-    _plan_controller(planner, r, docstrings, False, test_template="api/other_controller_test.py.jinja")
+    _plan_controller(
+        planner, r, docstrings, False, ssa=False, test_template="api/other_controller_test.py.jinja"
+    )
     plan_external_model(planner.plan, r, other)
     planner.refuse_clashes()
     updated = project.model_copy(deep=True)
@@ -285,12 +289,14 @@ def _plan_controller(
     r: ResourceNames,
     docstrings: dict[str, str],
     from_sample: bool,
+    *,
+    ssa: bool = False,
     test_template: str = "api/controller_test.py.jinja",
     controller_template: str = "api/controller.py.jinja",
 ) -> None:
     planner.package_inits(r.header, r.controller_module, docstrings)
-    planner.new(r.controller_path, render(controller_template, r, from_sample=from_sample))
-    planner.new(r.controller_test_path, render(test_template, r, from_sample=from_sample))
+    planner.new(r.controller_path, render(controller_template, r, from_sample=from_sample, ssa=ssa))
+    planner.new(r.controller_test_path, render(test_template, r, from_sample=from_sample, ssa=ssa))
     main_path = f"src/{r.package}/__main__.py"
     imported = (
         r.reconciler if r.reconciler_import == r.reconciler else f"{r.reconciler} as {r.reconciler_import}"
@@ -338,7 +344,7 @@ def _updated_project(project: Project, options: ApiOptions, plural: str, r: Reso
     resource.domain = project.domain
     resource.path = r.api_module
     if options.resource:
-        resource.api = ResourceAPI(crd_version="v1", namespaced=options.namespaced)
+        resource.api = ResourceAPI(crd_version="v1", namespaced=options.namespaced, ssa=options.ssa or None)
         # like kubebuilder, the plural is recorded only when it differs from the computed one
         resource.plural = plural if plural != names.pluralize(options.kind) else None
     if options.controller:

@@ -50,6 +50,8 @@ class ApiOptions:
     """Names the controller (and its module and reconciler) when a kind has several."""
     deploy_image: deployimage.DeployImage | None = None
     """`--image`: the controller runs this image in a Deployment (kubebuilder's deploy-image plugin)."""
+    ssa: bool = False
+    """`--ssa`: the controller writes with server-side apply (kubebuilder's `create api --ssa`)."""
 
 
 def _refuse_reserved(
@@ -97,11 +99,30 @@ def validate_api(options: ApiOptions) -> str:
         )
     if options.deploy_image is not None:
         _validate_deploy_image(options)
+    if options.ssa:
+        _validate_ssa(options)
     if options.controller_name is not None:
         names.validate_dns1123_label(options.controller_name, "controller name")
     if (options.external_api_domain or options.external_api_module) and not options.external_api_path:
         raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
     return plural
+
+
+# What the --ssa controller and its test import or bind besides the names above.
+SSA_RESERVED_KINDS = frozenset({"Conflict"})
+SSA_RESERVED_VARIABLES = frozenset(
+    {"again", "applied", "apply_configuration", "available", "find_condition", "mine", "name", "owners",
+     "previous", "pytest", "taken", "theirs"}
+)  # fmt: skip
+
+
+def _validate_ssa(options: ApiOptions) -> None:
+    if not options.resource:
+        # kubebuilder's words: the types carry the apply configuration
+        raise ValidationError("'--ssa' can only be used when creating an API resource ('--resource=true')")
+    if options.deploy_image is not None:
+        raise ValidationError("--ssa and --image: the deploy-image controller writes with create/update")
+    _refuse_reserved(options.kind, SSA_RESERVED_KINDS, SSA_RESERVED_VARIABLES, " with --ssa", "code")
 
 
 # What the --image controller and its test import or bind besides the names above.

@@ -453,6 +453,7 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
     for relpath, template in (
         ("config/certmanager/issuer.yaml", "webhook/issuer.yaml.jinja"),
         ("config/certmanager/certificate-webhook.yaml", "webhook/certificate-webhook.yaml.jinja"),
+        ("config/certmanager/certificate-metrics.yaml", "webhook/certificate-metrics.yaml.jinja"),
         ("config/certmanager/kustomization.yaml", "webhook/certmanager_kustomization.yaml"),
         ("config/certmanager/kustomizeconfig.yaml", "webhook/certmanager_kustomizeconfig.yaml"),
         ("config/default/manager_webhook_patch.yaml", "webhook/manager_webhook_patch.yaml.jinja"),

@@ -28,6 +28,7 @@ EXPECTED_FILES = {
     "README.md",
     "config/default/kustomization.yaml",
     "config/default/manager_metrics_patch.yaml",
+    "config/default/cert_metrics_manager_patch.yaml",
     "config/default/metrics_service.yaml",
     "config/manager/kustomization.yaml",
     "config/manager/manager.yaml",
@@ -37,6 +38,7 @@ EXPECTED_FILES = {
     "config/network-policy/kustomization.yaml",
     "config/prometheus/kustomization.yaml",
     "config/prometheus/monitor.yaml",
+    "config/prometheus/monitor_tls_patch.yaml",
     "config/rbac/kustomization.yaml",
     "config/rbac/leader_election_role.yaml",
     "config/rbac/leader_election_role_binding.yaml",
@@ -63,7 +65,7 @@ def files(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
 
 
-def load(path: Path) -> list[object]:
+def load(path: Path) -> list[dict[str, Any]]:
     return list(YAML(typ="safe").load_all(path.read_text()))
 
 
@@ -333,7 +335,8 @@ def test_a_package_shadowing_an_installed_library_is_refused_but_not_an_editable
     # library (six, yaml) hides it from pyop's own dependencies (`generate --check` died in jsonschema)
     from pyscaffold_op.names import installed_module_path
 
-    assert installed_module_path("yaml") is not None and "site-packages" in installed_module_path("yaml")
+    yaml_path = installed_module_path("yaml")
+    assert yaml_path is not None and "site-packages" in yaml_path
     assert installed_module_path("no_such_module_anywhere") is None
     (tmp_path / "src" / "earlier_attempt").mkdir(parents=True)  # an editable install of an earlier project
     (tmp_path / "src" / "earlier_attempt" / "__init__.py").write_text("")

@@ -25,17 +25,6 @@ from .kubebuilder_testdata import Step, generate_sh, projects, steps
 
 pytestmark = [pytest.mark.slow]
 
-# `create api --ssa` is another change in flight; until it lands these lines exit 2 (a usage error).
-# Empty this when it has: then every command must exit 0.
-REFUSED_UNTIL_SSA_LANDS: frozenset[str] = frozenset(
-    {
-        "create api --group crew --version v1 --kind Navigator --controller=true --resource=true --ssa "
-        "--make=false",
-        "create api --group sea-creatures --version v1 --kind Prawn --controller=true --resource=true --ssa "
-        "--make=false",
-    }
-)
-
 TEXT = generate_sh()
 PROJECTS = sorted(projects(TEXT)) if TEXT else []
 
@@ -60,7 +49,7 @@ def test_the_script_is_read() -> None:
         pytest.skip("go is not installed or cannot fetch kubebuilder's module (generate.sh)")
     assert PROJECTS == ["project-v4", "project-v4-multigroup", "project-v4-with-plugins"]
     lines = {step.line() for name in PROJECTS for step in steps(TEXT, name)}
-    assert lines >= REFUSED_UNTIL_SSA_LANDS, "a line of REFUSED_UNTIL_SSA_LANDS is no longer in generate.sh"
+    assert sum("--ssa" in line for line in lines) == 2  # server-side apply controllers, replayed too
     assert "edit --plugins=grafana.kubebuilder.io/v1-alpha" in lines
 
 
@@ -77,9 +66,6 @@ def test_pyop_replays_kubebuilders_reference_project(pyop: RunPyop, tmp_path: Pa
             _make(root, step)
             continue
         run = pyop(*step.args, cwd=root)
-        if step.line() in REFUSED_UNTIL_SSA_LANDS:
-            assert run.code == 2, f"pyop {step.line()}: exit {run.code}; empty REFUSED_UNTIL_SSA_LANDS?"
-            continue
         assert run.code == 0, f"pyop {step.line()}: exit {run.code}\n{run.out}\n{run.err}"
     project = yaml.safe_load((root / "PROJECT").read_text())
     assert project["projectName"] == name
