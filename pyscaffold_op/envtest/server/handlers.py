@@ -14,6 +14,7 @@ from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission.gate import AdmissionGate
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.server import discovery, openapi, subresources, wire
+from pyscaffold_op.envtest.server.access import AccessControl
 from pyscaffold_op.envtest.server.auth import Attributes, Policy, impersonation
 from pyscaffold_op.envtest.server.decode import MAX_BODY
 from pyscaffold_op.envtest.server.protocol import (
@@ -24,6 +25,7 @@ from pyscaffold_op.envtest.server.protocol import (
     error_response,
     json_response,
 )
+from pyscaffold_op.envtest.server.rbac import RbacAuthorizer
 from pyscaffold_op.envtest.server.reviews import ReviewVerbs
 from pyscaffold_op.envtest.server.verbs_read import ReadVerbs
 from pyscaffold_op.envtest.server.verbs_write import WriteVerbs
@@ -53,6 +55,10 @@ class Api:
         self.store = store
         self.server_address = server_address
         self.policy = Policy()
+        # the stored Roles and bindings answer access reviews (and gate requests in RBAC mode)
+        self.policy.rbac = RbacAuthorizer(store)
+        # authentication (HTTPS) and authorization (RBAC mode) of every request; None lets all in
+        self.access: AccessControl | None = None
         self.gate = AdmissionGate(store, self.policy)
         self.admission = self.gate.admission
         self.reads = ReadVerbs(store, bookmark_interval)
@@ -63,6 +69,8 @@ class Api:
 
     async def handle(self, req: HttpRequest) -> Response:
         try:
+            if self.access is not None:
+                req.user = self.access.admit(req)
             if len(req.body) > MAX_BODY:
                 raise E.too_large(MAX_BODY)
             ns = self.namespace_activity
@@ -128,7 +136,8 @@ class Api:
         info = target.info
         if info.review:
             return self.reviews.review(req, target)
-        if "impersonate-user" in req.headers or "impersonate-group" in req.headers:
+        enforced = self.access is not None and self.access.enforce
+        if not enforced and ("impersonate-user" in req.headers or "impersonate-group" in req.headers):
             self._authorize_impersonated(req, target, watch)
         if info.verbs is not None:
             if info.group_resource == ("", "bindings"):
