@@ -8,6 +8,7 @@ import json
 import shutil
 import ssl
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -530,3 +531,93 @@ def test_kubectl_over_tls_as_admin_and_as_a_user(tmp_path: Path) -> None:
         assert can.stdout.strip() == "yes"
     finally:
         env.stop()
+
+
+# -- pyop envtest serve -----------------------------------------------------------------------------
+
+
+def test_serve_rejects_an_unknown_authorization_mode() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pyscaffold_op", "envtest", "serve", "--authorization-mode", "Webhook"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2 and "--authorization-mode Webhook" in proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "pyscaffold_op", "envtest", "serve", "--authorization-mode=RBAC", "--no-tls"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2 and "needs TLS" in proc.stderr
+
+
+@needs_kubectl
+@pytest.mark.slow
+def test_serve_rbac_mode_with_kubectl(tmp_path: Path) -> None:
+    kc = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pyscaffold_op",
+            "envtest",
+            "serve",
+            "--authorization-mode=RBAC",
+            "--no-kubelet",
+            "--no-workloads",
+            "--kubeconfig-out",
+            str(kc),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == str(kc)
+        config = yaml.safe_load(kc.read_text())
+        assert config["clusters"][0]["cluster"]["server"].startswith("https://127.0.0.1:")
+        kubectl = ["kubectl", "--kubeconfig", str(kc)]
+        run = lambda *args: subprocess.run([*kubectl, *args], capture_output=True, text=True, timeout=60)  # noqa: E731
+        assert run("create", "serviceaccount", "bot").returncode == 0
+        token = run("create", "token", "bot").stdout.strip()
+        assert token
+        # a kubeconfig with only the service account's token (the admin's has a client certificate)
+        user_kc = tmp_path / "bot"
+        config["users"][0]["user"] = {"token": token}
+        user_kc.write_text(yaml.safe_dump(config))
+        denied = subprocess.run(
+            ["kubectl", "--kubeconfig", str(user_kc), "get", "pods"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert 'User "system:serviceaccount:default:bot" cannot list resource "pods"' in denied.stderr
+        grant = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: pod-reader}
+rules: [{apiGroups: [""], resources: [pods], verbs: [list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: bot-reads-pods, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: pod-reader}
+subjects: [{kind: ServiceAccount, name: bot, namespace: default}]
+"""
+        applied = subprocess.run(
+            [*kubectl, "apply", "-f", "-"], input=grant, capture_output=True, text=True, timeout=60
+        )
+        assert applied.returncode == 0, applied.stderr
+        allowed = subprocess.run(
+            ["kubectl", "--kubeconfig", str(user_kc), "get", "pods"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert allowed.returncode == 0, allowed.stderr
+    finally:
+        proc.terminate()
+        proc.wait(10)
