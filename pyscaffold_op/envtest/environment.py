@@ -149,7 +149,6 @@ class Environment:
 
     def _secure(self) -> ssl.SSLContext:
         """The CA, serving and admin certificates; every request authenticated from now on."""
-        from pyscaffold_op.envtest.server.access import AccessControl
         from pyscaffold_op.envtest.server.pki import ADMIN_CN, Authority
         from pyscaffold_op.envtest.server.tlscontext import server_context
 
@@ -157,7 +156,9 @@ class Environment:
         admin = authority.client(ADMIN_CN, (MASTERS,))
         self.ca_pem = authority.cert_pem
         self.client_cert_pem, self.client_key_pem = admin.cert_pem, admin.key_pem
-        self.api.access = AccessControl(self.api.policy, authority, enforce=self.authorization == "RBAC")
+        access = self.api.access
+        access.authority, access.authenticating = authority, True
+        access.enforce = self.authorization == "RBAC"
         return server_context(authority, authority.serving())
 
     async def astop(self) -> None:

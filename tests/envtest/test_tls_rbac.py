@@ -326,7 +326,7 @@ async def test_aggregated_cluster_role_and_missing_role_reason(env: Environment)
     )
     status, body = await _call(env, "GET", "/api/v1/namespaces/default/pods", carol)
     assert status == 403
-    assert body["message"].endswith(': RBAC: role.rbac.authorization.k8s.io "gone" not found')
+    assert body["message"].endswith(': rbac: RBAC: role.rbac.authorization.k8s.io "gone" not found')
 
 
 async def test_non_resource_urls(env: Environment) -> None:

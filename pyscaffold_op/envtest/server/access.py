@@ -36,26 +36,36 @@ _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
 @dataclass
 class AccessControl:
-    """Authenticates every request; with `enforce`, authorizes it too."""
+    """Authenticates every request over HTTPS; with `enforce`, authorizes every request too. Without
+    it, only an impersonated request is authorized (as the user it names): the emulator's own
+    callers are cluster admins, who may impersonate anyone."""
 
     policy: Policy
     authority: Authority | None = None  # the CA whose client certificates authenticate
+    authenticating: bool = False  # HTTPS: credentials are checked (401 for bad ones)
     enforce: bool = False  # RBAC mode: every request authorized
 
-    def admit(self, req: HttpRequest) -> UserInfo:
-        """The user the request acts as; raises the 401 or 403 Status the real server answers."""
-        user = self.authenticate(req)
-        if not self.enforce:
-            return user
+    def admit(self, req: HttpRequest) -> UserInfo | None:
+        """The user the request acts as (None when nothing is checked); raises the 401 or 403 Status
+        the real server answers."""
+        user = self.authenticate(req) if self.authenticating else None
         acting = impersonation(req.headers)
+        if not self.enforce:
+            if acting is not None:
+                self._authorize(request_attributes(req, acting))
+                return acting
+            return user
+        assert user is not None, "RBAC mode authenticates every request"
         if acting is not None:
             self._may_impersonate(user, acting)
             user = acting
-        a = request_attributes(req, user)
+        self._authorize(request_attributes(req, user))
+        return user
+
+    def _authorize(self, a: Attributes) -> None:
         allowed, _denied, reason = self.policy.authorize(a)
         if not allowed:
             raise forbidden(a, reason)
-        return user
 
     def authenticate(self, req: HttpRequest) -> UserInfo:
         presented = False
@@ -84,9 +94,7 @@ class AccessControl:
         # system:authenticated is added, not asked for: it needs no permission
         checks += [_impersonate(user, "groups", g) for g in acting.groups if g != AUTHENTICATED]
         for a in checks:
-            allowed, _denied, reason = self.policy.authorize(a)
-            if not allowed:
-                raise forbidden(a, reason)
+            self._authorize(a)
 
 
 def _impersonate(user: UserInfo, resource: str, name: str, namespace: str = "") -> Attributes:

@@ -8,7 +8,7 @@ One evaluator serves both the access reviews and, in `authorization="RBAC"` mode
 `*/subresource`, resourceNames, nonResourceURLs with a trailing `*`); a ClusterRole with an
 `aggregationRule` has the rules of the ClusterRoles its selectors pick, as the aggregation
 controller would have written them; a binding to a missing role is reported in the denial's
-reason (`RBAC: role.rbac.authorization.k8s.io "x" not found`), as the real authorizer does.
+reason (`rbac: RBAC: role.rbac.authorization.k8s.io "x" not found`), as the real server words it.
 """
 
 from __future__ import annotations
@@ -113,7 +113,9 @@ class RbacAuthorizer:
                 return Decision(True, f"RBAC: allowed by {grant.description}")
         if not errors:
             return Decision(False, "")
-        return Decision(False, "RBAC: " + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"))
+        # "rbac: ": kube-apiserver's authorizer chain names the authorizer a denial's reason is from
+        joined = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+        return Decision(False, f"rbac: RBAC: {joined}")
 
     def rules_for(self, user: str, groups: tuple[str, ...], namespace: str) -> list[dict[str, Any]]:
         """Every rule that applies to the user in `namespace` (SelfSubjectRulesReview's answer)."""
