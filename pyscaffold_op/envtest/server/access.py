@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.server.auth import (
+    ANONYMOUS_USER,
     AUTHENTICATED,
+    UNAUTHENTICATED,
     Attributes,
     Policy,
     UserInfo,
@@ -29,7 +31,7 @@ from pyscaffold_op.envtest.server.auth import (
 from pyscaffold_op.envtest.server.pki import Authority
 from pyscaffold_op.envtest.server.protocol import HttpRequest
 
-ANONYMOUS = UserInfo("system:anonymous", ("system:unauthenticated",))
+ANONYMOUS = UserInfo(ANONYMOUS_USER, (UNAUTHENTICATED,))
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 

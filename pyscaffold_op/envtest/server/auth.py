@@ -24,6 +24,8 @@ from typing import Any, Protocol
 ADMIN_USER = "envtest-admin"
 MASTERS = "system:masters"
 AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+ANONYMOUS_USER = "system:anonymous"
 
 
 @dataclass(frozen=True)
@@ -194,8 +196,10 @@ def impersonation(headers: dict[str, str]) -> UserInfo | None:
     groups = tuple(g.strip() for g in (groups_header or "").split(",") if g.strip())
     if not groups and (sa := service_account(user)) is not None:
         groups = service_account_groups(sa[0])
-    if AUTHENTICATED not in groups:
-        groups += (AUTHENTICATED,)
+    # as kube-apiserver answers: an impersonated user is authenticated, system:anonymous
+    # unauthenticated, unless the groups asked for already say either way
+    if AUTHENTICATED not in groups and UNAUTHENTICATED not in groups:
+        groups += (UNAUTHENTICATED,) if user == ANONYMOUS_USER else (AUTHENTICATED,)
     return UserInfo(user, groups)
 
 

@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyscaffold_op.apimachinery import labels
-from pyscaffold_op.envtest.server.auth import AUTHENTICATED, Attributes
+from pyscaffold_op.envtest.server.auth import AUTHENTICATED, UNAUTHENTICATED, Attributes
 from pyscaffold_op.envtest.storage.objectstore import Store
 
 GROUP = "rbac.authorization.k8s.io"
-UNAUTHENTICATED = "system:unauthenticated"
 _DISCOVERY_URLS = (
     "/api",
     "/api/*",

@@ -4,6 +4,7 @@ The emulator's RBAC evaluator (envtest/server/rbac.py) answers impersonated requ
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.conformance.harness import Scenario, Step
@@ -132,6 +133,58 @@ def scenarios() -> list[Scenario]:
             _binding("dangling", "Role", "gone", ALICE_SUBJECT),
             _settled("alice", False, "not found", verb="list", resource="pods"),
             _denied("/api/v1/namespaces/{ns}/pods"),
+        ],
+        "anonymous-denied": [
+            _denied("/api/v1/namespaces/{ns}/pods", {"Impersonate-User": "system:anonymous"})
+        ],
+        "anonymous-healthz": [
+            get("/healthz", headers={"Impersonate-User": "system:anonymous"}, messages=True)
+        ],
+        "anonymous-group-healthz": [
+            get(
+                "/version",
+                headers={
+                    "Impersonate-User": "system:anonymous",
+                    "Impersonate-Group": "system:unauthenticated",
+                },
+                status_only=True,
+            )
+        ],
+        "anonymous-whoami": [
+            post(
+                "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+                headers={"Impersonate-User": "system:anonymous"},
+                messages=True,
+            )
+        ],
+        "unauthenticated-group-whoami": [
+            post(
+                "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+                headers={"Impersonate-User": "alice", "Impersonate-Group": "system:unauthenticated"},
+                messages=True,
+            )
+        ],
+        "rules-review": [
+            _role("reader", READER),
+            _binding("alice-reads", "Role", "reader", ALICE_SUBJECT),
+            _settled("alice", True, verb="list", resource="configmaps"),
+            post(
+                "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+                {
+                    "apiVersion": "authorization.k8s.io/v1",
+                    "kind": "SelfSubjectRulesReview",
+                    "spec": {"namespace": "{ns}"},
+                },
+                headers=ALICE,
+                # gathered from the authorizers in map order: compared as sets
+                view=lambda b: (
+                    sorted(json.dumps(r, sort_keys=True) for r in b["status"]["resourceRules"]),
+                    sorted(json.dumps(r, sort_keys=True) for r in b["status"]["nonResourceRules"]),
+                    b["status"].get("incomplete"),
+                ),
+            ),
         ],
         "sar-reason": [
             _role("reader", READER),
