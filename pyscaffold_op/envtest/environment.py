@@ -232,6 +232,8 @@ class Environment:
     def kubeconfig_dict(self, token: str | None = None) -> dict[str, Any]:
         """The kubeconfig: the admin's credentials, or only `token` (e.g. from `add_user`) when given."""
         if self.real is not None:
+            if token is not None:
+                self._emulator_only("kubeconfig_dict(token=...): the real server knows only its own tokens")
             return self.real.kubeconfig_dict()
         cluster: dict[str, Any] = {"server": self.url}
         user: dict[str, Any] = {"token": token or TOKEN}

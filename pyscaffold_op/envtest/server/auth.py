@@ -1,9 +1,10 @@
 """Who a token is and what it may do: the policy behind the emulator's review APIs.
 
-The emulator itself lets every request through (see docs/envtest.md); this policy only answers
-`TokenReview`s (authentication.k8s.io/v1) and `SubjectAccessReview`s / `SelfSubjectAccessReview`s
-(authorization.k8s.io/v1), which is what a server doing delegated authentication asks — a manager
-serving its metrics with `metrics_secure=True`, kube-rbac-proxy, an aggregated API server.
+This policy answers `TokenReview`s (authentication.k8s.io/v1) and `SubjectAccessReview`s /
+`SelfSubjectAccessReview`s (authorization.k8s.io/v1), which is what a server doing delegated
+authentication asks — a manager serving its metrics with `metrics_secure=True`, kube-rbac-proxy, an
+aggregated API server. It also decides impersonated requests and, in `authorization="RBAC"` mode,
+every request (`access.AccessControl`); otherwise the emulator lets every request through.
 
 * The kubeconfig's token is user `envtest-admin` in group `system:masters` (allowed everything, as
   the real server's privileged-group authorizer does). `add_token()` registers more users; every
