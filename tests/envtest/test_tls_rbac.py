@@ -20,7 +20,7 @@ import yaml
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.envtest.server.pki import Authority
 from pyscaffold_op.models.core_v1 import ConfigMap, Namespace
-from pyscaffold_op.runtime import new_client
+from pyscaffold_op.runtime import load_config, new_client
 from pyscaffold_op.runtime.client.errors import Forbidden
 
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -102,6 +102,29 @@ async def test_tls_kubeconfig_carries_ca_and_admin_cert_and_runtime_client_uses_
         async with new_client(env.config) as client:
             names = [ns.metadata.name for ns in await client.list(Namespace)]
         assert "default" in names
+
+
+async def test_kubeconfig_read_by_the_runtime_and_by_an_aiohttp_client(tmp_path: Path) -> None:
+    """What a kubeconfig reader does (kopf's, the runtime's `load_config`): CA and client certificate
+    from the `-data` fields, the certificate alone authenticating the admin."""
+    import base64
+
+    async with Environment(authorization="RBAC") as env:
+        async with new_client(load_config(env.kubeconfig_path)) as client:
+            assert "default" in [ns.metadata.name for ns in await client.list(Namespace)]
+        config = yaml.safe_load(env.kubeconfig_path.read_text())
+        cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+        ctx = ssl.create_default_context(
+            cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+        )
+        (tmp_path / "c.crt").write_bytes(base64.b64decode(user["client-certificate-data"]))
+        (tmp_path / "c.key").write_bytes(base64.b64decode(user["client-key-data"]))
+        ctx.load_cert_chain(tmp_path / "c.crt", tmp_path / "c.key")
+        async with (
+            aiohttp.ClientSession() as s,
+            s.get(cluster["server"] + "/api/v1/namespaces", ssl=ctx) as r,
+        ):
+            assert r.status == 200  # no token sent: the certificate is system:masters
 
 
 async def test_admin_client_certificate_alone_is_system_masters(tmp_path: Path) -> None:
@@ -621,3 +644,20 @@ subjects: [{kind: ServiceAccount, name: bot, namespace: default}]
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+async def test_add_user_of_a_service_account_gets_its_groups(env: Environment) -> None:
+    token = env.add_user("system:serviceaccount:team:builder")
+    await _admin(env, "POST", "/api/v1/namespaces", {"metadata": {"name": "team"}})
+    await _role(
+        env,
+        "team",
+        "sa-readers",
+        [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}],
+        kind="Group",
+        name="system:serviceaccounts:team",
+    )
+    status, _ = await _call(env, "GET", "/api/v1/namespaces/team/configmaps", token)
+    assert status == 200
+    status, body = await _call(env, "GET", "/api/v1/namespaces/default/configmaps", token)
+    assert status == 403 and 'User "system:serviceaccount:team:builder"' in body["message"]
