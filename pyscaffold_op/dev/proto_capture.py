@@ -13,9 +13,9 @@ unless `omitempty`, a zero non-pointer scalar is written unless `omitempty`.
 Each message is a list of fields in Go declaration order (the order encoding/json writes):
 `[number, json name ("" when inlined), type, flags, Go field name]`; type is a proto scalar
 (`string`, `int32`, ...) or a message's full name; flags are letters: r repeated, m map (string
-keys; type is the value type), o omitempty, z omitzero, p Go pointer, i inlined. `slices` names the messages that are Go
-slices (`type ExtraValue []string`: their JSON is the `items` array). `groups` maps an apiVersion to
-its proto package. Run it again after moving the pinned Kubernetes version."""
+keys; type is the value type), o omitempty, z omitzero, p Go pointer, i inlined. `slices` names the
+messages that are Go slices (`type ExtraValue []string`: their JSON is the `items` array). `groups`
+maps an apiVersion to its proto package. Run it again after moving the pinned Kubernetes version."""
 
 from __future__ import annotations
 
@@ -84,8 +84,9 @@ def _go_fields(pkg_dir: Path) -> tuple[dict[str, dict[int, dict[str, Any]]], set
                 ident, gotype, tags = m.group(1), m.group(2), dict(_TAG.findall(m.group(3)))
                 if "protobuf" not in tags or tags["protobuf"] == "-":
                     continue
-                if gotype is None:  # an embedded field: `VolumeSource \`json:",inline" ...\``
-                    ident, gotype = None, ident
+                if gotype is None or gotype.startswith("."):
+                    # an embedded field: `VolumeSource \`json:",inline" ...\``, `metav1.ObjectMeta ...`
+                    ident, gotype = None, (ident or "") + (gotype or "")
                 pb = tags["protobuf"].split(",")
                 jtag = tags.get("json", "").split(",")
                 fields[int(pb[1])] = {

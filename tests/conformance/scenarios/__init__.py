@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, custom, smp
+from tests.conformance.scenarios import api, builtin, custom, protobuf, smp
 
-SCENARIOS: list[Scenario] = [*builtin.SCENARIOS, *custom.SCENARIOS, *api.SCENARIOS, *smp.SCENARIOS]
+SCENARIOS: list[Scenario] = [
+    *builtin.SCENARIOS,
+    *custom.SCENARIOS,
+    *api.SCENARIOS,
+    *smp.SCENARIOS,
+    *protobuf.SCENARIOS,
+]
