@@ -69,7 +69,7 @@ POD_SPEC = {
     ],
     "terminationGracePeriodSeconds": 0,
 }
-FULL = [
+FULL: list[dict[str, Any]] = [
     {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
