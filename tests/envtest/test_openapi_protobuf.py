@@ -23,8 +23,8 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
 ]
 
-CONTAINER = {"name": "c", "image": "nginx"}
-DEPLOYMENT = {
+CONTAINER: dict[str, Any] = {"name": "c", "image": "nginx"}
+DEPLOYMENT: dict[str, Any] = {
     "apiVersion": "apps/v1",
     "kind": "Deployment",
     "metadata": {"name": "l2"},
@@ -33,7 +33,7 @@ DEPLOYMENT = {
         "template": {"metadata": {"labels": {"app": "l2"}}, "spec": {"containers": [CONTAINER]}},
     },
 }
-AT = {
+AT: dict[str, Any] = {
     "apiVersion": "cnat.programming-kubernetes.info/v1alpha1",
     "kind": "At",
     "metadata": {"name": "l3"},
