@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import lzma
+import random
 import ssl
+import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from typing import Any
 import pytest
 
 from pyscaffold_op.envtest.server import protoschema as S
-from pyscaffold_op.envtest.server.protobuf import decode
+from pyscaffold_op.envtest.server.protobuf import ProtobufError, decode
 from pyscaffold_op.envtest.server.protoencode import encode
 from tests.conformance.conftest import NOT_INSTALLED, assets, have_oracle
 from tests.conformance.crds import CRDS
@@ -154,3 +156,52 @@ def test_every_builtin_list_decodes_to_the_servers_json() -> None:
                 whole = {"apiVersion": want["apiVersion"], "kind": want["kind"].removesuffix("List"), **item}
                 assert decode(encode(whole)) == whole, path
         assert kinds_with_items > 30  # the corpus' kinds and the server's own objects
+
+
+def test_mangled_bodies_are_errors_not_crashes() -> None:
+    """Every byte string decodes or raises ProtobufError (a 400): truncations, flipped bytes and
+    spliced fields of real bodies, seeded so a failure replays."""
+    rng = random.Random(25)
+    bodies = [encode(obj) for obj in FULL]
+    outcomes = {"decoded": 0, "refused": 0}
+    for _ in range(3000):
+        body = bytearray(rng.choice(bodies))
+        for _edit in range(rng.randint(1, 4)):
+            at = rng.randrange(4, len(body))
+            choice = rng.random()
+            if choice < 0.4:
+                body[at] = rng.randrange(256)
+            elif choice < 0.7:
+                del body[at : at + rng.randint(1, 8)]
+            else:
+                body[at:at] = rng.randbytes(rng.randint(1, 6))
+        try:
+            decode(bytes(body))
+            outcomes["decoded"] += 1
+        except ProtobufError:
+            outcomes["refused"] += 1
+    assert outcomes["decoded"] and outcomes["refused"]  # both kinds of body were met
+
+
+def test_nesting_past_the_stack_is_an_error() -> None:
+    """JSONSchemaProps nest without bound in protobuf; Go decodes them, Python's stack cannot."""
+    props: dict[str, Any] = {"type": "object"}
+    for _ in range(3000):
+        props = {"type": "object", "properties": {"a": props}}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "deep"},
+        "spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": props}}]},
+    }
+    with pytest.raises(ProtobufError, match="exceeded max depth"):
+        decode(_encode_deep(crd))
+
+
+def _encode_deep(obj: dict[str, Any]) -> bytes:
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(50_000)  # the encoder recurses too: only the decoder is under test
+    try:
+        return encode(obj)
+    finally:
+        sys.setrecursionlimit(limit)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import struct
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -28,9 +29,11 @@ from pyscaffold_op.envtest.server.protowire import (
     BYTES,
     FIXED32,
     FIXED64,
+    UNEXPECTED_EOF,
     VARINT,
     ProtobufError,
     fields,
+    read_varint,
     signed,
 )
 
@@ -99,7 +102,10 @@ def decode(body: bytes, default_api_version: str = "", default_kind: str = "") -
             f'no kind "{kind}" is registered for version "{api_version}" '
             'in scheme "pkg/runtime/scheme.go:111"'
         )
-    obj = decode_message(message, raw)
+    try:
+        obj = decode_message(message, raw)
+    except RecursionError:  # JSONSchemaProps and embedded objects nest without bound; Python's stack does not
+        raise ProtobufError("exceeded max depth") from None
     return {"kind": kind, "apiVersion": api_version, **obj}
 
 
@@ -179,13 +185,13 @@ def _wire_of(f: S.Field) -> int:
 
 def _unpack(ftype: str, data: bytes) -> list[int | bytes]:
     """A packed repeated scalar's values."""
-    from pyscaffold_op.envtest.server.protowire import read_varint
-
     out: list[int | bytes] = []
     pos = 0
     while pos < len(data):
         if ftype in ("double", "float"):
             size = 8 if ftype == "double" else 4
+            if pos + size > len(data):
+                raise ProtobufError(UNEXPECTED_EOF)
             out.append(data[pos : pos + size])
             pos += size
         else:
@@ -211,6 +217,8 @@ def _scalar(f: S.Field, value: int | bytes) -> Any:
     if t == "uint64":
         return int(value)
     number = struct.unpack("<d" if t == "double" else "<f", bytes(value))[0]
+    if not math.isfinite(number):
+        raise ProtobufError(f"json: unsupported value: {number}")
     return int(number) if number.is_integer() and abs(number) < 1e21 else number  # Go writes 1, not 1.0
 
 
@@ -287,7 +295,8 @@ def _map(f: S.Field, entries: list[int | bytes]) -> dict[str, Any]:
 
 
 def _numbered(message: str, data: bytes) -> dict[int, int | bytes]:
-    return {num: value for num, _wire, value in fields(data, message.rsplit(".", 1)[-1])}
+    """Each field's last value, wire types checked against the message's schema."""
+    return {num: values[-1] for num, values in _collect(message, data).items()}
 
 
 def _time(message: str, data: bytes) -> str | None:
@@ -384,6 +393,8 @@ def _raw_json(message: str, data: bytes) -> Any:
         return decode(raw)
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise ProtobufError(f"{message.rsplit('.', 1)[-1]}: exceeded max depth") from None
     except ValueError as err:
         if message == S.FIELDS_V1:
             return None  # the server accepts it: managedFields are its own to write
@@ -392,7 +403,7 @@ def _raw_json(message: str, data: bytes) -> Any:
 
 
 def _or_array(message: str, data: bytes) -> Any:
-    schemas = [v for n, _w, v in fields(data, "JSONSchemaPropsOrArray") if n == 2]
+    schemas = _collect(message, data).get(2, [])
     props = message.replace("OrArray", "")
     if schemas:
         return [decode_message(props, bytes(v)) for v in schemas]
@@ -408,7 +419,7 @@ def _or_bool(message: str, data: bytes) -> Any:
 
 
 def _or_strings(message: str, data: bytes) -> Any:
-    strings = [bytes(v).decode(errors="replace") for n, _w, v in fields(data, "Or") if n == 2]
+    strings = [bytes(v).decode(errors="replace") for v in _collect(message, data).get(2, [])]
     if strings:
         return strings
     schema = _numbered(message, data).get(1)
