@@ -136,6 +136,11 @@ def decode_request(body: bytes, api_version: str, kind: str, check_kind: bool = 
     return obj
 
 
+def delete_options(body: bytes) -> dict[str, Any]:
+    """A DELETE's protobuf body: meta/v1 DeleteOptions (ProtobufError, a ValueError, when unreadable)."""
+    return decode(body, "meta.k8s.io/v1", "DeleteOptions")
+
+
 def _group(api_version: str) -> str:
     return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
 

@@ -209,10 +209,45 @@ BAD_QUANTITY = Scenario(
     ],
 )
 
+
+def _delete_options(**options: Any) -> bytes:
+    return encode({"apiVersion": "v1", "kind": "DeleteOptions", **options})
+
+
+_CM_BODY = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "gone"}}
+DELETES = [
+    Scenario(
+        "protobuf/delete-options/dry-run",
+        "protobuf",
+        [
+            setup(post(CM, _CM_BODY)),
+            Step("DELETE", CM + "/gone", _delete_options(dryRun=["All"]), content_type=PROTOBUF),
+            get(CM + "/gone"),
+        ],
+    ),
+    Scenario(
+        "protobuf/delete-options/preconditions",
+        "protobuf",
+        [
+            setup(post(CM, _CM_BODY)),
+            Step(
+                "DELETE",
+                CM + "/gone",
+                _delete_options(preconditions={"uid": "not-the-uid"}),
+                content_type=PROTOBUF,
+                status_only=True,
+            ),
+            Step("DELETE", CM + "/gone", _delete_options(gracePeriodSeconds=0), content_type=PROTOBUF),
+            get(CM + "/gone"),
+        ],
+    ),
+]
+
 SCENARIOS: list[Scenario] = [
     *(create_get(k) for k in KINDS),
     *(_full(obj) for obj in FULL),
     *(_malformed(case, body) for case, body in MALFORMED.items()),
     *(_accepted(case, body) for case, body in ACCEPTED.items()),
     BAD_QUANTITY,
+    *DELETES,
 ]
