@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
+from pyscaffold_op.apiextensions.celquantity import QuantityError
 from pyscaffold_op.envtest.server import protoschema as S
 from pyscaffold_op.envtest.server.protobuf import ProtobufError, decode
 from pyscaffold_op.envtest.server.protoencode import encode
+from pyscaffold_op.envtest.server.quantity import canonical
 from tests.conformance.conftest import NOT_INSTALLED, assets, have_oracle
 from tests.conformance.crds import CRDS
 from tests.conformance.harness import Ctx, _resolve
@@ -69,11 +71,21 @@ def _holds(got: Any, want: Any) -> bool:
     kubectl would send for the Go object)."""
     if got is None and want in ("", 0, [], {}):
         return True
+    if isinstance(want, str) and isinstance(got, str) and got != want and _is_quantity(want):
+        return got == canonical(want)  # Quantities come back canonical (0.25 is 250m)
     if isinstance(want, dict) and isinstance(got, dict):
         return all(_holds(got.get(k), v) for k, v in want.items())
     if isinstance(want, list) and isinstance(got, list):
         return len(want) == len(got) and all(_holds(g, w) for g, w in zip(got, want, strict=True))
     return bool(got == want)
+
+
+def _is_quantity(text: str) -> bool:
+    try:
+        canonical(text)
+    except QuantityError:
+        return False
+    return True
 
 
 class _Server:

@@ -36,6 +36,7 @@ from pyscaffold_op.envtest.server.protowire import (
     read_varint,
     signed,
 )
+from pyscaffold_op.envtest.server.quantity import canonical
 
 MAGIC = b"k8s\x00"
 
@@ -370,16 +371,15 @@ def _fraction(value: int, prec: int) -> tuple[int, str]:
 
 
 def _quantity(message: str, data: bytes) -> str:
-    """resource.Quantity: its string, parsed as Go's Unmarshal does (the emulator canonicalises it as
-    it does a JSON body's)."""
+    """resource.Quantity: its string, parsed as Go's Unmarshal does and written back canonical
+    (`0.25` is `250m`), as the server then stores it."""
     text = bytes(_numbered(message, data).get(1, b"")).decode(errors="replace")
     if not text:
         return "0"
     try:
-        celquantity.parse(text)
+        return canonical(text)
     except celquantity.QuantityError as err:
         raise ProtobufError(str(err)) from None
-    return text
 
 
 def _int_or_string(message: str, data: bytes) -> int | str:

@@ -53,7 +53,7 @@ CONTAINER = {
     "name": "c",
     "image": "nginx",
     "ports": [{"containerPort": 80, "protocol": "TCP"}],
-    "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": "250m"}},
+    "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": "0.25"}},
     "env": [
         {"name": "A", "value": ""},
         {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
@@ -131,7 +131,7 @@ FULL: list[dict[str, Any]] = [
         "apiVersion": "v1",
         "kind": "ResourceQuota",
         "metadata": {"name": "full"},
-        "spec": {"hard": {"pods": "10", "requests.cpu": "1500m", "requests.memory": "1536Mi"}},
+        "spec": {"hard": {"pods": "10", "requests.cpu": "1500m", "requests.memory": "1.5Gi"}},
     },
 ]
 
