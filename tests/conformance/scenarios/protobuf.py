@@ -243,6 +243,75 @@ DELETES = [
     ),
 ]
 
+_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "c", "image": "x"}]},
+}
+PODS = "/api/v1/namespaces/{ns}/pods"
+SUBRESOURCES = [
+    Scenario(
+        "protobuf/subresource/eviction",
+        "protobuf",
+        [
+            setup(post(PODS, _POD)),
+            _post_pb(
+                PODS + "/p/eviction",
+                _pb(
+                    {
+                        "apiVersion": "policy/v1",
+                        "kind": "Eviction",
+                        "metadata": {"name": "p", "namespace": "{ns}"},
+                    }
+                ),
+                status_only=True,
+            ),
+        ],
+    ),
+    Scenario(
+        "protobuf/subresource/binding",
+        "protobuf",
+        [
+            setup(post(PODS, _POD)),
+            _post_pb(
+                PODS + "/p/binding",
+                _pb(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Binding",
+                        "metadata": {"name": "p"},
+                        "target": {"kind": "Node", "name": "n1"},
+                    }
+                ),
+            ),
+            get(PODS + "/p", view=lambda body: body.get("spec", {}).get("nodeName")),
+        ],
+    ),
+    Scenario(
+        "protobuf/review/selfsubjectaccessreview",
+        "protobuf",
+        [
+            _post_pb(
+                "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                _pb(
+                    {
+                        "apiVersion": "authorization.k8s.io/v1",
+                        "kind": "SelfSubjectAccessReview",
+                        "spec": {
+                            "resourceAttributes": {"namespace": "{ns}", "verb": "get", "resource": "pods"}
+                        },
+                    }
+                ),
+                view=lambda body: {
+                    "spec": body.get("spec"),
+                    "allowed": body.get("status", {}).get("allowed"),
+                },
+            )
+        ],
+    ),
+]
+
 SCENARIOS: list[Scenario] = [
     *(create_get(k) for k in KINDS),
     *(_full(obj) for obj in FULL),
@@ -250,4 +319,5 @@ SCENARIOS: list[Scenario] = [
     *(_accepted(case, body) for case, body in ACCEPTED.items()),
     BAD_QUANTITY,
     *DELETES,
+    *SUBRESOURCES,
 ]
