@@ -139,6 +139,9 @@ def capture() -> dict[str, Any]:
     slices: list[str] = []
     groups: dict[str, str] = {}
     problems: list[str] = []
+    for module in MODULES:
+        if not (cache / f"{module}@{VERSION}").is_dir():
+            raise FileNotFoundError(f"{module}@{VERSION} (go mod download {module}@{VERSION})")
     protos = [
         p
         for module, dirs in MODULES.items()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import lzma
 import random
+import shutil
 import ssl
 import sys
 import urllib.request
@@ -217,3 +218,18 @@ def _encode_deep(obj: dict[str, Any]) -> bytes:
         return encode(obj)
     finally:
         sys.setrecursionlimit(limit)
+
+
+@pytest.mark.oracle
+def test_committed_schema_is_the_capture_of_the_pinned_modules() -> None:
+    """`_protobuf.json.xz` is what dev/proto_capture.py reads from the Go module cache now."""
+    from pyscaffold_op.dev import proto_capture
+
+    if shutil.which("go") is None:
+        pytest.skip("go is not installed (the capture reads its module cache)")
+    try:
+        captured = proto_capture.capture()
+    except FileNotFoundError as err:
+        pytest.skip(f"the pinned modules are not in the Go module cache: {err}")
+    committed = json.loads(lzma.decompress(proto_capture.OUT.read_bytes()))
+    assert captured == committed
