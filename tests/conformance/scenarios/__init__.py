@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, custom, rbac, smp
+from tests.conformance.scenarios import api, builtin, custom, protobuf, rbac, smp
 
 SCENARIOS: list[Scenario] = [
     *builtin.SCENARIOS,
@@ -11,4 +11,5 @@ SCENARIOS: list[Scenario] = [
     *api.SCENARIOS,
     *smp.SCENARIOS,
     *rbac.SCENARIOS,
+    *protobuf.SCENARIOS,
 ]
