@@ -57,6 +57,8 @@ class _Model(BaseModel):
 class ResourceAPI(_Model):
     crd_version: str = "v1"
     namespaced: bool = True
+    ssa: bool | None = None
+    """`create api --ssa`: the kind is written with server-side apply (kubebuilder records `ssa: true`)."""
 
 
 class ResourceWebhooks(_Model):
@@ -92,6 +94,9 @@ class Resource(_Model):
     """A kind of another project's API (kubebuilder's `external: true`)."""
     group: str = ""
     kind: str
+    module: str | None = None
+    """An external kind's module as `--external-api-module` gave it (kubebuilder: the Go module,
+    `github.com/cert-manager/cert-manager@v1.21.1`; pyop: that, or the Python module of its model)."""
     path: str = ""
     plural: str | None = None
     version: str
@@ -125,6 +130,9 @@ class Project(_Model):
     layout: list[str] = Field(default_factory=lambda: [LAYOUT])
     multigroup: bool = False
     namespaced: bool = False
+    plugins: dict[str, dict[str, Any]] | None = None
+    """The optional plugins `pyop edit --plugins` ran, by kubebuilder's key, with their settings
+    (`grafana.kubebuilder.io/v1-alpha: {}`), as kubebuilder records them."""
     project_name: str
     repo: str
     resources: list[Resource] = Field(default_factory=list)

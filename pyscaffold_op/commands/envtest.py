@@ -49,6 +49,19 @@ def serve(
         metavar="<path>",
         help="CA file to trust for those Services (read at each call; `make run` writes its ca.crt).",
     ),
+    tls: bool | None = typer.Option(
+        None,
+        "--tls/--no-tls",
+        help="Serve HTTPS with a CA made at start; the kubeconfig carries it and an admin client "
+        "certificate (CN=admin, O=system:masters). Default: on with --authorization-mode=RBAC.",
+    ),
+    authorization_mode: str = typer.Option(
+        "AlwaysAllow",
+        "--authorization-mode",
+        metavar="<mode>",
+        help="AlwaysAllow, or RBAC: authorize every request against the stored Roles and bindings "
+        "(as kube-apiserver's --authorization-mode=RBAC; implies --tls).",
+    ),
 ) -> None:
     """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     from pyscaffold_op.errors import PyopError, ValidationError
@@ -68,10 +81,24 @@ def serve(
         if not (sep and slash and ns and name and url.startswith("https://")):
             raise ValidationError(f"--webhook-service {spec}: expected NAMESPACE/NAME=https://HOST:PORT")
         services.append((ns, name, url))
+    if authorization_mode not in ("AlwaysAllow", "RBAC"):
+        raise ValidationError(f"--authorization-mode {authorization_mode}: expected AlwaysAllow or RBAC")
+    if authorization_mode == "RBAC" and tls is False:
+        raise ValidationError(
+            "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
+        )
+    access = Access(authorization_mode == "RBAC" if tls is None else tls, authorization_mode)
     try:
-        _serve(crds, port, kubeconfig_out, kubelet, workloads, Webhooks(webhooks, services, webhook_ca))
+        _serve(
+            crds, port, kubeconfig_out, kubelet, workloads, Webhooks(webhooks, services, webhook_ca), access
+        )
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
+
+
+class Access(NamedTuple):
+    tls: bool
+    authorization: str  # AlwaysAllow or RBAC
 
 
 class Webhooks(NamedTuple):
@@ -81,7 +108,13 @@ class Webhooks(NamedTuple):
 
 
 def _serve(
-    crds: list[Path], port: int, kubeconfig_out: Path | None, kubelet: bool, workloads: bool, hooks: Webhooks
+    crds: list[Path],
+    port: int,
+    kubeconfig_out: Path | None,
+    kubelet: bool,
+    workloads: bool,
+    hooks: Webhooks,
+    access: Access,
 ) -> None:
     """Run until SIGINT/SIGTERM (KeyboardInterrupt escapes only before the server is up)."""
     import asyncio
@@ -108,6 +141,8 @@ def _serve(
             workloads=workloads,
             port=port,
             kubeconfig_path=kubeconfig_out,
+            tls=access.tls,
+            authorization=access.authorization,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -42,49 +42,67 @@ def edit(
     plugins: str | None = typer.Option(
         None,
         "--plugins",
-        metavar="helm",
-        help="helm (or helm/v2-alpha): write a Helm chart in dist/chart, as `pyop create helm-chart` does.",
+        metavar="<plugin,...>",
+        help="kubebuilder's optional plugins: helm (helm/v2-alpha; a Helm chart in dist/chart, as `pyop "
+        "create helm-chart` writes it), grafana (grafana/v1-alpha; dashboards in grafana/), autoupdate "
+        "(autoupdate/v1-alpha; a weekly `pyop upgrade` workflow); each recorded in PROJECT.",
     ),
 ) -> None:
     """Change the project's settings (like `kubebuilder edit`); flags not given keep their value."""
-    from pyscaffold_op.errors import ValidationError
     from pyscaffold_op.scaffold.edit import EditOptions, apply_edit, plan_edit
+    from pyscaffold_op.scaffold.plugins import parse_plugins
     from pyscaffold_op.scaffold.templates import templates_dir
 
-    helm = False
-    if plugins is not None:
-        unknown = [p for p in plugins.split(",") if p.strip() not in HELM_PLUGIN_NAMES]
-        if unknown:
-            raise ValidationError(
-                f"--plugins {plugins}: unknown plugin {unknown[0].strip()!r}; "
-                "pyop edit knows helm (helm/v2-alpha)"
-            )
-        helm = True
-        if multigroup is None and namespaced is None and license_ is None and owner is None:
-            _helm_chart(force)  # kubebuilder's `edit --plugins=helm/v2-alpha` alone: only the chart
-            return
-    options = EditOptions(
-        multigroup=multigroup, namespaced=namespaced, license=license_, owner=owner, force=force
-    )
-    result = plan_edit(options, Path.cwd(), templates=templates_dir() / "init")
-    for relpath in apply_edit(result):
-        typer.echo(f"{'conflict in' if relpath in result.conflicts else 'wrote'} {relpath}")
-    for note in result.notes:
-        typer.echo(note, err=True)
-    if not result.plan.files and not result.plan.removals:
-        typer.echo("nothing to change: the project already has these settings")
-    if make and result.rbac_changed:
-        from pyscaffold_op.scaffold.make import run_make
+    keys = parse_plugins(plugins) if plugins is not None else []
+    settings = (multigroup, namespaced, license_, owner)
+    if not keys or any(value is not None for value in settings):
+        options = EditOptions(
+            multigroup=multigroup, namespaced=namespaced, license=license_, owner=owner, force=force
+        )
+        result = plan_edit(options, Path.cwd(), templates=templates_dir() / "init")
+        for relpath in apply_edit(result):
+            typer.echo(f"{'conflict in' if relpath in result.conflicts else 'wrote'} {relpath}")
+        for note in result.notes:
+            typer.echo(note, err=True)
+        if not result.plan.files and not result.plan.removals and not keys:
+            typer.echo("nothing to change: the project already has these settings")
+        if make and result.rbac_changed:
+            from pyscaffold_op.scaffold.make import run_make
 
-        run_make(result.plan.root, "manifests")
-    if result.conflicts:
-        typer.echo(f"resolve the <<<<<<< conflict markers in: {', '.join(result.conflicts)}", err=True)
-        raise typer.Exit(1)
-    if helm:
+            run_make(result.plan.root, "manifests")
+        if result.conflicts:
+            typer.echo(f"resolve the <<<<<<< conflict markers in: {', '.join(result.conflicts)}", err=True)
+            raise typer.Exit(1)
+    for key in keys:
+        _run_plugin(key, force)
+
+
+def _run_plugin(key: str, force: bool) -> None:
+    """One of kubebuilder's optional plugins, in the project at or above the current folder."""
+    from pyscaffold_op.errors import ProjectError
+    from pyscaffold_op.project import PROJECT_FILE, find_project_root, load_project
+    from pyscaffold_op.scaffold import plugins
+    from pyscaffold_op.scaffold.transaction import FilePlan, apply
+
+    root = find_project_root(Path.cwd())
+    if root is None:
+        raise ProjectError(
+            f"no PROJECT file in {Path.cwd()} or above: run this in a project made by `pyop init`"
+        )
+    if key == plugins.HELM:  # the chart first: a failed chart records nothing
         _helm_chart(force)
+        plan = FilePlan(root)
+        plan.write(PROJECT_FILE, plugins.with_plugin(load_project(root), key, {"output": "dist"}).dump())
+    elif key == plugins.GRAFANA:
+        from pyscaffold_op.scaffold.grafana import plan_grafana
 
+        plan = plan_grafana(root, load_project(root))
+    else:
+        from pyscaffold_op.scaffold.autoupdate import plan_autoupdate
 
-HELM_PLUGIN_NAMES = ("helm", "helm/v2-alpha", "helm.kubebuilder.io/v2-alpha")
+        plan = plan_autoupdate(root, load_project(root))
+    for relpath in apply(plan):
+        typer.echo(f"wrote {relpath}")
 
 
 def _helm_chart(force: bool) -> None:

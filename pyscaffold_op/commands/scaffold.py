@@ -24,10 +24,11 @@ def init(
     domain: str = typer.Option(
         ..., "--domain", help="Domain of the API groups, e.g. viper.run (DNS-1123 subdomain)."
     ),
-    repo: str = typer.Option(
-        ...,
+    repo: str | None = typer.Option(
+        None,
         "--repo",
-        help="Repository path, e.g. github.com/owner/name; its last element names the Python package.",
+        help="Repository path, e.g. github.com/owner/name; its last element names the Python package. "
+        "Default: the folder's name (kubebuilder: the module of go.mod).",
     ),
     project_name: str | None = typer.Option(
         None,
@@ -50,6 +51,11 @@ def init(
         "--multigroup/--no-multigroup",
         help="Put APIs under api/<group>/<version>/ so the project can hold several groups.",
     ),
+    plugins: str | None = typer.Option(
+        None,
+        "--plugins",
+        help="kubebuilder's spelling: go/v4 (go.kubebuilder.io/v4) names the one layout pyop scaffolds.",
+    ),
 ) -> None:
     """Initialize a new operator project in the current folder (like `kubebuilder init`)."""
     from pathlib import Path
@@ -58,6 +64,16 @@ def init(
     from pyscaffold_op.errors import ValidationError
     from pyscaffold_op.scaffold.init import InitOptions, init_project
 
+    if plugins is not None:
+        unknown = [p.strip() for p in plugins.split(",") if p.strip() not in INIT_PLUGIN_NAMES]
+        if unknown:
+            raise ValidationError(
+                f"--plugins {plugins}: unknown plugin {unknown[0]!r}; pyop init scaffolds one layout, "
+                "kubebuilder's go/v4 (go.kubebuilder.io/v4)"
+            )
+    repo_from_folder = repo is None
+    if repo is None:  # kubebuilder reads go.mod's module; a Python project has the folder's name
+        repo = Path.cwd().name
     if project_name is None:  # kubebuilder: the folder's name
         folder = Path.cwd().name
         project_name = names.project_name_from_folder(folder)
@@ -77,9 +93,18 @@ def init(
         namespaced=namespaced,
         multigroup=multigroup,
     )
-    written = init_project(options, Path.cwd())
+    try:
+        written = init_project(options, Path.cwd())
+    except ValidationError as err:
+        if repo_from_folder and str(err).startswith("invalid repo"):
+            raise ValidationError(f"{err} (no --repo was given: the folder's name stood in)") from err
+        raise
     _report("wrote", written)
     typer.echo("Next: pyop create api --group <group> --version <version> --kind <Kind>")
+
+
+# kubebuilder's names of its base plugin: pyop's layout is its Python equivalent
+INIT_PLUGIN_NAMES = ("go/v4", "go.kubebuilder.io/v4")
 
 
 @create_app.command("api")
@@ -126,7 +151,9 @@ def create_api(
     external_api_module: str | None = typer.Option(
         None,
         "--external-api-module",
-        help="Python module defining the external kind's model. Default: --external-api-path.",
+        help="Python module defining the external kind's model. Otherwise (or given a Go module such as "
+        "github.com/cert-manager/cert-manager@v1.21.1, recorded in PROJECT as given) a placeholder model "
+        "is written under src/<pkg>/external/.",
     ),
     controller_name: str | None = typer.Option(
         None,
@@ -156,6 +183,13 @@ def create_api(
     ),
     run_as_user: str | None = typer.Option(
         None, "--run-as-user", help="With --image: the container's numeric user ID (runAsUser)."
+    ),
+    ssa: bool = typer.Option(
+        False,
+        "--ssa",
+        help="The controller writes with server-side apply: typed apply configurations "
+        "(runtime.apply_configuration) and client.apply with a field owner; recorded in PROJECT "
+        "(api.ssa). Needs --resource.",
     ),
 ) -> None:
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""
@@ -190,6 +224,7 @@ def create_api(
         namespaced=namespaced,
         plural=plural,
         force=force,
+        ssa=ssa,
     )
     root, written = scaffold_api(options, Path.cwd())
     _report("wrote", written)
@@ -300,6 +335,22 @@ def create_webhook(
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite the webhook files that already exist."),
     make: bool = typer.Option(True, "--make/--no-make", help="Run `make manifests` afterwards."),
+    external_api_path: str | None = typer.Option(
+        None,
+        "--external-api-path",
+        help="The kind belongs to another project's API (no `create api` needed): its path, recorded in "
+        "PROJECT, e.g. github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1.",
+    ),
+    external_api_domain: str | None = typer.Option(
+        None, "--external-api-domain", help="Domain of the external API's group, e.g. io for cert-manager.io."
+    ),
+    external_api_module: str | None = typer.Option(
+        None,
+        "--external-api-module",
+        help="Python module defining the external kind's model. Otherwise (or given a Go module such as "
+        "github.com/cert-manager/cert-manager@v1.21.1, recorded in PROJECT as given) a placeholder model "
+        "is written under src/<pkg>/external/.",
+    ),
 ) -> None:
     """Scaffold admission and conversion webhooks for an API (like `kubebuilder create webhook`)."""
     from pathlib import Path
@@ -319,6 +370,9 @@ def create_webhook(
         validation_path=validation_path,
         force=force,
         plural=plural,
+        external_api_path=external_api_path,
+        external_api_domain=external_api_domain,
+        external_api_module=external_api_module,
     )
     root, written = scaffold_webhook(options, Path.cwd())
     _report("wrote", written)

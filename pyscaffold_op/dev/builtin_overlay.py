@@ -13,7 +13,10 @@ over k8s.io/api at the pinned release, so this script
 2. runs the real controller-gen over it (`pyscaffold_op.dev.controllergen`),
 3. walks controller-gen's schema beside the spec and records, per definition and relative path (a
    property, `items`, `additionalProperties`), the schema keywords that differ, and
-4. writes `pyscaffold_op/gen/_builtin_overlay.json`, which `gen/builtin.py` applies when it embeds.
+4. writes `pyscaffold_op/gen/_builtin_overlay.json`, which `gen/builtin.py` applies when it embeds,
+   and `_builtin_descriptions.json.xz`: the descriptions controller-gen writes (the Go comments of
+   k8s.io/api) per definition and relative path, which `gen/builtin.py` loads only when a CRD embeds
+   a built-in type (xz: 0.55 MB of text in 90 kB).
 
 Structural differences (a property one side has and the other has not) are printed, not patched.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,7 @@ from typing import Any
 from pyscaffold_op.dev.controllergen import REPO_ROOT, run_controller_gen
 
 OUT = REPO_ROOT / "pyscaffold_op" / "gen" / "_builtin_overlay.json"
+DESCRIPTIONS = OUT.with_name("_builtin_descriptions.json.xz")
 # spec module -> (Go import alias, import path)
 GO_PACKAGES = {
     "core_v1": ("corev1", "k8s.io/api/core/v1"),
@@ -143,6 +148,9 @@ class Walker:
         self.embedded: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         self.structural: set[str] = set()
         self.conflicts: set[str] = set()
+        # definition -> relative path -> the description controller-gen writes there ("": the type's
+        # own, seen where a field without a comment embeds it or a list holds it)
+        self.descriptions: dict[str, dict[str, str]] = {}
 
     @staticmethod
     def _diff(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
@@ -169,9 +177,23 @@ class Walker:
             self.conflicts.add(f"{owner} {path}: {slot[path]} vs {patch}")
         slot[path] = patch
 
+    def _describe(self, owner: str, path: str, real: dict[str, Any]) -> None:
+        text = real.get("description")
+        if text:
+            slot = self.descriptions.setdefault(owner, {})
+            if slot.get(path, text) != text:
+                self.conflicts.add(f"{owner} {path}: description {slot[path]!r} vs {text!r}")
+            slot[path] = text
+
     def walk(self, node: dict[str, Any], real: dict[str, Any], owner: str, path: str) -> None:
         if "$ref" in node:
             name = node["$ref"]
+            # a root field has no comment, and the items of a list (values of a map) carry none: what
+            # controller-gen writes there is the type's own doc, for a user's field of that type
+            if owner == "<root>" or path.rsplit("/", 1)[-1] in ("items", "additionalProperties"):
+                self._describe(name, "", real)
+            if owner != "<root>":
+                self._describe(owner, path, real)
             if name in self.known:
                 self._record(owner, path, self.known[name](), real)
                 return
@@ -183,6 +205,7 @@ class Walker:
             places[(owner, path)] = patch
             self._children(definition, real, name, "")
             return
+        self._describe(owner, path, real)
         self._record(owner, path, _with_int_or_string(node), real)
         self._children(node, real, owner, path)
 
@@ -249,6 +272,19 @@ def build(controller_gen: Path) -> tuple[dict[str, Any], Walker, int]:
     return overlay, walker, len(chosen)
 
 
+def descriptions_file(walker: Walker) -> bytes:
+    """The descriptions as `_builtin_descriptions.json.xz` holds them: sorted JSON, xz-compressed."""
+    table = {owner: dict(sorted(paths.items())) for owner, paths in sorted(walker.descriptions.items())}
+    document = {"source": "controller-gen over k8s.io/api (python -m pyscaffold_op.dev.builtin_overlay)"}
+    text = json.dumps({**document, "descriptions": table}, separators=(",", ":"), sort_keys=True)
+    return lzma.compress(text.encode(), preset=9 | lzma.PRESET_EXTREME)
+
+
+def read_descriptions(data: bytes) -> Any:
+    """What a descriptions file holds (compared decompressed: another liblzma may compress otherwise)."""
+    return json.loads(lzma.decompress(data))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--controller-gen", type=Path, default=REPO_ROOT / "bin" / "controller-gen")
@@ -261,11 +297,17 @@ def main(argv: list[str] | None = None) -> int:
         print("conflict:", line)
     text = json.dumps(overlay, indent=1, sort_keys=False) + "\n"
     patched = sum(len(p) for p in overlay["patches"].values())
+    described = descriptions_file(walker)
     if args.check:
         same = OUT.is_file() and OUT.read_text(encoding="utf-8") == text
         print(f"{OUT.name}: {'up to date' if same else 'OUT OF DATE'} ({patched} patches)")
-        return 0 if same else 1
+        same_text = DESCRIPTIONS.is_file() and read_descriptions(DESCRIPTIONS.read_bytes()) == (
+            read_descriptions(described)
+        )
+        print(f"{DESCRIPTIONS.name}: {'up to date' if same_text else 'OUT OF DATE'}")
+        return 0 if same and same_text else 1
     OUT.write_text(text, encoding="utf-8")
+    DESCRIPTIONS.write_bytes(described)
     print(f"wrote {OUT} ({count} root types, {len(overlay['patches'])} definitions, {patched} patches)")
     return 0
 

@@ -8,7 +8,9 @@ Input: `_definitions.json` of the PyPI package kubernetes-validate (`SPEC_PACKAG
    group/version: the shared apimachinery types (`ObjectMeta`, `IntOrString`, `Quantity`, times) are
    mapped to pyop's own, top-level kinds derive from `KubeObject`.
 2. Post-processing adds each kind's `gvk`/`plural`/`namespaced` and the module header.
-3. The compact spec (`_spec.json`: types, formats, required lists, list/map types, GVKs and the
+3. Class and field docstrings from the real kube-apiserver's OpenAPI text (`model_docs.py`): the
+   field docstrings cost nothing at import (CPython drops them), IDEs and doc tools read them.
+4. The compact spec (`_spec.json`: types, formats, required lists, list/map types, GVKs and the
    `+default` overlay of `spec_overlay.py`, no descriptions) is written for the emulator and the
    CRD generator.
 """
@@ -30,6 +32,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from pyscaffold_op.dev import model_docs
 from pyscaffold_op.dev.model_parts import SPLIT_ABOVE, split
 from pyscaffold_op.dev.spec_overlay import DEFAULTS
 
@@ -473,13 +476,19 @@ def generate(spec_path: Path, dest: Path) -> list[str]:
     names = select(defs)
     scopes = scopes_table(defs, names)
     gvks = {short_name(n): g for n in names if (g := top_level_gvk(defs[n]))}
+    descriptions = model_docs.load()
     with tempfile.TemporaryDirectory() as tmp:
         out = run_codegen(codegen_schema(defs, names), Path(tmp))
         written = []
         for module in sorted(set(MODULES.values())):
             path = out / f"{module}.py"
             text = post_process(path.read_text(), module, scopes, gvks)
-            write_module(dest, module, text)
+            docs = {
+                n.rsplit(".", 1)[1]: descriptions.get(n, {})
+                for n in names
+                if module_of(n) == module and n not in CUSTOM_TYPES
+            }
+            write_module(dest, module, text, docs)
             written.append(module)
     spec = compact_spec(defs, names, scopes)
     (dest / "_spec.json").write_text(json.dumps(spec, separators=(",", ":"), sort_keys=True) + "\n")
@@ -487,18 +496,19 @@ def generate(spec_path: Path, dest: Path) -> list[str]:
     return written
 
 
-def write_module(dest: Path, module: str, text: str) -> None:
-    """One file, or for a large module a package of lazily loaded parts (`model_parts`)."""
+def write_module(dest: Path, module: str, text: str, docs: dict[str, dict[str, str]]) -> None:
+    """One file, or for a large module a package of lazily loaded parts (`model_parts`); `docs`:
+    class name -> descriptions, written as docstrings once the classes are in their files."""
     package = dest / module
     if package.is_dir():
         shutil.rmtree(package)
     (dest / f"{module}.py").unlink(missing_ok=True)
     if text.count("\nclass ") <= SPLIT_ABOVE:
-        (dest / f"{module}.py").write_text(text)
+        (dest / f"{module}.py").write_text(model_docs.add_docstrings(text, docs))
         return
     package.mkdir()
     for name, source in split(text, module_header(module)).items():
-        (package / name).write_text(source)
+        (package / name).write_text(model_docs.add_docstrings(source, docs))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,14 +18,18 @@ if TYPE_CHECKING:
     from pyscaffold_op.envtest.environment import Environment
 
 
-def rest_config(env: Environment) -> RestConfig:
-    """The runtime's `RestConfig` for `env`: its URL, namespace `default`, the admin token."""
+def rest_config(env: Environment, token: str | None = None) -> RestConfig:
+    """The runtime's `RestConfig` for `env`: its URL, namespace `default`, the admin token and (over
+    HTTPS) the admin's client certificate; or only `token` when given (another identity)."""
     path = env.kubeconfig_path
+    admin = token is None
     return RestConfig(
         server=env.url,
         namespace=env.namespace,
-        token=env.token,
+        token=env.token if admin else token,
         ca_data=env.ca_pem,
+        cert_data=env.client_cert_pem if admin else None,
+        key_data=env.client_key_pem if admin else None,
         source_file=str(path) if path.name else None,
         context_name=env.context_name,
     )

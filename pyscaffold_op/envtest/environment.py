@@ -9,7 +9,9 @@ import base64
 import concurrent.futures
 import contextlib
 import copy
+import secrets
 import shutil
+import ssl
 import tempfile
 import threading
 from collections.abc import Coroutine, Sequence
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from pyscaffold_op.envtest.clientconfig import RestConfig
 
 T = TypeVar("T")
+AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
 # Any bearer token is accepted on requests; kubeconfigs need a user for clients to start. In
 # TokenReviews this token is ADMIN_USER in group system:masters.
 TOKEN = "envtest-token"
@@ -61,8 +64,16 @@ class Environment:
         workloads: Workloads | bool = False,
         real: bool = False,
         assets: str | Path | None = None,
+        tls: bool | None = None,
+        authorization: str = "AlwaysAllow",
     ) -> None:
-        """`real=True` runs kube-apiserver + etcd from `assets` (else $PYOP_ENVTEST_ASSETS or
+        """`tls=True` serves HTTPS with a CA made at start (`ca_pem`) and an admin client certificate
+        in the kubeconfig; every request is then authenticated (unknown credentials get 401).
+        `authorization="RBAC"` (kube-apiserver's `--authorization-mode` spelling) also authorizes every
+        request against the stored Roles and bindings; it implies `tls` (clients send credentials
+        only over TLS). `add_user` makes identities to test with.
+
+        `real=True` runs kube-apiserver + etcd from `assets` (else $PYOP_ENVTEST_ASSETS or
         $KUBEBUILDER_ASSETS) instead of the emulator: the same methods, clients and fixtures work, and
         what only the emulator simulates (kubelet, workload controllers, garbage collector, fault
         injection, the review policy) raises `EmulatorOnly`."""
@@ -98,6 +109,17 @@ class Environment:
         self.context_name = "envtest"
         self.ca_pem: bytes | None = None  # the server's CA (PEM) when it serves HTTPS (real mode)
         self.real: RealMode | None = RealMode(self, assets) if real else None
+        if authorization not in AUTHORIZATION_MODES:
+            raise ValueError(
+                f"authorization={authorization!r}: expected one of {', '.join(AUTHORIZATION_MODES)}"
+            )
+        if authorization == "RBAC" and tls is False:
+            raise ValueError("authorization='RBAC' needs tls: clients send credentials only over TLS")
+        self.authorization = authorization
+        self.tls = authorization == "RBAC" if tls is None else tls
+        # the admin's client certificate (CN=admin, O=system:masters) when serving HTTPS
+        self.client_cert_pem: bytes | None = None
+        self.client_key_pem: bytes | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -111,10 +133,11 @@ class Environment:
             return self
         if self.crd_paths:
             self._install(crds.load_crd_files(list(self.crd_paths)))
-        self._runner, self.port = await serve(self.api, self.host, self.port)
+        context = self._secure() if self.tls else None
+        self._runner, self.port = await serve(self.api, self.host, self.port, tls=context)
         gctuning.serving()
         self._serving = True
-        self.url = f"http://{self.host}:{self.port}"
+        self.url = f"{'https' if context else 'http'}://{self.host}:{self.port}"
         self.api.server_address = f"{self.host}:{self.port}"
         self._write_kubeconfig()
         bootstrap.apiserver_objects(self.store, self.host, self.port)
@@ -123,6 +146,20 @@ class Environment:
         if self.kubelet is not None:
             self.kubelet.attach(self.store)
         return self
+
+    def _secure(self) -> ssl.SSLContext:
+        """The CA, serving and admin certificates; every request authenticated from now on."""
+        from pyscaffold_op.envtest.server.pki import ADMIN_CN, Authority
+        from pyscaffold_op.envtest.server.tlscontext import server_context
+
+        authority = Authority.new()
+        admin = authority.client(ADMIN_CN, (MASTERS,))
+        self.ca_pem = authority.cert_pem
+        self.client_cert_pem, self.client_key_pem = admin.cert_pem, admin.key_pem
+        access = self.api.access
+        access.authority, access.authenticating = authority, True
+        access.enforce = self.authorization == "RBAC"
+        return server_context(authority, authority.serving())
 
     async def astop(self) -> None:
         if self.real is not None:
@@ -192,14 +229,27 @@ class Environment:
 
     # -- kubeconfig --------------------------------------------------------------------------------
 
-    def kubeconfig_dict(self) -> dict[str, Any]:
+    def kubeconfig_dict(self, token: str | None = None) -> dict[str, Any]:
+        """The kubeconfig: the admin's credentials, or only `token` (e.g. from `add_user`) when given."""
         if self.real is not None:
+            if token is not None:
+                self._emulator_only("kubeconfig_dict(token=...): the real server knows only its own tokens")
             return self.real.kubeconfig_dict()
+        cluster: dict[str, Any] = {"server": self.url}
+        user: dict[str, Any] = {"token": token or TOKEN}
+        if self.ca_pem is not None:
+            cluster["certificate-authority-data"] = _b64(self.ca_pem)
+        if token is None and self.client_cert_pem is not None and self.client_key_pem is not None:
+            user = {
+                "client-certificate-data": _b64(self.client_cert_pem),
+                "client-key-data": _b64(self.client_key_pem),
+                **user,
+            }
         return {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "envtest", "cluster": {"server": self.url}}],
-            "users": [{"name": "envtest", "user": {"token": TOKEN}}],
+            "clusters": [{"name": "envtest", "cluster": cluster}],
+            "users": [{"name": "envtest", "user": user}],
             "contexts": [
                 {
                     "name": "envtest",
@@ -230,6 +280,13 @@ class Environment:
 
         return rest_config(self)
 
+    def config_for(self, token: str) -> RestConfig:
+        """A `RestConfig` that authenticates with `token` only (e.g. from `add_user`): a manager or
+        client running as that identity."""
+        from pyscaffold_op.envtest.clientconfig import rest_config
+
+        return rest_config(self, token)
+
     def _remove_kubeconfig(self) -> None:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
@@ -246,6 +303,20 @@ class Environment:
             "the review policy (env.policy): the real server authenticates with its own token file"
         )
         return self.api.policy
+
+    def add_user(self, name: str, groups: Sequence[str] | None = None) -> str:
+        """A new bearer token that authenticates user `name` in `groups` (plus system:authenticated);
+        a `system:serviceaccount:<ns>:<name>` user gets that service account's groups when `groups`
+        is None. With `authorization="RBAC"` it may do what the stored RBAC objects grant it."""
+        from pyscaffold_op.envtest.server.auth import service_account, service_account_groups
+
+        self._emulator_only("add_user: the real server authenticates with its own token file")
+        if groups is None:
+            sa = service_account(name)
+            groups = service_account_groups(sa[0]) if sa is not None else ()
+        token = secrets.token_urlsafe(24)
+        self.api.policy.add_token(token, name, groups=groups)
+        return token
 
     # -- CRDs and fault injection ------------------------------------------------------------------
 
@@ -358,6 +429,10 @@ class Environment:
         if loop is None or asyncio.get_running_loop() is loop:
             return await coro
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def _yaml_docs(paths: Sequence[str | Path]) -> list[Obj]:

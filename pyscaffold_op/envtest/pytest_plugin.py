@@ -7,7 +7,8 @@ imports nothing beyond pytest: the emulator (the `envtest` extra) is imported wh
 
 Fixtures: `envtest_crd_paths` (override to choose CRD folders), `envtest_kubelet` (override with
 `KubeletSimulator(rule=...)` or None), `envtest_workloads` (None: override with `Workloads()` to run
-Deployments, Jobs, ... as a cluster would), `envtest` (a running `Environment`), `kubeconfig` (its
+Deployments, Jobs, ... as a cluster would), `envtest_authorization` ("AlwaysAllow": override with
+"RBAC" to test your role.yaml), `envtest` (a running `Environment`), `kubeconfig` (its
 path as a string) and `client` (a `pyscaffold_op.runtime` client for it). pytest's log output shows
 the runtime's structured fields (`error=... controller=... request=...`) after each message.
 
@@ -136,11 +137,20 @@ def envtest_workloads() -> Workloads | None:
 
 
 @pytest.fixture
+def envtest_authorization() -> str:
+    """`"AlwaysAllow"`; return `"RBAC"` to authorize every request against the stored Roles and
+    bindings (HTTPS, `envtest.add_user(...)` tokens: docs/envtest.md, "Testing your RBAC"). The real
+    kube-apiserver always authorizes with RBAC."""
+    return "AlwaysAllow"
+
+
+@pytest.fixture
 async def envtest(
     request: pytest.FixtureRequest,
     envtest_crd_paths: list[Path],
     envtest_kubelet: KubeletSimulator | None,
     envtest_workloads: Workloads | None,
+    envtest_authorization: str,
 ) -> AsyncIterator[Environment]:
     """A running API server (the emulator; real mode: kube-apiserver + etcd) with the CRDs of
     `envtest_crd_paths` installed, for one test; stopped and forgotten after it."""
@@ -151,6 +161,7 @@ async def envtest(
         kubelet=envtest_kubelet,
         workloads=envtest_workloads or False,
         real=real_mode(request.config),
+        authorization=envtest_authorization,
     ) as env:
         yield env
 

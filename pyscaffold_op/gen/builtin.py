@@ -8,7 +8,9 @@ types and keys, required lists, the `+default`s). controller-gen's special cases
 - `metav1.Time`/`MicroTime` are `date-time` strings; `intstr.IntOrString` is an int-or-string and
   `resource.Quantity` one with the quantity pattern;
 - `runtime.RawExtension` is an object that keeps unknown fields; `apiextensions JSON` keeps anything;
-- descriptions and enums are left out (the spec drops them; controller-gen ignores `+enum`);
+- descriptions are controller-gen's own (the Go comments of k8s.io/api, not the OpenAPI's text):
+  `_builtin_descriptions.json.xz`, written with the overlay below, read only when a CRD embeds a
+  built-in type; enums are left out (the spec drops them; controller-gen ignores `+enum`);
 - where the Go markers of k8s.io/api say otherwise than the published OpenAPI (`+structType=atomic`,
   `+default=false`, `+required`), controller-gen's reading wins: `_builtin_overlay.json`, written by
   `python -m pyscaffold_op.dev.builtin_overlay` from controller-gen's own output over k8s.io/api at the
@@ -71,6 +73,7 @@ _APIMACHINERY = {
 
 
 _OVERLAY = Path(__file__).with_name("_builtin_overlay.json")
+_DESCRIPTIONS = Path(__file__).with_name("_builtin_descriptions.json.xz")
 
 
 @functools.cache
@@ -83,7 +86,23 @@ def _overlay() -> dict[str, dict[str, dict[str, Any]]]:
     return patches
 
 
+@functools.cache
+def _descriptions() -> dict[str, dict[str, str]]:
+    """definition -> relative path -> the description controller-gen writes there ("": the type's own,
+    for the types seen embedded by a field without a comment)."""
+    import lzma
+
+    table: dict[str, dict[str, str]] = json.loads(lzma.decompress(_DESCRIPTIONS.read_bytes()))["descriptions"]
+    return table
+
+
 def _patch(out: dict[str, Any], owner: str | None, path: str) -> dict[str, Any]:
+    """controller-gen's keywords and description at `path` inside definition `owner`."""
+    # owner None: the user's field, described by its docstring; the kind's own `metadata` goes this
+    # way too, so a CRD embedding no built-in type never loads the descriptions
+    text = _descriptions().get(owner, {}).get(path) if owner is not None else None
+    if text:
+        out["description"] = text
     patch = _overlay().get(owner or "", {}).get(path)
     if patch:
         for key, value in patch.items():

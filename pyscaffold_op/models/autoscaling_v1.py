@@ -15,57 +15,138 @@ from . import meta_v1
 
 
 class CrossVersionObjectReference(K8sModel):
+    """CrossVersionObjectReference contains enough information to let you identify the referred
+    resource.
+    """
+
     api_version: str | None = None
+    """apiVersion is the API version of the referent"""
     kind: str
+    """kind is the kind of the referent; More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     name: str
+    """name is the name of the referent; More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
 
 
 class HorizontalPodAutoscalerSpec(K8sModel):
+    """specification of a horizontal pod autoscaler."""
+
     max_replicas: int
+    """maxReplicas is the upper limit for the number of pods that can be set by the autoscaler;
+    cannot be smaller than MinReplicas.
+    """
     min_replicas: int | None = None
+    """minReplicas is the lower limit for the number of replicas to which the autoscaler can scale
+    down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate
+    HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling
+    is active as long as at least one metric value is available.
+    """
     scale_target_ref: CrossVersionObjectReference
+    """scaleTargetRef is the reference to scaled resource; horizontal pod autoscaler will learn the
+    current resource consumption and will set the desired number of pods by using its Scale
+    subresource.
+    """
     target_cpu_utilization_percentage: Annotated[
         int | None, Field(alias="targetCPUUtilizationPercentage")
     ] = None
+    """targetCPUUtilizationPercentage is the target average CPU utilization (represented as a
+    percentage of requested CPU) over all the pods; if not specified the default autoscaling
+    policy will be used.
+    """
 
 
 class HorizontalPodAutoscalerStatus(K8sModel):
+    """current status of a horizontal pod autoscaler"""
+
     current_cpu_utilization_percentage: Annotated[
         int | None, Field(alias="currentCPUUtilizationPercentage")
     ] = None
+    """currentCPUUtilizationPercentage is the current average CPU utilization over all pods,
+    represented as a percentage of requested CPU, e.g. 70 means that an average pod is using now
+    70% of its requested CPU.
+    """
     current_replicas: int
+    """currentReplicas is the current number of replicas of pods managed by this autoscaler."""
     desired_replicas: int
+    """desiredReplicas is the  desired number of replicas of pods managed by this autoscaler."""
     last_scale_time: datetime | None = None
+    """lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by
+    the autoscaler to control how often the number of pods is changed.
+    """
     observed_generation: int | None = None
+    """observedGeneration is the most recent generation observed by this autoscaler."""
 
 
 class ScaleSpec(K8sModel):
+    """ScaleSpec describes the attributes of a scale subresource."""
+
     replicas: int | None = None
+    """replicas is the desired number of instances for the scaled object."""
 
 
 class ScaleStatus(K8sModel):
+    """ScaleStatus represents the current status of a scale subresource."""
+
     replicas: int
+    """replicas is the actual number of observed instances of the scaled object."""
     selector: str | None = None
+    """selector is the label query over pods that should match the replicas count. This is same as
+    the label selector but in the string format to avoid introspection by clients. The string
+    will be in the same format as the query-param syntax. More info about label selectors:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
+    """
 
 
 class HorizontalPodAutoscaler(K8sObject):
+    """configuration of a horizontal pod autoscaler."""
+
     gvk = GroupVersionKind("autoscaling", "v1", "HorizontalPodAutoscaler")
     plural = "horizontalpodautoscalers"
     namespaced = True
     spec: HorizontalPodAutoscalerSpec | None = None
+    """spec defines the behaviour of autoscaler. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
+    """
     status: HorizontalPodAutoscalerStatus | None = None
+    """status is the current information about the autoscaler."""
 
 
 class Scale(K8sObject):
+    """Scale represents a scaling request for a resource."""
+
     gvk = GroupVersionKind("autoscaling", "v1", "Scale")
     plural = "scale"
     namespaced = True
     spec: ScaleSpec | None = None
+    """spec defines the behavior of the scale. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
+    """
     status: ScaleStatus | None = None
+    """status is the current status of the scale. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
+    Read-only.
+    """
 
 
 class HorizontalPodAutoscalerList(K8sModel):
+    """list of horizontal pod autoscaler objects."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[HorizontalPodAutoscaler]
+    """items is the list of horizontal pod autoscaler objects."""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard list metadata."""

@@ -15,24 +15,64 @@ from . import meta_v1
 
 
 class LeaseSpec(K8sModel):
+    """LeaseSpec is a specification of a Lease."""
+
     acquire_time: datetime | None = None
+    """acquireTime is a time when the current lease was acquired."""
     holder_identity: str | None = None
+    """holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader
+    Election is used, the holder identity must be equal to the elected
+    LeaseCandidate.metadata.name field.
+    """
     lease_duration_seconds: int | None = None
+    """leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire
+    it. This is measured against the time of last observed renewTime.
+    """
     lease_transitions: int | None = None
+    """leaseTransitions is the number of transitions of a lease between holders."""
     preferred_holder: str | None = None
+    """preferredHolder signals to a lease holder that the lease has a more optimal holder and should
+    be given up. This field can only be set if Strategy is also set.
+    """
     renew_time: datetime | None = None
+    """renewTime is a time when the current holder of a lease has last updated the lease."""
     strategy: str | None = None
+    """strategy indicates the strategy for picking the leader for coordinated leader election. If
+    the field is not specified, there is no active coordination for this lease. (Alpha) Using
+    this field requires the CoordinatedLeaderElection feature gate to be enabled.
+    """
 
 
 class Lease(K8sObject):
+    """Lease defines a lease concept."""
+
     gvk = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
     plural = "leases"
     namespaced = True
     spec: LeaseSpec | None = None
+    """spec contains the specification of the Lease. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
 
 
 class LeaseList(K8sModel):
+    """LeaseList is a list of Lease objects."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[Lease]
+    """items is a list of schema objects."""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard list metadata. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
+    """

@@ -14,84 +14,221 @@ from . import meta_v1
 
 
 class PolicyRule(K8sModel):
+    """PolicyRule holds information that describes a policy rule, but does not contain information
+    about who the rule applies to or which namespace the rule applies to.
+    """
+
     api_groups: list[str] | None = None
+    """apiGroups is the name of the APIGroup that contains the resources.  If multiple API groups
+    are specified, any action requested against one of the enumerated resources in any API group
+    will be allowed. "" represents the core API group and "*" represents all API groups.
+    """
     non_resource_ur_ls: Annotated[list[str] | None, Field(alias="nonResourceURLs")] = None
+    """nonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed,
+    but only as the full, final step in the path Since non-resource URLs are not namespaced, this
+    field is only applicable for ClusterRoles referenced from a ClusterRoleBinding. Rules can
+    either apply to API resources (such as "pods" or "secrets") or non-resource URL paths (such
+    as "/api"),  but not both.
+    """
     resource_names: list[str] | None = None
+    """resourceNames is an optional white list of names that the rule applies to.  An empty set
+    means that everything is allowed.
+    """
     resources: list[str] | None = None
+    """resources is a list of resources this rule applies to. '*' represents all resources."""
     verbs: list[str]
+    """verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*'
+    represents all verbs.
+    """
 
 
 class Role(K8sObject):
+    """Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a
+    RoleBinding.
+    """
+
     gvk = GroupVersionKind("rbac.authorization.k8s.io", "v1", "Role")
     plural = "roles"
     namespaced = True
     rules: list[PolicyRule] | None = None
+    """rules holds all the PolicyRules for this Role"""
 
 
 class RoleRef(K8sModel):
+    """RoleRef contains information that points to the role being used"""
+
     api_group: str | None = None
+    """apiGroup is the group for the resource being referenced"""
     kind: str
+    """kind is the type of resource being referenced"""
     name: str
+    """name is the name of resource being referenced"""
 
 
 class Subject(K8sModel):
+    """Subject contains a reference to the object or user identities a role binding applies to.
+    This can either hold a direct API object reference, or a value for non-objects such as user
+    and group names.
+    """
+
     api_group: str | None = None
+    """apiGroup holds the API group of the referenced subject. Defaults to "" for ServiceAccount
+    subjects. Defaults to "rbac.authorization.k8s.io" for User and Group subjects.
+    """
     kind: str
+    """kind of object being referenced. Values defined by this API group are "User", "Group", and
+    "ServiceAccount". If the Authorizer does not recognized the kind value, the Authorizer should
+    report an error.
+    """
     name: str
+    """name of the object being referenced."""
     namespace: str | None = None
+    """namespace of the referenced object.  If the object kind is non-namespace, such as "User" or
+    "Group", and this value is not empty the Authorizer should report an error.
+    """
 
 
 class ClusterRoleBinding(K8sObject):
+    """ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a
+    ClusterRole in the global namespace, and adds who information via Subject.
+    """
+
     gvk = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")
     plural = "clusterrolebindings"
     namespaced = False
     role_ref: RoleRef | None = None
+    """roleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be
+    resolved, the Authorizer must return an error. This field is immutable.
+    """
     subjects: list[Subject] | None = None
+    """subjects holds references to the objects the role applies to."""
 
 
 class RoleBinding(K8sObject):
+    """RoleBinding references a role, but does not contain it.  It can reference a Role in the same
+    namespace or a ClusterRole in the global namespace. It adds who information via Subjects and
+    namespace information by which namespace it exists in.  RoleBindings in a given namespace
+    only have effect in that namespace.
+    """
+
     gvk = GroupVersionKind("rbac.authorization.k8s.io", "v1", "RoleBinding")
     plural = "rolebindings"
     namespaced = True
     role_ref: RoleRef | None = None
+    """roleRef can reference a Role in the current namespace or a ClusterRole in the global
+    namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field
+    is immutable.
+    """
     subjects: list[Subject] | None = None
+    """subjects holds references to the objects the role applies to."""
 
 
 class AggregationRule(K8sModel):
+    """AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole"""
+
     cluster_role_selectors: list[meta_v1.LabelSelector] | None = None
+    """clusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and
+    create the rules. If any of the selectors match, then the ClusterRole's permissions will be
+    added
+    """
 
 
 class ClusterRole(K8sObject):
+    """ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a
+    unit by a RoleBinding or ClusterRoleBinding.
+    """
+
     gvk = GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRole")
     plural = "clusterroles"
     namespaced = False
     aggregation_rule: AggregationRule | None = None
+    """aggregationRule is an optional field that describes how to build the Rules for this
+    ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct
+    changes to Rules will be stomped by the controller.
+    """
     rules: list[PolicyRule] | None = None
+    """rules holds all the PolicyRules for this ClusterRole"""
 
 
 class ClusterRoleBindingList(K8sModel):
+    """ClusterRoleBindingList is a collection of ClusterRoleBindings"""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[ClusterRoleBinding]
+    """Items is a list of ClusterRoleBindings"""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard object's metadata."""
 
 
 class ClusterRoleList(K8sModel):
+    """ClusterRoleList is a collection of ClusterRoles"""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[ClusterRole]
+    """Items is a list of ClusterRoles"""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard object's metadata."""
 
 
 class RoleBindingList(K8sModel):
+    """RoleBindingList is a collection of RoleBindings"""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[RoleBinding]
+    """Items is a list of RoleBindings"""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard object's metadata."""
 
 
 class RoleList(K8sModel):
+    """RoleList is a collection of Roles"""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[Role]
+    """Items is a list of Roles"""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard object's metadata."""

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.cache.store import (
         Indexer as Indexer,
     )
+    from pyscaffold_op.runtime.client.apply import (
+        apply_configuration as apply_configuration,
+    )
     from pyscaffold_op.runtime.client.client import (
         CachedClient as CachedClient,
     )

@@ -18,6 +18,7 @@ from pyscaffold_op.project import (
 )
 from pyscaffold_op.scaffold import deployimage, edits, pysource
 from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.external_model import plan_external_model
 from pyscaffold_op.scaffold.inputs import ApiOptions, validate_api, validate_group_package
 from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, external_kind, is_core
 from pyscaffold_op.scaffold.planner import Planner
@@ -33,7 +34,7 @@ ROLE_VERBS = {
 }
 
 
-def other_kind(options: ApiOptions, plural: str) -> OtherKind | None:
+def other_kind(options: ApiOptions, plural: str, package: str) -> OtherKind | None:
     """The built-in or external kind the options name, or None for a kind of this project."""
     if options.external_api_path:
         return external_kind(
@@ -45,6 +46,7 @@ def other_kind(options: ApiOptions, plural: str) -> OtherKind | None:
             module=options.external_api_module,
             plural=plural,
             namespaced=options.namespaced,
+            package=package,
         )
     # kubebuilder: a core group names the built-in kinds only without --resource; with it, `batch` is
     # the project's own group batch.<domain> (the CronJob tutorial)
@@ -65,7 +67,7 @@ def plan_api(options: ApiOptions, root: Path, project: Project) -> tuple[FilePla
 def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tuple[FilePlan, Project]:
     """`plan_api` for options already validated on their own (`plural` is what `validate_api` returned)."""
     names.validate_qualified_group(options.group, project.domain)
-    other = other_kind(options, plural)
+    other = other_kind(options, plural, project.package)
     own = project.find(options.group, options.version, options.kind)
     if other is not None and other.core and own is not None and _own(own):
         other = None  # --resource=false adds a controller to the project's own batch.<domain> CronJob
@@ -142,6 +144,8 @@ def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tup
                   "controllers": f"The controllers of {project.project_name}."}  # fmt: skip
     if options.resource:
         _plan_resource(planner, r, docstrings)
+    # kubebuilder: SSA cannot be turned off once PROJECT records it (a controller added later uses it)
+    ssa = options.ssa or bool(recorded is not None and recorded.api is not None and recorded.api.ssa)
     if options.controller:
         # the test creates the sample when there is one (a controller added later to an API whose
         # sample the user removed builds the object in code)
@@ -157,9 +161,9 @@ def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tup
             )
             _add_manager_env(planner, options.deploy_image, r)
         else:
-            _plan_controller(planner, r, docstrings, from_sample)
+            _plan_controller(planner, r, docstrings, from_sample, ssa=ssa)
     planner.refuse_clashes()
-    updated = _updated_project(project, options, plural, r)
+    updated = _updated_project(project, replace(options, ssa=ssa), plural, r)
     planner.plan.write(PROJECT_FILE, updated.dump())
     format_python(planner.plan)
     generated = [f"config/crd/{r.crd_file}"] if options.resource else []
@@ -197,7 +201,10 @@ def _plan_other(
     )
     planner = Planner(FilePlan(root), options.force)
     docstrings = {"controllers": f"The controllers of {project.project_name}."}
-    _plan_controller(planner, r, docstrings, False, test_template="api/other_controller_test.py.jinja")
+    _plan_controller(
+        planner, r, docstrings, False, ssa=False, test_template="api/other_controller_test.py.jinja"
+    )
+    plan_external_model(planner.plan, r, other)
     planner.refuse_clashes()
     updated = project.model_copy(deep=True)
     listed = updated.find(other.group, other.version, other.kind)
@@ -213,6 +220,7 @@ def _plan_other(
                 domain=other.domain,
                 group=other.group,
                 kind=other.kind,
+                module=other.recorded_module,
                 path=other.path,
                 plural=None if other.core or other.plural == names.pluralize(other.kind) else other.plural,
                 version=other.version,
@@ -281,12 +289,14 @@ def _plan_controller(
     r: ResourceNames,
     docstrings: dict[str, str],
     from_sample: bool,
+    *,
+    ssa: bool = False,
     test_template: str = "api/controller_test.py.jinja",
     controller_template: str = "api/controller.py.jinja",
 ) -> None:
     planner.package_inits(r.header, r.controller_module, docstrings)
-    planner.new(r.controller_path, render(controller_template, r, from_sample=from_sample))
-    planner.new(r.controller_test_path, render(test_template, r, from_sample=from_sample))
+    planner.new(r.controller_path, render(controller_template, r, from_sample=from_sample, ssa=ssa))
+    planner.new(r.controller_test_path, render(test_template, r, from_sample=from_sample, ssa=ssa))
     main_path = f"src/{r.package}/__main__.py"
     imported = (
         r.reconciler if r.reconciler_import == r.reconciler else f"{r.reconciler} as {r.reconciler_import}"
@@ -334,7 +344,7 @@ def _updated_project(project: Project, options: ApiOptions, plural: str, r: Reso
     resource.domain = project.domain
     resource.path = r.api_module
     if options.resource:
-        resource.api = ResourceAPI(crd_version="v1", namespaced=options.namespaced)
+        resource.api = ResourceAPI(crd_version="v1", namespaced=options.namespaced, ssa=options.ssa or None)
         # like kubebuilder, the plural is recorded only when it differs from the computed one
         resource.plural = plural if plural != names.pluralize(options.kind) else None
     if options.controller:

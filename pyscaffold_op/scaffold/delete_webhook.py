@@ -63,7 +63,7 @@ def plan_delete_webhook(options: DeleteWebhookOptions, root: Path, project: Proj
     remaining = [t for t in ALL_TYPES if getattr(left.webhooks, t)]
     if not remaining:
         left.webhooks = None
-        if left.core and not left.has_controller():  # a built-in kind `create webhook` recorded
+        if (left.core or left.external) and not left.has_controller():  # `create webhook` recorded it
             updated.resources.remove(left)
 
     plan = FilePlan(root)

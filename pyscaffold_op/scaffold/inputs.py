@@ -50,6 +50,8 @@ class ApiOptions:
     """Names the controller (and its module and reconciler) when a kind has several."""
     deploy_image: deployimage.DeployImage | None = None
     """`--image`: the controller runs this image in a Deployment (kubebuilder's deploy-image plugin)."""
+    ssa: bool = False
+    """`--ssa`: the controller writes with server-side apply (kubebuilder's `create api --ssa`)."""
 
 
 def _refuse_reserved(
@@ -97,11 +99,30 @@ def validate_api(options: ApiOptions) -> str:
         )
     if options.deploy_image is not None:
         _validate_deploy_image(options)
+    if options.ssa:
+        _validate_ssa(options)
     if options.controller_name is not None:
         names.validate_dns1123_label(options.controller_name, "controller name")
     if (options.external_api_domain or options.external_api_module) and not options.external_api_path:
         raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
     return plural
+
+
+# What the --ssa controller and its test import or bind besides the names above.
+SSA_RESERVED_KINDS = frozenset({"Conflict"})
+SSA_RESERVED_VARIABLES = frozenset(
+    {"again", "applied", "apply_configuration", "available", "find_condition", "mine", "name", "owners",
+     "previous", "pytest", "taken", "theirs"}
+)  # fmt: skip
+
+
+def _validate_ssa(options: ApiOptions) -> None:
+    if not options.resource:
+        # kubebuilder's words: the types carry the apply configuration
+        raise ValidationError("'--ssa' can only be used when creating an API resource ('--resource=true')")
+    if options.deploy_image is not None:
+        raise ValidationError("--ssa and --image: the deploy-image controller writes with create/update")
+    _refuse_reserved(options.kind, SSA_RESERVED_KINDS, SSA_RESERVED_VARIABLES, " with --ssa", "code")
 
 
 # What the --image controller and its test import or bind besides the names above.
@@ -145,6 +166,10 @@ class WebhookOptions:
     force: bool = False
     plural: str | None = None
     """`--plural` (kubebuilder's flag): the kind's resource plural, checked against PROJECT's."""
+    external_api_path: str | None = None
+    """The kind belongs to another project's API (kubebuilder's flags, as `create api` takes them)."""
+    external_api_domain: str | None = None
+    external_api_module: str | None = None
 
 
 def validate_webhook(options: WebhookOptions) -> None:
@@ -160,6 +185,16 @@ def validate_webhook(options: WebhookOptions) -> None:
         )
     if options.spokes and not options.conversion:
         raise ValidationError("--spoke is only for --conversion")
+    if (options.external_api_domain or options.external_api_module) and not options.external_api_path:
+        raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
+    if options.external_api_path and not options.external_api_domain:
+        raise ValidationError(
+            "--external-api-domain is required with --external-api-path (the API group is <group>.<domain>)"
+        )
+    if options.external_api_path and options.conversion:
+        raise ValidationError(
+            "--conversion is not for an external kind: its own project converts its versions"
+        )
     if options.conversion and not options.spokes:
         raise ValidationError("--conversion needs at least one --spoke version (e.g. --spoke v2)")
     for spoke in options.spokes:

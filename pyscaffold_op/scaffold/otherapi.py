@@ -1,7 +1,13 @@
 """Kinds of other APIs for `create api`: built-in (core) kinds and external kinds (cert-manager, ...).
 
 kubebuilder records them in PROJECT with `core: true` or `external: true` and no `api` block: no types,
-no CRD, no sample; only a controller watching the kind, with RBAC markers for its group.
+no CRD, no sample; only a controller (or webhooks) for the kind, with RBAC markers for its group.
+
+An external kind's model is a Python module: `--external-api-module` when it names one (for example
+one `pyop generate models --from-crd` wrote), else a placeholder the scaffolder writes into the
+project (`src/<pkg>/external/<group>/<version>/<kind>_types.py`: a `KubeObject` with the kind's
+GVK that keeps every field, `extra="allow"`), so kubebuilder's spelling (a Go module such as
+`github.com/cert-manager/cert-manager@v1.21.1`) works as given and is recorded in PROJECT as given.
 """
 
 from __future__ import annotations
@@ -61,6 +67,10 @@ class OtherKind:
     plural: str
     namespaced: bool
     core: bool
+    recorded_module: str | None = None
+    """PROJECT's `module` (`--external-api-module` as given); None for built-in kinds."""
+    placeholder: bool = False
+    """`module` is the placeholder model the scaffolder writes (no Python module was given)."""
 
     @property
     def qualified_group(self) -> str:
@@ -111,16 +121,32 @@ def external_kind(
     module: str | None,
     plural: str,
     namespaced: bool,
+    package: str,
 ) -> OtherKind:
-    """A kind of another project's API; its model lives in `module` (e.g. from `pyop generate models`)."""
+    """A kind of another project's API. Its model lives in `module` when that (or else `path`) is a
+    dotted Python module; otherwise in the placeholder module `placeholder_module` names."""
     if not domain:
         raise ValidationError(
             "--external-api-domain is required with --external-api-path (the API group is <group>.<domain>)"
         )
-    module = module or path
-    if not _PY_MODULE.fullmatch(module):
-        raise ValidationError(
-            f"--external-api-module {module!r} is not a dotted Python module name; pass the module that "
-            "defines the kind's model (for example one written by `pyop generate models --from-crd`)"
-        )
-    return OtherKind(group, domain, version, kind, module, path, plural, namespaced, core=False)
+    python = next((m for m in (module, path) if m and _PY_MODULE.fullmatch(m)), None)
+    return OtherKind(
+        group,
+        domain,
+        version,
+        kind,
+        python or placeholder_module(package, group, version, kind),
+        path,
+        plural,
+        namespaced,
+        core=False,
+        recorded_module=module,
+        placeholder=python is None,
+    )
+
+
+def placeholder_module(package: str, group: str, version: str, kind: str) -> str:
+    """Where the scaffolder writes an external kind's placeholder model."""
+    from pyscaffold_op.project import group_module_name
+
+    return f"{package}.external.{group_module_name(group)}.{version}.{kind.lower()}_types"

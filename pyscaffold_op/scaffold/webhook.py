@@ -23,9 +23,10 @@ from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import PROJECT_FILE, Project, Resource, ResourceWebhooks, load_project
 from pyscaffold_op.scaffold import edits, pysource
 from pyscaffold_op.scaffold.boilerplate import project_header
+from pyscaffold_op.scaffold.external_model import plan_external_model
 from pyscaffold_op.scaffold.inputs import WebhookOptions, validate_webhook
 from pyscaffold_op.scaffold.journal import ADMISSION, RECORD_FILE, Need, digest, load_record
-from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, is_core
+from pyscaffold_op.scaffold.otherapi import OtherKind, core_kind, external_kind, is_core
 from pyscaffold_op.scaffold.planner import Planner
 from pyscaffold_op.scaffold.pyformat import format_python
 from pyscaffold_op.scaffold.render import render
@@ -68,6 +69,35 @@ def builtin_kind(group: str, version: str, kind: str, resource: Resource | None)
     if resource is not None:
         return core_kind(group, version, kind) if resource.core else None
     return core_kind(group, version, kind) if is_core(group) else None
+
+
+def other_kind_of(
+    project: Project, group: str, version: str, kind: str, options: WebhookOptions | None = None
+) -> OtherKind | None:
+    """The built-in or external kind whose webhooks `create webhook` scaffolds without `create api`
+    (None for the project's own kinds): an external kind as PROJECT records it, or as `options`
+    name it (`--external-api-path`, kubebuilder's flags) when PROJECT does not list it yet."""
+    resource = project.find(group, version, kind)
+    domain: str | None
+    if resource is not None and resource.external:
+        path, domain, module = resource.path, resource.domain, resource.module
+    elif resource is None and options is not None and options.external_api_path:
+        path, domain = options.external_api_path, options.external_api_domain
+        module = options.external_api_module
+    else:
+        return builtin_kind(group, version, kind, resource)
+    plural = (resource.plural if resource else None) or (options.plural if options else None)
+    return external_kind(
+        group,
+        version,
+        kind,
+        path=path,
+        domain=domain,
+        module=module,
+        plural=plural or names.pluralize(kind),
+        namespaced=True,  # PROJECT records no scope for external kinds; the webhooks need none
+        package=project.package,
+    )
 
 
 _WEBHOOK_RESOURCES = """\
@@ -222,7 +252,9 @@ def keeps_scaffolded_foo(types_file: Path, kind: str) -> bool:
     )
 
 
-def webhook_names(project: Project, group: str, version: str, kind: str, root: Path) -> ResourceNames:
+def webhook_names(
+    project: Project, group: str, version: str, kind: str, root: Path, other: OtherKind | None = None
+) -> ResourceNames:
     """The names of a kind PROJECT records, for its webhooks.
 
     The test of a kind's admission webhooks is `tests/test_<kind>_webhook.py`; once another version of
@@ -230,7 +262,7 @@ def webhook_names(project: Project, group: str, version: str, kind: str, root: P
     path `.pyop-apis.yml` records for this version's test wins, so a test keeps its name.
     """
     resource = project.find(group, version, kind)
-    other = builtin_kind(group, version, kind, resource)
+    other = other or other_kind_of(project, group, version, kind)
     assert resource is not None or other is not None
     others = [
         r for r in project.resources
@@ -272,7 +304,9 @@ def webhook_files(
 ) -> dict[str, str]:
     """The kind's webhook file (and its test, for admission webhooks) holding the webhook types `held`."""
     resource = project.find(options.group, options.version, options.kind)
-    core = builtin_kind(options.group, options.version, options.kind, resource) is not None
+    other = other_kind_of(project, options.group, options.version, options.kind, options)
+    core = other is not None  # a kind this project does not define: built-in or external
+    external = other is not None and not other.core
     example = not core and keeps_scaffolded_foo(root / r.types_path, r.kind)
     runtime_imports = ["webhook_managed_by"]
     if options.validation and example:
@@ -297,7 +331,9 @@ def webhook_files(
         "core": core,
         # the marker's groups: the core group is `""` (controller-gen's and kubebuilder's spelling)
         "webhook_groups": '""' if core and r.qualified_group == "core" else r.qualified_group,
-        "core_sample": repr(CORE_SAMPLES.get((options.group, options.kind), {})) if core else "",
+        "external": external,
+        "dict_spec": other is not None and other.placeholder,  # the placeholder model's spec is a dict
+        "core_sample": repr(CORE_SAMPLES.get((options.group, options.kind), {"spec": {}})) if core else "",
     }
     out = {r.webhook_file: render("webhook/webhook.py.jinja", r, **values)}
     if held["defaulting"] or held["validation"]:
@@ -314,7 +350,7 @@ def plan_webhook(options: WebhookOptions, root: Path, project: Project) -> FileP
 def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
     """`plan_webhook` for options already validated on their own."""
     resource = project.find(options.group, options.version, options.kind)
-    builtin = builtin_kind(options.group, options.version, options.kind, resource)
+    builtin = other_kind_of(project, options.group, options.version, options.kind, options)
     if builtin is None and (resource is None or resource.api is None):
         raise ProjectError(
             f"no API {options.group}/{options.version}, Kind={options.kind} in {PROJECT_FILE}: "
@@ -323,12 +359,13 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
     if builtin is not None:
         if options.conversion:
             raise ProjectError(
-                f"--conversion: {builtin.group}/{builtin.version}, Kind={builtin.kind} is a built-in kind; "
-                "the API server converts its versions itself"
+                f"--conversion: {builtin.group}/{builtin.version}, Kind={builtin.kind} is "
+                f"{'a built-in' if builtin.core else 'an external'} kind; the API server (or the kind's "
+                "own project) converts its versions"
             )
         if options.plural is not None and options.plural != builtin.plural:
             raise ProjectError(
-                f"--plural {options.plural}: the plural of the built-in {builtin.group}/{builtin.version}, "
+                f"--plural {options.plural}: the plural of {builtin.group}/{builtin.version}, "
                 f"Kind={builtin.kind} is {builtin.plural!r}"
             )
     elif resource is not None:
@@ -369,7 +406,7 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
         raise ProjectError(
             f"kind {options.kind} already has a conversion hub ({hubs[0]}); a kind has one hub"
         )
-    r = webhook_names(project, options.group, options.version, options.kind, root)
+    r = webhook_names(project, options.group, options.version, options.kind, root, builtin)
     planner = Planner(FilePlan(root), options.force)
     pristine = _pristine_files(planner.plan)
     g, v, k = options.group, options.version, options.kind
@@ -380,6 +417,8 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
     planner.package_inits(
         r.header, r.webhook_module, docstrings, lambda relpath: _init_need(relpath, project.multigroup, g)
     )
+    if builtin is not None:
+        plan_external_model(planner.plan, r, builtin)
     held = _merged_options(options, recorded)
     existing = planner.plan.read_current(r.webhook_file)
     if options.defaulting or options.validation or existing is None:
@@ -414,6 +453,7 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
     for relpath, template in (
         ("config/certmanager/issuer.yaml", "webhook/issuer.yaml.jinja"),
         ("config/certmanager/certificate-webhook.yaml", "webhook/certificate-webhook.yaml.jinja"),
+        ("config/certmanager/certificate-metrics.yaml", "webhook/certificate-metrics.yaml.jinja"),
         ("config/certmanager/kustomization.yaml", "webhook/certmanager_kustomization.yaml"),
         ("config/certmanager/kustomizeconfig.yaml", "webhook/certmanager_kustomizeconfig.yaml"),
         ("config/default/manager_webhook_patch.yaml", "webhook/manager_webhook_patch.yaml.jinja"),
@@ -439,7 +479,7 @@ def _plan(options: WebhookOptions, root: Path, project: Project) -> FilePlan:
         planner.edit(default, step, need)
     # a file pyop wrote and nobody edited since is re-rendered freely (another webhook type added later)
     planner.refuse_clashes(unless=lambda relpath: relpath in pristine)
-    planner.plan.write(PROJECT_FILE, _updated_project(project, options).dump())
+    planner.plan.write(PROJECT_FILE, _updated_project(project, options, builtin).dump())
     format_python(planner.plan)
     planner.write_webhook_record(g, v, k)
     return planner.plan
@@ -544,15 +584,16 @@ def _plan_conversion(planner: Planner, options: WebhookOptions, project: Project
     planner.edit(crd, crd_kustomization, of_kind)
 
 
-def _updated_project(project: Project, options: WebhookOptions) -> Project:
+def _updated_project(project: Project, options: WebhookOptions, other: OtherKind | None) -> Project:
     updated = project.model_copy(deep=True)
     resource = updated.find(options.group, options.version, options.kind)
-    if resource is None:  # a built-in kind, recorded as kubebuilder records it (`core: true`)
-        other = builtin_kind(options.group, options.version, options.kind, None)
+    if resource is None:  # recorded as kubebuilder records it (`core: true` or `external: true`)
         assert other is not None
         resource = Resource(
-            core=True, domain=other.domain, group=other.group, kind=other.kind, path=other.path,
-            version=other.version,
+            core=True if other.core else None, external=None if other.core else True,
+            domain=other.domain, group=other.group, kind=other.kind, module=other.recorded_module,
+            path=other.path, version=other.version,
+            plural=None if other.core or other.plural == names.pluralize(other.kind) else other.plural,
         )  # fmt: skip
         updated.resources.append(resource)
     hooks = resource.webhooks or ResourceWebhooks()

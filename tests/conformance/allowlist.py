@@ -31,6 +31,7 @@ DELIBERATE: dict[str, str] = {
     "kubernetes.io/pvc-protection finalizer of an unused claim; the oracle's claim stays "
     "(no controller-manager)",
     "fieldvalidation/pod@v1/*": "as crud/pod@v1/*",
+    "protobuf/pod@v1/*": "as crud/pod@v1/*",
 }
 
 KNOWN_GAPS: dict[str, str] = {
@@ -42,9 +43,6 @@ KNOWN_GAPS: dict[str, str] = {
     "patch/patch-strict-unknown": _R1,
     "patch/patch-wrong-type": _R1,
     "patch/unsupported-patch-type": _R1,
-    "apply/after-create": _GAP5,
-    "apply/after-create-conflict": _GAP5,
-    "apply/conflict": _GAP5,
     "apply/deployment": _GAP5,
     "apply/deployment-containers-by-name": _GAP5,
     "apply/deployment-drop-container": _GAP5,
@@ -54,13 +52,11 @@ KNOWN_GAPS: dict[str, str] = {
     "apply/deployment-wrong-type": _GAP5,
     "apply/empty-map-only": _GAP5,
     "apply/empty-map-then-key": _GAP5,
-    "apply/force": _GAP5,
     "apply/same-value-shared": _GAP5,
     "apply/strict-unknown": _GAP5,
     "custom/apply-atomic": _R2,
     "custom/apply-atomic-force": _R2,
     "custom/apply-list-map": _R2,
-    "custom/apply-status": _R2,
     "custom/cluster-scoped-in-namespace-path": _R2,
     "custom/create-strict/date-time-bad": _R2,
     "custom/create-strict/enabled-string": _R2,

@@ -65,6 +65,9 @@ class Step:
     status_only: bool = False
     compare_headers: tuple[str, ...] = ()
     messages: bool = False  # compare Status messages word for word
+    # sent again (for up to 10 s) until its answer satisfies this: for what a server learns
+    # asynchronously, e.g. kube-apiserver's RBAC authorizer reads bindings from an informer cache
+    until: Callable[[Response], bool] | None = None
 
 
 @dataclass
@@ -203,7 +206,12 @@ def run(target: Target, scenario: Scenario, ns: str) -> list[Response]:
             elif not isinstance(body, bytes):
                 body = json.dumps(body).encode()
             headers.setdefault("Content-Type", ctype)
-        ctx.responses.append(target.send(step.method, path, body, headers, watch=step.watch))
+        resp = target.send(step.method, path, body, headers, watch=step.watch)
+        deadline = time.monotonic() + 10.0
+        while step.until is not None and not step.until(resp) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            resp = target.send(step.method, path, body, headers, watch=step.watch)
+        ctx.responses.append(resp)
     return ctx.responses
 
 

@@ -64,6 +64,38 @@ def test_plugin_fixtures(pytester: pytest.Pytester) -> None:
 
 
 @pytest.mark.slow
+def test_plugin_envtest_authorization_rbac(pytester: pytest.Pytester) -> None:
+    """Overriding `envtest_authorization` with "RBAC" makes `envtest` enforce the stored RBAC objects."""
+    pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeconftest('pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]\n')
+    pytester.makepyfile(
+        """
+        import pytest
+        from pyscaffold_op.runtime import new_client
+        from pyscaffold_op.runtime.client.errors import ApiError
+        from pyscaffold_op.models.core_v1 import ConfigMap
+
+        @pytest.fixture
+        def envtest_authorization():
+            return "RBAC"
+
+        async def test_a_user_without_a_binding_is_forbidden(envtest, client):
+            assert envtest.authorization == "RBAC"
+            await client.list(ConfigMap, namespace="default")  # the admin certificate: system:masters
+            alice = new_client(envtest.config_for(envtest.add_user("alice")))
+            try:
+                with pytest.raises(ApiError) as err:
+                    await alice.list(ConfigMap, namespace="default")
+                assert err.value.code == 403
+            finally:
+                await alice.close()
+        """
+    )
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.slow
 def test_plugin_shows_structured_log_fields_in_pytest_output(pytester: pytest.Pytester) -> None:
     """A failing test's captured log keeps the fields (the error of a "Reconciler error")."""
     pytester.makeconftest('pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]\n')

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pyscaffold_op.apimachinery import ObjectMeta
 from pyscaffold_op.dev.oracles import REPO_ROOT, missing_reason, oracle_bin
 from pyscaffold_op.envtest import Environment, KubeletSimulator
 from pyscaffold_op.envtest.controlplane import ControlPlane, ControlPlaneError, assets_dir
@@ -47,7 +48,7 @@ async def test_the_runtime_client_reads_and_writes_through_the_real_server() -> 
         client = new_client(env.config)
         try:
             created = await client.create(
-                ConfigMap(metadata={"name": "cm", "namespace": "default"}, data={"k": "v"})
+                ConfigMap(metadata=ObjectMeta(name="cm", namespace="default"), data={"k": "v"})
             )
             assert created.metadata.uid and created.metadata.resource_version
             got = await client.get(ConfigMap, "cm", namespace="default")
@@ -177,6 +178,8 @@ def test_a_scaffolded_project_with_webhooks_passes_against_the_real_apiserver(tm
             "--resource",
             "--controller",
         ],
+        # server-side apply: the status apply, its no-op repeat and another owner's conflict
+        ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Navigator", "--ssa"],
         [
             "create",
             "webhook",

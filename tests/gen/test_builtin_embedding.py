@@ -194,8 +194,28 @@ class EmbedsKind(CustomResource):
     spec: Embeds
 
 
+def without_descriptions(node: Any) -> Any:
+    """The schema's structure: every `description` left out (a property named so is kept)."""
+    if isinstance(node, list):
+        return [without_descriptions(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        k: {p: without_descriptions(s) for p, s in v.items()}
+        if k == "properties"
+        else without_descriptions(v)
+        for k, v in node.items()
+        if k != "description"
+    }
+
+
 def test_each_embeddable_type_has_its_go_schema() -> None:
-    spec = SchemaConverter().kind_schema(EmbedsKind)["properties"]["spec"]["properties"]
+    described = SchemaConverter().kind_schema(EmbedsKind)["properties"]["spec"]["properties"]
+    # the descriptions are controller-gen's (the corpus of test_controllergen.py compares every one)
+    metadata = described["template"]["properties"]["metadata"]
+    assert metadata["description"].startswith("Standard object's metadata.")
+    assert described["secret"]["description"].startswith("LocalObjectReference contains enough information")
+    spec = without_descriptions(described)
     assert spec["template"]["properties"]["metadata"] == {"type": "object"}
     assert spec["template"]["properties"]["spec"] == spec["pod"]
     assert spec["pod"]["required"] == ["containers"]
@@ -240,3 +260,36 @@ def test_scalar_types_have_controller_gens_schema() -> None:
     assert props["memory"]["x-kubernetes-int-or-string"] is True and props["memory"]["pattern"].startswith(
         "^"
     )
+
+
+def test_the_descriptions_of_built_in_types_load_only_when_a_crd_embeds_one() -> None:
+    import subprocess
+    import sys
+
+    code = """
+from pyscaffold_op.apimachinery import CustomResource, GroupVersionKind, KubeModel
+from pyscaffold_op.gen import builtin
+from pyscaffold_op.gen.crd import build_crd
+from pyscaffold_op.models.core_v1 import LocalObjectReference
+
+class Plain(KubeModel):
+    size: int = 1
+
+class PlainKind(CustomResource):
+    gvk = GroupVersionKind("demo.example.com", "v1", "Plain")
+    spec: Plain
+
+class Embeds(KubeModel):
+    secret: LocalObjectReference | None = None
+
+class EmbedsKind(CustomResource):
+    gvk = GroupVersionKind("demo.example.com", "v1", "Embeds")
+    spec: Embeds
+
+build_crd([PlainKind])
+print(builtin._descriptions.cache_info().currsize, end=" ")
+build_crd([EmbedsKind])
+print(builtin._descriptions.cache_info().currsize)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "1"]

@@ -9,15 +9,17 @@ from typing import Any
 
 import pytest
 
+from pyscaffold_op.apimachinery.resource import OwnerReference
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.models.coordination_v1 import Lease
 from pyscaffold_op.runtime import Client, Request, ShardingOptions
 from pyscaffold_op.runtime.sharding.assign import Assignment, owner_of, view_digest
+from pyscaffold_op.runtime.sharding.ownerscope import OwnerScopes, builtin_scope
 from pyscaffold_op.runtime.sharding.shards import GROUP_LABEL, lease_name
 from pyscaffold_op.testing import eventually
 
 from .conftest import make_manager
-from .widgets import Widget, widget
+from .widgets import Gadget, Widget, widget
 
 KEYS = [f"ns-{i % 7}/obj-{i}" for i in range(20_000)]
 
@@ -71,6 +73,17 @@ def test_options_and_names() -> None:
     with pytest.raises(ValueError, match="object"):
         ShardingOptions(by="uid")  # type: ignore[arg-type]
     assert lease_name("Op.Example.com", "Host_1/abc") == "op.example.com-shard-host-1-abc"
+
+
+def test_owner_scope_from_the_sharded_controllers_then_the_builtin_kinds() -> None:
+    scopes = OwnerScopes(lambda: [("test.pyop.io", "Gadget", False), ("", "Node", True)])
+    assert scopes.namespaced("test.pyop.io", "Gadget") is False
+    assert scopes.namespaced("", "Node") is True  # a sharded controller's kind wins
+    assert scopes.namespaced("", "Namespace") is False  # built-in, cluster-scoped
+    assert scopes.namespaced("apps", "Deployment") is True
+    assert scopes.namespaced("example.com", "Unknown") is True  # the usual case
+    assert builtin_scope("rbac.authorization.k8s.io", "ClusterRole") is False
+    assert builtin_scope("example.com", "Unknown") is None
 
 
 # -- replicas in one process, on the emulator ----------------------------------------------------------
@@ -139,7 +152,7 @@ async def test_two_replicas_split_the_keys_and_one_takes_all_when_the_other_leav
         by = Counter(r for r, what, _k in log.entries if what == "start")
         assert by["a"] and by["b"], by
         leases = await api.list(Lease, namespace="default", labels={GROUP_LABEL: "widgets"})
-        assert sorted(lease.spec.holder_identity for lease in leases) == ["a", "b"]
+        assert sorted(str(lease.spec and lease.spec.holder_identity) for lease in leases) == ["a", "b"]
         # the controllers run without leader election, on both replicas
         assert not any(c.need_leader_election for c in a.controllers + b.controllers)
         # b leaves gracefully: its lease goes, a takes every key at once
@@ -193,4 +206,59 @@ async def test_scale_up_moves_keys_without_overlap(env: Environment, api: Client
                 log.done.clear()
                 await eventually(lambda: len(log.done) == len(names), timeout=10)
                 assert {r for rs in log.done.values() for r in rs} == {"a", "b", "c"}
+    assert log.overlaps() == []
+
+
+async def test_by_owner_keeps_namespaced_children_of_a_cluster_scoped_owner_with_it(
+    env: Environment, api: Client
+) -> None:
+    """Widgets (namespaced) controlled by Gadgets (cluster-scoped): a widget's key is its gadget's
+    `name`, the key the gadget controller hashes, so each widget is reconciled where its gadget is."""
+    log = Log()
+
+    def replica(identity: str) -> Any:
+        mgr = make_manager(
+            env,
+            sharding=ShardingOptions(
+                by="owner",
+                name="g",
+                identity=identity,
+                lease_duration=2.0,
+                renew_deadline=1.5,
+                retry_period=0.1,
+            ),
+        )
+        mgr.builder().named("gadgets").for_(Gadget).complete(log.reconciler(identity))
+        mgr.builder().named("widgets").for_(Widget).complete(log.reconciler(identity))
+        return mgr
+
+    a, b = replica("a"), replica("b")
+    async with a.running(), b.running():
+        await eventually(
+            lambda: all(m.sharding.complete and m.sharding.members == ("a", "b") for m in (a, b)), timeout=10
+        )
+        names = [f"g{i}" for i in range(16)]
+        for name in names:
+            gadget = await api.create(Gadget.model_validate({"metadata": {"name": name}}))
+            assert gadget.metadata.uid
+            child = widget(f"{name}-child")
+            child.metadata.owner_references = [
+                OwnerReference(
+                    api_version="test.pyop.io/v1",
+                    kind="Gadget",
+                    name=name,
+                    uid=gadget.metadata.uid,
+                    controller=True,
+                )
+            ]
+            await api.create(child)
+        await eventually(
+            lambda: all(f"/{n}" in log.done and f"default/{n}-child" in log.done for n in names), timeout=20
+        )
+        widgets = next(c for c in a.controllers if c.name == "widgets")
+        assert widgets.shard is not None
+        assert widgets.shard.key(Request("default", "g0-child")) == "g0"
+        for name in names:
+            assert log.done[f"default/{name}-child"] == log.done[f"/{name}"], name
+        assert {r for rs in log.done.values() for r in rs} == {"a", "b"}
     assert log.overlaps() == []

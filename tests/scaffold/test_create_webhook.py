@@ -224,7 +224,9 @@ def test_generated_project_tests_call_the_webhooks(tmp_path: Path) -> None:
         "pyop.io/version": crd["metadata"]["annotations"]["pyop.io/version"],  # the generator's
     }
     assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["namespace"] == "cron-system"
-    cert = next(d for d in docs if d["kind"] == "Certificate")
+    cert = next(
+        d for d in docs if d["kind"] == "Certificate" and d["metadata"]["name"] == "cron-serving-cert"
+    )
     assert cert["spec"]["dnsNames"][0] == "cron-webhook-service.cron-system.svc"
     (root / "tests/test_conversion.py").write_text(CONVERSION_TEST)
     env = {

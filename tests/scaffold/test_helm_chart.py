@@ -20,6 +20,7 @@ from pyscaffold_op.gen import generate_manifests
 
 from .chartrender import by_key, lint_chart, objects, render_chart
 from .conftest import RunPyop, assert_one_line_error, snapshot
+from .metrics_tls import enable_metrics_tls
 
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
@@ -127,7 +128,11 @@ SWITCHES: list[tuple[dict[str, Any], set[Key]]] = [
     ),
     (
         {"certManager": {"enable": False}},
-        {("Certificate", P + "serving-cert"), ("Issuer", P + "selfsigned-issuer")},
+        {
+            ("Certificate", P + "serving-cert"),
+            ("Certificate", P + "metrics-certs"),
+            ("Issuer", P + "selfsigned-issuer"),
+        },
     ),
     (
         {"metrics": {"enable": False}},
@@ -247,6 +252,46 @@ def test_switches_edit_the_objects_they_touch(pyop: RunPyop, webhook_project: Pa
         "helm.sh/resource-policy"
         not in render(chart, {"crd": {"keep": False}})[crd]["metadata"]["annotations"]
     )
+
+
+@needs_kubectl
+@helm_judges
+def test_metrics_tls_comes_with_cert_manager(pyop: RunPyop, webhook_project: Path) -> None:
+    """With the [METRICS-WITH-CERTS] sections on, the defaults give back kustomize's objects (the manager
+    serving cert-manager's certificate, Prometheus verifying it); certManager.enable=false drops the
+    certificate's volume, mount and flag (its Secret would never exist) and the ServiceMonitor's CA."""
+    enable_metrics_tls(webhook_project)
+    chart = chart_of(pyop, webhook_project)
+    built = [obj for obj in kustomize(webhook_project) if obj["kind"] != "Namespace"]
+    expected = by_key([as_helm_installs(obj, "rel") for obj in built])
+    assert render(chart) == expected
+    deployment = ("Deployment", P + "controller-manager")
+    monitor = ("ServiceMonitor", P + "controller-manager-metrics-monitor")
+    pod = expected[deployment]["spec"]["template"]["spec"]
+    assert "--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs" in pod["containers"][0]["args"]
+    assert {v["secret"]["secretName"] for v in pod["volumes"]} == {
+        "webhook-server-cert",
+        "metrics-server-cert",
+    }
+    assert (
+        expected[monitor]["spec"]["endpoints"][0]["tlsConfig"]["ca"]["secret"]["name"]
+        == "metrics-server-cert"
+    )
+
+    without = render(chart, {"certManager": {"enable": False}})
+    pod = without[deployment]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert not [arg for arg in container["args"] if arg.startswith("--metrics-cert-path")]
+    assert [v["secret"]["secretName"] for v in pod["volumes"]] == ["webhook-server-cert"]
+    assert [m["mountPath"] for m in container["volumeMounts"]] == ["/tmp/k8s-webhook-server/serving-certs"]
+    assert without[monitor]["spec"]["endpoints"][0]["tlsConfig"] == {"insecureSkipVerify": True}
+    assert ("Certificate", P + "metrics-certs") not in without
+
+    neither = render(chart, {"certManager": {"enable": False}, "webhook": {"enable": False}})
+    pod = neither[deployment]["spec"]["template"]["spec"]
+    assert pod["volumes"] == [] and pod["containers"][0]["volumeMounts"] == []
+    for overrides in ({}, {"certManager": {"enable": False}}, {"metrics": {"enable": False}}):
+        lint_chart(chart, overrides)
 
 
 @needs_kubectl

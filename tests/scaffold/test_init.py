@@ -28,6 +28,7 @@ EXPECTED_FILES = {
     "README.md",
     "config/default/kustomization.yaml",
     "config/default/manager_metrics_patch.yaml",
+    "config/default/cert_metrics_manager_patch.yaml",
     "config/default/metrics_service.yaml",
     "config/manager/kustomization.yaml",
     "config/manager/manager.yaml",
@@ -37,6 +38,7 @@ EXPECTED_FILES = {
     "config/network-policy/kustomization.yaml",
     "config/prometheus/kustomization.yaml",
     "config/prometheus/monitor.yaml",
+    "config/prometheus/monitor_tls_patch.yaml",
     "config/rbac/kustomization.yaml",
     "config/rbac/leader_election_role.yaml",
     "config/rbac/leader_election_role_binding.yaml",
@@ -63,7 +65,7 @@ def files(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
 
 
-def load(path: Path) -> list[object]:
+def load(path: Path) -> list[dict[str, Any]]:
     return list(YAML(typ="safe").load_all(path.read_text()))
 
 
@@ -333,7 +335,8 @@ def test_a_package_shadowing_an_installed_library_is_refused_but_not_an_editable
     # library (six, yaml) hides it from pyop's own dependencies (`generate --check` died in jsonschema)
     from pyscaffold_op.names import installed_module_path
 
-    assert installed_module_path("yaml") is not None and "site-packages" in installed_module_path("yaml")
+    yaml_path = installed_module_path("yaml")
+    assert yaml_path is not None and "site-packages" in yaml_path
     assert installed_module_path("no_such_module_anywhere") is None
     (tmp_path / "src" / "earlier_attempt").mkdir(parents=True)  # an editable install of an earlier project
     (tmp_path / "src" / "earlier_attempt" / "__init__.py").write_text("")
@@ -400,3 +403,33 @@ def test_unrelated_files_are_kept(pyop: RunPyop, tmp_path: Path) -> None:
     assert pyop(*AT_INIT, cwd=tmp_path).code == 0
     assert (tmp_path / "LICENSE").read_text() == "license text\n"
     assert (tmp_path / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+
+
+def test_kubebuilders_init_flags_are_taken(pyop: RunPyop, tmp_path: Path) -> None:
+    """generate.sh's init: `--plugins=go/v4`, no `--repo` (kubebuilder reads go.mod; here the folder's
+    name names the repo and the package), `--license apache2 --owner ...`."""
+    root = tmp_path / "project-v4"
+    root.mkdir()
+    run = pyop("init", "--plugins=go/v4", "--domain", "testproject.org", "--license", "apache2",
+               "--owner", "The Kubernetes authors", cwd=root)  # fmt: skip
+    assert run.code == 0, run.err
+    project = YAML(typ="safe").load((root / "PROJECT").read_text())
+    assert (project["repo"], project["projectName"]) == ("project-v4", "project-v4")
+    assert (root / "src/project_v4/__main__.py").is_file()
+    assert "Copyright" in (root / "hack/boilerplate.py.txt").read_text()
+    assert "The Kubernetes authors" in (root / "hack/boilerplate.py.txt").read_text()
+    assert "Apache License" in (root / "hack/boilerplate.py.txt").read_text()
+
+
+def test_another_base_plugin_is_refused(pyop: RunPyop, tmp_path: Path) -> None:
+    run = pyop("init", "--plugins=go/v3", "--domain", "example.org", cwd=tmp_path)
+    assert_one_line_error(run, "unknown plugin 'go/v3'", "go/v4")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_name_that_makes_no_package_asks_for_repo(pyop: RunPyop, tmp_path: Path) -> None:
+    root = tmp_path / "9lives"
+    root.mkdir()
+    run = pyop("init", "--domain", "example.org", cwd=root)
+    assert_one_line_error(run, "invalid repo '9lives'", "no --repo was given: the folder's name stood in")
+    assert list(root.iterdir()) == []

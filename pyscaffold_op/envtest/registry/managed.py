@@ -258,7 +258,20 @@ def _set_ownership(
             result.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
     if not found and mine:
         result.append(_new_entry(me, now, api_version, to_fields_v1(mine)))
-    obj.setdefault("metadata", {})["managedFields"] = result
+    obj.setdefault("metadata", {})["managedFields"] = sorted(result, key=_entry_order)
+
+
+def _entry_order(e: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """The order the server stores managedFields in (apimachinery's sortEncodedManagedFields): by
+    operation (Apply before Update), then time (RFC 3339 to the second: its text sorts as the time),
+    manager, apiVersion and subresource."""
+    return (
+        e.get("operation", ""),
+        e.get("time", ""),
+        e.get("manager", ""),
+        e.get("apiVersion", ""),
+        e.get("subresource", ""),
+    )
 
 
 def _new_entry(
@@ -318,13 +331,16 @@ def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyReq
             _remove_path(result, p)
     if force:
         forced = {c[2] for c in conflicts}
-        # forced fields move to this manager: strip them from everyone else
-        entries = [
-            {**e, "fieldsV1": to_fields_v1(from_fields_v1(e.get("fieldsV1") or {}) - forced)}
-            if _entry_key(e) != me
-            else e
-            for e in entries
-        ]
+        # forced fields move to this manager: strip them from everyone else, and an entry left with no
+        # field goes (the server keeps no empty entries)
+        stripped = []
+        for e in entries:
+            paths = from_fields_v1(e.get("fieldsV1") or {})
+            if _entry_key(e) == me or not paths & forced:
+                stripped.append(e)
+            elif paths - forced:
+                stripped.append({**e, "fieldsV1": to_fields_v1(paths - forced)})
+        entries = stripped
     _set_ownership(result, entries, me, mine, set(), now, api_version, replace=True)
     return result
 
@@ -346,11 +362,9 @@ def _conflict_error(
         lines.append(f'conflict with "{mgr}" using {av}: {dotted}')
     n = len(conflicts)
     msg = f"Apply failed with {n} conflict{'s' if n > 1 else ''}: " + "\n".join(lines)
-    details: dict[str, Any] = {"name": name}
-    if group:
-        details["group"] = group
-    details.update({"kind": resource, "causes": causes})
-    return StatusError(409, "Conflict", msg, details)
+    # apimachinery's NewApplyConflict: the causes only, no name, group or kind ("TODO: Get obj details")
+    del group, resource, name
+    return StatusError(409, "Conflict", msg, {"causes": causes})
 
 
 def _dotted(path: Path) -> str:

@@ -1,15 +1,17 @@
 """Who a token is and what it may do: the policy behind the emulator's review APIs.
 
-The emulator itself lets every request through (see docs/envtest.md); this policy only answers
-`TokenReview`s (authentication.k8s.io/v1) and `SubjectAccessReview`s / `SelfSubjectAccessReview`s
-(authorization.k8s.io/v1), which is what a server doing delegated authentication asks — a manager
-serving its metrics with `metrics_secure=True`, kube-rbac-proxy, an aggregated API server.
+This policy answers `TokenReview`s (authentication.k8s.io/v1) and `SubjectAccessReview`s /
+`SelfSubjectAccessReview`s (authorization.k8s.io/v1), which is what a server doing delegated
+authentication asks — a manager serving its metrics with `metrics_secure=True`, kube-rbac-proxy, an
+aggregated API server. It also decides impersonated requests and, in `authorization="RBAC"` mode,
+every request (`access.AccessControl`); otherwise the emulator lets every request through.
 
 * The kubeconfig's token is user `envtest-admin` in group `system:masters` (allowed everything, as
   the real server's privileged-group authorizer does). `add_token()` registers more users; every
   authenticated user is also in `system:authenticated`. Unknown tokens are not authenticated.
 * `allow()` adds a rule for a user or group name; `add_authorizer()` adds a callable consulted before
-  the rules. Nothing else is allowed.
+  the rules. Then the RBAC objects stored in the emulator decide (`rbac.RbacAuthorizer`, set by the
+  `Api`): the same evaluator that gates every request in `authorization="RBAC"` mode.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 ADMIN_USER = "envtest-admin"
 MASTERS = "system:masters"
 AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+ANONYMOUS_USER = "system:anonymous"
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,20 @@ class Attributes:
 Authorizer = Callable[[Attributes], bool | None]
 
 
+class Verdict(Protocol):
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+
+
+class RoleBased(Protocol):
+    """The RBAC authorizer (`rbac.RbacAuthorizer`), the policy's last word."""
+
+    def authorize(self, a: Attributes) -> Verdict: ...
+    def rules_for(self, user: str, groups: tuple[str, ...], namespace: str) -> list[dict[str, Any]]: ...
+
+
 @dataclass(frozen=True)
 class AccessRule:
     subject: str  # a user name or a group name
@@ -100,6 +118,7 @@ class Policy:
     # Who a SelfSubjectAccessReview without a bearer token is: client-go (kubectl) sends no token
     # over plain HTTP, so the Environment makes this its kubeconfig's user.
     tokenless: UserInfo | None = None
+    rbac: RoleBased | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add_token(self, token: str, username: str, groups: Iterable[str] = (), uid: str = "") -> None:
@@ -152,6 +171,9 @@ class Policy:
         for rule in list(self.rules):
             if rule.matches(a):
                 return True, False, f"envtest: allowed by rule {rule.describe()}"
+        if self.rbac is not None:
+            decision = self.rbac.authorize(a)
+            return decision.allowed, False, decision.reason
         return False, False, ""
 
     def record(self, review: dict[str, Any]) -> None:
@@ -162,7 +184,8 @@ class Policy:
 
 def impersonation(headers: dict[str, str]) -> UserInfo | None:
     """The user an `Impersonate-User` header (with `Impersonate-Group`s) names; None without one.
-    Groups without a user are a 400, as kube-apiserver's impersonation filter answers."""
+    Groups without a user are a 400, as kube-apiserver's impersonation filter answers. A service
+    account impersonated without groups gets its groups, as there."""
     user = headers.get("impersonate-user")
     groups_header = headers.get("impersonate-group")
     if not user:
@@ -172,6 +195,25 @@ def impersonation(headers: dict[str, str]) -> UserInfo | None:
             raise E.bad_request("requested [{Group  " + groups_header + "  }] without impersonating a user")
         return None
     groups = tuple(g.strip() for g in (groups_header or "").split(",") if g.strip())
-    if AUTHENTICATED not in groups:
-        groups += (AUTHENTICATED,)
+    if not groups and (sa := service_account(user)) is not None:
+        groups = service_account_groups(sa[0])
+    # as kube-apiserver answers: an impersonated user is authenticated, system:anonymous
+    # unauthenticated, unless the groups asked for already say either way
+    if AUTHENTICATED not in groups and UNAUTHENTICATED not in groups:
+        groups += (UNAUTHENTICATED,) if user == ANONYMOUS_USER else (AUTHENTICATED,)
     return UserInfo(user, groups)
+
+
+SA_PREFIX = "system:serviceaccount:"
+
+
+def service_account(user: str) -> tuple[str, str] | None:
+    """(namespace, name) of a `system:serviceaccount:<ns>:<name>` user name, else None."""
+    if not user.startswith(SA_PREFIX):
+        return None
+    ns, sep, name = user[len(SA_PREFIX) :].partition(":")
+    return (ns, name) if sep and ns and name and ":" not in name else None
+
+
+def service_account_groups(namespace: str) -> tuple[str, ...]:
+    return ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")

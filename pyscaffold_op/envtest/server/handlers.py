@@ -17,7 +17,8 @@ from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.registry.kindrules import DEPRECATED
 from pyscaffold_op.envtest.registry.resources import Registry
 from pyscaffold_op.envtest.server import discovery, openapi, subresources, wire
-from pyscaffold_op.envtest.server.auth import Attributes, Policy, impersonation
+from pyscaffold_op.envtest.server.access import AccessControl
+from pyscaffold_op.envtest.server.auth import Policy
 from pyscaffold_op.envtest.server.decode import MAX_BODY
 from pyscaffold_op.envtest.server.protocol import (
     JSON,
@@ -27,6 +28,7 @@ from pyscaffold_op.envtest.server.protocol import (
     error_response,
     json_response,
 )
+from pyscaffold_op.envtest.server.rbac import RbacAuthorizer
 from pyscaffold_op.envtest.server.reviews import ReviewVerbs
 from pyscaffold_op.envtest.server.verbs_read import ReadVerbs
 from pyscaffold_op.envtest.server.verbs_write import WriteVerbs
@@ -56,6 +58,10 @@ class Api:
         self.store = store
         self.server_address = server_address
         self.policy = Policy()
+        # the stored Roles and bindings answer access reviews (and gate requests in RBAC mode)
+        self.policy.rbac = RbacAuthorizer(store)
+        # authentication (HTTPS), authorization (RBAC mode; impersonated requests in every mode)
+        self.access = AccessControl(self.policy)
         self.gate = AdmissionGate(store, self.policy)
         self.admission = self.gate.admission
         self.reads = ReadVerbs(store, bookmark_interval)
@@ -66,6 +72,7 @@ class Api:
 
     async def handle(self, req: HttpRequest) -> Response:
         try:
+            req.user = self.access.admit(req)
             if len(req.body) > MAX_BODY:
                 raise E.too_large(MAX_BODY)
             ns = self.namespace_activity
@@ -155,8 +162,6 @@ class Api:
             )
         if info.review:
             return self.reviews.review(req, target)
-        if "impersonate-user" in req.headers or "impersonate-group" in req.headers:
-            self._authorize_impersonated(req, target, watch)
         if info.verbs is not None:
             if info.group_resource == ("", "bindings"):
                 return subresources.binding_collection(self, req, target)
@@ -188,35 +193,6 @@ class Api:
         if m == "DELETE" and not target.subresource:
             return await self.writes.delete(req, target)
         raise E.method_not_allowed(m)
-
-    def _authorize_impersonated(self, req: HttpRequest, t: Target, watch: bool) -> None:
-        """A request made as another user (`Impersonate-User`) is authorized for that user by the
-        review policy (the emulator's own callers are cluster admins and may impersonate anyone)."""
-        who = impersonation(req.headers)
-        if who is None:
-            return
-        verb = _verb(req.method, t.name is None, watch)
-        attrs = Attributes(
-            who.username,
-            who.groups,
-            verb,
-            api_group=t.info.group,
-            resource=t.info.plural,
-            subresource=t.subresource,
-            namespace=t.namespace or "",
-            name=t.name or "",
-        )
-        allowed, _denied, _reason = self.policy.authorize(attrs)
-        if not allowed:
-            where = f' in the namespace "{t.namespace}"' if t.namespace else " at the cluster scope"
-            resource = f"{t.info.plural}/{t.subresource}" if t.subresource else t.info.plural
-            raise E.forbidden(
-                t.info.group,
-                t.info.plural,
-                t.name or "",
-                f'User "{who.username}" cannot {verb} resource "{resource}" in API group '
-                f'"{t.info.group}"{where}',
-            )
 
     def _target(self, group: str, version: str, rest: list[str]) -> Target:
         reg = self.store.registry

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import time
 from collections import deque
 from collections.abc import AsyncGenerator
@@ -112,7 +113,7 @@ class _Request:
         self.http10 = http10
         self.too_large = too_large
 
-    def to_api(self) -> HttpRequest:
+    def to_api(self, client_cert: bytes | None = None) -> HttpRequest:
         raw = self.url
         if raw[:1] != b"/":  # absolute-form (through a proxy), `*`, or CONNECT's authority-form
             try:
@@ -127,7 +128,7 @@ class _Request:
         if "%" in path:
             path = unquote(path_b.decode("utf-8", "replace"))
         query = parse_qs(query_b.decode("latin-1"), keep_blank_values=True) if query_b else {}
-        return HttpRequest(self.method, path, query, self.headers, self.body)
+        return HttpRequest(self.method, path, query, self.headers, self.body, client_cert)
 
 
 class Connection(asyncio.Protocol):
@@ -153,6 +154,7 @@ class Connection(asyncio.Protocol):
         self._flushed_at = 0.0
         self._in_body = False  # headers read, the body not yet complete
         self._upgraded = False
+        self.client_cert: bytes | None = None  # DER, over HTTPS when the client sent one
         self._reset_message()
 
     def _reset_message(self) -> None:
@@ -168,6 +170,9 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        tls = transport.get_extra_info("ssl_object")
+        if tls is not None:  # the handshake is done: the certificate is known for the connection's life
+            self.client_cert = tls.getpeercert(binary_form=True)
         self.front.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
@@ -294,7 +299,7 @@ class Connection(asyncio.Protocol):
         if req.too_large:
             resp = error_response(E.too_large(MAX_BODY))
         else:
-            resp = await self.api.handle(req.to_api())
+            resp = await self.api.handle(req.to_api(self.client_cert))
         keep = req.keep_alive
         if resp.stream is None:
             body = resp.body if req.method != "HEAD" else b""
@@ -462,12 +467,18 @@ class Front:
 
 
 async def serve(
-    api: Api, host: str = "127.0.0.1", port: int = 0, *, header_timeout: float = HEADER_TIMEOUT
+    api: Api,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    tls: ssl.SSLContext | None = None,
 ) -> tuple[Front, int]:
-    """Start serving; returns the front (`await front.cleanup()` stops it) and the bound port."""
+    """Start serving (HTTPS with `tls`); returns the front (`await front.cleanup()` stops it) and
+    the bound port."""
     loop = asyncio.get_running_loop()
     front = Front(api, loop, header_timeout)
-    server: Any = await loop.create_server(front.protocol, host, port, reuse_address=True)
+    server: Any = await loop.create_server(front.protocol, host, port, reuse_address=True, ssl=tls)
     front.server = server
     front.start_sweeping()
     return front, server.sockets[0].getsockname()[1]

@@ -8,9 +8,9 @@ cluster-scoped), whose placeholder names are replaced with the CRD's; the kind's
 CRD's, with `apiVersion`, `kind` and `metadata` (a reference to ObjectMeta) as the server sets them.
 
 /openapi/v2 as JSON is the captured document plus the CRDs' definitions and paths. Asked for as
-gnostic protobuf (as kubectl does, to validate the items of a `kind: List`), it is a document
-without definitions: kubectl skips the kinds it lacks, and the server validates fields itself
-(`fieldValidation` on every write)."""
+gnostic protobuf (as kubectl does, to validate the items of a `kind: List`), it is the same
+document's swagger, info and definitions (openapi_pb.py), so kubectl refuses unknown fields of a
+List's items as it does against a real server."""
 
 from __future__ import annotations
 
@@ -42,26 +42,29 @@ def _data() -> dict[str, Any]:
 V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 
 
-def _pb_string(field: int, value: str) -> bytes:
-    data = value.encode()
-    return bytes([field << 3 | 2, len(data)]) + data  # short strings: one-byte lengths
-
-
 def v2(accept: str, registry: Registry) -> tuple[bytes, str]:
     """The v2 document and its media type: gnostic's `openapi_v2.Document` in protobuf
-    (swagger = 1, info = 2 with title = 1 and version = 2) when asked for, JSON otherwise."""
-    data = _data()
+    (openapi_pb.py: the definitions, which kubectl validates a List's items with) when asked for,
+    JSON otherwise."""
+    doc = _v2_doc(registry)
     if V2_PROTOBUF in accept:
-        pb_info = _pb_string(1, data["v2"]["info"]["title"]) + _pb_string(2, data["v2"]["info"]["version"])
+        from pyscaffold_op.envtest.server.openapi_pb import document
+
         # kube-openapi answers with a parseable media type (Go's mime rejects the '@' of the Accept)
-        pb = _pb_string(1, data["v2"]["swagger"]) + bytes([2 << 3 | 2, len(pb_info)]) + pb_info
+        pb = _v2_static_pb() if doc is None else document(doc)
         return pb, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    return (_v2_static() if doc is None else dumps(doc)), "application/json"
+
+
+def _v2_doc(registry: Registry) -> dict[str, Any] | None:
+    """The captured document plus the CRDs' definitions and paths; None when there are no CRDs."""
+    data = _data()
     customs = [
         i for g, vs in registry.group_versions().items() for v in vs for i in registry.resources_in(g, v)
     ]
     customs = [i for i in customs if i.custom]
     if not customs:
-        return _v2_static(), "application/json"
+        return None
     doc = dict(data["v2"])
     doc["paths"], doc["definitions"] = dict(doc["paths"]), dict(doc["definitions"])
     for info in customs:
@@ -72,7 +75,14 @@ def v2(accept: str, registry: Registry) -> tuple[bytes, str]:
         doc["definitions"].update(defs)
     doc["paths"] = dict(sorted(doc["paths"].items()))
     doc["definitions"] = dict(sorted(doc["definitions"].items()))
-    return dumps(doc), "application/json"
+    return doc
+
+
+@functools.cache
+def _v2_static_pb() -> bytes:
+    from pyscaffold_op.envtest.server.openapi_pb import document
+
+    return document(_data()["v2"])
 
 
 @functools.cache

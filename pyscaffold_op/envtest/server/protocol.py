@@ -13,6 +13,7 @@ from pyscaffold_op.envtest.jsonutil import dumps
 from pyscaffold_op.envtest.registry.resources import ServedResource
 
 if TYPE_CHECKING:
+    from pyscaffold_op.envtest.server.auth import UserInfo
     from pyscaffold_op.envtest.storage.watch import Watcher
 
 JSON = "application/json"
@@ -32,6 +33,10 @@ class HttpRequest:
     query: dict[str, list[str]] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
     body: bytes = b""
+    # the client's TLS certificate (DER), as the HTTPS front received it; judged by `access`
+    client_cert: bytes | None = None
+    # who sent it, once `access` has authenticated it (RBAC mode); the reviews answer for this user
+    user: UserInfo | None = None
 
     @classmethod
     def build(

@@ -16,19 +16,6 @@ from pyscaffold_op.envtest.server.protocol import HttpRequest, Response, Target,
 from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
 
 ANONYMOUS = ("system:anonymous", ("system:unauthenticated",))
-_DISCOVERY_URLS = (
-    "/api",
-    "/api/*",
-    "/apis",
-    "/apis/*",
-    "/healthz",
-    "/livez",
-    "/openapi",
-    "/openapi/*",
-    "/readyz",
-    "/version",
-    "/version/",
-)
 
 
 class ReviewVerbs:
@@ -63,7 +50,7 @@ class ReviewVerbs:
             obj["metadata"] = {**obj["metadata"], "creationTimestamp": now_rfc3339()}
             obj["status"] = {"userInfo": self._requester(req).to_dict()}
         elif t.info.kind == "SelfSubjectRulesReview":
-            obj["status"] = self._rules_review(self._requester(req))
+            obj["status"] = self._rules_review(self._requester(req), str(spec.get("namespace") or ""))
         else:
             obj["status"] = self._access_review(req, t.info, spec, t.namespace)
         self.policy.record(obj)
@@ -88,7 +75,7 @@ class ReviewVerbs:
     def _requester(self, req: HttpRequest) -> UserInfo:
         """Who sent the request: the impersonated user, else the bearer token's (kubectl's tokenless
         user over plain HTTP), else anonymous."""
-        who = impersonation(req.headers)
+        who = impersonation(req.headers) if req.user is None else req.user
         if who is not None:
             return who
         auth = req.headers.get("authorization", "")
@@ -96,30 +83,23 @@ class ReviewVerbs:
         who = self.policy.authenticate(token) if token else self.policy.tokenless
         return who if who is not None else UserInfo(ANONYMOUS[0], ANONYMOUS[1])
 
-    def _rules_review(self, who: UserInfo) -> dict[str, Any]:
-        """What the user may do: everything for system:masters, then the rules every authenticated
-        user has (system:basic-user, system:discovery, system:public-info-viewer)."""
+    def _rules_review(self, who: UserInfo, namespace: str) -> dict[str, Any]:
+        """What the user may do in `namespace`: everything for system:masters, then the rules of the
+        RBAC bindings that name the user (the bootstrap ones every authenticated user has first)."""
         everything = MASTERS in who.groups
         resource_rules: list[dict[str, Any]] = [
             {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
         ] * everything
         nonresource_rules: list[dict[str, Any]] = [{"verbs": ["*"], "nonResourceURLs": ["*"]}] * everything
-        resource_rules += [
-            {
-                "verbs": ["create"],
-                "apiGroups": ["authorization.k8s.io"],
-                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-            },
-            {
-                "verbs": ["create"],
-                "apiGroups": ["authentication.k8s.io"],
-                "resources": ["selfsubjectreviews"],
-            },
-        ]
-        nonresource_rules += [
-            {"verbs": ["get"], "nonResourceURLs": list(_DISCOVERY_URLS)},
-            {"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"]},
-        ]
+        rbac = self.policy.rbac
+        for rule in rbac.rules_for(who.username, who.groups, namespace) if rbac is not None else []:
+            if rule.get("nonResourceURLs"):
+                nonresource_rules.append(
+                    {"verbs": rule.get("verbs") or [], "nonResourceURLs": rule["nonResourceURLs"]}
+                )
+                continue
+            out = {k: rule[k] for k in ("verbs", "apiGroups", "resources", "resourceNames") if rule.get(k)}
+            resource_rules.append({"verbs": out.pop("verbs", []), **out})
         return {"resourceRules": resource_rules, "nonResourceRules": nonresource_rules, "incomplete": False}
 
     def _access_review(

@@ -19,11 +19,13 @@ from pyscaffold_op.envtest.server.duplicates import duplicate_fields, may_repeat
 from pyscaffold_op.envtest.server.metatypes import check_meta_types
 from pyscaffold_op.envtest.server.protocol import (
     PATCH_TYPES,
+    PROTOBUF,
     HttpRequest,
     Response,
     Target,
     check_write_options,
     json_response,
+    media_type,
     to_storage,
 )
 from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
@@ -334,7 +336,12 @@ class WriteVerbs:
         opts: dict[str, Any] = {}
         if req.body:
             try:
-                parsed = load_json(req.body)
+                if media_type(req) == PROTOBUF:  # client-go with protobuf sends its DeleteOptions so
+                    from pyscaffold_op.envtest.server.protobuf import delete_options
+
+                    parsed = delete_options(req.body)
+                else:
+                    parsed = load_json(req.body)
             except ValueError as err:
                 raise E.bad_request(f"error decoding DeleteOptions: {err}") from None
             if isinstance(parsed, dict):

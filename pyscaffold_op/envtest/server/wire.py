@@ -37,18 +37,11 @@ def read_body(
     `options` kind (CreateOptions, ...: 422), then decoding (400)."""
     ctype = media_type(req)
     if ctype == PROTOBUF and not info.custom:
-        from pyscaffold_op.envtest.server.protobuf import ProtobufError, decode
+        from pyscaffold_op.envtest.server.protobuf import decode_request
 
         if options:
             check_write_options(req, options)
-        try:
-            obj = decode(req.body)
-        except ProtobufError as err:
-            # kubectl's typed generators send protobuf; only simple kinds are described here
-            raise E.unsupported_media(
-                "the body of the request was in an unknown format - accepted media types include: "
-                f"application/json, application/yaml ({err})"
-            ) from None
+        obj = decode_request(req.body, info.api_version, info.kind, check_kind)
         return _checked(obj, req, info, check_kind)
     if ctype not in (JSON, "application/yaml", "application/apply-patch+yaml"):
         # NegotiateInputSerializer: a missing Content-Type is JSON, anything unknown is 415

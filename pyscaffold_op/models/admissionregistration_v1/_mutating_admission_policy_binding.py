@@ -13,13 +13,52 @@ from ._param_ref import ParamRef
 
 
 class MutatingAdmissionPolicyBindingSpec(K8sModel):
+    """MutatingAdmissionPolicyBindingSpec defines the specification of the
+    MutatingAdmissionPolicyBinding.
+    """
+
     match_resources: MatchResources | None = None
+    """matchResources limits what resources match this binding and may be mutated by it. Note that
+    if matchResources matches a resource, the resource must also match a policy's
+    matchConstraints and matchConditions before the resource may be mutated. When matchResources
+    is unset, it does not constrain resource matching, and only the policy's matchConstraints and
+    matchConditions must match for the resource to be mutated. Additionally,
+    matchResources.resourceRules are optional and do not constraint matching when unset. Note
+    that this is differs from MutatingAdmissionPolicy matchConstraints, where resourceRules are
+    required. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may
+    not be matched. '*' matches CREATE, UPDATE and CONNECT.
+    """
     param_ref: ParamRef | None = None
+    """paramRef specifies the parameter resource used to configure the admission control policy. It
+    should point to a resource of the type specified in spec.ParamKind of the bound
+    MutatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by
+    ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of
+    the MutatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this
+    field is ignored, and the rules are evaluated without a param.
+    """
     policy_name: str | None = None
+    """policyName references a MutatingAdmissionPolicy name which the MutatingAdmissionPolicyBinding
+    binds to. If the referenced resource does not exist, this binding is considered invalid and
+    will be ignored Required.
+    """
 
 
 class MutatingAdmissionPolicyBinding(K8sObject):
+    """MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized resources.
+    MutatingAdmissionPolicyBinding and the optional parameter resource together define how
+    cluster administrators configure policies for clusters.
+
+    For a given admission request, each binding will cause its policy to be evaluated N times,
+    where N is 1 for policies/bindings that don't use params, otherwise N is the number of
+    parameters selected by the binding. Each evaluation is constrained by a [runtime cost
+    budget](https://kubernetes.io/docs/reference/using-api/cel/#runtime-cost-budget).
+
+    Adding/removing policies, bindings, or params can not affect whether a given (policy,
+    binding, param) combination is within its own CEL budget.
+    """
+
     gvk = GroupVersionKind("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding")
     plural = "mutatingadmissionpolicybindings"
     namespaced = False
     spec: MutatingAdmissionPolicyBindingSpec | None = None
+    """spec defines the desired behavior of the MutatingAdmissionPolicyBinding."""

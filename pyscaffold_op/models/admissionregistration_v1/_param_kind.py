@@ -10,10 +10,27 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class ParamKind(K8sModel):
+    """ParamKind is a tuple of Group Kind and Version."""
+
     api_version: str | None = None
+    """apiVersion is the API group version the resources belong to. In format of "group/version".
+    Required.
+    """
     kind: str | None = None
+    """kind is the API kind the resources belong to. Required."""
 
 
 class Variable(K8sModel):
+    """Variable is the definition of a variable that is used for composition. A variable is defined
+    as a named expression.
+    """
+
     expression: str
+    """expression is the expression that will be evaluated as the value of the variable. The CEL
+    expression has access to the same identifiers as the CEL expressions in Validation.
+    """
     name: str
+    """name is the name of the variable. The name must be a valid CEL identifier and unique among
+    all variables. The variable can be accessed in other expressions through `variables` For
+    example, if name is "foo", the variable will be available as `variables.foo`
+    """

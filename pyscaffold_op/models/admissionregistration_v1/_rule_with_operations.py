@@ -10,21 +10,98 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class RuleWithOperations(K8sModel):
+    """RuleWithOperations is a tuple of Operations and Resources. It is recommended to make sure
+    that all the tuple expansions are valid.
+    """
+
     api_groups: list[str] | None = None
+    """apiGroups is the API groups the resources belong to. '*' is all groups. If '*' is present,
+    the length of the slice must be one. Required.
+    """
     api_versions: list[str] | None = None
+    """apiVersions is the API versions the resources belong to. '*' is all versions. If '*' is
+    present, the length of the slice must be one. Required.
+    """
     operations: list[str] | None = None
+    """operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT
+    or * for all of those operations and any future admission operations that are added. If '*'
+    is present, the length of the slice must be one. Required.
+    """
     resources: list[str] | None = None
+    """resources is a list of resources this rule applies to.
+
+    For example: 'pods' means pods. 'pods/log' means the log subresource of pods. '*' means all
+    resources, but not subresources. 'pods/*' means all subresources of pods. '*/scale' means all
+    scale subresources. '*/*' means all resources and their subresources.
+
+    If wildcard is present, the validation rule will ensure resources do not overlap with each
+    other.
+
+    Depending on the enclosing object, subresources might not be allowed. Required.
+    """
     scope: str | None = None
+    """scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "*"
+    "Cluster" means that only cluster-scoped resources will match this rule. Namespace API
+    objects are cluster-scoped. "Namespaced" means that only namespaced resources will match this
+    rule. "*" means that there are no scope restrictions. Subresources match the scope of their
+    parent resource. Default is "*".
+
+
+    Possible enum values:
+     - `"*"` means that all scopes are included.
+     - `"Cluster"` means that scope is limited to cluster-scoped objects. Namespace objects are
+       cluster-scoped.
+     - `"Namespaced"` means that scope is limited to namespaced objects.
+    """
 
 
 class ServiceReference(K8sModel):
+    """ServiceReference holds a reference to Service.legacy.k8s.io"""
+
     name: str
+    """name is the name of the service. Required"""
     namespace: str
+    """namespace is the namespace of the service. Required"""
     path: str | None = None
+    """path is an optional URL path which will be sent in any request to this service."""
     port: int | None = None
+    """port is the port on the service that hosts the webhook. Default to 443 for backward
+    compatibility. `port` should be a valid port number (1-65535, inclusive).
+    """
 
 
 class WebhookClientConfig(K8sModel):
+    """WebhookClientConfig contains the information to make a TLS connection with the webhook"""
+
     ca_bundle: str | None = None
+    """caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server
+    certificate. If unspecified, system trust roots on the apiserver are used.
+    """
     service: ServiceReference | None = None
+    """service is a reference to the service for this webhook. Either `service` or `url` must be
+    specified.
+
+    If the webhook is running within the cluster, then you should use `service`.
+    """
     url: str | None = None
+    """url gives the location of the webhook, in standard URL form (`scheme://host:port/path`).
+    Exactly one of `url` or `service` must be specified.
+
+    The `host` should not refer to a service running in the cluster; use the `service` field
+    instead. The host might be resolved via external DNS in some apiservers (e.g.,
+    `kube-apiserver` cannot resolve in-cluster DNS as that would be a layering violation). `host`
+    may also be an IP address.
+
+    Please note that using `localhost` or `127.0.0.1` as a `host` is risky unless you take great
+    care to run this webhook on all hosts which run an apiserver which might need to make calls
+    to this webhook. Such installs are likely to be non-portable, i.e., not easy to turn up in a
+    new cluster.
+
+    The scheme must be "https"; the URL must begin with "https://".
+
+    A path is optional, and if present may be any string permissible in a URL. You may use the
+    path to pass an arbitrary string to the webhook, for example, a cluster identifier.
+
+    Attempting to use a user or basic auth e.g. "user:password@" is not allowed. Fragments
+    ("#...") and query parameters ("?...") are not allowed, either.
+    """

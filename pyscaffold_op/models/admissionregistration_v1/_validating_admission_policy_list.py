@@ -12,7 +12,23 @@ from ._validating_admission_policy import ValidatingAdmissionPolicy
 
 
 class ValidatingAdmissionPolicyList(K8sModel):
+    """ValidatingAdmissionPolicyList is a list of ValidatingAdmissionPolicy."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[ValidatingAdmissionPolicy]
+    """List of ValidatingAdmissionPolicy."""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """metadata is the standard list metadata. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """

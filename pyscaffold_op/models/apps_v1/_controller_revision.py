@@ -12,8 +12,20 @@ from pyscaffold_op.models._base import K8sObject
 
 
 class ControllerRevision(K8sObject):
+    """ControllerRevision implements an immutable snapshot of state data. Clients are responsible
+    for serializing and deserializing the objects that contain their internal state. Once a
+    ControllerRevision has been successfully created, it can not be updated. The API Server will
+    fail validation of all requests that attempt to mutate the Data field. ControllerRevisions
+    may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet
+    controllers for update and rollback, this object is beta. However, it may be subject to name
+    and representation changes in future releases, and clients should not depend on its
+    stability. It is primarily for internal use by controllers.
+    """
+
     gvk = GroupVersionKind("apps", "v1", "ControllerRevision")
     plural = "controllerrevisions"
     namespaced = True
     data: FreeForm | None = None
+    """Data is the serialized representation of the state."""
     revision: int | None = None
+    """Revision indicates the revision of the state represented by Data."""

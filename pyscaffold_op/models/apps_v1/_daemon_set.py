@@ -14,47 +14,149 @@ from .. import core_v1, meta_v1
 
 
 class DaemonSetCondition(K8sModel):
+    """DaemonSetCondition describes the state of a DaemonSet at a certain point."""
+
     last_transition_time: datetime | None = None
+    """Last time the condition transitioned from one status to another."""
     message: str | None = None
+    """A human readable message indicating details about the transition."""
     reason: str | None = None
+    """The reason for the condition's last transition."""
     status: str | None = None
+    """Status of the condition, one of True, False, Unknown."""
     type: str | None = None
+    """Type of DaemonSet condition."""
 
 
 class DaemonSetStatus(K8sModel):
+    """DaemonSetStatus represents the current status of a daemon set."""
+
     collision_count: int | None = None
+    """Count of hash collisions for the DaemonSet. The DaemonSet controller uses this field as a
+    collision avoidance mechanism when it needs to create the name for the newest
+    ControllerRevision.
+    """
     conditions: list[DaemonSetCondition] | None = None
+    """Represents the latest available observations of a DaemonSet's current state."""
     current_number_scheduled: int
+    """The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon
+    pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
+    """
     desired_number_scheduled: int
+    """The total number of nodes that should be running the daemon pod (including nodes correctly
+    running the daemon pod). More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
+    """
     number_available: int | None = None
+    """The number of nodes that should be running the daemon pod and have one or more of the daemon
+    pod running and available (ready for at least spec.minReadySeconds)
+    """
     number_misscheduled: int
+    """The number of nodes that are running the daemon pod, but are not supposed to run the daemon
+    pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
+    """
     number_ready: int
+    """numberReady is the number of nodes that should be running the daemon pod and have one or more
+    of the daemon pod running with a Ready Condition.
+    """
     number_unavailable: int | None = None
+    """The number of nodes that should be running the daemon pod and have none of the daemon pod
+    running and available (ready for at least spec.minReadySeconds)
+    """
     observed_generation: int | None = None
+    """The most recent generation observed by the daemon set controller."""
     updated_number_scheduled: int | None = None
+    """The total number of nodes that are running updated daemon pod"""
 
 
 class RollingUpdateDaemonSet(K8sModel):
+    """Spec to control the desired behavior of daemon set rolling update."""
+
     max_surge: IntOrString | None = None
+    """The maximum number of nodes with an existing available DaemonSet pod that can have an updated
+    DaemonSet pod during during an update. Value can be an absolute number (ex: 5) or a
+    percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute
+    number is calculated from percentage by rounding up to a minimum of 1. Default value is 0.
+    Example: when this is set to 30%, at most 30% of the total number of nodes that should be
+    running the daemon pod (i.e. status.desiredNumberScheduled) can have their a new pod created
+    before the old pod is marked as deleted. The update starts by launching new pods on 30% of
+    nodes. Once an updated pod is available (Ready for at least minReadySeconds) the old
+    DaemonSet pod on that node is marked deleted. If the old pod becomes unavailable for any
+    reason (Ready transitions to false, is evicted, or is drained) an updated pod is immediately
+    created on that node without considering surge limits. Allowing surge implies the possibility
+    that the resources consumed by the daemonset on any given node can double if the readiness
+    check fails, and so resource intensive daemonsets should take into account that they may
+    cause evictions during disruption.
+    """
     max_unavailable: IntOrString | None = None
+    """The maximum number of DaemonSet pods that can be unavailable during the update. Value can be
+    an absolute number (ex: 5) or a percentage of total number of DaemonSet pods at the start of
+    the update (ex: 10%). Absolute number is calculated from percentage by rounding up. This
+    cannot be 0 if MaxSurge is 0 Default value is 1. Example: when this is set to 30%, at most
+    30% of the total number of nodes that should be running the daemon pod (i.e.
+    status.desiredNumberScheduled) can have their pods stopped for an update at any given time.
+    The update starts by stopping at most 30% of those DaemonSet pods and then brings up new
+    DaemonSet pods in their place. Once the new pods are available, it then proceeds onto other
+    DaemonSet pods, thus ensuring that at least 70% of original number of DaemonSet pods are
+    available at all times during the update.
+    """
 
 
 class DaemonSetUpdateStrategy(K8sModel):
+    """DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet."""
+
     rolling_update: RollingUpdateDaemonSet | None = None
+    """Rolling update config params. Present only if type = "RollingUpdate"."""
     type: str | None = None
+    """Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate.
+
+    Possible enum values:
+     - `"OnDelete"` Replace the old daemons only when it's killed
+     - `"RollingUpdate"` Replace the old daemons by new ones using rolling update i.e replace
+       them on each node one after the other.
+    """
 
 
 class DaemonSetSpec(K8sModel):
+    """DaemonSetSpec is the specification of a daemon set."""
+
     min_ready_seconds: int | None = None
+    """The minimum number of seconds for which a newly created DaemonSet pod should be ready without
+    any of its container crashing, for it to be considered available. Defaults to 0 (pod will be
+    considered available as soon as it is ready).
+    """
     revision_history_limit: int | None = None
+    """The number of old history to retain to allow rollback. This is a pointer to distinguish
+    between explicit zero and not specified. Defaults to 10.
+    """
     selector: meta_v1.LabelSelector
+    """A label query over pods that are managed by the daemon set. Must match in order to be
+    controlled. It must match the pod template's labels. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+    """
     template: core_v1.PodTemplateSpec
+    """An object that describes the pod that will be created. The DaemonSet will create exactly one
+    copy of this pod on every node that matches the template's node selector (or on every node if
+    no node selector is specified). The only allowed template.spec.restartPolicy value is
+    "Always". More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
+    """
     update_strategy: DaemonSetUpdateStrategy | None = None
+    """An update strategy to replace existing DaemonSet pods with new pods."""
 
 
 class DaemonSet(K8sObject):
+    """DaemonSet represents the configuration of a daemon set."""
+
     gvk = GroupVersionKind("apps", "v1", "DaemonSet")
     plural = "daemonsets"
     namespaced = True
     spec: DaemonSetSpec | None = None
+    """The desired behavior of this daemon set. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
     status: DaemonSetStatus | None = None
+    """The current status of this daemon set. This data may be out of date by some window of time.
+    Populated by the system. Read-only. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

@@ -14,50 +14,146 @@ from .. import core_v1, meta_v1
 
 
 class DeploymentCondition(K8sModel):
+    """DeploymentCondition describes the state of a deployment at a certain point."""
+
     last_transition_time: datetime | None = None
+    """Last time the condition transitioned from one status to another."""
     last_update_time: datetime | None = None
+    """The last time this condition was updated."""
     message: str | None = None
+    """A human readable message indicating details about the transition."""
     reason: str | None = None
+    """The reason for the condition's last transition."""
     status: str | None = None
+    """Status of the condition, one of True, False, Unknown."""
     type: str | None = None
+    """Type of deployment condition."""
 
 
 class DeploymentStatus(K8sModel):
+    """DeploymentStatus is the most recently observed status of the Deployment."""
+
     available_replicas: int | None = None
+    """Total number of available non-terminating pods (ready for at least minReadySeconds) targeted
+    by this deployment.
+    """
     collision_count: int | None = None
+    """Count of hash collisions for the Deployment. The Deployment controller uses this field as a
+    collision avoidance mechanism when it needs to create the name for the newest ReplicaSet.
+    """
     conditions: list[DeploymentCondition] | None = None
+    """Represents the latest available observations of a deployment's current state."""
     observed_generation: int | None = None
+    """The generation observed by the deployment controller."""
     ready_replicas: int | None = None
+    """Total number of non-terminating pods targeted by this Deployment with a Ready Condition."""
     replicas: int | None = None
+    """Total number of non-terminating pods targeted by this deployment (their labels match the
+    selector).
+    """
     terminating_replicas: int | None = None
+    """Total number of terminating pods targeted by this deployment. Terminating pods have a
+    non-null .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded
+    .status.phase.
+
+    This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature
+    (enabled by default).
+    """
     unavailable_replicas: int | None = None
+    """Total number of unavailable pods targeted by this deployment. This is the total number of
+    pods that are still required for the deployment to have 100% available capacity. They may
+    either be pods that are running but not yet available or pods that still have not been
+    created.
+    """
     updated_replicas: int | None = None
+    """Total number of non-terminating pods targeted by this deployment that have the desired
+    template spec.
+    """
 
 
 class RollingUpdateDeployment(K8sModel):
+    """Spec to control the desired behavior of rolling update."""
+
     max_surge: IntOrString | None = None
+    """The maximum number of pods that can be scheduled above the desired number of pods. Value can
+    be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if
+    MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up. Defaults
+    to 25%. Example: when this is set to 30%, the new ReplicaSet can be scaled up immediately
+    when the rolling update starts, such that the total number of old and new pods do not exceed
+    130% of desired pods. Once old pods have been killed, new ReplicaSet can be scaled up
+    further, ensuring that total number of pods running at any time during the update is at most
+    130% of desired pods.
+    """
     max_unavailable: IntOrString | None = None
+    """The maximum number of pods that can be unavailable during the update. Value can be an
+    absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is
+    calculated from percentage by rounding down. This can not be 0 if MaxSurge is 0. Defaults to
+    25%. Example: when this is set to 30%, the old ReplicaSet can be scaled down to 70% of
+    desired pods immediately when the rolling update starts. Once new pods are ready, old
+    ReplicaSet can be scaled down further, followed by scaling up the new ReplicaSet, ensuring
+    that the total number of pods available at all times during the update is at least 70% of
+    desired pods.
+    """
 
 
 class DeploymentStrategy(K8sModel):
+    """DeploymentStrategy describes how to replace existing pods with new ones."""
+
     rolling_update: RollingUpdateDeployment | None = None
+    """Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate."""
     type: str | None = None
+    """Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.
+
+    Possible enum values:
+     - `"Recreate"` Kill all existing pods before creating new ones.
+     - `"RollingUpdate"` Replace the old ReplicaSets by new one using rolling update i.e
+       gradually scale down the old ReplicaSets and scale up the new one.
+    """
 
 
 class DeploymentSpec(K8sModel):
+    """DeploymentSpec is the specification of the desired behavior of the Deployment."""
+
     min_ready_seconds: int | None = None
+    """Minimum number of seconds for which a newly created pod should be ready without any of its
+    container crashing, for it to be considered available. Defaults to 0 (pod will be considered
+    available as soon as it is ready)
+    """
     paused: bool | None = None
+    """Indicates that the deployment is paused."""
     progress_deadline_seconds: int | None = None
+    """The maximum time in seconds for a deployment to make progress before it is considered to be
+    failed. The deployment controller will continue to process failed deployments and a condition
+    with a ProgressDeadlineExceeded reason will be surfaced in the deployment status. Note that
+    progress will not be estimated during the time a deployment is paused. Defaults to 600s.
+    """
     replicas: int | None = None
+    """Number of desired pods. This is a pointer to distinguish between explicit zero and not
+    specified. Defaults to 1.
+    """
     revision_history_limit: int | None = None
+    """The number of old ReplicaSets to retain to allow rollback. This is a pointer to distinguish
+    between explicit zero and not specified. Defaults to 10.
+    """
     selector: meta_v1.LabelSelector
+    """Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the
+    ones affected by this deployment. It must match the pod template's labels.
+    """
     strategy: DeploymentStrategy | None = None
+    """The deployment strategy to use to replace existing pods with new ones."""
     template: core_v1.PodTemplateSpec
+    """Template describes the pods that will be created. The only allowed
+    template.spec.restartPolicy value is "Always".
+    """
 
 
 class Deployment(K8sObject):
+    """Deployment enables declarative updates for Pods and ReplicaSets."""
+
     gvk = GroupVersionKind("apps", "v1", "Deployment")
     plural = "deployments"
     namespaced = True
     spec: DeploymentSpec | None = None
+    """Specification of the desired behavior of the Deployment."""
     status: DeploymentStatus | None = None
+    """Most recently observed status of the Deployment."""

@@ -13,33 +13,88 @@ from .. import core_v1, meta_v1
 
 
 class ReplicaSetCondition(K8sModel):
+    """ReplicaSetCondition describes the state of a replica set at a certain point."""
+
     last_transition_time: datetime | None = None
+    """The last time the condition transitioned from one status to another."""
     message: str | None = None
+    """A human readable message indicating details about the transition."""
     reason: str | None = None
+    """The reason for the condition's last transition."""
     status: str | None = None
+    """Status of the condition, one of True, False, Unknown."""
     type: str | None = None
+    """Type of replica set condition."""
 
 
 class ReplicaSetStatus(K8sModel):
+    """ReplicaSetStatus represents the current status of a ReplicaSet."""
+
     available_replicas: int | None = None
+    """The number of available non-terminating pods (ready for at least minReadySeconds) for this
+    replica set.
+    """
     conditions: list[ReplicaSetCondition] | None = None
+    """Represents the latest available observations of a replica set's current state."""
     fully_labeled_replicas: int | None = None
+    """The number of non-terminating pods that have labels matching the labels of the pod template
+    of the replicaset.
+    """
     observed_generation: int | None = None
+    """ObservedGeneration reflects the generation of the most recently observed ReplicaSet."""
     ready_replicas: int | None = None
+    """The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition."""
     replicas: int
+    """Replicas is the most recently observed number of non-terminating pods. More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
+    """
     terminating_replicas: int | None = None
+    """The number of terminating pods for this replica set. Terminating pods have a non-null
+    .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.
+
+    This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature
+    (enabled by default).
+    """
 
 
 class ReplicaSetSpec(K8sModel):
+    """ReplicaSetSpec is the specification of a ReplicaSet."""
+
     min_ready_seconds: int | None = None
+    """Minimum number of seconds for which a newly created pod should be ready without any of its
+    container crashing, for it to be considered available. Defaults to 0 (pod will be considered
+    available as soon as it is ready)
+    """
     replicas: int | None = None
+    """Replicas is the number of desired pods. This is a pointer to distinguish between explicit
+    zero and unspecified. Defaults to 1. More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
+    """
     selector: meta_v1.LabelSelector
+    """Selector is a label query over pods that should match the replica count. Label keys and
+    values that must match in order to be controlled by this replica set. It must match the pod
+    template's labels. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+    """
     template: core_v1.PodTemplateSpec | None = None
+    """Template is the object that describes the pod that will be created if insufficient replicas
+    are detected. More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template
+    """
 
 
 class ReplicaSet(K8sObject):
+    """ReplicaSet ensures that a specified number of pod replicas are running at any given time."""
+
     gvk = GroupVersionKind("apps", "v1", "ReplicaSet")
     plural = "replicasets"
     namespaced = True
     spec: ReplicaSetSpec | None = None
+    """Spec defines the specification of the desired behavior of the ReplicaSet. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
     status: ReplicaSetStatus | None = None
+    """Status is the most recently observed status of the ReplicaSet. This data may be out of date
+    by some window of time. Populated by the system. Read-only. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

@@ -12,7 +12,23 @@ from ._stateful_set import StatefulSet
 
 
 class StatefulSetList(K8sModel):
+    """StatefulSetList is a collection of StatefulSets."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[StatefulSet]
+    """Items is the list of stateful sets."""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard list's metadata. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
+    """

@@ -14,148 +14,447 @@ from .. import meta_v1
 
 
 class CrossVersionObjectReference(K8sModel):
+    """CrossVersionObjectReference contains enough information to let you identify the referred
+    resource.
+    """
+
     api_version: str | None = None
+    """apiVersion is the API version of the referent"""
     kind: str
+    """kind is the kind of the referent; More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     name: str
+    """name is the name of the referent; More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
 
 
 class HPAScalingPolicy(K8sModel):
+    """HPAScalingPolicy is a single policy which must hold true for a specified past interval."""
+
     period_seconds: int
+    """periodSeconds specifies the window of time for which the policy should hold true.
+    PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min).
+    """
     type: str
+    """type is used to specify the scaling policy."""
     value: int
+    """value contains the amount of change which is permitted by the policy. It must be greater than
+    zero
+    """
 
 
 class HPAScalingRules(K8sModel):
+    """HPAScalingRules configures the scaling behavior for one direction via scaling Policy Rules
+    and a configurable metric tolerance.
+
+    Scaling Policy Rules are applied after calculating DesiredReplicas from metrics for the HPA.
+    They can limit the scaling velocity by specifying scaling policies. They can prevent flapping
+    by specifying the stabilization window, so that the number of replicas is not set instantly,
+    instead, the safest value from the stabilization window is chosen.
+
+    The tolerance is applied to the metric values and prevents scaling too eagerly for small
+    metric variations.
+    """
+
     policies: list[HPAScalingPolicy] | None = None
+    """policies is a list of potential scaling polices which can be used during scaling. If not set,
+    use the default values: - For scale up: allow doubling the number of pods, or an absolute
+    change of 4 pods in a 15s window. - For scale down: allow all pods to be removed in a 15s
+    window.
+    """
     select_policy: str | None = None
+    """selectPolicy is used to specify which policy should be used. If not set, the default value
+    Max is used.
+    """
     stabilization_window_seconds: int | None = None
+    """stabilizationWindowSeconds is the number of seconds for which past recommendations should be
+    considered while scaling up or scaling down. StabilizationWindowSeconds must be greater than
+    or equal to zero and less than or equal to 3600 (one hour). If not set, use the default
+    values: - For scale up: 0 (i.e. no stabilization is done). - For scale down: 300 (i.e. the
+    stabilization window is 300 seconds long).
+    """
     tolerance: Quantity | None = None
+    """tolerance is the tolerance on the ratio between the current and desired metric value under
+    which no updates are made to the desired number of replicas (e.g. 0.01 for 1%). Must be
+    greater than or equal to zero. If not set, the default cluster-wide tolerance is applied (by
+    default 10%).
+
+    For example, if autoscaling is configured with a memory consumption target of 100Mi, and
+    scale-down and scale-up tolerances of 5% and 1% respectively, scaling will be triggered when
+    the actual consumption falls below 95Mi or exceeds 101Mi.
+    """
 
 
 class HorizontalPodAutoscalerBehavior(K8sModel):
+    """HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and
+    Down directions (scaleUp and scaleDown fields respectively).
+    """
+
     scale_down: HPAScalingRules | None = None
+    """scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to
+    scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest
+    recommendation for the last 300sec is used).
+    """
     scale_up: HPAScalingRules | None = None
+    """scaleUp is scaling policy for scaling Up. If not set, the default value is the higher of:
+      * increase no more than 4 pods per 60 seconds
+      * double the number of pods per 60 seconds
+    No stabilization is used.
+    """
 
 
 class HorizontalPodAutoscalerCondition(K8sModel):
+    """HorizontalPodAutoscalerCondition describes the state of a HorizontalPodAutoscaler at a
+    certain point.
+    """
+
     last_transition_time: datetime | None = None
+    """lastTransitionTime is the last time the condition transitioned from one status to another"""
     message: str | None = None
+    """message is a human-readable explanation containing details about the transition"""
     observed_generation: int | None = None
+    """observedGeneration represents the .metadata.generation that the condition was set based upon.
+    For instance, if .metadata.generation is currently 12, but the
+    .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to
+    the current state of the instance.
+    """
     reason: str | None = None
+    """reason is the reason for the condition's last transition."""
     status: str
+    """status is the status of the condition (True, False, Unknown)"""
     type: str
+    """type describes the current condition"""
 
 
 class MetricTarget(K8sModel):
+    """MetricTarget defines the target value, average value, or average utilization of a specific
+    metric
+    """
+
     average_utilization: int | None = None
+    """averageUtilization is the target value of the average of the resource metric across all
+    relevant pods, represented as a percentage of the requested value of the resource for the
+    pods. Currently only valid for Resource metric source type
+    """
     average_value: Quantity | None = None
+    """averageValue is the target value of the average of the metric across all relevant pods (as a
+    quantity)
+    """
     type: str
+    """type represents whether the metric type is Utilization, Value, or AverageValue"""
     value: Quantity | None = None
+    """value is the target value of the metric (as a quantity)."""
 
 
 class MetricValueStatus(K8sModel):
+    """MetricValueStatus holds the current value for a metric"""
+
     average_utilization: int | None = None
+    """averageUtilization is the current value of the average of the resource metric across all
+    relevant pods, represented as a percentage of the requested value of the resource for the
+    pods.
+    """
     average_value: Quantity | None = None
+    """averageValue is the current value of the average of the metric across all relevant pods (as a
+    quantity)
+    """
     value: Quantity | None = None
+    """value is the current value of the metric (as a quantity)."""
 
 
 class ResourceMetricSource(K8sModel):
+    """ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as
+    specified in requests and limits, describing each pod in the current scale target (e.g. CPU
+    or memory).  The values will be averaged together before being compared to the target.  Such
+    metrics are built in to Kubernetes, and have special scaling options on top of those
+    available to normal per-pod metrics using the "pods" source.  Only one "target" type should
+    be set.
+    """
+
     name: str
+    """name is the name of the resource in question."""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class ResourceMetricStatus(K8sModel):
+    """ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as
+    specified in requests and limits, describing each pod in the current scale target (e.g. CPU
+    or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top
+    of those available to normal per-pod metrics using the "pods" source.
+    """
+
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     name: str
+    """name is the name of the resource in question."""
 
 
 class ContainerResourceMetricSource(K8sModel):
+    """ContainerResourceMetricSource indicates how to scale on a resource metric known to
+    Kubernetes, as specified in requests and limits, describing each pod in the current scale
+    target (e.g. CPU or memory).  The values will be averaged together before being compared to
+    the target.  Such metrics are built in to Kubernetes, and have special scaling options on top
+    of those available to normal per-pod metrics using the "pods" source.  Only one "target" type
+    should be set.
+    """
+
     container: str
+    """container is the name of the container in the pods of the scaling target"""
     name: str
+    """name is the name of the resource in question."""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class ContainerResourceMetricStatus(K8sModel):
+    """ContainerResourceMetricStatus indicates the current value of a resource metric known to
+    Kubernetes, as specified in requests and limits, describing a single container in each pod in
+    the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and
+    have special scaling options on top of those available to normal per-pod metrics using the
+    "pods" source.
+    """
+
     container: str
+    """container is the name of the container in the pods of the scaling target"""
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     name: str
+    """name is the name of the resource in question."""
 
 
 class MetricIdentifier(K8sModel):
+    """MetricIdentifier defines the name and optionally selector for a metric"""
+
     name: str
+    """name is the name of the given metric"""
     selector: meta_v1.LabelSelector | None = None
+    """selector is the string-encoded form of a standard kubernetes label selector for the given
+    metric When set, it is passed as an additional parameter to the metrics server for more
+    specific metrics scoping. When unset, just the metricName will be used to gather metrics.
+    """
 
 
 class ObjectMetricSource(K8sModel):
+    """ObjectMetricSource indicates how to scale on a metric describing a kubernetes object (for
+    example, hits-per-second on an Ingress object).
+    """
+
     described_object: CrossVersionObjectReference
+    """describedObject specifies the descriptions of a object,such as kind,name apiVersion"""
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class ObjectMetricStatus(K8sModel):
+    """ObjectMetricStatus indicates the current value of a metric describing a kubernetes object
+    (for example, hits-per-second on an Ingress object).
+    """
+
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     described_object: CrossVersionObjectReference
+    """describedObject specifies the descriptions of a object,such as kind,name apiVersion"""
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
 
 
 class PodsMetricSource(K8sModel):
+    """PodsMetricSource indicates how to scale on a metric describing each pod in the current scale
+    target (for example, transactions-processed-per-second). The values will be averaged together
+    before being compared to the target value.
+    """
+
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class PodsMetricStatus(K8sModel):
+    """PodsMetricStatus indicates the current value of a metric describing each pod in the current
+    scale target (for example, transactions-processed-per-second).
+    """
+
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
 
 
 class ExternalMetricSource(K8sModel):
+    """ExternalMetricSource indicates how to scale on a metric not associated with any Kubernetes
+    object (for example length of queue in cloud messaging service, or QPS from loadbalancer
+    running outside of cluster).
+    """
+
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class ExternalMetricStatus(K8sModel):
+    """ExternalMetricStatus indicates the current value of a global metric not associated with any
+    Kubernetes object.
+    """
+
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
 
 
 class MetricSpec(K8sModel):
+    """MetricSpec specifies how to scale based on a single metric (only `type` and one other
+    matching field should be set at once).
+    """
+
     container_resource: ContainerResourceMetricSource | None = None
+    """containerResource refers to a resource metric (such as those specified in requests and
+    limits) known to Kubernetes describing a single container in each pod of the current scale
+    target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special
+    scaling options on top of those available to normal per-pod metrics using the "pods" source.
+    """
     external: ExternalMetricSource | None = None
+    """external refers to a global metric that is not associated with any Kubernetes object. It
+    allows autoscaling based on information coming from components running outside of cluster
+    (for example length of queue in cloud messaging service, or QPS from loadbalancer running
+    outside of cluster).
+    """
     object: ObjectMetricSource | None = None
+    """object refers to a metric describing a single kubernetes object (for example, hits-per-second
+    on an Ingress object).
+    """
     pods: PodsMetricSource | None = None
+    """pods refers to a metric describing each pod in the current scale target (for example,
+    transactions-processed-per-second).  The values will be averaged together before being
+    compared to the target value.
+    """
     resource: ResourceMetricSource | None = None
+    """resource refers to a resource metric (such as those specified in requests and limits) known
+    to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such
+    metrics are built in to Kubernetes, and have special scaling options on top of those
+    available to normal per-pod metrics using the "pods" source.
+    """
     type: str
+    """type is the type of metric source.  It should be one of "ContainerResource", "External",
+    "Object", "Pods" or "Resource", each mapping to a matching field in the object.
+    """
 
 
 class MetricStatus(K8sModel):
+    """MetricStatus describes the last-read state of a single metric."""
+
     container_resource: ContainerResourceMetricStatus | None = None
+    """containerResource refers to a resource metric (such as those specified in requests and
+    limits) known to Kubernetes describing a single container in each pod in the current scale
+    target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special
+    scaling options on top of those available to normal per-pod metrics using the "pods" source.
+    """
     external: ExternalMetricStatus | None = None
+    """external refers to a global metric that is not associated with any Kubernetes object. It
+    allows autoscaling based on information coming from components running outside of cluster
+    (for example length of queue in cloud messaging service, or QPS from loadbalancer running
+    outside of cluster).
+    """
     object: ObjectMetricStatus | None = None
+    """object refers to a metric describing a single kubernetes object (for example, hits-per-second
+    on an Ingress object).
+    """
     pods: PodsMetricStatus | None = None
+    """pods refers to a metric describing each pod in the current scale target (for example,
+    transactions-processed-per-second).  The values will be averaged together before being
+    compared to the target value.
+    """
     resource: ResourceMetricStatus | None = None
+    """resource refers to a resource metric (such as those specified in requests and limits) known
+    to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such
+    metrics are built in to Kubernetes, and have special scaling options on top of those
+    available to normal per-pod metrics using the "pods" source.
+    """
     type: str
+    """type is the type of metric source.  It will be one of "ContainerResource", "External",
+    "Object", "Pods" or "Resource", each corresponds to a matching field in the object.
+    """
 
 
 class HorizontalPodAutoscalerSpec(K8sModel):
+    """HorizontalPodAutoscalerSpec describes the desired functionality of the
+    HorizontalPodAutoscaler.
+    """
+
     behavior: HorizontalPodAutoscalerBehavior | None = None
+    """behavior configures the scaling behavior of the target in both Up and Down directions
+    (scaleUp and scaleDown fields respectively). If not set, the default HPAScalingRules for
+    scale up and scale down are used.
+    """
     max_replicas: int
+    """maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale
+    up. It cannot be less that minReplicas.
+    """
     metrics: list[MetricSpec] | None = None
+    """metrics contains the specifications for which to use to calculate the desired replica count
+    (the maximum replica count across all metrics will be used).  The desired replica count is
+    calculated multiplying the ratio between the target value and the current value by the
+    current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and
+    vice-versa.  See the individual metric source types for more information about how each type
+    of metric must respond. If not set, the default metric will be set to 80% average CPU
+    utilization.
+    """
     min_replicas: int | None = None
+    """minReplicas is the lower limit for the number of replicas to which the autoscaler can scale
+    down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate
+    HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling
+    is active as long as at least one metric value is available.
+    """
     scale_target_ref: CrossVersionObjectReference
+    """scaleTargetRef points to the target resource to scale, and is used to the pods for which
+    metrics should be collected, as well as to actually change the replica count.
+    """
 
 
 class HorizontalPodAutoscalerStatus(K8sModel):
+    """HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler."""
+
     conditions: list[HorizontalPodAutoscalerCondition] | None = None
+    """conditions is the set of conditions required for this autoscaler to scale its target, and
+    indicates whether or not those conditions are met.
+    """
     current_metrics: list[MetricStatus] | None = None
+    """currentMetrics is the last read state of the metrics used by this autoscaler."""
     current_replicas: int | None = None
+    """currentReplicas is current number of replicas of pods managed by this autoscaler, as last
+    seen by the autoscaler.
+    """
     desired_replicas: int
+    """desiredReplicas is the desired number of replicas of pods managed by this autoscaler, as last
+    calculated by the autoscaler.
+    """
     last_scale_time: datetime | None = None
+    """lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by
+    the autoscaler to control how often the number of pods is changed.
+    """
     observed_generation: int | None = None
+    """observedGeneration is the most recent generation observed by this autoscaler."""
 
 
 class HorizontalPodAutoscaler(K8sObject):
+    """HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which
+    automatically manages the replica count of any resource implementing the scale subresource
+    based on the metrics specified.
+    """
+
     gvk = GroupVersionKind("autoscaling", "v2", "HorizontalPodAutoscaler")
     plural = "horizontalpodautoscalers"
     namespaced = True
     spec: HorizontalPodAutoscalerSpec | None = None
+    """spec is the specification for the behaviour of the autoscaler. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
+    """
     status: HorizontalPodAutoscalerStatus | None = None
+    """status is the current information about the autoscaler."""

@@ -12,89 +12,295 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class AWSElasticBlockStoreVolumeSource(K8sModel):
+    """Represents a Persistent Disk resource in AWS.
+
+    An AWS EBS disk must exist before mounting to a container. The disk must also be in the same
+    AWS zone as the kubelet. An AWS EBS disk can only be mounted as read/write once. AWS EBS
+    volumes support ownership management and SELinux relabeling.
+    """
+
     fs_type: str | None = None
+    """fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the
+    filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs".
+    Implicitly inferred to be "ext4" if unspecified. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
+    """
     partition: int | None = None
+    """partition is the partition in the volume that you want to mount. If omitted, the default is
+    to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1".
+    Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty).
+    """
     read_only: bool | None = None
+    """readOnly value true will force the readOnly setting in VolumeMounts. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
+    """
     volume_id: Annotated[str, Field(alias="volumeID")]
+    """volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume). More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
+    """
 
 
 class AzureDiskVolumeSource(K8sModel):
+    """AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod."""
+
     caching_mode: str | None = None
+    """cachingMode is the Host Caching mode: None, Read Only, Read Write.
+
+    Possible enum values:
+     - `"None"`
+     - `"ReadOnly"`
+     - `"ReadWrite"`
+    """
     disk_name: str
+    """diskName is the Name of the data disk in the blob storage"""
     disk_uri: Annotated[str, Field(alias="diskURI")]
+    """diskURI is the URI of data disk in the blob storage"""
     fs_type: str | None = None
+    """fsType is Filesystem type to mount. Must be a filesystem type supported by the host operating
+    system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
+    """
     kind: str | None = None
+    """kind expected values are Shared: multiple blob disks per storage account  Dedicated: single
+    blob disk per storage account  Managed: azure managed data disk (only in managed availability
+    set). defaults to shared
+
+    Possible enum values:
+     - `"Dedicated"`
+     - `"Managed"`
+     - `"Shared"`
+    """
     read_only: bool | None = None
+    """readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts.
+    """
 
 
 class FCVolumeSource(K8sModel):
+    """Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write
+    once. Fibre Channel volumes support ownership management and SELinux relabeling.
+    """
+
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
+    """
     lun: int | None = None
+    """lun is Optional: FC target lun number"""
     read_only: bool | None = None
+    """readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly
+    setting in VolumeMounts.
+    """
     target_ww_ns: Annotated[list[str] | None, Field(alias="targetWWNs")] = None
+    """targetWWNs is Optional: FC target worldwide names (WWNs)"""
     wwids: list[str] | None = None
+    """wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of
+    targetWWNs and lun must be set, but not both simultaneously.
+    """
 
 
 class FlockerVolumeSource(K8sModel):
+    """Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and
+    datasetUUID should be set. Flocker volumes do not support ownership management or SELinux
+    relabeling.
+    """
+
     dataset_name: str | None = None
+    """datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker
+    should be considered as deprecated
+    """
     dataset_uuid: Annotated[str | None, Field(alias="datasetUUID")] = None
+    """datasetUUID is the UUID of the dataset. This is unique identifier of a Flocker dataset"""
 
 
 class GCEPersistentDiskVolumeSource(K8sModel):
+    """Represents a Persistent Disk resource in Google Compute Engine.
+
+    A GCE PD must exist before mounting to a container. The disk must also be in the same GCE
+    project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only
+    many times. GCE PDs support ownership management and SELinux relabeling.
+    """
+
     fs_type: str | None = None
+    """fsType is filesystem type of the volume that you want to mount. Tip: Ensure that the
+    filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs".
+    Implicitly inferred to be "ext4" if unspecified. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
+    """
     partition: int | None = None
+    """partition is the partition in the volume that you want to mount. If omitted, the default is
+    to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1".
+    Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty).
+    More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
+    """
     pd_name: str
+    """pdName is unique name of the PD resource in GCE. Used to identify the disk in GCE. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
+    """
     read_only: bool | None = None
+    """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
+    """
 
 
 class HostPathVolumeSource(K8sModel):
+    """Represents a host path mapped into a pod. Host path volumes do not support ownership
+    management or SELinux relabeling.
+    """
+
     path: str
+    """path of the directory on the host. If the path is a symlink, it will follow the link to the
+    real path. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
+    """
     type: str | None = None
+    """type for HostPath Volume Defaults to "" More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#hostpath
+
+    Possible enum values:
+     - `""` For backwards compatible, leave it empty if unset
+     - `"BlockDevice"` A block device must exist at the given path
+     - `"CharDevice"` A character device must exist at the given path
+     - `"Directory"` A directory must exist at the given path
+     - `"DirectoryOrCreate"` If nothing exists at the given path, an empty directory will be
+       created there as needed with file mode 0755, having the same group and ownership with
+       Kubelet.
+     - `"File"` A file must exist at the given path
+     - `"FileOrCreate"` If nothing exists at the given path, an empty file will be created there
+       as needed with file mode 0644, having the same group and ownership with Kubelet.
+     - `"Socket"` A UNIX socket must exist at the given path
+    """
 
 
 class NFSVolumeSource(K8sModel):
+    """Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support
+    ownership management or SELinux relabeling.
+    """
+
     path: str
+    """path that is exported by the NFS server. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#nfs
+    """
     read_only: bool | None = None
+    """readOnly here will force the NFS export to be mounted with read-only permissions. Defaults to
+    false. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
+    """
     server: str
+    """server is the hostname or IP address of the NFS server. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#nfs
+    """
 
 
 class NodeSelectorRequirement(K8sModel):
+    """A node selector requirement is a selector that contains values, a key, and an operator that
+    relates the key and values.
+    """
+
     key: str
+    """The label key that the selector applies to."""
     operator: str
+    """Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists,
+    DoesNotExist. Gt, and Lt.
+
+    Possible enum values:
+     - `"DoesNotExist"`
+     - `"Exists"`
+     - `"Gt"`
+     - `"In"`
+     - `"Lt"`
+     - `"NotIn"`
+    """
     values: list[str] | None = None
+    """An array of string values. If the operator is In or NotIn, the values array must be
+    non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the
+    operator is Gt or Lt, the values array must have a single element, which will be interpreted
+    as an integer. This array is replaced during a strategic merge patch.
+    """
 
 
 class NodeSelectorTerm(K8sModel):
+    """A null or empty node selector term matches no objects. The requirements of them are ANDed.
+    The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.
+    """
+
     match_expressions: list[NodeSelectorRequirement] | None = None
+    """A list of node selector requirements by node's labels."""
     match_fields: list[NodeSelectorRequirement] | None = None
+    """A list of node selector requirements by node's fields."""
 
 
 class PhotonPersistentDiskVolumeSource(K8sModel):
+    """Represents a Photon Controller persistent disk resource."""
+
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
+    """
     pd_id: Annotated[str, Field(alias="pdID")]
+    """pdID is the ID that identifies Photon Controller persistent disk"""
 
 
 class PortworxVolumeSource(K8sModel):
+    """PortworxVolumeSource represents a Portworx volume resource."""
+
     fs_type: str | None = None
+    """fSType represents the filesystem type to mount Must be a filesystem type supported by the
+    host operating system. Ex. "ext4", "xfs". Implicitly inferred to be "ext4" if unspecified.
+    """
     read_only: bool | None = None
+    """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts.
+    """
     volume_id: Annotated[str, Field(alias="volumeID")]
+    """volumeID uniquely identifies a Portworx volume"""
 
 
 class QuobyteVolumeSource(K8sModel):
+    """Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support
+    ownership management or SELinux relabeling.
+    """
+
     group: str | None = None
+    """group to map volume access to Default is no group"""
     read_only: bool | None = None
+    """readOnly here will force the Quobyte volume to be mounted with read-only permissions.
+    Defaults to false.
+    """
     registry: str
+    """registry represents a single or multiple Quobyte Registry services specified as a string as
+    host:port pair (multiple entries are separated with commas) which acts as the central
+    registry for volumes
+    """
     tenant: str | None = None
+    """tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned
+    Quobyte volumes, value is set by the plugin
+    """
     user: str | None = None
+    """user to map volume access to Defaults to serivceaccount user"""
     volume: str
+    """volume is a string that references an already created Quobyte volume by name."""
 
 
 class VsphereVirtualDiskVolumeSource(K8sModel):
+    """Represents a vSphere volume resource."""
+
     fs_type: str | None = None
+    """fsType is filesystem type to mount. Must be a filesystem type supported by the host operating
+    system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
+    """
     storage_policy_id: Annotated[str | None, Field(alias="storagePolicyID")] = None
+    """storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the
+    StoragePolicyName.
+    """
     storage_policy_name: str | None = None
+    """storagePolicyName is the storage Policy Based Management (SPBM) profile name."""
     volume_path: str
+    """volumePath is the path that identifies vSphere volume vmdk"""
 
 
 class NodeSelector(K8sModel):
+    """A node selector represents the union of the results of one or more label queries over a set
+    of nodes; that is, it represents the OR of the selectors represented by the node selector
+    terms.
+    """
+
     node_selector_terms: list[NodeSelectorTerm]
+    """Required. A list of node selector terms. The terms are ORed."""

@@ -12,7 +12,10 @@ from ._object_reference import ObjectReference
 
 
 class Binding(K8sObject):
+    """Binding ties one object to another; for example, a pod is bound to a node by a scheduler."""
+
     gvk = GroupVersionKind("", "v1", "Binding")
     plural = "bindings"
     namespaced = True
     target: ObjectReference | None = None
+    """The target object that you want to bind to the standard object."""

@@ -11,14 +11,28 @@ from pyscaffold_op.models._base import K8sModel, K8sObject
 
 
 class ComponentCondition(K8sModel):
+    """Information about the condition of a component."""
+
     error: str | None = None
+    """Condition error code for a component. For example, a health check error code."""
     message: str | None = None
+    """Message about the condition for a component. For example, information about a health check.
+    """
     status: str
+    """Status of the condition for a component. Valid values for "Healthy": "True", "False", or
+    "Unknown".
+    """
     type: str
+    """Type of condition for a component. Valid value: "Healthy\""""
 
 
 class ComponentStatus(K8sObject):
+    """ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This
+    API is deprecated in v1.19+
+    """
+
     gvk = GroupVersionKind("", "v1", "ComponentStatus")
     plural = "componentstatuses"
     namespaced = False
     conditions: list[ComponentCondition] | None = None
+    """List of component conditions observed"""

@@ -11,9 +11,27 @@ from pyscaffold_op.models._base import K8sObject
 
 
 class ConfigMap(K8sObject):
+    """ConfigMap holds configuration data for pods to consume."""
+
     gvk = GroupVersionKind("", "v1", "ConfigMap")
     plural = "configmaps"
     namespaced = True
     binary_data: dict[str, str] | None = None
+    """BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-',
+    '_' or '.'. BinaryData can contain byte sequences that are not in the UTF-8 range. The keys
+    stored in BinaryData must not overlap with the ones in the Data field, this is enforced
+    during validation process. Using this field will require 1.10+ apiserver and kubelet. Note:
+    BinaryData keys are not currently propagated to container env vars via ConfigMapKeyRef or
+    ConfigMapRef env sources; only Data keys are used.
+    """
     data: dict[str, str] | None = None
+    """Data contains the configuration data. Each key must consist of alphanumeric characters, '-',
+    '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys
+    stored in Data must not overlap with the keys in the BinaryData field, this is enforced
+    during validation process.
+    """
     immutable: bool | None = None
+    """Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only
+    object metadata can be modified). If not set to true, the field can be modified at any time.
+    Defaulted to nil.
+    """

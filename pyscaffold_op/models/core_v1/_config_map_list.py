@@ -12,7 +12,23 @@ from ._config_map import ConfigMap
 
 
 class ConfigMapList(K8sModel):
+    """ConfigMapList is a resource containing a list of ConfigMap objects."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[ConfigMap]
+    """Items is the list of ConfigMaps."""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
+    """

@@ -12,27 +12,123 @@ from ._object_reference import ObjectReference
 
 
 class EndpointPort(K8sModel):
+    """EndpointPort is a tuple that describes a single port. Deprecated: This API is deprecated in
+    v1.33+.
+    """
+
     app_protocol: str | None = None
+    """The application protocol for this port. This is used as a hint for implementations to offer
+    richer behavior for protocols that they understand. This field follows standard Kubernetes
+    label syntax. Valid values are either:
+
+    * Un-prefixed protocol names - reserved for IANA standard service names (as per RFC-6335 and
+      https://www.iana.org/assignments/service-names).
+
+    * Kubernetes-defined prefixed names:
+      * 'kubernetes.io/h2c' - HTTP/2 prior knowledge over cleartext as described in
+        https://www.rfc-editor.org/rfc/rfc9113.html#name-starting-http-2-with-prior-
+      * 'kubernetes.io/ws'  - WebSocket over cleartext as described in
+        https://www.rfc-editor.org/rfc/rfc6455
+      * 'kubernetes.io/wss' - WebSocket over TLS as described in
+        https://www.rfc-editor.org/rfc/rfc6455
+
+    * Other protocols should use implementation-defined prefixed names such as
+      mycompany.com/my-custom-protocol.
+    """
     name: str | None = None
+    """The name of this port.  This must match the 'name' field in the corresponding ServicePort.
+    Must be a DNS_LABEL. Optional only if one port is defined.
+    """
     port: int
+    """The port number of the endpoint."""
     protocol: str | None = None
+    """The IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.
+
+    Possible enum values:
+     - `"SCTP"` is the SCTP protocol.
+     - `"TCP"` is the TCP protocol.
+     - `"UDP"` is the UDP protocol.
+    """
 
 
 class EndpointAddress(K8sModel):
+    """EndpointAddress is a tuple that describes single IP address. Deprecated: This API is
+    deprecated in v1.33+.
+    """
+
     hostname: str | None = None
+    """The Hostname of this endpoint"""
     ip: str
+    """The IP of this endpoint. May not be loopback (127.0.0.0/8 or ::1), link-local (169.254.0.0/16
+    or fe80::/10), or link-local multicast (224.0.0.0/24 or ff02::/16).
+    """
     node_name: str | None = None
+    """Optional: Node hosting this endpoint. This can be used to determine endpoints local to a
+    node.
+    """
     target_ref: ObjectReference | None = None
+    """Reference to object providing the endpoint."""
 
 
 class EndpointSubset(K8sModel):
+    """EndpointSubset is a group of addresses with a common set of ports. The expanded set of
+    endpoints is the Cartesian product of Addresses x Ports. For example, given:
+
+            {
+              Addresses: [{"ip": "10.10.1.1"}, {"ip": "10.10.2.2"}],
+              Ports:     [{"name": "a", "port": 8675}, {"name": "b", "port": 309}]
+            }
+
+    The resulting set of endpoints can be viewed as:
+
+            a: [ 10.10.1.1:8675, 10.10.2.2:8675 ],
+            b: [ 10.10.1.1:309, 10.10.2.2:309 ]
+
+    Deprecated: This API is deprecated in v1.33+.
+    """
+
     addresses: list[EndpointAddress] | None = None
+    """IP addresses which offer the related ports that are marked as ready. These endpoints should
+    be considered safe for load balancers and clients to utilize.
+    """
     not_ready_addresses: list[EndpointAddress] | None = None
+    """IP addresses which offer the related ports but are not currently marked as ready because they
+    have not yet finished starting, have recently failed a readiness check, or have recently
+    failed a liveness check.
+    """
     ports: list[EndpointPort] | None = None
+    """Port numbers available on the related IP addresses."""
 
 
 class Endpoints(K8sObject):
+    """Endpoints is a collection of endpoints that implement the actual service. Example:
+
+             Name: "mysvc",
+             Subsets: [
+               {
+                 Addresses: [{"ip": "10.10.1.1"}, {"ip": "10.10.2.2"}],
+                 Ports: [{"name": "a", "port": 8675}, {"name": "b", "port": 309}]
+               },
+               {
+                 Addresses: [{"ip": "10.10.3.3"}],
+                 Ports: [{"name": "a", "port": 93}, {"name": "b", "port": 76}]
+               },
+            ]
+
+    Endpoints is a legacy API and does not contain information about all Service features. Use
+    discoveryv1.EndpointSlice for complete information about Service endpoints.
+
+    Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.
+    """
+
     gvk = GroupVersionKind("", "v1", "Endpoints")
     plural = "endpoints"
     namespaced = True
     subsets: list[EndpointSubset] | None = None
+    """The set of all endpoints is the union of all subsets. Addresses are placed into subsets
+    according to the IPs they share. A single address with multiple ports, some of which are
+    ready and some of which are not (because they come from different containers) will result in
+    the address being displayed in different subsets for the different ports. No address will
+    appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and
+    ports that comprise a service.
+    """

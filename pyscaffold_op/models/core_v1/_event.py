@@ -13,30 +13,63 @@ from ._object_reference import ObjectReference
 
 
 class EventSeries(K8sModel):
+    """EventSeries contain information on series of events, i.e. thing that was/is happening
+    continuously for some time.
+    """
+
     count: int | None = None
+    """Number of occurrences in this series up to the last heartbeat time"""
     last_observed_time: datetime | None = None
+    """Time of the last occurrence observed"""
 
 
 class EventSource(K8sModel):
+    """EventSource contains information for an event."""
+
     component: str | None = None
+    """Component from which the event is generated."""
     host: str | None = None
+    """Node name on which the event is generated."""
 
 
 class Event(K8sObject):
+    """Event is a report of an event somewhere in the cluster.  Events have a limited retention time
+    and triggers and messages may evolve with time.  Event consumers should not rely on the
+    timing of an event with a given Reason reflecting a consistent underlying trigger, or the
+    continued existence of events with that Reason.  Events should be treated as informative,
+    best-effort, supplemental data.
+    """
+
     gvk = GroupVersionKind("", "v1", "Event")
     plural = "events"
     namespaced = True
     action: str | None = None
+    """What action was taken/failed regarding to the Regarding object."""
     count: int | None = None
+    """The number of times this event has occurred."""
     event_time: datetime | None = None
+    """Time when this Event was first observed."""
     first_timestamp: datetime | None = None
+    """The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"""
     involved_object: ObjectReference | None = None
+    """The object that this event is about."""
     last_timestamp: datetime | None = None
+    """The time at which the most recent occurrence of this event was recorded."""
     message: str | None = None
+    """A human-readable description of the status of this operation."""
     reason: str | None = None
+    """This should be a short, machine understandable string that gives the reason for the
+    transition into the object's current status.
+    """
     related: ObjectReference | None = None
+    """Optional secondary object for more complex actions."""
     reporting_component: str | None = None
+    """Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`."""
     reporting_instance: str | None = None
+    """ID of the controller instance, e.g. `kubelet-xyzf`."""
     series: EventSeries | None = None
+    """Data about the Event series this event represents or nil if it's a singleton Event."""
     source: EventSource | None = None
+    """The component reporting this event. Should be a short machine understandable string."""
     type: str | None = None
+    """Type of this event (Normal, Warning), new types could be added in the future"""

@@ -12,20 +12,41 @@ from pyscaffold_op.apimachinery.fields import Quantity
 
 
 class LimitRangeItem(K8sModel):
+    """LimitRangeItem defines a min/max usage limit for any resource that matches on kind."""
+
     default: dict[str, Quantity] | None = None
+    """Default resource requirement limit value by resource name if resource limit is omitted."""
     default_request: dict[str, Quantity] | None = None
+    """DefaultRequest is the default resource requirement request value by resource name if resource
+    request is omitted.
+    """
     max: dict[str, Quantity] | None = None
+    """Max usage constraints on this kind by resource name."""
     max_limit_request_ratio: dict[str, Quantity] | None = None
+    """MaxLimitRequestRatio if specified, the named resource must have a request and limit that are
+    both non-zero where limit divided by request is less than or equal to the enumerated value;
+    this represents the max burst for the named resource.
+    """
     min: dict[str, Quantity] | None = None
+    """Min usage constraints on this kind by resource name."""
     type: str
+    """Type of resource that this limit applies to."""
 
 
 class LimitRangeSpec(K8sModel):
+    """LimitRangeSpec defines a min/max usage limit for resources that match on kind."""
+
     limits: list[LimitRangeItem]
+    """Limits is the list of LimitRangeItem objects that are enforced."""
 
 
 class LimitRange(K8sObject):
+    """LimitRange sets resource usage limits for each kind of resource in a Namespace."""
+
     gvk = GroupVersionKind("", "v1", "LimitRange")
     plural = "limitranges"
     namespaced = True
     spec: LimitRangeSpec | None = None
+    """Spec defines the limits enforced. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

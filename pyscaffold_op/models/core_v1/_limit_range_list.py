@@ -12,7 +12,25 @@ from ._limit_range import LimitRange
 
 
 class LimitRangeList(K8sModel):
+    """LimitRangeList is a list of LimitRange items."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[LimitRange]
+    """Items is a list of LimitRange objects. More info:
+    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
+    """
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard list metadata. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """

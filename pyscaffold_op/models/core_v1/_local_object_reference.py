@@ -10,4 +10,13 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class LocalObjectReference(K8sModel):
+    """LocalObjectReference contains enough information to let you locate the referenced object
+    inside the same namespace.
+    """
+
     name: str | None = None
+    """Name of the referent. This field is effectively required, but due to backwards compatibility
+    is allowed to be empty. Instances of this type with an empty value here are almost certainly
+    wrong. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """

@@ -12,25 +12,55 @@ from datetime import datetime
 
 
 class NamespaceCondition(K8sModel):
+    """NamespaceCondition contains details about state of namespace."""
+
     last_transition_time: datetime | None = None
+    """Last time the condition transitioned from one status to another."""
     message: str | None = None
+    """Human-readable message indicating details about last transition."""
     reason: str | None = None
+    """Unique, one-word, CamelCase reason for the condition's last transition."""
     status: str
+    """Status of the condition, one of True, False, Unknown."""
     type: str
+    """Type of namespace controller condition."""
 
 
 class NamespaceSpec(K8sModel):
+    """NamespaceSpec describes the attributes on a Namespace."""
+
     finalizers: list[str] | None = None
+    """Finalizers is an opaque list of values that must be empty to permanently remove object from
+    storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/
+    """
 
 
 class NamespaceStatus(K8sModel):
+    """NamespaceStatus is information about the current status of a Namespace."""
+
     conditions: list[NamespaceCondition] | None = None
+    """Represents the latest available observations of a namespace's current state."""
     phase: str | None = None
+    """Phase is the current lifecycle phase of the namespace. More info:
+    https://kubernetes.io/docs/tasks/administer-cluster/namespaces/
+
+    Possible enum values:
+     - `"Active"` means the namespace is available for use in the system
+     - `"Terminating"` means the namespace is undergoing graceful termination
+    """
 
 
 class Namespace(K8sObject):
+    """Namespace provides a scope for Names. Use of multiple namespaces is optional."""
+
     gvk = GroupVersionKind("", "v1", "Namespace")
     plural = "namespaces"
     namespaced = False
     spec: NamespaceSpec | None = None
+    """Spec defines the behavior of the Namespace. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
     status: NamespaceStatus | None = None
+    """Status describes the current status of a Namespace. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

@@ -15,131 +15,371 @@ from pyscaffold_op.apimachinery.fields import Quantity
 
 
 class AttachedVolume(K8sModel):
+    """AttachedVolume describes a volume attached to a node"""
+
     device_path: str
+    """DevicePath represents the device path where the volume should be available"""
     name: str
+    """Name of the attached volume"""
 
 
 class ConfigMapNodeConfigSource(K8sModel):
+    """ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config
+    source for the Node. This API is deprecated since 1.22:
+    https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration
+    """
+
     kubelet_config_key: str
+    """KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the
+    KubeletConfiguration structure This field is required in all cases.
+    """
     name: str
+    """Name is the metadata.name of the referenced ConfigMap. This field is required in all cases.
+    """
     namespace: str
+    """Namespace is the metadata.namespace of the referenced ConfigMap. This field is required in
+    all cases.
+    """
     resource_version: str | None = None
+    """ResourceVersion is the metadata.ResourceVersion of the referenced ConfigMap. This field is
+    forbidden in Node.Spec, and required in Node.Status.
+    """
     uid: str | None = None
+    """UID is the metadata.UID of the referenced ConfigMap. This field is forbidden in Node.Spec,
+    and required in Node.Status.
+    """
 
 
 class ContainerImage(K8sModel):
+    """Describe a container image"""
+
     names: list[str] | None = None
+    """Names by which this image is known. e.g. ["kubernetes.example/hyperkube:v1.0.7",
+    "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"]
+    """
     size_bytes: int | None = None
+    """The size of the image in bytes."""
 
 
 class DaemonEndpoint(K8sModel):
+    """DaemonEndpoint contains information about a single Daemon endpoint."""
+
     port: Annotated[int, Field(alias="Port")]
+    """Port number of the given endpoint."""
 
 
 class NodeAddress(K8sModel):
+    """NodeAddress contains information for the node's address."""
+
     address: str
+    """The node address."""
     type: str
+    """Node address type, one of Hostname, ExternalIP or InternalIP."""
 
 
 class NodeCondition(K8sModel):
+    """NodeCondition contains condition information for a node."""
+
     last_heartbeat_time: datetime | None = None
+    """Last time we got an update on a given condition."""
     last_transition_time: datetime | None = None
+    """Last time the condition transit from one status to another."""
     message: str | None = None
+    """Human readable message indicating details about last transition."""
     reason: str | None = None
+    """(brief) reason for the condition's last transition."""
     status: str
+    """Status of the condition, one of True, False, Unknown."""
     type: str
+    """Type of node condition."""
 
 
 class NodeConfigSource(K8sModel):
+    """NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding
+    metadata) must be non-nil. This API is deprecated since 1.22
+    """
+
     config_map: ConfigMapNodeConfigSource | None = None
+    """ConfigMap is a reference to a Node's ConfigMap"""
 
 
 class NodeConfigStatus(K8sModel):
+    """NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource."""
+
     active: NodeConfigSource | None = None
+    """Active reports the checkpointed config the node is actively using. Active will represent
+    either the current version of the Assigned config, or the current LastKnownGood config,
+    depending on whether attempting to use the Assigned config results in an error.
+    """
     assigned: NodeConfigSource | None = None
+    """Assigned reports the checkpointed config the node will try to use. When
+    Node.Spec.ConfigSource is updated, the node checkpoints the associated config payload to
+    local disk, along with a record indicating intended config. The node refers to this record to
+    choose its config checkpoint, and reports this record in Assigned. Assigned only updates in
+    the status after the record has been checkpointed to disk. When the Kubelet is restarted, it
+    tries to make the Assigned config the Active config by loading and validating the
+    checkpointed payload identified by Assigned.
+    """
     error: str | None = None
+    """Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors
+    may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned
+    record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to
+    load or validate the Assigned config, etc. Errors may occur at different points while syncing
+    config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback
+    to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or
+    validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter
+    case, it is usually possible to resolve the error by fixing the config assigned in
+    Spec.ConfigSource. You can find additional information for debugging by searching the error
+    message in the Kubelet log. Error is a human-readable description of the error state;
+    machines can check whether or not Error is empty, but should not rely on the stability of the
+    Error text across Kubelet versions.
+    """
     last_known_good: NodeConfigSource | None = None
+    """LastKnownGood reports the checkpointed config the node will fall back to when it encounters
+    an error attempting to use the Assigned config. The Assigned config becomes the LastKnownGood
+    config when the node determines that the Assigned config is stable and correct. This is
+    currently implemented as a 10-minute soak period starting when the local record of Assigned
+    config is updated. If the Assigned config is Active at the end of this period, it becomes the
+    LastKnownGood. Note that if Spec.ConfigSource is reset to nil (use local defaults), the
+    LastKnownGood is also immediately reset to nil, because the local default config is always
+    assumed good. You should not make assumptions about the node's method of determining config
+    stability and correctness, as this may change or become configurable in the future.
+    """
 
 
 class NodeDaemonEndpoints(K8sModel):
+    """NodeDaemonEndpoints lists ports opened by daemons running on the Node."""
+
     kubelet_endpoint: DaemonEndpoint | None = None
+    """Endpoint on which Kubelet is listening."""
 
 
 class NodeFeatures(K8sModel):
+    """NodeFeatures describes the set of features implemented by the CRI implementation. The
+    features contained in the NodeFeatures should depend only on the cri implementation
+    independent of runtime handlers.
+    """
+
     supplemental_groups_policy: bool | None = None
+    """SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and
+    ContainerUser.
+    """
 
 
 class NodePodPreemptionPolicy(K8sModel):
+    """NodePodPreemptionPolicy defines the node-level policies governing preemption for pods on this
+    node.
+    """
+
     disable_resize_preemption: list[str] | None = None
+    """DisableResizePreemption lists the owners (e.g., autoscalers, operators, administrators) that
+    have requested to disable scheduler and Kubelet preemption for in-place pod resize on this
+    node. If this list is non-empty, resize-induced preemption is disabled on this node. This is
+    an alpha field and requires enabling the InPlacePodVerticalScalingSchedulerPreemption feature
+    gate.
+    """
 
 
 class NodeRuntimeHandlerFeatures(K8sModel):
+    """NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler."""
+
     recursive_read_only_mounts: bool | None = None
+    """RecursiveReadOnlyMounts is set to true if the runtime handler supports
+    RecursiveReadOnlyMounts.
+    """
     user_namespaces: bool | None = None
+    """UserNamespaces is set to true if the runtime handler supports UserNamespaces, including for
+    volumes.
+    """
 
 
 class NodeSwapStatus(K8sModel):
+    """NodeSwapStatus represents swap memory information."""
+
     capacity: int | None = None
+    """Total amount of swap memory in bytes."""
 
 
 class NodeSystemInfo(K8sModel):
+    """NodeSystemInfo is a set of ids/uuids to uniquely identify the node."""
+
     architecture: str
+    """The Architecture reported by the node"""
     boot_id: Annotated[str, Field(alias="bootID")]
+    """Boot ID reported by the node."""
     container_runtime_version: str
+    """ContainerRuntime Version reported by the node through runtime remote API (e.g.
+    containerd://1.4.2).
+    """
     kernel_version: str
+    """Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."""
     kube_proxy_version: str
+    """Deprecated: KubeProxy Version reported by the node."""
     kubelet_version: str
+    """Kubelet Version reported by the node."""
     machine_id: Annotated[str, Field(alias="machineID")]
+    """MachineID reported by the node. For unique machine identification in the cluster this field
+    is preferred. Learn more from man(5) machine-id:
+    http://man7.org/linux/man-pages/man5/machine-id.5.html
+    """
     operating_system: str
+    """The Operating System reported by the node"""
     os_image: str
+    """OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."""
     running_in_user_namespace: bool | None = None
+    """Whether the node is running in a user namespace."""
     swap: NodeSwapStatus | None = None
+    """Swap Info reported by the node."""
     system_uuid: Annotated[str, Field(alias="systemUUID")]
+    """SystemUUID reported by the node. For unique machine identification MachineID is preferred.
+    This field is specific to Red Hat hosts
+    https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid
+    """
 
 
 class Taint(K8sModel):
+    """The node this Taint is attached to has the "effect" on any pod that does not tolerate the
+    Taint.
+    """
+
     effect: str
+    """Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are
+    NoSchedule, PreferNoSchedule and NoExecute.
+
+    Possible enum values:
+     - `"NoExecute"` Evict any already-running pods that do not tolerate the taint. Currently
+       enforced by NodeController.
+     - `"NoSchedule"` Do not allow new pods to schedule onto the node unless they tolerate the
+       taint, but allow all pods submitted to Kubelet without going through the scheduler to
+       start, and allow all already-running pods to continue running. Enforced by the scheduler.
+     - `"PreferNoSchedule"` Like TaintEffectNoSchedule, but the scheduler tries not to schedule
+       new pods onto the node, rather than prohibiting new pods from scheduling onto the node
+       entirely. Enforced by the scheduler.
+    """
     key: str
+    """Required. The taint key to be applied to a node."""
     time_added: datetime | None = None
+    """TimeAdded represents the time at which the taint was added."""
     value: str | None = None
+    """The taint value corresponding to the taint key."""
 
 
 class NodeRuntimeHandler(K8sModel):
+    """NodeRuntimeHandler is a set of runtime handler information."""
+
     features: NodeRuntimeHandlerFeatures | None = None
+    """Supported features."""
     name: str | None = None
+    """Runtime handler name. Empty for the default runtime handler."""
 
 
 class NodeSpec(K8sModel):
+    """NodeSpec describes the attributes that a node is created with."""
+
     config_source: NodeConfigSource | None = None
+    """Deprecated: Previously used to specify the source of the node's configuration for the
+    DynamicKubeletConfig feature. This feature is removed.
+    """
     external_id: Annotated[str | None, Field(alias="externalID")] = None
+    """Deprecated. Not all kubelets will set this field. Remove field after 1.13. see:
+    https://issues.k8s.io/61966
+    """
     pod_cidr: Annotated[str | None, Field(alias="podCIDR")] = None
+    """PodCIDR represents the pod IP range assigned to the node."""
     pod_cid_rs: Annotated[list[str] | None, Field(alias="podCIDRs")] = None
+    """podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If
+    this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1
+    value for each of IPv4 and IPv6.
+    """
     pod_preemption_policy: NodePodPreemptionPolicy | None = None
+    """PodPreemptionPolicy controls the node-level preemption behaviors for pods on this node. This
+    is an alpha field and requires enabling the InPlacePodVerticalScalingSchedulerPreemption
+    feature gate.
+    """
     provider_id: Annotated[str | None, Field(alias="providerID")] = None
+    """ID of the node assigned by the cloud provider in the format:
+    <ProviderName>://<ProviderSpecificNodeID>
+    """
     taints: list[Taint] | None = None
+    """If specified, the node's taints."""
     unschedulable: bool | None = None
+    """Unschedulable controls node schedulability of new pods. By default, node is schedulable. More
+    info: https://kubernetes.io/docs/concepts/nodes/node/#manual-node-administration
+    """
 
 
 class NodeStatus(K8sModel):
+    """NodeStatus is information about the current status of a node."""
+
     addresses: list[NodeAddress] | None = None
+    """List of addresses reachable to the node. Queried from cloud provider, if available. More
+    info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is
+    declared as mergeable, but the merge key is not sufficiently unique, which can cause data
+    corruption when it is merged. Callers should instead use a full-replacement patch. See
+    https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change
+    during the lifetime of a Node. However, there are some exceptions where this may not be
+    possible, such as Pods that inherit a Node's address in its own status or consumers of the
+    downward API (status.hostIP).
+    """
     allocatable: dict[str, Quantity] | None = None
+    """Allocatable represents the resources of a node that are available for scheduling. Defaults to
+    Capacity.
+    """
     capacity: dict[str, Quantity] | None = None
+    """Capacity represents the total resources of a node. More info:
+    https://kubernetes.io/docs/reference/node/node-status/#capacity
+    """
     conditions: list[NodeCondition] | None = None
+    """Conditions is an array of current observed node conditions. More info:
+    https://kubernetes.io/docs/reference/node/node-status/#condition
+    """
     config: NodeConfigStatus | None = None
+    """Status of the config assigned to the node via the dynamic Kubelet config feature."""
     daemon_endpoints: NodeDaemonEndpoints | None = None
+    """Endpoints of daemons running on the Node."""
     declared_features: list[str] | None = None
+    """DeclaredFeatures represents the features related to feature gates that are declared by the
+    node.
+    """
     features: NodeFeatures | None = None
+    """Features describes the set of features implemented by the CRI implementation."""
     images: list[ContainerImage] | None = None
+    """List of container images on this node"""
     node_info: NodeSystemInfo | None = None
+    """Set of ids/uuids to uniquely identify the node. More info:
+    https://kubernetes.io/docs/reference/node/node-status/#info
+    """
     phase: str | None = None
+    """NodePhase is the recently observed lifecycle phase of the node. More info:
+    https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now
+    is deprecated.
+
+    Possible enum values:
+     - `"Pending"` means the node has been created/added by the system, but not configured.
+     - `"Running"` means the node has been configured and has Kubernetes components running.
+     - `"Terminated"` means the node has been removed from the cluster.
+    """
     runtime_handlers: list[NodeRuntimeHandler] | None = None
+    """The available runtime handlers."""
     volumes_attached: list[AttachedVolume] | None = None
+    """List of volumes that are attached to the node."""
     volumes_in_use: list[str] | None = None
+    """List of attachable volumes in use (mounted) by the node."""
 
 
 class Node(K8sObject):
+    """Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache
+    (i.e. in etcd).
+    """
+
     gvk = GroupVersionKind("", "v1", "Node")
     plural = "nodes"
     namespaced = False
     spec: NodeSpec | None = None
+    """Spec defines the behavior of a node.
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
     status: NodeStatus | None = None
+    """Most recently observed status of the node. Populated by the system. Read-only. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

@@ -30,160 +30,572 @@ from ._object_reference import ObjectReference
 
 
 class AzureFilePersistentVolumeSource(K8sModel):
+    """AzureFile represents an Azure File Service mount on the host and bind mount to the pod."""
+
     read_only: bool | None = None
+    """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts.
+    """
     secret_name: str
+    """secretName is the name of secret that contains Azure Storage Account Name and Key"""
     secret_namespace: str | None = None
+    """secretNamespace is the namespace of the secret that contains Azure Storage Account Name and
+    Key default is the same as the Pod
+    """
     share_name: str
+    """shareName is the azure Share Name"""
 
 
 class GlusterfsPersistentVolumeSource(K8sModel):
+    """Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not
+    support ownership management or SELinux relabeling.
+    """
+
     endpoints: str
+    """endpoints is the endpoint name that details Glusterfs topology. More info:
+    https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
+    """
     endpoints_namespace: str | None = None
+    """endpointsNamespace is the namespace that contains Glusterfs endpoint. If this field is empty,
+    the EndpointNamespace defaults to the same namespace as the bound PVC. More info:
+    https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
+    """
     path: str
+    """path is the Glusterfs volume path. More info:
+    https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
+    """
     read_only: bool | None = None
+    """readOnly here will force the Glusterfs volume to be mounted with read-only permissions.
+    Defaults to false. More info:
+    https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
+    """
 
 
 class LocalVolumeSource(K8sModel):
+    """Local represents directly-attached storage with node affinity"""
+
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. It applies only when the Path is a block device. Must
+    be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The
+    default value is to auto-select a filesystem if unspecified.
+    """
     path: str
+    """path of the full path to the volume on the node. It can be either a directory or block device
+    (disk, partition, ...).
+    """
 
 
 class PersistentVolumeStatus(K8sModel):
+    """PersistentVolumeStatus is the current status of a persistent volume."""
+
     last_phase_transition_time: datetime | None = None
+    """lastPhaseTransitionTime is the time the phase transitioned from one to another and
+    automatically resets to current time everytime a volume phase transitions.
+    """
     message: str | None = None
+    """message is a human-readable message indicating details about why the volume is in this state.
+    """
     phase: str | None = None
+    """phase indicates if a volume is available, bound to a claim, or released by a claim. More
+    info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase
+
+    Possible enum values:
+     - `"Available"` used for PersistentVolumes that are not yet bound Available volumes are held
+       by the binder and matched to PersistentVolumeClaims
+     - `"Bound"` used for PersistentVolumes that are bound
+     - `"Failed"` used for PersistentVolumes that failed to be correctly recycled or deleted
+       after being released from a claim
+     - `"Pending"` used for PersistentVolumes that are not available
+     - `"Released"` used for PersistentVolumes where the bound PersistentVolumeClaim was deleted
+       released volumes must be recycled before becoming available again this phase is used by
+       the persistent volume claim binder to signal to another process to reclaim the resource
+    """
     reason: str | None = None
+    """reason is a brief CamelCase string that describes any failure and is meant for machine
+    parsing and tidy display in the CLI.
+    """
 
 
 class SecretReference(K8sModel):
+    """SecretReference represents a Secret Reference. It has enough information to retrieve secret
+    in any namespace
+    """
+
     name: str | None = None
+    """name is unique within a namespace to reference a secret resource."""
     namespace: str | None = None
+    """namespace defines the space within which the secret name must be unique."""
 
 
 class StorageOSPersistentVolumeSource(K8sModel):
+    """Represents a StorageOS persistent volume resource."""
+
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
+    """
     read_only: bool | None = None
+    """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts.
+    """
     secret_ref: ObjectReference | None = None
+    """secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not
+    specified, default values will be attempted.
+    """
     volume_name: str | None = None
+    """volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique
+    within a namespace.
+    """
     volume_namespace: str | None = None
+    """volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is
+    specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to
+    be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override
+    the default behaviour. Set to "default" if you are not using namespaces within StorageOS.
+    Namespaces that do not pre-exist within StorageOS will be created.
+    """
 
 
 class CSIPersistentVolumeSource(K8sModel):
+    """Represents storage that is managed by an external CSI volume driver"""
+
     controller_expand_secret_ref: SecretReference | None = None
+    """controllerExpandSecretRef is a reference to the secret object containing sensitive
+    information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This
+    field is optional, and may be empty if no secret is required. If the secret object contains
+    more than one secret, all secrets are passed.
+    """
     controller_publish_secret_ref: SecretReference | None = None
+    """controllerPublishSecretRef is a reference to the secret object containing sensitive
+    information to pass to the CSI driver to complete the CSI ControllerPublishVolume and
+    ControllerUnpublishVolume calls. This field is optional, and may be empty if no secret is
+    required. If the secret object contains more than one secret, all secrets are passed.
+    """
     driver: str
+    """driver is the name of the driver to use for this volume. Required."""
     fs_type: str | None = None
+    """fsType to mount. Must be a filesystem type supported by the host operating system. Ex.
+    "ext4", "xfs", "ntfs".
+    """
     node_expand_secret_ref: SecretReference | None = None
+    """nodeExpandSecretRef is a reference to the secret object containing sensitive information to
+    pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may
+    be omitted if no secret is required. If the secret object contains more than one secret, all
+    secrets are passed.
+    """
     node_publish_secret_ref: SecretReference | None = None
+    """nodePublishSecretRef is a reference to the secret object containing sensitive information to
+    pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls.
+    This field is optional, and may be empty if no secret is required. If the secret object
+    contains more than one secret, all secrets are passed.
+    """
     node_stage_secret_ref: SecretReference | None = None
+    """nodeStageSecretRef is a reference to the secret object containing sensitive information to
+    pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and
+    NodeUnstageVolume calls. This field is optional, and may be empty if no secret is required.
+    If the secret object contains more than one secret, all secrets are passed.
+    """
     read_only: bool | None = None
+    """readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write)."""
     volume_attributes: dict[str, str] | None = None
+    """volumeAttributes of the volume to publish."""
     volume_handle: str
+    """volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to
+    refer to the volume on all subsequent calls. Required.
+    """
 
 
 class CephFSPersistentVolumeSource(K8sModel):
+    """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not
+    support ownership management or SELinux relabeling.
+    """
+
     monitors: list[str]
+    """monitors is Required: Monitors is a collection of Ceph monitors More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
     path: str | None = None
+    """path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /"""
     read_only: bool | None = None
+    """readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly
+    setting in VolumeMounts. More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
     secret_file: str | None = None
+    """secretFile is Optional: SecretFile is the path to key ring for User, default is
+    /etc/ceph/user.secret More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
     secret_ref: SecretReference | None = None
+    """secretRef is Optional: SecretRef is reference to the authentication secret for User, default
+    is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
     user: str | None = None
+    """user is Optional: User is the rados user name, default is admin More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
 
 
 class CinderPersistentVolumeSource(K8sModel):
+    """Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting
+    to a container. The volume must also be in the same region as the kubelet. Cinder volumes
+    support ownership management and SELinux relabeling.
+    """
+
     fs_type: str | None = None
+    """fsType Filesystem type to mount. Must be a filesystem type supported by the host operating
+    system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
+    More info: https://examples.k8s.io/mysql-cinder-pd/README.md
+    """
     read_only: bool | None = None
+    """readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly
+    setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
+    """
     secret_ref: SecretReference | None = None
+    """secretRef is Optional: points to a secret object containing parameters used to connect to
+    OpenStack.
+    """
     volume_id: Annotated[str, Field(alias="volumeID")]
+    """volumeID used to identify the volume in cinder. More info:
+    https://examples.k8s.io/mysql-cinder-pd/README.md
+    """
 
 
 class FlexPersistentVolumeSource(K8sModel):
+    """FlexPersistentVolumeSource represents a generic persistent volume resource that is
+    provisioned/attached using an exec based plugin.
+    """
+
     driver: str
+    """driver is the name of the driver to use for this volume."""
     fs_type: str | None = None
+    """fsType is the Filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume
+    script.
+    """
     options: dict[str, str] | None = None
+    """options is Optional: this field holds extra command options if any."""
     read_only: bool | None = None
+    """readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly
+    setting in VolumeMounts.
+    """
     secret_ref: SecretReference | None = None
+    """secretRef is Optional: SecretRef is reference to the secret object containing sensitive
+    information to pass to the plugin scripts. This may be empty if no secret object is
+    specified. If the secret object contains more than one secret, all secrets are passed to the
+    plugin scripts.
+    """
 
 
 class ISCSIPersistentVolumeSource(K8sModel):
+    """ISCSIPersistentVolumeSource represents an ISCSI disk. ISCSI volumes can only be mounted as
+    read/write once. ISCSI volumes support ownership management and SELinux relabeling.
+    """
+
     chap_auth_discovery: bool | None = None
+    """chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication"""
     chap_auth_session: bool | None = None
+    """chapAuthSession defines whether support iSCSI Session CHAP authentication"""
     fs_type: str | None = None
+    """fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the
+    filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs".
+    Implicitly inferred to be "ext4" if unspecified. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#iscsi
+    """
     initiator_name: str | None = None
+    """initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with
+    iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be
+    created for the connection.
+    """
     iqn: str
+    """iqn is Target iSCSI Qualified Name."""
     iscsi_interface: str | None = None
+    """iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default'
+    (tcp).
+    """
     lun: int
+    """lun is iSCSI Target Lun number."""
     portals: list[str] | None = None
+    """portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the
+    port is other than default (typically TCP ports 860 and 3260).
+    """
     read_only: bool | None = None
+    """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false."""
     secret_ref: SecretReference | None = None
+    """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
     target_portal: str
+    """targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port
+    is other than default (typically TCP ports 860 and 3260).
+    """
 
 
 class RBDPersistentVolumeSource(K8sModel):
+    """Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support
+    ownership management and SELinux relabeling.
+    """
+
     fs_type: str | None = None
+    """fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the
+    filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs".
+    Implicitly inferred to be "ext4" if unspecified. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#rbd
+    """
     image: str
+    """image is the rados image name. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     keyring: str | None = None
+    """keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     monitors: list[str]
+    """monitors is a collection of Ceph monitors. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     pool: str | None = None
+    """pool is the rados pool name. Default is rbd. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     read_only: bool | None = None
+    """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     secret_ref: SecretReference | None = None
+    """secretRef is name of the authentication secret for RBDUser. If provided overrides keyring.
+    Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     user: str | None = None
+    """user is the rados user name. Default is admin. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
 
 
 class ScaleIOPersistentVolumeSource(K8sModel):
+    """ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume"""
+
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs\"
+    """
     gateway: str
+    """gateway is the host address of the ScaleIO API Gateway."""
     protection_domain: str | None = None
+    """protectionDomain is the name of the ScaleIO Protection Domain for the configured storage."""
     read_only: bool | None = None
+    """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts.
+    """
     secret_ref: SecretReference
+    """secretRef references to the secret for ScaleIO user and other sensitive information. If this
+    is not provided, Login operation will fail.
+    """
     ssl_enabled: bool | None = None
+    """sslEnabled is the flag to enable/disable SSL communication with Gateway, default false"""
     storage_mode: str | None = None
+    """storageMode indicates whether the storage for a volume should be ThickProvisioned or
+    ThinProvisioned. Default is ThinProvisioned.
+    """
     storage_pool: str | None = None
+    """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
     system: str
+    """system is the name of the storage system as configured in ScaleIO."""
     volume_name: str | None = None
+    """volumeName is the name of a volume already created in the ScaleIO system that is associated
+    with this volume source.
+    """
 
 
 class VolumeNodeAffinity(K8sModel):
+    """VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed
+    from.
+    """
+
     required: NodeSelector | None = None
+    """required specifies hard node constraints that must be met."""
 
 
 class PersistentVolumeSpec(K8sModel):
+    """PersistentVolumeSpec is the specification of a persistent volume."""
+
     access_modes: list[str] | None = None
+    """accessModes contains all ways the volume can be mounted. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes
+    """
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    """awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host
+    machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All
+    operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com
+    CSI driver. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
+    """
     azure_disk: AzureDiskVolumeSource | None = None
+    """azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
+    Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are
+    redirected to the disk.csi.azure.com CSI driver.
+    """
     azure_file: AzureFilePersistentVolumeSource | None = None
+    """azureFile represents an Azure File Service mount on the host and bind mount to the pod.
+    Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are
+    redirected to the file.csi.azure.com CSI driver.
+    """
     capacity: dict[str, Quantity] | None = None
+    """capacity is the description of the persistent volume's resources and capacity. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity
+    """
     cephfs: CephFSPersistentVolumeSource | None = None
+    """cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated:
+    CephFS is deprecated and the in-tree cephfs type is no longer supported.
+    """
     cinder: CinderPersistentVolumeSource | None = None
+    """cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated:
+    Cinder is deprecated. All operations for the in-tree cinder type are redirected to the
+    cinder.csi.openstack.org CSI driver. More info:
+    https://examples.k8s.io/mysql-cinder-pd/README.md
+    """
     claim_ref: ObjectReference | None = None
+    """claimRef is part of a bi-directional binding between PersistentVolume and
+    PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the
+    authoritative bind between PV and PVC. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding
+    """
     csi: CSIPersistentVolumeSource | None = None
+    """csi represents storage that is handled by an external CSI driver."""
     fc: FCVolumeSource | None = None
+    """fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then
+    exposed to the pod.
+    """
     flex_volume: FlexPersistentVolumeSource | None = None
+    """flexVolume represents a generic volume resource that is provisioned/attached using an exec
+    based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
+    """
     flocker: FlockerVolumeSource | None = None
+    """flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the
+    pod for its usage. This depends on the Flocker control service being running. Deprecated:
+    Flocker is deprecated and the in-tree flocker type is no longer supported.
+    """
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
+    """gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine
+    and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is
+    deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the
+    pd.csi.storage.gke.io CSI driver. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
+    """
     glusterfs: GlusterfsPersistentVolumeSource | None = None
+    """glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod.
+    Provisioned by an admin. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type
+    is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md
+    """
     host_path: HostPathVolumeSource | None = None
+    """hostPath represents a directory on the host. Provisioned by a developer or tester. This is
+    useful for single-node development and testing only! On-host storage is not supported in any
+    way and WILL NOT WORK in a multi-node cluster. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#hostpath
+    """
     iscsi: ISCSIPersistentVolumeSource | None = None
+    """iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then
+    exposed to the pod. Provisioned by an admin.
+    """
     local: LocalVolumeSource | None = None
+    """local represents directly-attached storage with node affinity"""
     mount_options: list[str] | None = None
+    """mountOptions is the list of mount options, e.g. ["ro", "soft"]. Not validated - mount will
+    simply fail if one is invalid. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options
+    """
     nfs: NFSVolumeSource | None = None
+    """nfs represents an NFS mount on the host. Provisioned by an admin. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#nfs
+    """
     node_affinity: VolumeNodeAffinity | None = None
+    """nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This
+    field influences the scheduling of pods that use this volume. This field is mutable if
+    MutablePVNodeAffinity feature gate is enabled.
+    """
     persistent_volume_reclaim_policy: str | None = None
+    """persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from
+    its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete
+    (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle
+    must be supported by the volume plugin underlying this PersistentVolume. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming
+
+    Possible enum values:
+     - `"Delete"` means the volume will be deleted from Kubernetes on release from its claim. The
+       volume plugin must support Deletion.
+     - `"Recycle"` means the volume will be recycled back into the pool of unbound persistent
+       volumes on release from its claim. The volume plugin must support Recycling.
+     - `"Retain"` means the volume will be left in its current phase (Released) for manual
+       reclamation by the administrator. The default policy is Retain.
+    """
     photon_persistent_disk: PhotonPersistentDiskVolumeSource | None = None
+    """photonPersistentDisk represents a PhotonController persistent disk attached and mounted on
+    kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree
+    photonPersistentDisk type is no longer supported.
+    """
     portworx_volume: PortworxVolumeSource | None = None
+    """portworxVolume represents a portworx volume attached and mounted on kubelets host machine.
+    Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type
+    are redirected to the pxd.portworx.com CSI driver.
+    """
     quobyte: QuobyteVolumeSource | None = None
+    """quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated:
+    Quobyte is deprecated and the in-tree quobyte type is no longer supported.
+    """
     rbd: RBDPersistentVolumeSource | None = None
+    """rbd represents a Rados Block Device mount on the host that shares a pod's lifetime.
+    Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info:
+    https://examples.k8s.io/volumes/rbd/README.md
+    """
     scale_io: Annotated[ScaleIOPersistentVolumeSource | None, Field(alias="scaleIO")] = None
+    """scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes.
+    Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
+    """
     storage_class_name: str | None = None
+    """storageClassName is the name of StorageClass to which this persistent volume belongs. Empty
+    value means that this volume does not belong to any StorageClass.
+    """
     storageos: StorageOSPersistentVolumeSource | None = None
+    """storageOS represents a StorageOS volume that is attached to the kubelet's host machine and
+    mounted into the pod. Deprecated: StorageOS is deprecated and the in-tree storageos type is
+    no longer supported. More info: https://examples.k8s.io/volumes/storageos/README.md
+    """
     volume_attributes_class_name: str | None = None
+    """Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not
+    allowed. When this field is not set, it indicates that this volume does not belong to any
+    VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a
+    volume has been updated successfully to a new class. For an unbound PersistentVolume, the
+    volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the
+    binding process.
+    """
     volume_mode: str | None = None
+    """volumeMode defines if a volume is intended to be used with a formatted filesystem or to
+    remain in raw block state. Value of Filesystem is implied when not included in spec.
+
+    Possible enum values:
+     - `"Block"` means the volume will not be formatted with a filesystem and will remain a raw
+       block device.
+     - `"Filesystem"` means the volume will be or is formatted with a filesystem.
+    """
     vsphere_volume: VsphereVirtualDiskVolumeSource | None = None
+    """vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine.
+    Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type
+    are redirected to the csi.vsphere.vmware.com CSI driver.
+    """
 
 
 class PersistentVolume(K8sObject):
+    """PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous
+    to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
+    """
+
     gvk = GroupVersionKind("", "v1", "PersistentVolume")
     plural = "persistentvolumes"
     namespaced = False
     spec: PersistentVolumeSpec | None = None
+    """spec defines a specification of a persistent volume owned by the cluster. Provisioned by an
+    administrator. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
+    """
     status: PersistentVolumeStatus | None = None
+    """status represents the current information/status for the persistent volume. Populated by the
+    system. Read-only. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
+    """

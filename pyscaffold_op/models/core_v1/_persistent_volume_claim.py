@@ -15,39 +15,184 @@ from ._volume_health_condition import VolumeHealthCondition
 
 
 class ModifyVolumeStatus(K8sModel):
+    """ModifyVolumeStatus represents the status object of ControllerModifyVolume operation"""
+
     status: str
+    """status is the status of the ControllerModifyVolume operation. It can be in any of following
+    states:
+     - Pending
+       Pending indicates that the PersistentVolumeClaim cannot be modified due to unmet
+       requirements, such as
+       the specified VolumeAttributesClass not existing.
+     - InProgress
+       InProgress indicates that the volume is being modified.
+     - Infeasible
+      Infeasible indicates that the request has been rejected as invalid by the CSI driver. To
+              resolve the error, a valid VolumeAttributesClass needs to be specified.
+    Note: New statuses can be added in the future. Consumers should check for unknown statuses
+    and fail appropriately.
+
+    Possible enum values:
+     - `"InProgress"` InProgress indicates that the volume is being modified
+     - `"Infeasible"` Infeasible indicates that the request has been rejected as invalid by the
+       CSI driver. To resolve the error, a valid VolumeAttributesClass needs to be specified
+     - `"Pending"` Pending indicates that the PersistentVolumeClaim cannot be modified due to
+       unmet requirements, such as the specified VolumeAttributesClass not existing
+    """
     target_volume_attributes_class_name: str | None = None
+    """targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently
+    being reconciled
+    """
 
 
 class PersistentVolumeClaimCondition(K8sModel):
+    """PersistentVolumeClaimCondition contains details about state of pvc"""
+
     last_probe_time: datetime | None = None
+    """lastProbeTime is the time we probed the condition."""
     last_transition_time: datetime | None = None
+    """lastTransitionTime is the time the condition transitioned from one status to another."""
     message: str | None = None
+    """message is the human-readable message indicating details about last transition."""
     reason: str | None = None
+    """reason is a unique, this should be a short, machine understandable string that gives the
+    reason for condition's last transition. If it reports "Resizing" that means the underlying
+    persistent volume is being resized.
+    """
     status: str
+    """Status is the status of the condition. Can be True, False, Unknown. More info:
+    https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=state%20of%20pvc-,conditions.status,-(string)%2C%20required
+    """
     type: str
+    """Type is the type of the condition. More info:
+    https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=set%20to%20%27ResizeStarted%27.-,PersistentVolumeClaimCondition,-contains%20details%20about
+    """
 
 
 class VolumeHealthStatus(K8sModel):
+    """VolumeHealthStatus contains health information for a volume reported by the CSI controller
+    plugin.
+    """
+
     health_conditions: list[VolumeHealthCondition] | None = None
+    """conditions is the set of adverse conditions reported by the CSI controller plugin. An empty
+    list means no adverse condition. At most 16 conditions may be reported.
+    """
     last_transition_time: datetime | None = None
+    """lastTransitionTime is when the current set of conditions first appeared."""
 
 
 class PersistentVolumeClaimStatus(K8sModel):
+    """PersistentVolumeClaimStatus is the current status of a persistent volume claim."""
+
     access_modes: list[str] | None = None
+    """accessModes contains the actual access modes the volume backing the PVC has. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
+    """
     allocated_resource_statuses: dict[str, str] | None = None
+    """allocatedResourceStatuses stores status of resource being resized for the given PVC. Key
+    names follow standard Kubernetes label syntax. Valid values are either:
+            * Un-prefixed keys:
+                    - storage - the capacity of the volume.
+            * Custom resources must use implementation-defined prefixed names such as
+    	  "example.com/my-custom-resource"
+    Apart from above values - keys that are unprefixed or have kubernetes.io prefix are
+    considered reserved and hence may not be used.
+
+    ClaimResourceStatus can be in any of following states:
+            - ControllerResizeInProgress:
+                    State set when resize controller starts resizing the volume in control-plane.
+            - ControllerResizeFailed:
+                    State set when resize has failed in resize controller with a terminal error.
+            - NodeResizePending:
+                    State set when resize controller has finished resizing the volume but further
+    		resizing of
+                    volume is needed on the node.
+            - NodeResizeInProgress:
+                    State set when kubelet starts resizing the volume.
+            - NodeResizeFailed:
+                    State set when resizing has failed in kubelet with a terminal error.
+    		Transient errors don't set
+                    NodeResizeFailed.
+    For example: if expanding a PVC for more capacity - this field can be one of the following
+    states:
+            - pvc.status.allocatedResourceStatus['storage'] = "ControllerResizeInProgress"
+         - pvc.status.allocatedResourceStatus['storage'] = "ControllerResizeFailed"
+         - pvc.status.allocatedResourceStatus['storage'] = "NodeResizePending"
+         - pvc.status.allocatedResourceStatus['storage'] = "NodeResizeInProgress"
+         - pvc.status.allocatedResourceStatus['storage'] = "NodeResizeFailed"
+    When this field is not set, it means that no resize operation is in progress for the given
+    PVC.
+
+    A controller that receives PVC update with previously unknown resourceName or
+    ClaimResourceStatus should ignore the update for the purpose it was designed. For example - a
+    controller that only is responsible for resizing capacity of the volume, should ignore PVC
+    updates that change other valid resources associated with PVC.
+    """
     allocated_resources: dict[str, Quantity] | None = None
+    """allocatedResources tracks the resources allocated to a PVC including its capacity. Key names
+    follow standard Kubernetes label syntax. Valid values are either:
+            * Un-prefixed keys:
+                    - storage - the capacity of the volume.
+            * Custom resources must use implementation-defined prefixed names such as
+    	  "example.com/my-custom-resource"
+    Apart from above values - keys that are unprefixed or have kubernetes.io prefix are
+    considered reserved and hence may not be used.
+
+    Capacity reported here may be larger than the actual capacity when a volume expansion
+    operation is requested. For storage quota, the larger value from allocatedResources and
+    PVC.spec.resources is used. If allocatedResources is not set, PVC.spec.resources alone is
+    used for quota calculation. If a volume expansion capacity request is lowered,
+    allocatedResources is only lowered if there are no expansion operations in progress and if
+    the actual volume capacity is equal or lower than the requested capacity.
+
+    A controller that receives PVC update with previously unknown resourceName should ignore the
+    update for the purpose it was designed. For example - a controller that only is responsible
+    for resizing capacity of the volume, should ignore PVC updates that change other valid
+    resources associated with PVC.
+    """
     capacity: dict[str, Quantity] | None = None
+    """capacity represents the actual resources of the underlying volume."""
     conditions: list[PersistentVolumeClaimCondition] | None = None
+    """conditions is the current Condition of persistent volume claim. If underlying persistent
+    volume is being resized then the Condition will be set to 'Resizing'.
+    """
     current_volume_attributes_class_name: str | None = None
+    """currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is
+    using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim
+    """
     health_status: VolumeHealthStatus | None = None
+    """healthStatus contains the latest controller-reported health information for the volume bound
+    to this claim.
+    """
     modify_volume_status: ModifyVolumeStatus | None = None
+    """ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When
+    this is unset, there is no ModifyVolume operation being attempted.
+    """
     phase: str | None = None
+    """phase represents the current phase of PersistentVolumeClaim.
+
+    Possible enum values:
+     - `"Bound"` used for PersistentVolumeClaims that are bound
+     - `"Lost"` used for PersistentVolumeClaims that lost their underlying PersistentVolume. The
+       claim was bound to a PersistentVolume and this volume does not exist any longer and all
+       data on it was lost.
+     - `"Pending"` used for PersistentVolumeClaims that are not yet bound
+    """
 
 
 class PersistentVolumeClaim(K8sObject):
+    """PersistentVolumeClaim is a user's request for and claim to a persistent volume"""
+
     gvk = GroupVersionKind("", "v1", "PersistentVolumeClaim")
     plural = "persistentvolumeclaims"
     namespaced = True
     spec: PersistentVolumeClaimSpec | None = None
+    """spec defines the desired characteristics of a volume requested by a pod author. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
+    """
     status: PersistentVolumeClaimStatus | None = None
+    """status represents the current information/status of a persistent volume claim. Read-only.
+    More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
+    """

@@ -12,30 +12,130 @@ from .. import meta_v1
 
 
 class TypedLocalObjectReference(K8sModel):
+    """TypedLocalObjectReference contains enough information to let you locate the typed referenced
+    object inside the same namespace.
+    """
+
     api_group: str | None = None
+    """APIGroup is the group for the resource being referenced. If APIGroup is not specified, the
+    specified Kind must be in the core API group. For any other third-party types, APIGroup is
+    required.
+    """
     kind: str
+    """Kind is the type of resource being referenced"""
     name: str
+    """Name is the name of resource being referenced"""
 
 
 class TypedObjectReference(K8sModel):
+    """TypedObjectReference contains enough information to let you locate the typed referenced
+    object
+    """
+
     api_group: str | None = None
+    """APIGroup is the group for the resource being referenced. If APIGroup is not specified, the
+    specified Kind must be in the core API group. For any other third-party types, APIGroup is
+    required.
+    """
     kind: str
+    """Kind is the type of resource being referenced"""
     name: str
+    """Name is the name of resource being referenced"""
     namespace: str | None = None
+    """Namespace is the namespace of resource being referenced Note that when a namespace is
+    specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent
+    namespace to allow that namespace's owner to accept the reference. See the ReferenceGrant
+    documentation for details. (Alpha) This field requires the CrossNamespaceVolumeDataSource
+    feature gate to be enabled.
+    """
 
 
 class VolumeResourceRequirements(K8sModel):
+    """VolumeResourceRequirements describes the storage resource requirements for a volume."""
+
     limits: dict[str, Quantity] | None = None
+    """Limits describes the maximum amount of compute resources allowed. More info:
+    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
+    """
     requests: dict[str, Quantity] | None = None
+    """Requests describes the minimum amount of compute resources required. If Requests is omitted
+    for a container, it defaults to Limits if that is explicitly specified, otherwise to an
+    implementation-defined value. Requests cannot exceed Limits. More info:
+    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
+    """
 
 
 class PersistentVolumeClaimSpec(K8sModel):
+    """PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a
+    Source for provider-specific attributes
+    """
+
     access_modes: list[str] | None = None
+    """accessModes contains the desired access modes the volume should have. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
+    """
     data_source: TypedLocalObjectReference | None = None
+    """dataSource field can be used to specify either: * An existing VolumeSnapshot object
+    (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the
+    provisioner or an external controller can support the specified data source, it will create a
+    new volume based on the contents of the specified data source. dataSource contents will be
+    copied to dataSourceRef, and dataSourceRef contents will be copied to dataSource when
+    dataSourceRef.namespace is not specified. If the namespace is specified, then dataSourceRef
+    will not be copied to dataSource.
+    """
     data_source_ref: TypedObjectReference | None = None
+    """dataSourceRef specifies the object from which to populate the volume with data, if a
+    non-empty volume is desired. This may be any object from a non-empty API group (non core
+    object) or a PersistentVolumeClaim object. When this field is specified, volume binding will
+    only succeed if the type of the specified object matches some installed volume populator or
+    dynamic provisioner. This field will replace the functionality of the dataSource field and as
+    such if both fields are non-empty, they must have the same value. For backwards
+    compatibility, when namespace isn't specified in dataSourceRef, both fields (dataSource and
+    dataSourceRef) will be set to the same value automatically if one of them is empty and the
+    other is non-empty. When namespace is specified in dataSourceRef, dataSource isn't set to the
+    same value and must be empty. There are three important differences between dataSource and
+    dataSourceRef: * While dataSource only allows two specific types of objects, dataSourceRef
+      allows any non-core object, as well as PersistentVolumeClaim objects.
+    * While dataSource ignores disallowed values (dropping them), dataSourceRef
+      preserves all values, and generates an error if a disallowed value is
+      specified.
+    * While dataSource only allows local objects, dataSourceRef allows objects
+      in any namespaces.
+    (Alpha) Using the namespace field of dataSourceRef requires the
+    CrossNamespaceVolumeDataSource feature gate to be enabled.
+    """
     resources: VolumeResourceRequirements | None = None
+    """resources represents the minimum resources the volume should have. Users are allowed to
+    specify resource requirements that are lower than previous value but must still be higher
+    than capacity recorded in the status field of the claim. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#resources
+    """
     selector: meta_v1.LabelSelector | None = None
+    """selector is a label query over volumes to consider for binding."""
     storage_class_name: str | None = None
+    """storageClassName is the name of the StorageClass required by the claim. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1
+    """
     volume_attributes_class_name: str | None = None
+    """volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim. If
+    specified, the CSI driver will create or update the volume with the attributes defined in the
+    corresponding VolumeAttributesClass. This has a different purpose than storageClassName, it
+    can be changed after the claim is created. An empty string or nil value indicates that no
+    VolumeAttributesClass will be applied to the claim. If the claim enters an Infeasible error
+    state, this field can be reset to its previous value (including nil) to cancel the
+    modification. If the resource referred to by volumeAttributesClass does not exist, this
+    PersistentVolumeClaim will be set to a Pending state, as reflected by the modifyVolumeStatus
+    field, until such as a resource exists. More info:
+    https://kubernetes.io/docs/concepts/storage/volume-attributes-classes/
+    """
     volume_mode: str | None = None
+    """volumeMode defines what type of volume is required by the claim. Value of Filesystem is
+    implied when not included in claim spec.
+
+    Possible enum values:
+     - `"Block"` means the volume will not be formatted with a filesystem and will remain a raw
+       block device.
+     - `"Filesystem"` means the volume will be or is formatted with a filesystem.
+    """
     volume_name: str | None = None
+    """volumeName is the binding reference to the PersistentVolume backing this claim."""

@@ -17,171 +17,638 @@ from ._volume_health_condition import VolumeHealthCondition
 
 
 class ContainerExtendedResourceRequest(K8sModel):
+    """ContainerExtendedResourceRequest has the mapping of container name, extended resource name to
+    the device request name.
+    """
+
     container_name: str
+    """The name of the container requesting resources."""
     request_name: str
+    """The name of the request in the special ResourceClaim which corresponds to the extended
+    resource.
+    """
     resource_name: str
+    """The name of the extended resource in that container which gets backed by DRA."""
 
 
 class ContainerStateRunning(K8sModel):
+    """ContainerStateRunning is a running state of a container."""
+
     started_at: datetime | None = None
+    """Time at which the container was last (re-)started"""
 
 
 class ContainerStateTerminated(K8sModel):
+    """ContainerStateTerminated is a terminated state of a container."""
+
     container_id: Annotated[str | None, Field(alias="containerID")] = None
+    """Container's ID in the format '<type>://<container_id>'"""
     exit_code: int
+    """Exit status from the last termination of the container"""
     finished_at: datetime | None = None
+    """Time at which the container last terminated"""
     message: str | None = None
+    """Message regarding the last termination of the container"""
     reason: str | None = None
+    """(brief) reason from the last termination of the container"""
     signal: int | None = None
+    """Signal from the last termination of the container"""
     started_at: datetime | None = None
+    """Time at which previous execution of the container started"""
 
 
 class ContainerStateWaiting(K8sModel):
+    """ContainerStateWaiting is a waiting state of a container."""
+
     message: str | None = None
+    """Message regarding why the container is not yet running."""
     reason: str | None = None
+    """(brief) reason the container is not yet running."""
 
 
 class HostIP(K8sModel):
+    """HostIP represents a single IP address allocated to the host."""
+
     ip: str
+    """IP is the IP address assigned to the host"""
 
 
 class ImageVolumeStatus(K8sModel):
+    """ImageVolumeStatus represents the image-based volume status."""
+
     image_ref: str
+    """ImageRef is the digest of the image used for this volume. It should have a value that's
+    similar to the pod's status.containerStatuses[i].imageID. The ImageRef length should not
+    exceed 256 characters.
+    """
 
 
 class LinuxContainerUser(K8sModel):
+    """LinuxContainerUser represents user identity information in Linux containers"""
+
     gid: int
+    """GID is the primary gid initially attached to the first process in the container"""
     supplemental_groups: list[int] | None = None
+    """SupplementalGroups are the supplemental groups initially attached to the first process in the
+    container
+    """
     uid: int
+    """UID is the primary uid initially attached to the first process in the container"""
 
 
 class NodeAllocatableMappedResources(K8sModel):
+    """NodeAllocatableMappedResources describes mapped node allocatable resource allocations."""
+
     name: str
+    """Name is the name of the resource (e.g., cpu, memory)."""
     quantity: Quantity
+    """Quantity is the total node allocatable resource capacity allocated for the claim. This
+    claim's allocated devices is shared by all the containers referencing the claim. Kubelet adds
+    this value to both requests and limits at the pod-level cgroup, and to limits at the
+    container-level cgroup for each container referencing the claim.
+    """
 
 
 class NodeAllocatableOverheadResources(K8sModel):
+    """NodeAllocatableOverheadResources describes auxiliary overhead resource allocations."""
+
     name: str
+    """Name is the name of the resource (e.g., cpu, memory)."""
     per_container: Quantity | None = None
+    """PerContainer is the variable overhead quantity applied for each container referencing the
+    claim. The container references are recorded in
+    `nodeAllocatableResourceClaimStatuses.containers`. The total overhead quantity allocated for
+    the claim is computed as: Quantity = PerPod + (PerContainer * NumReferences) Kubelet accounts
+    for this overhead in cgroups: - Pod-level cgroup (requests and limits): Kubelet adds PerPod +
+    (PerContainer * NumReferences). - Container-level cgroup (limits only): Kubelet adds PerPod +
+    PerContainer for each referencing container. This allows any single container to access the
+    pod-level overhead, while the parent cgroup caps the total usage to account for PerPod
+    exactly once. At least one of PerPod or PerContainer must be specified. Specifying neither is
+    an invalid configuration.
+    """
     per_pod: Quantity | None = None
+    """PerPod is the flat overhead quantity allocated per pod. Adding to each container limit allows
+    individual containers to utilize the overhead, while the parent pod-level cgroup limit caps
+    the total usage at the pod boundary where the overhead is accounted for exactly once. At
+    least one of PerPod or PerContainer must be specified. Specifying neither is an invalid
+    configuration.
+    """
 
 
 class NodeAllocatableResourceClaimStatus(K8sModel):
+    """NodeAllocatableResourceClaimStatus describes the status of node allocatable resources
+    allocated via DRA.
+    """
+
     containers: list[str] | None = None
+    """Containers lists the names of all containers in this pod that reference the claim."""
     mapping: list[NodeAllocatableMappedResources] | None = None
+    """Mapping contains allocations through devices mapped in the device spec's
+    `nodeAllocatableResources[...].mapping` field. This is used by kubelet for pod level and
+    container-level cgroup enforcement.
+    """
     overhead: list[NodeAllocatableOverheadResources] | None = None
+    """Overhead contains allocations through devices mapped in the device spec's
+    `nodeAllocatableResources[...].overhead` field. This is used by kubelet for pod level and
+    container-level cgroup enforcement.
+    """
     resource_claim_name: str
+    """ResourceClaimName is the resource claim referenced by the pod that resulted in this node
+    allocatable resource allocation.
+    """
 
 
 class PodCondition(K8sModel):
+    """PodCondition contains details for the current condition of this pod."""
+
     last_probe_time: datetime | None = None
+    """Last time we probed the condition."""
     last_transition_time: datetime | None = None
+    """Last time the condition transitioned from one status to another."""
     message: str | None = None
+    """Human-readable message indicating details about last transition."""
     observed_generation: int | None = None
+    """If set, this represents the .metadata.generation that the pod condition was set based upon.
+    """
     reason: str | None = None
+    """Unique, one-word, CamelCase reason for the condition's last transition."""
     status: str
+    """Status is the status of the condition. Can be True, False, Unknown. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
+    """
     type: str
+    """Type is the type of the condition. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
+    """
 
 
 class PodExtendedResourceClaimStatus(K8sModel):
+    """PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests
+    backed by DRA. It stores the generated name for the corresponding special ResourceClaim
+    created by the scheduler.
+    """
+
     request_mappings: list[ContainerExtendedResourceRequest]
+    """RequestMappings identifies the mapping of <container, extended resource backed by DRA> to
+    device request in the generated ResourceClaim.
+    """
     resource_claim_name: str
+    """ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the
+    namespace of the Pod.
+    """
 
 
 class PodIP(K8sModel):
+    """PodIP represents a single IP address allocated to the pod."""
+
     ip: str
+    """IP is the IP address assigned to the pod"""
 
 
 class PodResourceClaimStatus(K8sModel):
+    """PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references
+    a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.
+    """
+
     name: str
+    """Name uniquely identifies this resource claim inside the pod. This must match the name of an
+    entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.
+    """
     resource_claim_name: str | None = None
+    """ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the
+    namespace of the Pod.
+
+    When the DRAWorkloadResourceClaims feature is enabled and the corresponding PodResourceClaim
+    matches a PodGroupResourceClaim made by the Pod's PodGroup, then this is the name of the
+    ResourceClaim generated and reserved for the PodGroup.
+
+    If this is unset, then generating a ResourceClaim was not necessary. The
+    pod.spec.resourceClaims entry can be ignored in this case.
+    """
 
 
 class ResourceHealth(K8sModel):
+    """ResourceHealth represents the health of a resource. It has the latest device health
+    information. This is a part of KEP https://kep.k8s.io/4680.
+    """
+
     health: str | None = None
+    """Health of the resource. can be one of:
+     - Healthy: operates as normal
+     - Unhealthy: reported unhealthy. We consider this a temporary health issue
+                  since we do not have a mechanism today to distinguish
+                  temporary and permanent issues.
+     - Unknown: The status cannot be determined.
+                For example, Device Plugin got unregistered and hasn't been re-registered since.
+
+    In future we may want to introduce the PermanentlyUnhealthy Status.
+    """
     message: str | None = None
+    """Message provides human-readable context for Health (e.g. "ECC error count exceeded
+    threshold"). This field is populated by the kubelet when ResourceHealthStatusMessage is
+    enabled if the DRA plugin returns a message, and is null otherwise.
+    """
     resource_id: Annotated[str, Field(alias="resourceID")]
+    """ResourceID is the unique identifier of the resource. See the ResourceID type for more
+    information.
+    """
 
 
 class ResourceStatus(K8sModel):
+    """ResourceStatus represents the status of a single resource allocated to a Pod."""
+
     name: str
+    """Name of the resource. Must be unique within the pod and in case of non-DRA resource, match
+    one of the resources from the pod spec. For DRA resources, the value must be
+    "claim:<claim_name>/<request>" when container.resources.claims[*].request is set or
+    "claim:<claim_name>" when container.resources.claims[*].request is empty. For DRA-backed
+    extended resources, "claim:<claim_name>/<request>" is used when the claim name and request
+    name are recorded in pod.status.extendedResourceClaimStatus. When this status is reported
+    about a container, the "claim_name" and "request" must match one of the claims of this
+    container.
+    """
     resources: list[ResourceHealth] | None = None
+    """List of unique resources health. Each element in the list contains an unique resource ID and
+    its health. At a minimum, for the lifetime of a Pod, resource ID must uniquely identify the
+    resource allocated to the Pod on the Node. If other Pod on the same Node reports the status
+    with the same resource ID, it must be the same resource they share. See ResourceID type
+    definition for a specific format it has in various use cases.
+    """
 
 
 class VolumeStatus(K8sModel):
+    """VolumeStatus represents the status of a mounted volume. At most one of its members must be
+    specified.
+    """
+
     image: ImageVolumeStatus | None = None
+    """image represents an OCI object (a container image or artifact) pulled and mounted on the
+    kubelet's host machine.
+    """
 
 
 class ContainerState(K8sModel):
+    """ContainerState holds a possible state of container. Only one of its members may be specified.
+    If none of them is specified, the default one is ContainerStateWaiting.
+    """
+
     running: ContainerStateRunning | None = None
+    """Details about a running container"""
     terminated: ContainerStateTerminated | None = None
+    """Details about a terminated container"""
     waiting: ContainerStateWaiting | None = None
+    """Details about a waiting container"""
 
 
 class ContainerUser(K8sModel):
+    """ContainerUser represents user identity information"""
+
     linux: LinuxContainerUser | None = None
+    """Linux holds user identity information initially attached to the first process of the
+    containers in Linux. Note that the actual running identity can be changed if the process has
+    enough privilege to do so.
+    """
 
 
 class PodVolumeHealth(K8sModel):
+    """PodVolumeHealth contains health information for a volume used by a pod, reported by the CSI
+    node plugin via the kubelet.
+    """
+
     health_conditions: list[VolumeHealthCondition] | None = None
+    """conditions is the set of adverse conditions reported by the CSI node plugin for this volume
+    on this node. At most 16 conditions may be reported.
+    """
     last_transition_time: datetime | None = None
+    """lastTransitionTime is when the current set of conditions first appeared."""
     name: str
+    """name matches an entry in pod.spec.volumes."""
 
 
 class VolumeMountStatus(K8sModel):
+    """VolumeMountStatus shows status of volume mounts."""
+
     mount_path: str
+    """MountPath corresponds to the original VolumeMount."""
     name: str
+    """Name corresponds to the name of the original VolumeMount."""
     read_only: bool | None = None
+    """ReadOnly corresponds to the original VolumeMount."""
     recursive_read_only: str | None = None
+    """RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts).
+    An IfPossible value in the original VolumeMount must be translated to Disabled or Enabled,
+    depending on the mount result.
+    """
     volume_status: VolumeStatus | None = None
+    """volumeStatus represents volume-type-specific status about the mounted volume."""
 
 
 class ContainerStatus(K8sModel):
+    """ContainerStatus contains details for the current status of this container."""
+
     allocated_resources: dict[str, Quantity] | None = None
+    """AllocatedResources represents the compute resources allocated for this container by the node.
+    Kubelet sets this value to Container.Resources.Requests upon successful pod admission and
+    after successfully admitting desired pod resize.
+    """
     allocated_resources_status: list[ResourceStatus] | None = None
+    """AllocatedResourcesStatus represents the status of various resources allocated for this Pod.
+    """
     container_id: Annotated[str | None, Field(alias="containerID")] = None
+    """ContainerID is the ID of the container in the format '<type>://<container_id>'. Where type is
+    a container runtime identifier, returned from Version call of CRI API (for example
+    "containerd").
+    """
     image: str
+    """Image is the name of container image that the container is running. The container image may
+    not match the image used in the PodSpec, as it may have been resolved by the runtime. More
+    info: https://kubernetes.io/docs/concepts/containers/images.
+    """
     image_id: Annotated[str, Field(alias="imageID")]
+    """ImageID is the image ID of the container's image. The image ID may not match the image ID of
+    the image used in the PodSpec, as it may have been resolved by the runtime.
+    """
     last_state: ContainerState | None = None
+    """LastTerminationState holds the last termination state of the container to help debug
+    container crashes and restarts. This field is not populated if the container is still running
+    and RestartCount is 0.
+    """
     name: str
+    """Name is a DNS_LABEL representing the unique name of the container. Each container in a pod
+    must have a unique name across all container types. Cannot be updated.
+    """
     ready: bool
+    """Ready specifies whether the container is currently passing its readiness check. The value
+    will change as readiness probes keep executing. If no readiness probes are specified, this
+    field defaults to true once the container is fully started (see Started field).
+
+    The value is typically used to determine whether a container is ready to accept traffic.
+    """
     resources: ResourceRequirements | None = None
+    """Resources represents the compute resource requests and limits that have been successfully
+    enacted on the running container after it has been started or has been successfully resized.
+    """
     restart_count: int
+    """RestartCount holds the number of times the container has been restarted. Kubelet makes an
+    effort to always increment the value, but there are cases when the state may be lost due to
+    node restarts and then the value may be reset to 0. The value is never negative.
+    """
     started: bool | None = None
+    """Started indicates whether the container has finished its postStart lifecycle hook and passed
+    its startup probe. Initialized as false, becomes true after startupProbe is considered
+    successful. Resets to false when the container is restarted, or if kubelet loses state
+    temporarily. In both cases, startup probes will run again. Is always true when no
+    startupProbe is defined and container is running and has passed the postStart lifecycle hook.
+    The null value must be treated the same as false.
+    """
     state: ContainerState | None = None
+    """State holds details about the container's current condition."""
     stop_signal: str | None = None
+    """StopSignal reports the effective stop signal for this container
+
+    Possible enum values:
+     - `"SIGABRT"`
+     - `"SIGALRM"`
+     - `"SIGBUS"`
+     - `"SIGCHLD"`
+     - `"SIGCLD"`
+     - `"SIGCONT"`
+     - `"SIGFPE"`
+     - `"SIGHUP"`
+     - `"SIGILL"`
+     - `"SIGINT"`
+     - `"SIGIO"`
+     - `"SIGIOT"`
+     - `"SIGKILL"`
+     - `"SIGPIPE"`
+     - `"SIGPOLL"`
+     - `"SIGPROF"`
+     - `"SIGPWR"`
+     - `"SIGQUIT"`
+     - `"SIGRTMAX"`
+     - `"SIGRTMAX-1"`
+     - `"SIGRTMAX-10"`
+     - `"SIGRTMAX-11"`
+     - `"SIGRTMAX-12"`
+     - `"SIGRTMAX-13"`
+     - `"SIGRTMAX-14"`
+     - `"SIGRTMAX-2"`
+     - `"SIGRTMAX-3"`
+     - `"SIGRTMAX-4"`
+     - `"SIGRTMAX-5"`
+     - `"SIGRTMAX-6"`
+     - `"SIGRTMAX-7"`
+     - `"SIGRTMAX-8"`
+     - `"SIGRTMAX-9"`
+     - `"SIGRTMIN"`
+     - `"SIGRTMIN+1"`
+     - `"SIGRTMIN+10"`
+     - `"SIGRTMIN+11"`
+     - `"SIGRTMIN+12"`
+     - `"SIGRTMIN+13"`
+     - `"SIGRTMIN+14"`
+     - `"SIGRTMIN+15"`
+     - `"SIGRTMIN+2"`
+     - `"SIGRTMIN+3"`
+     - `"SIGRTMIN+4"`
+     - `"SIGRTMIN+5"`
+     - `"SIGRTMIN+6"`
+     - `"SIGRTMIN+7"`
+     - `"SIGRTMIN+8"`
+     - `"SIGRTMIN+9"`
+     - `"SIGSEGV"`
+     - `"SIGSTKFLT"`
+     - `"SIGSTOP"`
+     - `"SIGSYS"`
+     - `"SIGTERM"`
+     - `"SIGTRAP"`
+     - `"SIGTSTP"`
+     - `"SIGTTIN"`
+     - `"SIGTTOU"`
+     - `"SIGURG"`
+     - `"SIGUSR1"`
+     - `"SIGUSR2"`
+     - `"SIGVTALRM"`
+     - `"SIGWINCH"`
+     - `"SIGXCPU"`
+     - `"SIGXFSZ"`
+    """
     user: ContainerUser | None = None
+    """User represents user identity information initially attached to the first process of the
+    container
+    """
     volume_mounts: list[VolumeMountStatus] | None = None
+    """Status of volume mounts."""
 
 
 class PodStatus(K8sModel):
+    """PodStatus represents information about the status of a pod. Status may trail the actual state
+    of a system, especially if the node that hosts the pod cannot contact the control plane.
+    """
+
     allocated_resources: dict[str, Quantity] | None = None
+    """AllocatedResources is the total requests allocated for this pod by the node. If pod-level
+    requests are not set, this will be the total requests aggregated across containers in the
+    pod.
+    """
     conditions: list[PodCondition] | None = None
+    """Current service state of pod. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
+    """
     container_statuses: list[ContainerStatus] | None = None
+    """Statuses of containers in this pod. Each container in the pod should have at most one status
+    in this list, and all statuses should be for containers in the pod. However this is not
+    enforced. If a status for a non-existent container is present in the list, or the list has
+    duplicate names, the behavior of various Kubernetes components is not defined and those
+    statuses might be ignored. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
+    """
     ephemeral_container_statuses: list[ContainerStatus] | None = None
+    """Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in
+    the pod should have at most one status in this list, and all statuses should be for
+    containers in the pod. However this is not enforced. If a status for a non-existent container
+    is present in the list, or the list has duplicate names, the behavior of various Kubernetes
+    components is not defined and those statuses might be ignored. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
+    """
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
+    """Status of extended resource claim backed by DRA."""
     host_ip: Annotated[str | None, Field(alias="hostIP")] = None
+    """hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has
+    not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns
+    mean that HostIP will not be updated even if there is a node is assigned to pod
+    """
     host_i_ps: list[HostIP] | None = None
+    """hostIPs holds the IP addresses allocated to the host. If this field is specified, the first
+    entry must match the hostIP field. This list is empty if the pod has not started yet. A pod
+    can be assigned to a node that has a problem in kubelet which in turns means that HostIPs
+    will not be updated even if there is a node is assigned to this pod.
+    """
     init_container_statuses: list[ContainerStatus] | None = None
+    """Statuses of init containers in this pod. The most recent successful non-restartable init
+    container will have ready = true, the most recently started container will have startTime
+    set. Each init container in the pod should have at most one status in this list, and all
+    statuses should be for containers in the pod. However this is not enforced. If a status for a
+    non-existent container is present in the list, or the list has duplicate names, the behavior
+    of various Kubernetes components is not defined and those statuses might be ignored. More
+    info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-and-container-status
+    """
     message: str | None = None
+    """A human readable message indicating details about why the pod is in this condition."""
     node_allocatable_resource_claim_statuses: list[NodeAllocatableResourceClaimStatus] | None = None
+    """NodeAllocatableResourceClaimStatuses contains the status of node-allocatable resources that
+    were allocated for this pod through DRA claims. This includes resources currently reported in
+    v1.Node `status.allocatable` that are not extended resources (see
+    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources).
+    Examples include "cpu", "memory", "ephemeral-storage", and hugepages.
+    """
     nominated_node_name: str | None = None
+    """nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be
+    scheduled right away as preemption victims receive their graceful termination periods. This
+    field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to
+    place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to
+    give the resources on this node to a higher priority pod that is created after preemption. As
+    a result, this field may be different than PodSpec.nodeName when the pod is scheduled.
+    """
     observed_generation: int | None = None
+    """If set, this represents the .metadata.generation that the pod status was set based upon. The
+    PodObservedGenerationTracking feature gate must be enabled to use this field.
+    """
     phase: str | None = None
+    """The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle. The
+    conditions array, the reason and message fields, and the individual container status arrays
+    contain more detail about the pod's status. There are five possible phase values:
+
+    Pending: The pod has been accepted by the Kubernetes system, but one or more of the container
+    images has not been created. This includes time before being scheduled as well as time spent
+    downloading images over the network, which could take a while. Running: The pod has been
+    bound to a node, and all of the containers have been created. At least one container is still
+    running, or is in the process of starting or restarting. Succeeded: All containers in the pod
+    have terminated in success, and will not be restarted. Failed: All containers in the pod have
+    terminated, and at least one container has terminated in failure. The container either exited
+    with non-zero status or was terminated by the system. Unknown: For some reason the state of
+    the pod could not be obtained, typically due to an error in communicating with the host of
+    the pod.
+
+    More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-phase
+
+    Possible enum values:
+     - `"Failed"` means that all containers in the pod have terminated, and at least one
+       container has terminated in a failure (exited with a non-zero exit code or was stopped by
+       the system).
+     - `"Pending"` means the pod has been accepted by the system, but one or more of the
+       containers has not been started. This includes time before being bound to a node, as well
+       as time spent pulling images onto the host.
+     - `"Running"` means the pod has been bound to a node and all of the containers have been
+       started. At least one container is still running or is in the process of being restarted.
+     - `"Succeeded"` means that all containers in the pod have voluntarily terminated with a
+       container exit code of 0, and the system is not going to restart any of these containers.
+     - `"Unknown"` means that for some reason the state of the pod could not be obtained,
+       typically due to an error in communicating with the host of the pod. Deprecated: It isn't
+       being set since 2015 (74da3b14b0c0f658b3bb8d2def5094686d0e9095)
+    """
     pod_ip: Annotated[str | None, Field(alias="podIP")] = None
+    """podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet
+    allocated.
+    """
     pod_i_ps: list[PodIP] | None = None
+    """podIPs holds the IP addresses allocated to the pod. If this field is specified, the 0th entry
+    must match the podIP field. Pods may be allocated at most 1 value for each of IPv4 and IPv6.
+    This list is empty if no IPs have been allocated yet.
+    """
     qos_class: str | None = None
+    """The Quality of Service (QOS) classification assigned to the pod based on resource
+    requirements See PodQOSClass type for available QOS classes More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes
+
+    Possible enum values:
+     - `"BestEffort"` is the BestEffort qos class.
+     - `"Burstable"` is the Burstable qos class.
+     - `"Guaranteed"` is the Guaranteed qos class.
+    """
     reason: str | None = None
+    """A brief CamelCase message indicating details about why the pod is in this state. e.g.
+    'Evicted'
+    """
     resize: str | None = None
+    """Status of resources resize desired for pod's containers. It is empty if no resources resize
+    is pending. Any changes to container resources will automatically set this to "Proposed"
+    Deprecated: Resize status is moved to two pod conditions PodResizePending and
+    PodResizeInProgress. PodResizePending will track states where the spec has been resized, but
+    the Kubelet has not yet allocated the resources. PodResizeInProgress will track in-progress
+    resizes, and should be present whenever allocated resources != acknowledged resources.
+    """
     resource_claim_statuses: list[PodResourceClaimStatus] | None = None
+    """Status of resource claims."""
     resources: ResourceRequirements | None = None
+    """Resources represents the compute resource requests and limits that have been applied at the
+    pod level if pod-level requests or limits are set in PodSpec.Resources
+    """
     start_time: datetime | None = None
+    """RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before
+    the Kubelet pulled the container image(s) for the pod.
+    """
     volume_health: list[PodVolumeHealth] | None = None
+    """volumeHealth contains node-reported health for each volume the pod is using. Populated by the
+    kubelet on the pod's node.
+    """
 
 
 class Pod(K8sObject):
+    """Pod is a collection of containers that can run on a host. This resource is created by clients
+    and scheduled onto hosts.
+    """
+
     gvk = GroupVersionKind("", "v1", "Pod")
     plural = "pods"
     namespaced = True
     spec: PodSpec | None = None
+    """Specification of the desired behavior of the pod. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
     status: PodStatus | None = None
+    """Most recently observed status of the pod. This data may not be up to date. Populated by the
+    system. Read-only. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

@@ -32,689 +32,2997 @@ from ._persistent_volume_claim_spec import PersistentVolumeClaimSpec
 
 
 class AppArmorProfile(K8sModel):
+    """AppArmorProfile defines a pod or container's AppArmor settings."""
+
     localhost_profile: str | None = None
+    """localhostProfile indicates a profile loaded on the node that should be used. The profile must
+    be preconfigured on the node to work. Must match the loaded name of the profile. Must be set
+    if and only if type is "Localhost".
+    """
     type: str
+    """type indicates which kind of AppArmor profile will be applied. Valid options are:
+      Localhost - a profile pre-loaded on the node.
+      RuntimeDefault - the container runtime's default profile.
+      Unconfined - no AppArmor enforcement.
+
+    Possible enum values:
+     - `"Localhost"` indicates that a profile pre-loaded on the node should be used.
+     - `"RuntimeDefault"` indicates that the container runtime's default AppArmor profile should
+       be used.
+     - `"Unconfined"` indicates that no AppArmor profile should be enforced.
+    """
 
 
 class AzureFileVolumeSource(K8sModel):
+    """AzureFile represents an Azure File Service mount on the host and bind mount to the pod."""
+
     read_only: bool | None = None
+    """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts.
+    """
     secret_name: str
+    """secretName is the  name of secret that contains Azure Storage Account Name and Key"""
     share_name: str
+    """shareName is the azure share Name"""
 
 
 class Capabilities(K8sModel):
+    """Adds and removes POSIX capabilities from running containers."""
+
     add: list[str] | None = None
+    """Added capabilities"""
     drop: list[str] | None = None
+    """Removed capabilities"""
 
 
 class ConfigMapEnvSource(K8sModel):
+    """ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.
+
+    The contents of the target ConfigMap's Data field will represent the key-value pairs as
+    environment variables. Keys in the BinaryData field are not currently propagated to container
+    env vars.
+    """
+
     name: str | None = None
+    """Name of the referent. This field is effectively required, but due to backwards compatibility
+    is allowed to be empty. Instances of this type with an empty value here are almost certainly
+    wrong. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
     optional: bool | None = None
+    """Specify whether the ConfigMap must be defined"""
 
 
 class ConfigMapKeySelector(K8sModel):
+    """Selects a key from a ConfigMap."""
+
     key: str
+    """The key to select from the ConfigMap's Data field. Keys in the BinaryData field are not
+    currently propagated to container env vars.
+    """
     name: str | None = None
+    """Name of the referent. This field is effectively required, but due to backwards compatibility
+    is allowed to be empty. Instances of this type with an empty value here are almost certainly
+    wrong. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
     optional: bool | None = None
+    """Specify whether the ConfigMap or its key must be defined"""
 
 
 class ContainerPort(K8sModel):
+    """ContainerPort represents a network port in a single container."""
+
     container_port: int
+    """Number of port to expose on the pod's IP address. This must be a valid port number, 0 < x <
+    65536.
+    """
     host_ip: Annotated[str | None, Field(alias="hostIP")] = None
+    """What host IP to bind the external port to."""
     host_port: int | None = None
+    """Number of port to expose on the host. If specified, this must be a valid port number, 0 < x <
+    65536. If HostNetwork is specified, this must match ContainerPort. Most containers do not
+    need this.
+    """
     name: str | None = None
+    """If specified, this must be an IANA_SVC_NAME and unique within the pod. Each named port in a
+    pod must have a unique name. Name for the port that can be referred to by services.
+    """
     protocol: str | None = None
+    """Protocol for port. Must be UDP, TCP, or SCTP. Defaults to "TCP".
+
+    Possible enum values:
+     - `"SCTP"` is the SCTP protocol.
+     - `"TCP"` is the TCP protocol.
+     - `"UDP"` is the UDP protocol.
+    """
 
 
 class ContainerResizePolicy(K8sModel):
+    """ContainerResizePolicy represents resource resize policy for the container."""
+
     resource_name: str
+    """Name of the resource to which this resource resize policy applies. Supported values: cpu,
+    memory.
+    """
     restart_policy: str
+    """Restart policy to apply when specified resource is resized. If not specified, it defaults to
+    NotRequired.
+    """
 
 
 class ContainerRestartRuleOnExitCodes(K8sModel):
+    """ContainerRestartRuleOnExitCodes describes the condition for handling an exited container
+    based on its exit codes.
+    """
+
     operator: str
+    """Represents the relationship between the container exit code(s) and the specified values.
+    Possible values are: - In: the requirement is satisfied if the container exit code is in the
+      set of specified values.
+    - NotIn: the requirement is satisfied if the container exit code is
+      not in the set of specified values.
+    """
     values: list[int] | None = None
+    """Specifies the set of values to check for container exit codes. At most 255 elements are
+    allowed.
+    """
 
 
 class EmptyDirVolumeSource(K8sModel):
+    """Represents an empty directory for a pod. Empty directory volumes support ownership management
+    and SELinux relabeling.
+    """
+
     medium: str | None = None
+    """medium represents what type of storage medium should back this directory. The default is ""
+    which means to use the node's default medium. Must be an empty string (default) or Memory.
+    More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
+    """
     mode: int | None = None
+    """mode specifies the permission bits for the emptyDir directory, in numeric notation (e.g.,
+    0755, 01777). Must be a value between 0000 and 01777. If not specified, defaults to 0777.
+    This might be in conflict with other options that affect the file mode, like fsGroup. If
+    fsGroup is specified, the fsGroup permissions will override the mode specified here. This
+    field has no effect on Windows. This field is alpha and requires EmptyDirVolumeMode
+    featuregate to be enabled.
+    """
     size_limit: Quantity | None = None
+    """sizeLimit is the total amount of local storage required for this EmptyDir volume. The size
+    limit is also applicable for memory medium. The maximum usage on memory medium EmptyDir would
+    be the minimum value between the SizeLimit specified here and the sum of memory limits of all
+    containers in a pod. The default is nil which means that the limit is undefined. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#emptydir
+    """
 
 
 class EvictionResponder(K8sModel):
+    """EvictionResponder allows you to specify the responder reacting to an Eviction. Responders
+    should observe and communicate through the Eviction Resource API to help with the graceful
+    eviction of a target (e.g. termination of a pod).
+    """
+
     name: str
+    """name allows you to identify the responder responding to the Eviction.
+
+    It must be a valid domain-prefixed key (such as "acme.io/foo"). Domain names *.k8s.io and
+    *.kubernetes.io are reserved. This field must be unique for each responder. This field is
+    required.
+    """
     priority: int
+    """priority for this responder. Higher priorities are selected first by the
+    evictionrequest-controller. If there are responders with the same priority, the responder
+    whose domain name comes first in the alphabetical higher domain order, will be picked. This
+    means that the top domain labels are compared alphabetically first, followed by the lower
+    domain labels. The key is compared last.
+
+    The responder that is the managing controller of the pod should set the value of this field
+    to 10000 to allow both for preemption or fallback registration by other responders.
+
+    The minimum value is 0 and the maximum value is 100000. The interval 0-999 is reserved for
+    responders with *.k8s.io suffix. This field is required.
+    """
 
 
 class ExecAction(K8sModel):
+    """ExecAction describes a "run in container" action."""
+
     command: list[str] | None = None
+    """Command is the command line to execute inside the container, the working directory for the
+    command  is root ('/') in the container's filesystem. The command is simply exec'd, it is not
+    run inside a shell, so traditional shell instructions ('|', etc) won't work. To use a shell,
+    you need to explicitly call out to that shell. Exit status of 0 is treated as live/healthy
+    and non-zero is unhealthy.
+    """
 
 
 class FileKeySelector(K8sModel):
+    """FileKeySelector selects a key of the env file."""
+
     key: str
+    """The key within the env file. An invalid key will prevent the pod from starting. The keys
+    defined within a source may consist of any printable ASCII characters except '='. During
+    Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.
+    """
     optional: bool | None = None
+    """Specify whether the file or its key must be defined. If the file or key does not exist, then
+    the env var is not published. If optional is set to true and the specified key does not
+    exist, the environment variable will not be set in the Pod's containers.
+
+    If optional is set to false and the specified key does not exist, an error will be returned
+    during Pod creation.
+    """
     path: str
+    """The path within the volume from which to select the file. Must be relative and may not
+    contain the '..' path or start with '..'.
+    """
     volume_name: str
+    """The name of the volume mount containing the env file."""
 
 
 class GRPCAction(K8sModel):
+    """GRPCAction specifies an action involving a GRPC service."""
+
     mode: str | None = None
+    """mode specifies the connection mode for the gRPC health probe. Set to "TLS" to use TLS without
+    certificate verification. Set to "Plaintext" to use a plaintext (insecure) connection
+    explicitly. If not specified, the probe uses a plaintext (insecure) connection.
+
+    Possible enum values:
+     - `"Plaintext"` indicates that the probe should use a plaintext (insecure) gRPC connection.
+     - `"TLS"` indicates that the probe should connect using TLS without certificate
+       verification.
+    """
     port: int
+    """Port number of the gRPC service. Number must be in the range 1 to 65535."""
     service: str | None = None
+    """Service is the name of the service to place in the gRPC HealthCheckRequest (see
+    https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
+
+    If this is not specified, the default behavior is defined by gRPC.
+    """
 
 
 class GitRepoVolumeSource(K8sModel):
+    """Represents a volume that is populated with the contents of a git repository. Git repo volumes
+    do not support ownership management. Git repo volumes support SELinux relabeling.
+
+    DEPRECATED: GitRepo is deprecated. To provision a container with a git repo, mount an
+    EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into
+    the Pod's container.
+    """
+
     directory: str | None = None
+    """directory is the target directory name. Must not contain or start with '..'.  If '.' is
+    supplied, the volume directory will be the git repository.  Otherwise, if specified, the
+    volume will contain the git repository in the subdirectory with the given name.
+    """
     repository: str
+    """repository is the URL"""
     revision: str | None = None
+    """revision is the commit hash for the specified revision."""
 
 
 class GlusterfsVolumeSource(K8sModel):
+    """Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not
+    support ownership management or SELinux relabeling.
+    """
+
     endpoints: str
+    """endpoints is the endpoint name that details Glusterfs topology."""
     path: str
+    """path is the Glusterfs volume path. More info:
+    https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
+    """
     read_only: bool | None = None
+    """readOnly here will force the Glusterfs volume to be mounted with read-only permissions.
+    Defaults to false. More info:
+    https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
+    """
 
 
 class HTTPHeader(K8sModel):
+    """HTTPHeader describes a custom header to be used in HTTP probes"""
+
     name: str
+    """The header field name. This will be canonicalized upon output, so case-variant names will be
+    understood as the same header.
+    """
     value: str
+    """The header field value"""
 
 
 class HostAlias(K8sModel):
+    """HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the
+    pod's hosts file.
+    """
+
     hostnames: list[str] | None = None
+    """Hostnames for the above IP address."""
     ip: str
+    """IP address of the host file entry."""
 
 
 class ImageVolumeSource(K8sModel):
+    """ImageVolumeSource represents a image volume resource."""
+
     pull_policy: str | None = None
+    """Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to
+    pull the reference. Container creation will fail If the pull fails. Never: the kubelet never
+    pulls the reference and only uses a local image or artifact. Container creation will fail if
+    the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already
+    present on disk. Container creation will fail if the reference isn't present and the pull
+    fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.
+
+    Possible enum values:
+     - `"Always"` means that kubelet always attempts to pull the latest image. Container will
+       fail If the pull fails.
+     - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container
+       will fail if the image isn't present and the pull fails.
+     - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container
+       will fail if the image isn't present
+    """
     reference: str | None = None
+    """Required: Image or artifact reference to be used. Behaves in the same way as
+    pod.spec.containers[*].image. Pull secrets will be assembled in the same way as for the
+    container image by looking up node credentials, SA image pull secrets, and pod spec image
+    pull secrets. More info: https://kubernetes.io/docs/concepts/containers/images This field is
+    optional to allow higher level config management to default or override container images in
+    workload controllers like Deployments and StatefulSets.
+    """
 
 
 class KeyToPath(K8sModel):
+    """Maps a string key to a path within a volume."""
+
     key: str
+    """key is the key to project."""
     mode: int | None = None
+    """mode is Optional: mode bits used to set permissions on this file. Must be an octal value
+    between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and
+    decimal values, JSON requires decimal values for mode bits. If not specified, the volume
+    defaultMode will be used. This might be in conflict with other options that affect the file
+    mode, like fsGroup, and the result can be other mode bits set.
+    """
     path: str
+    """path is the relative path of the file to map the key to. May not be an absolute path. May not
+    contain the path element '..'. May not start with the string '..'.
+    """
     user: int | None = None
+    """user is Optional: The owner UID of the created file. If specified, the item-level user field
+    takes precedence over defaultUser. (Alpha) This field requires the
+    AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
 
 
 class ObjectFieldSelector(K8sModel):
+    """ObjectFieldSelector selects an APIVersioned field of an object."""
+
     api_version: str | None = None
+    """Version of the schema the FieldPath is written in terms of, defaults to "v1"."""
     field_path: str
+    """Path of the field to select in the specified API version."""
 
 
 class PersistentVolumeClaimVolumeSource(K8sModel):
+    """PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This
+    volume finds the bound PV and mounts that volume for the pod. A
+    PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume
+    that is owned by someone else (the system).
+    """
+
     claim_name: str
+    """claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this
+    volume. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
+    """
     read_only: bool | None = None
+    """readOnly Will force the ReadOnly setting in VolumeMounts. Default false."""
 
 
 class PodCertificateProjection(K8sModel):
+    """PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem."""
+
     certificate_chain_path: str | None = None
+    """Write the certificate chain at this path in the projected volume.
+
+    Most applications should use credentialBundlePath.  When using keyPath and
+    certificateChainPath, your application needs to check that the key and leaf certificate are
+    consistent, because it is possible to read the files mid-rotation.
+    """
     credential_bundle_path: str | None = None
+    """Write the credential bundle at this path in the projected volume.
+
+    The credential bundle is a single file that contains multiple PEM blocks. The first PEM block
+    is a PRIVATE KEY block, containing a PKCS#8 private key.
+
+    The remaining blocks are CERTIFICATE blocks, containing the issued certificate chain from the
+    signer (leaf and any intermediates).
+
+    Using credentialBundlePath lets your Pod's application code make a single atomic read that
+    retrieves a consistent key and certificate chain.  If you project them to separate files,
+    your application code will need to additionally check that the leaf certificate was issued to
+    the key.
+    """
     key_path: str | None = None
+    """Write the key at this path in the projected volume.
+
+    Most applications should use credentialBundlePath.  When using keyPath and
+    certificateChainPath, your application needs to check that the key and leaf certificate are
+    consistent, because it is possible to read the files mid-rotation.
+    """
     key_type: str
+    """The type of keypair Kubelet will generate for the pod.
+
+    Valid values are "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", and "ED25519".
+    """
     max_expiration_seconds: int | None = None
+    """maxExpirationSeconds is the maximum lifetime permitted for the certificate.
+
+    Kubelet copies this value verbatim into the PodCertificateRequests it generates for this
+    projection.
+
+    If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values
+    shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).
+
+    The signer implementation is then free to issue a certificate with any lifetime *shorter*
+    than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is
+    enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a
+    lifetime longer than 24 hours.
+    """
     signer_name: str
+    """Kubelet's generated CSRs will be addressed to this signer."""
     user: int | None = None
+    """user is Optional: The owner UID of the created file. If specified, the item-level user field
+    takes precedence over defaultUser. (Alpha) This field requires the
+    AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
     user_annotations: dict[str, str] | None = None
+    """userAnnotations allow pod authors to pass additional information to the signer
+    implementation.  Kubernetes does not restrict or validate this metadata in any way.
+
+    These values are copied verbatim into the `spec.unverifiedUserAnnotations` field of the
+    PodCertificateRequest objects that Kubelet creates.
+
+    Entries are subject to the same validation as object metadata annotations, with the addition
+    that all keys must be domain-prefixed. No restrictions are placed on values, except an
+    overall size limitation on the entire field.
+
+    Signers should document the keys and values they support. Signers should deny requests that
+    contain keys they do not recognize.
+    """
 
 
 class PodDNSConfigOption(K8sModel):
+    """PodDNSConfigOption defines DNS resolver options of a pod."""
+
     name: str | None = None
+    """Name is this DNS resolver option's name. Required."""
     value: str | None = None
+    """Value is this DNS resolver option's value."""
 
 
 class PodOS(K8sModel):
+    """PodOS defines the OS parameters of a pod."""
+
     name: str
+    """Name is the name of the operating system. The currently supported values are linux and
+    windows. Additional value may be defined in future and can be one of:
+    https://github.com/opencontainers/runtime-spec/blob/master/config.md#platform-specific-configuration
+    Clients should expect to handle additional values and treat unrecognized values in this field
+    as os: null
+    """
 
 
 class PodReadinessGate(K8sModel):
+    """PodReadinessGate contains the reference to a pod condition"""
+
     condition_type: str
+    """ConditionType refers to a condition in the pod's condition list with matching type."""
 
 
 class PodResourceClaim(K8sModel):
+    """PodResourceClaim references exactly one ResourceClaim, either directly or by naming a
+    ResourceClaimTemplate which is then turned into a ResourceClaim for the pod.
+
+    It adds a name to it that uniquely identifies the ResourceClaim inside the Pod. Containers
+    that need access to the ResourceClaim reference it with this name.
+
+    When the DRAWorkloadResourceClaims feature gate is enabled and this Pod belongs to a
+    PodGroup, a PodResourceClaim is matched to a PodGroupResourceClaim if all of their fields are
+    equal (Name, ResourceClaimName, and ResourceClaimTemplateName). A matched claim references a
+    single ResourceClaim shared across all Pods in the PodGroup, reserved for the PodGroup in
+    ResourceClaimStatus.ReservedFor rather than for individual Pods.
+    """
+
     name: str
+    """Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL."""
     resource_claim_name: str | None = None
+    """ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.
+
+    Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
+    """
     resource_claim_template_name: str | None = None
+    """ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace
+    as this pod.
+
+    The template will be used to create a new ResourceClaim, which will be bound to this pod.
+    When this pod is deleted, the ResourceClaim will also be deleted. The pod name and resource
+    name, along with a generated component, will be used to form a unique name for the
+    ResourceClaim, which will be recorded in pod.status.resourceClaimStatuses.
+
+    When the DRAWorkloadResourceClaims feature gate is enabled and the pod belongs to a PodGroup
+    that defines a PodGroupResourceClaim with the same Name and ResourceClaimTemplateName, this
+    PodResourceClaim resolves to the ResourceClaim generated for the PodGroup. All pods in the
+    group that define an equivalent PodResourceClaim matching the PodGroupResourceClaim's Name
+    and ResourceClaimTemplateName share the same generated ResourceClaim. ResourceClaims
+    generated for a PodGroup are owned by the PodGroup and their lifecycles are tied to the
+    PodGroup instead of any individual pod.
+
+    This field is immutable and no changes will be made to the corresponding ResourceClaim by the
+    control plane after creating the ResourceClaim.
+
+    Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
+    """
 
 
 class PodSchedulingGate(K8sModel):
+    """PodSchedulingGate is associated to a Pod to guard its scheduling."""
+
     name: str
+    """Name of the scheduling gate. Each scheduling gate must have a unique name field."""
 
 
 class PodSchedulingGroup(K8sModel):
+    """PodSchedulingGroup identifies the runtime scheduling group instance that a Pod belongs to.
+    The scheduler uses this information to apply workload-aware scheduling semantics. Exactly one
+    field must be specified.
+    """
+
     pod_group_name: str | None = None
+    """PodGroupName specifies the name of the standalone PodGroup object that represents the runtime
+    instance of this group. Must be a DNS subdomain.
+    """
 
 
 class PreferredSchedulingTerm(K8sModel):
+    """An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a
+    no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).
+    """
+
     preference: NodeSelectorTerm
+    """A node selector term, associated with the corresponding weight."""
     weight: int
+    """Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100."""
 
 
 class RBDVolumeSource(K8sModel):
+    """Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support
+    ownership management and SELinux relabeling.
+    """
+
     fs_type: str | None = None
+    """fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the
+    filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs".
+    Implicitly inferred to be "ext4" if unspecified. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#rbd
+    """
     image: str
+    """image is the rados image name. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     keyring: str | None = None
+    """keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     monitors: list[str]
+    """monitors is a collection of Ceph monitors. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     pool: str | None = None
+    """pool is the rados pool name. Default is rbd. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     read_only: bool | None = None
+    """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     secret_ref: LocalObjectReference | None = None
+    """secretRef is name of the authentication secret for RBDUser. If provided overrides keyring.
+    Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
     user: str | None = None
+    """user is the rados user name. Default is admin. More info:
+    https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
+    """
 
 
 class ResourceClaim(K8sModel):
+    """ResourceClaim references one entry in PodSpec.ResourceClaims."""
+
     name: str
+    """Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field
+    is used. It makes that resource available inside a container.
+    """
     request: str | None = None
+    """Request is the name chosen for a request in the referenced claim. If empty, everything from
+    the claim is made available, otherwise only the result of this request.
+    """
 
 
 class ResourceFieldSelector(K8sModel):
+    """ResourceFieldSelector represents container resources (cpu, memory) and their output format"""
+
     container_name: str | None = None
+    """Container name: required for volumes, optional for env vars"""
     divisor: Quantity | None = None
+    """Specifies the output format of the exposed resources, defaults to "1\""""
     resource: str
+    """Required: resource to select"""
 
 
 class ResourceRequirements(K8sModel):
+    """ResourceRequirements describes the compute resource requirements."""
+
     claims: list[ResourceClaim] | None = None
+    """Claims lists the names of resources, defined in spec.resourceClaims, that are used by this
+    container.
+
+    This field depends on the DynamicResourceAllocation feature gate.
+
+    This field is immutable. It can only be set for containers.
+    """
     limits: dict[str, Quantity] | None = None
+    """Limits describes the maximum amount of compute resources allowed. More info:
+    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
+    """
     requests: dict[str, Quantity] | None = None
+    """Requests describes the minimum amount of compute resources required. If Requests is omitted
+    for a container, it defaults to Limits if that is explicitly specified, otherwise to an
+    implementation-defined value. Requests cannot exceed Limits. More info:
+    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
+    """
 
 
 class SELinuxOptions(K8sModel):
+    """SELinuxOptions are the labels to be applied to the container"""
+
     level: str | None = None
+    """Level is SELinux level label that applies to the container."""
     role: str | None = None
+    """Role is a SELinux role label that applies to the container."""
     type: str | None = None
+    """Type is a SELinux type label that applies to the container."""
     user: str | None = None
+    """User is a SELinux user label that applies to the container."""
 
 
 class ScaleIOVolumeSource(K8sModel):
+    """ScaleIOVolumeSource represents a persistent ScaleIO volume"""
+
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs".
+    """
     gateway: str
+    """gateway is the host address of the ScaleIO API Gateway."""
     protection_domain: str | None = None
+    """protectionDomain is the name of the ScaleIO Protection Domain for the configured storage."""
     read_only: bool | None = None
+    """readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts.
+    """
     secret_ref: LocalObjectReference
+    """secretRef references to the secret for ScaleIO user and other sensitive information. If this
+    is not provided, Login operation will fail.
+    """
     ssl_enabled: bool | None = None
+    """sslEnabled Flag enable/disable SSL communication with Gateway, default false"""
     storage_mode: str | None = None
+    """storageMode indicates whether the storage for a volume should be ThickProvisioned or
+    ThinProvisioned. Default is ThinProvisioned.
+    """
     storage_pool: str | None = None
+    """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
     system: str
+    """system is the name of the storage system as configured in ScaleIO."""
     volume_name: str | None = None
+    """volumeName is the name of a volume already created in the ScaleIO system that is associated
+    with this volume source.
+    """
 
 
 class SeccompProfile(K8sModel):
+    """SeccompProfile defines a pod/container's seccomp profile settings. Only one profile source
+    may be set.
+    """
+
     localhost_profile: str | None = None
+    """localhostProfile indicates a profile defined in a file on the node should be used. The
+    profile must be preconfigured on the node to work. Must be a descending path, relative to the
+    kubelet's configured seccomp profile location. Must be set if type is "Localhost". Must NOT
+    be set for any other type.
+    """
     type: str
+    """type indicates which kind of seccomp profile will be applied. Valid options are:
+
+    Localhost - a profile defined in a file on the node should be used. RuntimeDefault - the
+    container runtime default profile should be used. Unconfined - no profile should be applied.
+
+    Possible enum values:
+     - `"Localhost"` indicates a profile defined in a file on the node should be used. The file's
+       location relative to <kubelet-root-dir>/seccomp.
+     - `"RuntimeDefault"` represents the default container runtime seccomp profile.
+     - `"Unconfined"` indicates no seccomp profile is applied (A.K.A. unconfined).
+    """
 
 
 class SecretEnvSource(K8sModel):
+    """SecretEnvSource selects a Secret to populate the environment variables with.
+
+    The contents of the target Secret's Data field will represent the key-value pairs as
+    environment variables.
+    """
+
     name: str | None = None
+    """Name of the referent. This field is effectively required, but due to backwards compatibility
+    is allowed to be empty. Instances of this type with an empty value here are almost certainly
+    wrong. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
     optional: bool | None = None
+    """Specify whether the Secret must be defined"""
 
 
 class SecretKeySelector(K8sModel):
+    """SecretKeySelector selects a key of a Secret."""
+
     key: str
+    """The key of the secret to select from.  Must be a valid secret key."""
     name: str | None = None
+    """Name of the referent. This field is effectively required, but due to backwards compatibility
+    is allowed to be empty. Instances of this type with an empty value here are almost certainly
+    wrong. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
     optional: bool | None = None
+    """Specify whether the Secret or its key must be defined"""
 
 
 class SecretProjection(K8sModel):
+    """Adapts a secret into a projected volume.
+
+    The contents of the target Secret's Data field will be presented in a projected volume as
+    files using the keys in the Data field as the file names. Note that this is identical to a
+    secret volume source without the default mode.
+    """
+
     items: list[KeyToPath] | None = None
+    """items if unspecified, each key-value pair in the Data field of the referenced Secret will be
+    projected into the volume as a file whose name is the key and content is the value. If
+    specified, the listed keys will be projected into the specified paths, and unlisted keys will
+    not be present. If a key is specified which is not present in the Secret, the volume setup
+    will error unless it is marked optional. Paths must be relative and may not contain the '..'
+    path or start with '..'.
+    """
     name: str | None = None
+    """Name of the referent. This field is effectively required, but due to backwards compatibility
+    is allowed to be empty. Instances of this type with an empty value here are almost certainly
+    wrong. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
     optional: bool | None = None
+    """optional field specify whether the Secret or its key must be defined"""
 
 
 class SecretVolumeSource(K8sModel):
+    """Adapts a Secret into a volume.
+
+    The contents of the target Secret's Data field will be presented in a volume as files using
+    the keys in the Data field as the file names. Secret volumes support ownership management and
+    SELinux relabeling.
+    """
+
     default_mode: int | None = None
+    """defaultMode is Optional: mode bits used to set permissions on created files by default. Must
+    be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts
+    both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644.
+    Directories within the path are not affected by this setting. This might be in conflict with
+    other options that affect the file mode, like fsGroup, and the result can be other mode bits
+    set.
+    """
     default_user: int | None = None
+    """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field
+    is only used as a fallback when the item-level user field is unset. (Alpha) This field
+    requires the AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
     items: list[KeyToPath] | None = None
+    """items If unspecified, each key-value pair in the Data field of the referenced Secret will be
+    projected into the volume as a file whose name is the key and content is the value. If
+    specified, the listed keys will be projected into the specified paths, and unlisted keys will
+    not be present. If a key is specified which is not present in the Secret, the volume setup
+    will error unless it is marked optional. Paths must be relative and may not contain the '..'
+    path or start with '..'.
+    """
     optional: bool | None = None
+    """optional field specify whether the Secret or its keys must be defined"""
     secret_name: str | None = None
+    """secretName is the name of the secret in the pod's namespace to use. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#secret
+    """
 
 
 class ServiceAccountTokenProjection(K8sModel):
+    """ServiceAccountTokenProjection represents a projected service account token volume. This
+    projection can be used to insert a service account token into the pods runtime filesystem for
+    use against APIs (Kubernetes API Server or otherwise).
+    """
+
     audience: str | None = None
+    """audience is the intended audience of the token. A recipient of a token must identify itself
+    with an identifier specified in the audience of the token, and otherwise should reject the
+    token. The audience defaults to the identifier of the apiserver.
+    """
     expiration_seconds: int | None = None
+    """expirationSeconds is the requested duration of validity of the service account token. As the
+    token approaches expiration, the kubelet volume plugin will proactively rotate the service
+    account token. The kubelet will start trying to rotate the token if the token is older than
+    80 percent of its time to live or if the token is older than 24 hours.Defaults to 1 hour and
+    must be at least 10 minutes.
+    """
     path: str
+    """path is the path relative to the mount point of the file to project the token into."""
     user: int | None = None
+    """user is Optional: The owner UID of the created file. If specified, the item-level user field
+    takes precedence over defaultUser. (Alpha) This field requires the
+    AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
 
 
 class SleepAction(K8sModel):
+    """SleepAction describes a "sleep" action."""
+
     seconds: int
+    """Seconds is the number of seconds to sleep."""
 
 
 class StorageOSVolumeSource(K8sModel):
+    """Represents a StorageOS persistent volume resource."""
+
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
+    """
     read_only: bool | None = None
+    """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts.
+    """
     secret_ref: LocalObjectReference | None = None
+    """secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not
+    specified, default values will be attempted.
+    """
     volume_name: str | None = None
+    """volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique
+    within a namespace.
+    """
     volume_namespace: str | None = None
+    """volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is
+    specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to
+    be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override
+    the default behaviour. Set to "default" if you are not using namespaces within StorageOS.
+    Namespaces that do not pre-exist within StorageOS will be created.
+    """
 
 
 class Sysctl(K8sModel):
+    """Sysctl defines a kernel parameter to be set"""
+
     name: str
+    """Name of a property to set"""
     value: str
+    """Value of a property to set"""
 
 
 class TCPSocketAction(K8sModel):
+    """TCPSocketAction describes an action based on opening a socket"""
+
     host: str | None = None
+    """Optional: Host name to connect to, defaults to the pod IP."""
     port: IntOrString
+    """Number or name of the port to access on the container. Number must be in the range 1 to
+    65535. Name must be an IANA_SVC_NAME.
+    """
 
 
 class Toleration(K8sModel):
+    """The pod this Toleration is attached to tolerates any taint that matches the triple
+    <key,value,effect> using the matching operator <operator>.
+    """
+
     effect: str | None = None
+    """Effect indicates the taint effect to match. Empty means match all taint effects. When
+    specified, allowed values are NoSchedule, PreferNoSchedule and NoExecute.
+
+    Possible enum values:
+     - `"NoExecute"` Evict any already-running pods that do not tolerate the taint. Currently
+       enforced by NodeController.
+     - `"NoSchedule"` Do not allow new pods to schedule onto the node unless they tolerate the
+       taint, but allow all pods submitted to Kubelet without going through the scheduler to
+       start, and allow all already-running pods to continue running. Enforced by the scheduler.
+     - `"PreferNoSchedule"` Like TaintEffectNoSchedule, but the scheduler tries not to schedule
+       new pods onto the node, rather than prohibiting new pods from scheduling onto the node
+       entirely. Enforced by the scheduler.
+    """
     key: str | None = None
+    """Key is the taint key that the toleration applies to. Empty means match all taint keys. If the
+    key is empty, operator must be Exists; this combination means to match all values and all
+    keys.
+    """
     operator: str | None = None
+    """Operator represents a key's relationship to the value. Valid operators are Exists, Equal, Lt,
+    and Gt. Defaults to Equal. Exists is equivalent to wildcard for value, so that a pod can
+    tolerate all taints of a particular category. Lt and Gt perform numeric comparisons (requires
+    feature gate TaintTolerationComparisonOperators).
+
+    Possible enum values:
+     - `"Equal"`
+     - `"Exists"`
+     - `"Gt"`
+     - `"Lt"`
+    """
     toleration_seconds: int | None = None
+    """TolerationSeconds represents the period of time the toleration (which must be of effect
+    NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set,
+    which means tolerate the taint forever (do not evict). Zero and negative values will be
+    treated as 0 (evict immediately) by the system.
+    """
     value: str | None = None
+    """Value is the taint value the toleration matches to. If the operator is Exists, the value
+    should be empty, otherwise just a regular string.
+    """
 
 
 class VolumeDevice(K8sModel):
+    """volumeDevice describes a mapping of a raw block device within a container."""
+
     device_path: str
+    """devicePath is the path inside of the container that the device will be mapped to."""
     name: str
+    """name must match the name of a persistentVolumeClaim in the pod"""
 
 
 class VolumeMount(K8sModel):
+    """VolumeMount describes a mounting of a Volume within a container."""
+
     bind_mount_options: list[str] | None = None
+    """bindMountOptions is the list of additional bind mount options to apply when mounting this
+    volume into the container. Allowed values are noexec, nodev, and nosuid. These are Linux
+    mount options and have no effect on Windows nodes. This field is not supported with image
+    volumes. This is an alpha field and requires enabling the VolumeBindMountOptions feature
+    gate.
+    """
     mount_path: str
+    """Path within the container at which the volume should be mounted."""
     mount_propagation: str | None = None
+    """mountPropagation determines how mounts are propagated from the host to container and the
+    other way around. When not set, MountPropagationNone is used. This field is beta in 1.10.
+    When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or
+    unspecified (which defaults to None).
+
+    Possible enum values:
+     - `"Bidirectional"` means that the volume in a container will receive new mounts from the
+       host or other containers, and its own mounts will be propagated from the container to the
+       host or other containers. Note that this mode is recursively applied to all mounts in the
+       volume ("rshared" in Linux terminology).
+     - `"HostToContainer"` means that the volume in a container will receive new mounts from the
+       host or other containers, but filesystems mounted inside the container won't be propagated
+       to the host or other containers. Note that this mode is recursively applied to all mounts
+       in the volume ("rslave" in Linux terminology).
+     - `"None"` means that the volume in a container will not receive new mounts from the host or
+       other containers, and filesystems mounted inside the container won't be propagated to the
+       host or other containers. Note that this mode corresponds to "private" in Linux
+       terminology.
+    """
     name: str
+    """This must match the Name of a Volume."""
     read_only: bool | None = None
+    """Mounted read-only if true, read-write otherwise (false or unspecified). Defaults to false."""
     recursive_read_only: str | None = None
+    """RecursiveReadOnly specifies whether read-only mounts should be handled recursively.
+
+    If ReadOnly is false, this field has no meaning and must be unspecified.
+
+    If ReadOnly is true, and this field is set to Disabled, the mount is not made recursively
+    read-only.  If this field is set to IfPossible, the mount is made recursively read-only, if
+    it is supported by the container runtime.  If this field is set to Enabled, the mount is made
+    recursively read-only if it is supported by the container runtime, otherwise the pod will not
+    be started and an error will be generated to indicate the reason.
+
+    If this field is set to IfPossible or Enabled, MountPropagation must be set to None (or be
+    unspecified, which defaults to None).
+
+    If this field is not specified, it is treated as an equivalent of Disabled.
+    """
     sub_path: str | None = None
+    """Path within the volume from which the container's volume should be mounted. Defaults to ""
+    (volume's root).
+    """
     sub_path_expr: str | None = None
+    """Expanded path within the volume from which the container's volume should be mounted. Behaves
+    similarly to SubPath but environment variable references $(VAR_NAME) are expanded using the
+    container's environment. Defaults to "" (volume's root). SubPathExpr and SubPath are mutually
+    exclusive.
+    """
 
 
 class WindowsSecurityContextOptions(K8sModel):
+    """WindowsSecurityContextOptions contain Windows-specific options and credentials."""
+
     gmsa_credential_spec: str | None = None
+    """GMSACredentialSpec is where the GMSA admission webhook
+    (https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential
+    spec named by the GMSACredentialSpecName field.
+    """
     gmsa_credential_spec_name: str | None = None
+    """GMSACredentialSpecName is the name of the GMSA credential spec to use."""
     host_process: bool | None = None
+    """HostProcess determines if a container should be run as a 'Host Process' container. All of a
+    Pod's containers must have the same effective HostProcess value (it is not allowed to have a
+    mix of HostProcess containers and non-HostProcess containers). In addition, if HostProcess is
+    true then HostNetwork must also be set to true.
+    """
     run_as_user_name: str | None = None
+    """The UserName in Windows to run the entrypoint of the container process. Defaults to the user
+    specified in image metadata if unspecified. May also be set in PodSecurityContext. If set in
+    both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes
+    precedence.
+    """
 
 
 class CSIVolumeSource(K8sModel):
+    """Represents a source location of a volume to mount, managed by an external CSI driver"""
+
     driver: str
+    """driver is the name of the CSI driver that handles this volume. Consult with your admin for
+    the correct name as registered in the cluster.
+    """
     fs_type: str | None = None
+    """fsType to mount. Ex. "ext4", "xfs", "ntfs". If not provided, the empty value is passed to the
+    associated CSI driver which will determine the default filesystem to apply.
+    """
     node_publish_secret_ref: LocalObjectReference | None = None
+    """nodePublishSecretRef is a reference to the secret object containing sensitive information to
+    pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls.
+    This field is optional, and  may be empty if no secret is required. If the secret object
+    contains more than one secret, all secret references are passed.
+    """
     read_only: bool | None = None
+    """readOnly specifies a read-only configuration for the volume. Defaults to false (read/write).
+    """
     volume_attributes: dict[str, str] | None = None
+    """volumeAttributes stores driver-specific properties that are passed to the CSI driver. Consult
+    your driver's documentation for supported values.
+    """
 
 
 class CephFSVolumeSource(K8sModel):
+    """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not
+    support ownership management or SELinux relabeling.
+    """
+
     monitors: list[str]
+    """monitors is Required: Monitors is a collection of Ceph monitors More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
     path: str | None = None
+    """path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /"""
     read_only: bool | None = None
+    """readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly
+    setting in VolumeMounts. More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
     secret_file: str | None = None
+    """secretFile is Optional: SecretFile is the path to key ring for User, default is
+    /etc/ceph/user.secret More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
     secret_ref: LocalObjectReference | None = None
+    """secretRef is Optional: SecretRef is reference to the authentication secret for User, default
+    is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
     user: str | None = None
+    """user is optional: User is the rados user name, default is admin More info:
+    https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+    """
 
 
 class CinderVolumeSource(K8sModel):
+    """Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting
+    to a container. The volume must also be in the same region as the kubelet. Cinder volumes
+    support ownership management and SELinux relabeling.
+    """
+
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if
+    unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
+    """
     read_only: bool | None = None
+    """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in
+    VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
+    """
     secret_ref: LocalObjectReference | None = None
+    """secretRef is optional: points to a secret object containing parameters used to connect to
+    OpenStack.
+    """
     volume_id: Annotated[str, Field(alias="volumeID")]
+    """volumeID used to identify the volume in cinder. More info:
+    https://examples.k8s.io/mysql-cinder-pd/README.md
+    """
 
 
 class ConfigMapProjection(K8sModel):
+    """Adapts a ConfigMap into a projected volume.
+
+    The contents of the target ConfigMap's Data field will be presented in a projected volume as
+    files using the keys in the Data field as the file names, unless the items element is
+    populated with specific mappings of keys to paths. Note that this is identical to a configmap
+    volume source without the default mode.
+    """
+
     items: list[KeyToPath] | None = None
+    """items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will
+    be projected into the volume as a file whose name is the key and content is the value. If
+    specified, the listed keys will be projected into the specified paths, and unlisted keys will
+    not be present. If a key is specified which is not present in the ConfigMap, the volume setup
+    will error unless it is marked optional. Paths must be relative and may not contain the '..'
+    path or start with '..'.
+    """
     name: str | None = None
+    """Name of the referent. This field is effectively required, but due to backwards compatibility
+    is allowed to be empty. Instances of this type with an empty value here are almost certainly
+    wrong. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
     optional: bool | None = None
+    """optional specify whether the ConfigMap or its keys must be defined"""
 
 
 class ConfigMapVolumeSource(K8sModel):
+    """Adapts a ConfigMap into a volume.
+
+    The contents of the target ConfigMap's Data field will be presented in a volume as files
+    using the keys in the Data field as the file names, unless the items element is populated
+    with specific mappings of keys to paths. ConfigMap volumes support ownership management and
+    SELinux relabeling.
+    """
+
     default_mode: int | None = None
+    """defaultMode is optional: mode bits used to set permissions on created files by default. Must
+    be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts
+    both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644.
+    Directories within the path are not affected by this setting. This might be in conflict with
+    other options that affect the file mode, like fsGroup, and the result can be other mode bits
+    set.
+    """
     default_user: int | None = None
+    """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field
+    is only used as a fallback when the item-level user field is unset. (Alpha) This field
+    requires the AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
     items: list[KeyToPath] | None = None
+    """items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will
+    be projected into the volume as a file whose name is the key and content is the value. If
+    specified, the listed keys will be projected into the specified paths, and unlisted keys will
+    not be present. If a key is specified which is not present in the ConfigMap, the volume setup
+    will error unless it is marked optional. Paths must be relative and may not contain the '..'
+    path or start with '..'.
+    """
     name: str | None = None
+    """Name of the referent. This field is effectively required, but due to backwards compatibility
+    is allowed to be empty. Instances of this type with an empty value here are almost certainly
+    wrong. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
     optional: bool | None = None
+    """optional specify whether the ConfigMap or its keys must be defined"""
 
 
 class ContainerRestartRule(K8sModel):
+    """ContainerRestartRule describes how a container exit is handled."""
+
     action: str
+    """Specifies the action taken on a container exit if the requirements are satisfied. The only
+    possible value is "Restart" to restart the container.
+    """
     exit_codes: ContainerRestartRuleOnExitCodes | None = None
+    """Represents the exit codes to check on container exits."""
 
 
 class DownwardAPIVolumeFile(K8sModel):
+    """DownwardAPIVolumeFile represents information to create the file containing the pod field"""
+
     field_ref: ObjectFieldSelector | None = None
+    """Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are
+    supported.
+    """
     mode: int | None = None
+    """Optional: mode bits used to set permissions on this file, must be an octal value between 0000
+    and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values,
+    JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be
+    used. This might be in conflict with other options that affect the file mode, like fsGroup,
+    and the result can be other mode bits set.
+    """
     path: str
+    """Required: Path is  the relative path name of the file to be created. Must not be absolute or
+    contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not
+    start with '..'
+    """
     resource_field_ref: ResourceFieldSelector | None = None
+    """Selects a resource of the container: only resources limits and requests (limits.cpu,
+    limits.memory, requests.cpu and requests.memory) are currently supported.
+    """
     user: int | None = None
+    """user is Optional: The owner UID of the created file. If specified, the item-level user field
+    takes precedence over defaultUser. (Alpha) This field requires the
+    AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
 
 
 class DownwardAPIVolumeSource(K8sModel):
+    """DownwardAPIVolumeSource represents a volume containing downward API info. Downward API
+    volumes support ownership management and SELinux relabeling.
+    """
+
     default_mode: int | None = None
+    """Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to
+    set permissions on created files by default. Must be an octal value between 0000 and 0777 or
+    a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires
+    decimal values for mode bits. Defaults to 0644. Directories within the path are not affected
+    by this setting. This might be in conflict with other options that affect the file mode, like
+    fsGroup, and the result can be other mode bits set.
+    """
     default_user: int | None = None
+    """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field
+    is only used as a fallback when the item-level user field is unset. (Alpha) This field
+    requires the AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
     items: list[DownwardAPIVolumeFile] | None = None
+    """Items is a list of downward API volume file"""
 
 
 class EnvFromSource(K8sModel):
+    """EnvFromSource represents the source of a set of ConfigMaps or Secrets"""
+
     config_map_ref: ConfigMapEnvSource | None = None
+    """The ConfigMap to select from"""
     prefix: str | None = None
+    """Optional text to prepend to the name of each environment variable. May consist of any
+    printable ASCII characters except '='.
+    """
     secret_ref: SecretEnvSource | None = None
+    """The Secret to select from"""
 
 
 class EnvVarSource(K8sModel):
+    """EnvVarSource represents a source for the value of an EnvVar."""
+
     config_map_key_ref: ConfigMapKeySelector | None = None
+    """Selects a key of a ConfigMap."""
     field_ref: ObjectFieldSelector | None = None
+    """Selects a field of the pod: supports metadata.name, metadata.namespace,
+    `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName,
+    spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
+    """
     file_key_ref: FileKeySelector | None = None
+    """FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled.
+    """
     resource_field_ref: ResourceFieldSelector | None = None
+    """Selects a resource of the container: only resources limits and requests (limits.cpu,
+    limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and
+    requests.ephemeral-storage) are currently supported.
+    """
     secret_key_ref: SecretKeySelector | None = None
+    """Selects a key of a secret in the pod's namespace"""
 
 
 class FlexVolumeSource(K8sModel):
+    """FlexVolume represents a generic volume resource that is provisioned/attached using an exec
+    based plugin.
+    """
+
     driver: str
+    """driver is the name of the driver to use for this volume."""
     fs_type: str | None = None
+    """fsType is the filesystem type to mount. Must be a filesystem type supported by the host
+    operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume
+    script.
+    """
     options: dict[str, str] | None = None
+    """options is Optional: this field holds extra command options if any."""
     read_only: bool | None = None
+    """readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly
+    setting in VolumeMounts.
+    """
     secret_ref: LocalObjectReference | None = None
+    """secretRef is Optional: secretRef is reference to the secret object containing sensitive
+    information to pass to the plugin scripts. This may be empty if no secret object is
+    specified. If the secret object contains more than one secret, all secrets are passed to the
+    plugin scripts.
+    """
 
 
 class HTTPGetAction(K8sModel):
+    """HTTPGetAction describes an action based on HTTP Get requests."""
+
     host: str | None = None
+    """Host name to connect to, defaults to the pod IP. You probably want to set "Host" in
+    httpHeaders instead.
+    """
     http_headers: list[HTTPHeader] | None = None
+    """Custom headers to set in the request. HTTP allows repeated headers."""
     path: str | None = None
+    """Path to access on the HTTP server."""
     port: IntOrString
+    """Name or number of the port to access on the container. Number must be in the range 1 to
+    65535. Name must be an IANA_SVC_NAME.
+    """
     protocol: str | None = None
+    """Protocol selects the wire protocol for the probe connection. Nil defaults to HTTP/1.1.
+
+    Possible enum values:
+     - `"HTTP1"` uses HTTP/1.1 (the existing default).
+     - `"HTTP2"` uses HTTP/2. Currently, only cleartext with prior knowledge (h2c) is supported,
+       and must be used with scheme HTTP.
+    """
     scheme: str | None = None
+    """Scheme to use for connecting to the host. Defaults to HTTP.
+
+    Possible enum values:
+     - `"HTTP"` means that the scheme used will be http://
+     - `"HTTPS"` means that the scheme used will be https://
+    """
 
 
 class ISCSIVolumeSource(K8sModel):
+    """Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes
+    support ownership management and SELinux relabeling.
+    """
+
     chap_auth_discovery: bool | None = None
+    """chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication"""
     chap_auth_session: bool | None = None
+    """chapAuthSession defines whether support iSCSI Session CHAP authentication"""
     fs_type: str | None = None
+    """fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the
+    filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs".
+    Implicitly inferred to be "ext4" if unspecified. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#iscsi
+    """
     initiator_name: str | None = None
+    """initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with
+    iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be
+    created for the connection.
+    """
     iqn: str
+    """iqn is the target iSCSI Qualified Name."""
     iscsi_interface: str | None = None
+    """iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default'
+    (tcp).
+    """
     lun: int
+    """lun represents iSCSI Target Lun number."""
     portals: list[str] | None = None
+    """portals is the iSCSI Target Portal List. The portal is either an IP or ip_addr:port if the
+    port is other than default (typically TCP ports 860 and 3260).
+    """
     read_only: bool | None = None
+    """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false."""
     secret_ref: LocalObjectReference | None = None
+    """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
     target_portal: str
+    """targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port
+    is other than default (typically TCP ports 860 and 3260).
+    """
 
 
 class LifecycleHandler(K8sModel):
+    """LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and
+    only one of the fields, except TCPSocket must be specified.
+    """
+
     exec: ExecAction | None = None
+    """Exec specifies a command to execute in the container."""
     http_get: HTTPGetAction | None = None
+    """HTTPGet specifies an HTTP GET request to perform."""
     sleep: SleepAction | None = None
+    """Sleep represents a duration that the container should sleep."""
     tcp_socket: TCPSocketAction | None = None
+    """Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward
+    compatibility. There is no validation of this field and lifecycle hooks will fail at runtime
+    when it is specified.
+    """
 
 
 class PodDNSConfig(K8sModel):
+    """PodDNSConfig defines the DNS parameters of a pod in addition to those generated from
+    DNSPolicy.
+    """
+
     nameservers: list[str] | None = None
+    """A list of DNS name server IP addresses. This will be appended to the base nameservers
+    generated from DNSPolicy. Duplicated nameservers will be removed.
+    """
     options: list[PodDNSConfigOption] | None = None
+    """A list of DNS resolver options. This will be merged with the base options generated from
+    DNSPolicy. Duplicated entries will be removed. Resolution options given in Options will
+    override those that appear in the base DNSPolicy.
+    """
     searches: list[str] | None = None
+    """A list of DNS search domains for host-name lookup. This will be appended to the base search
+    paths generated from DNSPolicy. Duplicated search paths will be removed.
+    """
 
 
 class PodSecurityContext(K8sModel):
+    """PodSecurityContext holds pod-level security attributes and common container settings. Some
+    fields are also present in container.securityContext.  Field values of
+    container.securityContext take precedence over field values of PodSecurityContext.
+    """
+
     app_armor_profile: AppArmorProfile | None = None
+    """appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this
+    field cannot be set when spec.os.name is windows.
+    """
     fs_group: int | None = None
+    """A special supplemental group that applies to all containers in a pod. Some volume types allow
+    the Kubelet to change the ownership of that volume to be owned by the pod:
+
+    1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the
+    volume will be owned by FSGroup) 3. The permission bits are OR'd with rw-rw----
+
+    If unset, the Kubelet will not modify the ownership and permissions of any volume. Note that
+    this field cannot be set when spec.os.name is windows.
+    """
     fs_group_change_policy: str | None = None
+    """fsGroupChangePolicy defines behavior of changing ownership and permission of the volume
+    before being exposed inside Pod. This field will only apply to volume types which support
+    fsGroup based ownership(and permissions). It will have no effect on ephemeral volume types
+    such as: secret, configmaps and emptydir. Valid values are "OnRootMismatch" and "Always". If
+    not specified, "Always" is used. Note that this field cannot be set when spec.os.name is
+    windows.
+
+    Possible enum values:
+     - `"Always"` indicates that volume's ownership and permissions should always be changed
+       whenever volume is mounted inside a Pod. This the default behavior.
+     - `"OnRootMismatch"` indicates that volume's ownership and permissions will be changed only
+       when permission and ownership of root directory does not match with expected permissions
+       on the volume. This can help shorten the time it takes to change ownership and permissions
+       of a volume.
+    """
     run_as_group: int | None = None
+    """The GID to run the entrypoint of the container process. Uses runtime default if unset. May
+    also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the
+    value specified in SecurityContext takes precedence for that container. Note that this field
+    cannot be set when spec.os.name is windows.
+    """
     run_as_non_root: bool | None = None
+    """Indicates that the container must run as a non-root user. If true, the Kubelet will validate
+    the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the
+    container if it does. If unset or false, no such validation will be performed. May also be
+    set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value
+    specified in SecurityContext takes precedence.
+    """
     run_as_user: int | None = None
+    """The UID to run the entrypoint of the container process. Defaults to user specified in image
+    metadata if unspecified. May also be set in SecurityContext.  If set in both SecurityContext
+    and PodSecurityContext, the value specified in SecurityContext takes precedence for that
+    container. Note that this field cannot be set when spec.os.name is windows.
+    """
     se_linux_change_policy: str | None = None
+    """seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used
+    by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not
+    support SELinux. Valid values are "MountOption" and "Recursive".
+
+    "Recursive" means relabeling of all files on all Pod volumes by the container runtime. This
+    may be slow for large volumes, but allows mixing privileged and unprivileged Pods sharing the
+    same volume on the same node.
+
+    "MountOption" mounts all eligible Pod volumes with `-o context` mount option. This requires
+    all Pods that share the same volume to use the same SELinux label. It is not possible to
+    share the same volume among privileged and unprivileged Pods. Eligible volumes are in-tree
+    FibreChannel and iSCSI volumes, and all CSI volumes whose CSI driver announces SELinux
+    support by setting spec.seLinuxMount: true in their CSIDriver instance. Other volumes are
+    always re-labelled recursively.
+
+    If not specified, "MountOption" is used.
+
+    This field affects only Pods that have SELinux label set, either in PodSecurityContext or in
+    SecurityContext of all containers.
+
+    All Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some
+    pods can get stuck in ContainerCreating state. Note that this field cannot be set when
+    spec.os.name is windows.
+    """
     se_linux_options: SELinuxOptions | None = None
+    """The SELinux context to be applied to all containers. If unspecified, the container runtime
+    will allocate a random SELinux context for each container.  May also be set in
+    SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified
+    in SecurityContext takes precedence for that container. Note that this field cannot be set
+    when spec.os.name is windows.
+    """
     seccomp_profile: SeccompProfile | None = None
+    """The seccomp options to use by the containers in this pod. Note that this field cannot be set
+    when spec.os.name is windows.
+    """
     supplemental_groups: list[int] | None = None
+    """A list of groups applied to the first process run in each container, in addition to the
+    container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature
+    is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or
+    instead of any group memberships defined in the container image. If unspecified, no
+    additional groups are added, though group memberships defined in the container image may
+    still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot
+    be set when spec.os.name is windows.
+    """
     supplemental_groups_policy: str | None = None
+    """Defines how supplemental groups of the first container processes are calculated. Valid values
+    are "Merge" and "Strict". If not specified, "Merge" is used. (Alpha) Using the field requires
+    the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must
+    implement support for this feature. Note that this field cannot be set when spec.os.name is
+    windows.
+
+    Possible enum values:
+     - `"Merge"` means that the container's provided SupplementalGroups and FsGroup (specified in
+       SecurityContext) will be merged with the primary user's groups as defined in the container
+       image (in /etc/group).
+     - `"Strict"` means that the container's provided SupplementalGroups and FsGroup (specified
+       in SecurityContext) will be used instead of any groups defined in the container image.
+    """
     sysctls: list[Sysctl] | None = None
+    """Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by
+    the container runtime) might fail to launch. Note that this field cannot be set when
+    spec.os.name is windows.
+    """
     windows_options: WindowsSecurityContextOptions | None = None
+    """The Windows specific settings applied to all containers. If unspecified, the options within a
+    container's SecurityContext will be used. If set in both SecurityContext and
+    PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this
+    field cannot be set when spec.os.name is linux.
+    """
 
 
 class Probe(K8sModel):
+    """Probe describes a health check to be performed against a container to determine whether it is
+    alive or ready to receive traffic.
+    """
+
     exec: ExecAction | None = None
+    """Exec specifies a command to execute in the container."""
     failure_threshold: int | None = None
+    """Minimum consecutive failures for the probe to be considered failed after having succeeded.
+    Defaults to 3. Minimum value is 1.
+    """
     grpc: GRPCAction | None = None
+    """GRPC specifies a GRPC HealthCheckRequest."""
     http_get: HTTPGetAction | None = None
+    """HTTPGet specifies an HTTP GET request to perform."""
     initial_delay_seconds: int | None = None
+    """Number of seconds after the container has started before liveness probes are initiated. More
+    info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
+    """
     period_seconds: int | None = None
+    """How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1."""
     success_threshold: int | None = None
+    """Minimum consecutive successes for the probe to be considered successful after having failed.
+    Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.
+    """
     tcp_socket: TCPSocketAction | None = None
+    """TCPSocket specifies a connection to a TCP port."""
     termination_grace_period_seconds: int | None = None
+    """Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The
+    grace period is the duration in seconds after the processes running in the pod are sent a
+    termination signal and the time when the processes are forcibly halted with a kill signal.
+    Set this value longer than the expected cleanup time for your process. If this value is nil,
+    the pod's terminationGracePeriodSeconds will be used. Otherwise, this value overrides the
+    value provided by the pod spec. Value must be non-negative integer. The value zero indicates
+    stop immediately via the kill signal (no opportunity to shut down). This is a beta field and
+    requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1.
+    spec.terminationGracePeriodSeconds is used if unset.
+    """
     timeout_seconds: int | None = None
+    """Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1.
+    More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
+    """
 
 
 class SecurityContext(K8sModel):
+    """SecurityContext holds security configuration that will be applied to a container. Some fields
+    are present in both SecurityContext and PodSecurityContext.  When both are set, the values in
+    SecurityContext take precedence.
+    """
+
     allow_privilege_escalation: bool | None = None
+    """AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent
+    process. This bool directly controls if the no_new_privs flag will be set on the container
+    process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged
+    2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.
+    """
     app_armor_profile: AppArmorProfile | None = None
+    """appArmorProfile is the AppArmor options to use by this container. If set, this profile
+    overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is
+    windows.
+    """
     capabilities: Capabilities | None = None
+    """The capabilities to add/drop when running containers. Defaults to the default set of
+    capabilities granted by the container runtime. Note that this field cannot be set when
+    spec.os.name is windows.
+    """
     privileged: bool | None = None
+    """Run container in privileged mode. Processes in privileged containers are essentially
+    equivalent to root on the host. Defaults to false. Note that this field cannot be set when
+    spec.os.name is windows.
+    """
     proc_mount: str | None = None
+    """procMount denotes the type of proc mount to use for the containers. The default value is
+    Default which uses the container runtime defaults for readonly paths and masked paths. Note
+    that this field cannot be set when spec.os.name is windows.
+
+    Possible enum values:
+     - `"Default"` uses the container runtime defaults for readonly and masked paths for /proc.
+       Most container runtimes mask certain paths in /proc to avoid accidental security exposure
+       of special devices or information.
+     - `"Unmasked"` bypasses the default masking behavior of the container runtime and ensures
+       the newly created /proc the container stays in tact with no modifications.
+    """
     read_only_root_filesystem: bool | None = None
+    """Whether this container has a read-only root filesystem. Default is false. Note that this
+    field cannot be set when spec.os.name is windows.
+    """
     run_as_group: int | None = None
+    """The GID to run the entrypoint of the container process. Uses runtime default if unset. May
+    also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext,
+    the value specified in SecurityContext takes precedence. Note that this field cannot be set
+    when spec.os.name is windows.
+    """
     run_as_non_root: bool | None = None
+    """Indicates that the container must run as a non-root user. If true, the Kubelet will validate
+    the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the
+    container if it does. If unset or false, no such validation will be performed. May also be
+    set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value
+    specified in SecurityContext takes precedence.
+    """
     run_as_user: int | None = None
+    """The UID to run the entrypoint of the container process. Defaults to user specified in image
+    metadata if unspecified. May also be set in PodSecurityContext.  If set in both
+    SecurityContext and PodSecurityContext, the value specified in SecurityContext takes
+    precedence. Note that this field cannot be set when spec.os.name is windows.
+    """
     se_linux_options: SELinuxOptions | None = None
+    """The SELinux context to be applied to the container. If unspecified, the container runtime
+    will allocate a random SELinux context for each container.  May also be set in
+    PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value
+    specified in SecurityContext takes precedence. Note that this field cannot be set when
+    spec.os.name is windows.
+    """
     seccomp_profile: SeccompProfile | None = None
+    """The seccomp options to use by this container. If seccomp options are provided at both the pod
+    & container level, the container options override the pod options. Note that this field
+    cannot be set when spec.os.name is windows.
+    """
     windows_options: WindowsSecurityContextOptions | None = None
+    """The Windows specific settings applied to all containers. If unspecified, the options from the
+    PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the
+    value specified in SecurityContext takes precedence. Note that this field cannot be set when
+    spec.os.name is linux.
+    """
 
 
 class ClusterTrustBundleProjection(K8sModel):
+    """ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and
+    project their contents into the pod filesystem.
+    """
+
     label_selector: meta_v1.LabelSelector | None = None
+    """Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName
+    is set.  Mutually-exclusive with name.  If unset, interpreted as "match nothing".  If set but
+    empty, interpreted as "match everything".
+    """
     name: str | None = None
+    """Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and
+    labelSelector.
+    """
     optional: bool | None = None
+    """If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available.
+    If using name, then the named ClusterTrustBundle is allowed not to exist.  If using
+    signerName, then the combination of signerName and labelSelector is allowed to match zero
+    ClusterTrustBundles.
+    """
     path: str
+    """Relative path from the volume root to write the bundle."""
     signer_name: str | None = None
+    """Select all ClusterTrustBundles that match this signer name. Mutually-exclusive with name.
+    The contents of all selected ClusterTrustBundles will be unified and deduplicated.
+    """
     user: int | None = None
+    """user is Optional: The owner UID of the created file. If specified, the item-level user field
+    takes precedence over defaultUser. (Alpha) This field requires the
+    AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
 
 
 class DownwardAPIProjection(K8sModel):
+    """Represents downward API info for projecting into a projected volume. Note that this is
+    identical to a downwardAPI volume source without the default mode.
+    """
+
     items: list[DownwardAPIVolumeFile] | None = None
+    """Items is a list of DownwardAPIVolume file"""
 
 
 class EnvVar(K8sModel):
+    """EnvVar represents an environment variable present in a Container."""
+
     name: str
+    """Name of the environment variable. May consist of any printable ASCII characters except '='.
+    """
     value: str | None = None
+    """Variable references $(VAR_NAME) are expanded using the previously defined environment
+    variables in the container and any service environment variables. If a variable cannot be
+    resolved, the reference in the input string will be unchanged. Double $$ are reduced to a
+    single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce
+    the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of
+    whether the variable exists or not. Defaults to "".
+    """
     value_from: EnvVarSource | None = None
+    """Source for the environment variable's value. Cannot be used if value is not empty."""
 
 
 class Lifecycle(K8sModel):
+    """Lifecycle describes actions that the management system should take in response to container
+    lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the
+    container blocks until the action is complete, unless the container process fails, in which
+    case the handler is aborted.
+    """
+
     post_start: LifecycleHandler | None = None
+    """PostStart is called immediately after a container is created. If the handler fails, the
+    container is terminated and restarted according to its restart policy. Other management of
+    the container blocks until the hook completes. More info:
+    https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks
+    """
     pre_stop: LifecycleHandler | None = None
+    """PreStop is called immediately before a container is terminated due to an API request or
+    management event such as liveness/startup probe failure, preemption, resource contention,
+    etc. The handler is not called if the container crashes or exits. The Pod's termination grace
+    period countdown begins before the PreStop hook is executed. Regardless of the outcome of the
+    handler, the container will eventually terminate within the Pod's termination grace period
+    (unless delayed by finalizers). Other management of the container blocks until the hook
+    completes or until the termination grace period is reached. More info:
+    https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks
+    """
     stop_signal: str | None = None
+    """StopSignal defines which signal will be sent to a container when it is being stopped. If not
+    specified, the default is defined by the container runtime in use. StopSignal can only be set
+    for Pods with a non-empty .spec.os.name
+
+    Possible enum values:
+     - `"SIGABRT"`
+     - `"SIGALRM"`
+     - `"SIGBUS"`
+     - `"SIGCHLD"`
+     - `"SIGCLD"`
+     - `"SIGCONT"`
+     - `"SIGFPE"`
+     - `"SIGHUP"`
+     - `"SIGILL"`
+     - `"SIGINT"`
+     - `"SIGIO"`
+     - `"SIGIOT"`
+     - `"SIGKILL"`
+     - `"SIGPIPE"`
+     - `"SIGPOLL"`
+     - `"SIGPROF"`
+     - `"SIGPWR"`
+     - `"SIGQUIT"`
+     - `"SIGRTMAX"`
+     - `"SIGRTMAX-1"`
+     - `"SIGRTMAX-10"`
+     - `"SIGRTMAX-11"`
+     - `"SIGRTMAX-12"`
+     - `"SIGRTMAX-13"`
+     - `"SIGRTMAX-14"`
+     - `"SIGRTMAX-2"`
+     - `"SIGRTMAX-3"`
+     - `"SIGRTMAX-4"`
+     - `"SIGRTMAX-5"`
+     - `"SIGRTMAX-6"`
+     - `"SIGRTMAX-7"`
+     - `"SIGRTMAX-8"`
+     - `"SIGRTMAX-9"`
+     - `"SIGRTMIN"`
+     - `"SIGRTMIN+1"`
+     - `"SIGRTMIN+10"`
+     - `"SIGRTMIN+11"`
+     - `"SIGRTMIN+12"`
+     - `"SIGRTMIN+13"`
+     - `"SIGRTMIN+14"`
+     - `"SIGRTMIN+15"`
+     - `"SIGRTMIN+2"`
+     - `"SIGRTMIN+3"`
+     - `"SIGRTMIN+4"`
+     - `"SIGRTMIN+5"`
+     - `"SIGRTMIN+6"`
+     - `"SIGRTMIN+7"`
+     - `"SIGRTMIN+8"`
+     - `"SIGRTMIN+9"`
+     - `"SIGSEGV"`
+     - `"SIGSTKFLT"`
+     - `"SIGSTOP"`
+     - `"SIGSYS"`
+     - `"SIGTERM"`
+     - `"SIGTRAP"`
+     - `"SIGTSTP"`
+     - `"SIGTTIN"`
+     - `"SIGTTOU"`
+     - `"SIGURG"`
+     - `"SIGUSR1"`
+     - `"SIGUSR2"`
+     - `"SIGVTALRM"`
+     - `"SIGWINCH"`
+     - `"SIGXCPU"`
+     - `"SIGXFSZ"`
+    """
 
 
 class NodeAffinity(K8sModel):
+    """Node affinity is a group of node affinity scheduling rules."""
+
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
+    """The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions
+    specified by this field, but it may choose a node that violates one or more of the
+    expressions. The node that is most preferred is the one with the greatest sum of weights,
+    i.e. for each node that meets all of the scheduling requirements (resource request,
+    requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the
+    elements of this field and adding "weight" to the sum if the node matches the corresponding
+    matchExpressions; the node(s) with the highest sum are the most preferred.
+    """
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    """If the affinity requirements specified by this field are not met at scheduling time, the pod
+    will not be scheduled onto the node. If the affinity requirements specified by this field
+    cease to be met at some point during pod execution (e.g. due to an update), the system may or
+    may not try to eventually evict the pod from its node.
+    """
 
 
 class PersistentVolumeClaimTemplate(K8sModel):
+    """PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an
+    EphemeralVolumeSource.
+    """
+
     metadata: ObjectMeta | None = None
+    """May contain labels and annotations that will be copied into the PVC when creating it. No
+    other fields are allowed and will be rejected during validation.
+    """
     spec: PersistentVolumeClaimSpec
+    """The specification for the PersistentVolumeClaim. The entire content is copied unchanged into
+    the PVC that gets created from this template. The same fields as in a PersistentVolumeClaim
+    are also valid here.
+    """
 
 
 class PodAffinityTerm(K8sModel):
+    """Defines a set of pods (namely those matching the labelSelector relative to the given
+    namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity)
+    with, where co-located is defined as running on a node whose value of the label with key
+    <topologyKey> matches that of any node on which a pod of the set of pods is running
+    """
+
     label_selector: meta_v1.LabelSelector | None = None
+    """A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm
+    matches with no Pods.
+    """
     match_label_keys: list[str] | None = None
+    """MatchLabelKeys is a set of pod label keys to select which pods will be taken into
+    consideration. The keys are used to lookup values from the incoming pod labels, those
+    key-value labels are merged with `labelSelector` as `key in (value)` to select the group of
+    existing pods which pods will be taken into consideration for the incoming pod's pod (anti)
+    affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value
+    is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also,
+    matchLabelKeys cannot be set when labelSelector isn't set.
+    """
     mismatch_label_keys: list[str] | None = None
+    """MismatchLabelKeys is a set of pod label keys to select which pods will be taken into
+    consideration. The keys are used to lookup values from the incoming pod labels, those
+    key-value labels are merged with `labelSelector` as `key notin (value)` to select the group
+    of existing pods which pods will be taken into consideration for the incoming pod's pod
+    (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The
+    default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and
+    labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn't set.
+    """
     namespace_selector: meta_v1.LabelSelector | None = None
+    """A label query over the set of namespaces that the term applies to. The term is applied to the
+    union of the namespaces selected by this field and the ones listed in the namespaces field.
+    null selector and null or empty namespaces list means "this pod's namespace". An empty
+    selector ({}) matches all namespaces.
+    """
     namespaces: list[str] | None = None
+    """namespaces specifies a static list of namespace names that the term applies to. The term is
+    applied to the union of the namespaces listed in this field and the ones selected by
+    namespaceSelector. null or empty namespaces list and null namespaceSelector means "this pod's
+    namespace".
+    """
     topology_key: str
+    """This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods
+    matching the labelSelector in the specified namespaces, where co-located is defined as
+    running on a node whose value of the label with key topologyKey matches that of any node on
+    which any of the selected pods is running. Empty topologyKey is not allowed.
+    """
 
 
 class TopologySpreadConstraint(K8sModel):
+    """TopologySpreadConstraint specifies how to spread matching pods among the given topology."""
+
     label_selector: meta_v1.LabelSelector | None = None
+    """LabelSelector is used to find matching pods. Pods that match this label selector are counted
+    to determine the number of pods in their corresponding topology domain.
+    """
     match_label_keys: list[str] | None = None
+    """MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be
+    calculated. The keys are used to lookup values from the incoming pod labels, those key-value
+    labels are ANDed with labelSelector to select the group of existing pods over which spreading
+    will be calculated for the incoming pod. The same key is forbidden to exist in both
+    MatchLabelKeys and LabelSelector. MatchLabelKeys cannot be set when LabelSelector isn't set.
+    Keys that don't exist in the incoming pod labels will be ignored. A null or empty list means
+    only match against labelSelector.
+
+    This is a beta field and requires the MatchLabelKeysInPodTopologySpread feature gate to be
+    enabled (enabled by default).
+    """
     max_skew: int
+    """MaxSkew describes the degree to which pods may be unevenly distributed. When
+    `whenUnsatisfiable=DoNotSchedule`, it is the maximum permitted difference between the number
+    of matching pods in the target topology and the global minimum. The global minimum is the
+    minimum number of matching pods in an eligible domain or zero if the number of eligible
+    domains is less than MinDomains. For example, in a 3-zone cluster, MaxSkew is set to 1, and
+    pods with the same labelSelector spread as 2/2/1: In this case, the global minimum is 1. |
+    zone1 | zone2 | zone3 | |  P P  |  P P  |   P   | - if MaxSkew is 1, incoming pod can only be
+    scheduled to zone3 to become 2/2/2; scheduling it onto zone1(zone2) would make the
+    ActualSkew(3-1) on zone1(zone2) violate MaxSkew(1). - if MaxSkew is 2, incoming pod can be
+    scheduled onto any zone. When `whenUnsatisfiable=ScheduleAnyway`, it is used to give higher
+    precedence to topologies that satisfy it. It's a required field. Default value is 1 and 0 is
+    not allowed.
+    """
     min_domains: int | None = None
+    """MinDomains indicates a minimum number of eligible domains. When the number of eligible
+    domains with matching topology keys is less than minDomains, Pod Topology Spread treats
+    "global minimum" as 0, and then the calculation of Skew is performed. And when the number of
+    eligible domains with matching topology keys equals or greater than minDomains, this value
+    has no effect on scheduling. As a result, when the number of eligible domains is less than
+    minDomains, scheduler won't schedule more than maxSkew Pods to those domains. If value is
+    nil, the constraint behaves as if MinDomains is equal to 1. Valid values are integers greater
+    than 0. When value is not nil, WhenUnsatisfiable must be DoNotSchedule.
+
+    For example, in a 3-zone cluster, MaxSkew is set to 2, MinDomains is set to 5 and pods with
+    the same labelSelector spread as 2/2/2: | zone1 | zone2 | zone3 | |  P P  |  P P  |  P P  |
+    The number of domains is less than 5(MinDomains), so "global minimum" is treated as 0. In
+    this situation, new pod with the same labelSelector cannot be scheduled, because computed
+    skew will be 3(3 - 0) if new Pod is scheduled to any of the three zones, it will violate
+    MaxSkew.
+    """
     node_affinity_policy: str | None = None
+    """NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when
+    calculating pod topology spread skew. Options are: - Honor: only nodes matching
+    nodeAffinity/nodeSelector are included in the calculations. - Ignore:
+    nodeAffinity/nodeSelector are ignored. All nodes are included in the calculations.
+
+    If this value is nil, the behavior is equivalent to the Honor policy.
+
+    Possible enum values:
+     - `"Honor"` means use this scheduling directive when calculating pod topology spread skew.
+     - `"Ignore"` means ignore this scheduling directive when calculating pod topology spread
+       skew.
+    """
     node_taints_policy: str | None = None
+    """NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread
+    skew. Options are: - Honor: nodes without taints, along with tainted nodes for which the
+    incoming pod has a toleration, are included. - Ignore: node taints are ignored. All nodes are
+    included.
+
+    If this value is nil, the behavior is equivalent to the Ignore policy.
+
+    Possible enum values:
+     - `"Honor"` means use this scheduling directive when calculating pod topology spread skew.
+     - `"Ignore"` means ignore this scheduling directive when calculating pod topology spread
+       skew.
+    """
     topology_key: str
+    """TopologyKey is the key of node labels. Nodes that have a label with this key and identical
+    values are considered to be in the same topology. We consider each <key, value> as a
+    "bucket", and try to put balanced number of pods into each bucket. We define a domain as a
+    particular instance of a topology. Also, we define an eligible domain as a domain whose nodes
+    meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is
+    "kubernetes.io/hostname", each Node is a domain of that topology. And, if TopologyKey is
+    "topology.kubernetes.io/zone", each zone is a domain of that topology. It's a required field.
+    """
     when_unsatisfiable: str
+    """WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread
+    constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. -
+    ScheduleAnyway tells the scheduler to schedule the pod in any location,
+      but giving higher precedence to topologies that would help reduce the
+      skew.
+    A constraint is considered "Unsatisfiable" for an incoming pod if and only if every possible
+    node assignment for that pod would violate "MaxSkew" on some topology. For example, in a
+    3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 3/1/1: |
+    zone1 | zone2 | zone3 | | P P P |   P   |   P   | If WhenUnsatisfiable is set to
+    DoNotSchedule, incoming pod can only be scheduled to zone2(zone3) to become 3/2/1(3/1/2) as
+    ActualSkew(2-1) on zone2(zone3) satisfies MaxSkew(1). In other words, the cluster can still
+    be imbalanced, but scheduler won't make it *more* imbalanced. It's a required field.
+
+    Possible enum values:
+     - `"DoNotSchedule"` instructs the scheduler not to schedule the pod when constraints are not
+       satisfied.
+     - `"ScheduleAnyway"` instructs the scheduler to schedule the pod even if constraints are not
+       satisfied.
+    """
 
 
 class VolumeProjection(K8sModel):
+    """Projection that may be projected along with other supported volume types. Exactly one of
+    these fields must be set.
+    """
+
     cluster_trust_bundle: ClusterTrustBundleProjection | None = None
+    """ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle
+    objects in an auto-updating file.
+
+    Alpha, gated by the ClusterTrustBundleProjection feature gate.
+
+    ClusterTrustBundle objects can either be selected by name, or by the combination of signer
+    name and a label selector.
+
+    Kubelet performs aggressive normalization of the PEM contents written into the pod
+    filesystem.  Esoteric PEM features such as inter-block comments and block headers are
+    stripped.  Certificates are deduplicated. The ordering of certificates within the file is
+    arbitrary, and Kubelet may change the order over time.
+    """
     config_map: ConfigMapProjection | None = None
+    """configMap information about the configMap data to project"""
     downward_api: Annotated[DownwardAPIProjection | None, Field(alias="downwardAPI")] = None
+    """downwardAPI information about the downwardAPI data to project"""
     pod_certificate: PodCertificateProjection | None = None
+    """Projects an auto-rotating credential bundle (private key and certificate chain) that the pod
+    can use either as a TLS client or server.
+
+    Kubelet generates a private key and uses it to send a PodCertificateRequest to the named
+    signer.  Once the signer approves the request and issues a certificate chain, Kubelet writes
+    the key and certificate chain to the pod filesystem.  The pod does not start until
+    certificates have been issued for each podCertificate projected volume source in its spec.
+
+    Kubelet will begin trying to rotate the certificate at the time indicated by the signer using
+    the PodCertificateRequest.Status.BeginRefreshAt timestamp.
+
+    Kubelet can write a single file, indicated by the credentialBundlePath field, or separate
+    files, indicated by the keyPath and certificateChainPath fields.
+
+    The credential bundle is a single file in PEM format.  The first PEM entry is the private key
+    (in PKCS#8 format), and the remaining PEM entries are the certificate chain issued by the
+    signer (typically, signers will return their certificate chain in leaf-to-root order).
+
+    Prefer using the credential bundle format, since your application code can read it
+    atomically.  If you use keyPath and certificateChainPath, your application must make two
+    separate file reads. If these coincide with a certificate rotation, it is possible that the
+    private key and leaf certificate you read may not correspond to each other.  Your application
+    will need to check for this condition, and re-read until they are consistent.
+
+    The named signer controls chooses the format of the certificate it issues; consult the signer
+    implementation's documentation to learn how to use the certificates it issues.
+    """
     secret: SecretProjection | None = None
+    """secret information about the secret data to project"""
     service_account_token: ServiceAccountTokenProjection | None = None
+    """serviceAccountToken is information about the serviceAccountToken data to project"""
 
 
 class WeightedPodAffinityTerm(K8sModel):
+    """The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find
+    the most preferred node(s)
+    """
+
     pod_affinity_term: PodAffinityTerm
+    """Required. A pod affinity term, associated with the corresponding weight."""
     weight: int
+    """weight associated with matching the corresponding podAffinityTerm, in the range 1-100."""
 
 
 class Container(K8sModel):
+    """A single application container that you want to run within a pod."""
+
     args: list[str] | None = None
+    """Arguments to the entrypoint. The container image's CMD is used if this is not provided.
+    Variable references $(VAR_NAME) are expanded using the container's environment. If a variable
+    cannot be resolved, the reference in the input string will be unchanged. Double $$ are
+    reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)"
+    will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded,
+    regardless of whether the variable exists or not. Cannot be updated. More info:
+    https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
+    """
     command: list[str] | None = None
+    """Entrypoint array. Not executed within a shell. The container image's ENTRYPOINT is used if
+    this is not provided. Variable references $(VAR_NAME) are expanded using the container's
+    environment. If a variable cannot be resolved, the reference in the input string will be
+    unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME)
+    syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references
+    will never be expanded, regardless of whether the variable exists or not. Cannot be updated.
+    More info:
+    https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
+    """
     env: list[EnvVar] | None = None
+    """List of environment variables to set in the container. Cannot be updated."""
     env_from: list[EnvFromSource] | None = None
+    """List of sources to populate environment variables in the container. The keys defined within a
+    source may consist of any printable ASCII characters except '='. When a key exists in
+    multiple sources, the value associated with the last source will take precedence. Values
+    defined by an Env with a duplicate key will take precedence. Cannot be updated.
+    """
     image: str | None = None
+    """Container image name. More info: https://kubernetes.io/docs/concepts/containers/images This
+    field is optional to allow higher level config management to default or override container
+    images in workload controllers like Deployments and StatefulSets.
+    """
     image_pull_policy: str | None = None
+    """Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is
+    specified, or IfNotPresent otherwise. Cannot be updated. More info:
+    https://kubernetes.io/docs/concepts/containers/images#updating-images
+
+    Possible enum values:
+     - `"Always"` means that kubelet always attempts to pull the latest image. Container will
+       fail If the pull fails.
+     - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container
+       will fail if the image isn't present and the pull fails.
+     - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container
+       will fail if the image isn't present
+    """
     lifecycle: Lifecycle | None = None
+    """Actions that the management system should take in response to container lifecycle events.
+    Cannot be updated.
+    """
     liveness_probe: Probe | None = None
+    """Periodic probe of container liveness. Container will be restarted if the probe fails. Cannot
+    be updated. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
+    """
     name: str
+    """Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique
+    name (DNS_LABEL). Cannot be updated.
+    """
     ports: list[ContainerPort] | None = None
+    """List of ports to expose from the container. Not specifying a port here DOES NOT prevent that
+    port from being exposed. Any port which is listening on the default "0.0.0.0" address inside
+    a container will be accessible from the network. Modifying this array with strategic merge
+    patch may corrupt the data. For more information See
+    https://github.com/kubernetes/kubernetes/issues/108255. Cannot be updated.
+    """
     readiness_probe: Probe | None = None
+    """Periodic probe of container service readiness. Container will be removed from service
+    endpoints if the probe fails. Cannot be updated. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
+    """
     resize_policy: list[ContainerResizePolicy] | None = None
+    """Resources resize policy for the container. This field cannot be set on ephemeral containers.
+    """
     resources: ResourceRequirements | None = None
+    """Compute Resources required by this container. Cannot be updated. More info:
+    https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
+    """
     restart_policy: str | None = None
+    """RestartPolicy defines the restart behavior of individual containers in a pod. This overrides
+    the pod-level restart policy. When this field is not specified, the restart behavior is
+    defined by the Pod's restart policy and the container type. Additionally, setting the
+    RestartPolicy as "Always" for the init container will have the following effect: this init
+    container will be continually restarted on exit until all regular containers have terminated.
+    Once all regular containers have completed, all init containers with restartPolicy "Always"
+    will be shut down. This lifecycle differs from normal init containers and is often referred
+    to as a "sidecar" container. Although this init container still starts in the init container
+    sequence, it does not wait for the container to complete before proceeding to the next init
+    container. Instead, the next init container starts immediately after this init container is
+    started, or after any startupProbe has successfully completed.
+    """
     restart_policy_rules: list[ContainerRestartRule] | None = None
+    """Represents a list of rules to be checked to determine if the container should be restarted on
+    exit. The rules are evaluated in order. Once a rule matches a container exit condition, the
+    remaining rules are ignored. If no rule matches the container exit condition, the
+    Container-level restart policy determines the whether the container is restarted or not.
+    Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. -
+    Identical rules are not forbidden in validations. When rules are specified, container MUST
+    set RestartPolicy explicitly even it if matches the Pod's RestartPolicy.
+    """
     security_context: SecurityContext | None = None
+    """SecurityContext defines the security options the container should be run with. If set, the
+    fields of SecurityContext override the equivalent fields of PodSecurityContext. More info:
+    https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
+    """
     startup_probe: Probe | None = None
+    """StartupProbe indicates that the Pod has successfully initialized. If specified, no other
+    probes are executed until this completes successfully. If this probe fails, the Pod will be
+    restarted, just as if the livenessProbe failed. This can be used to provide different probe
+    parameters at the beginning of a Pod's lifecycle, when it might take a long time to load data
+    or warm a cache, than during steady-state operation. This cannot be updated. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
+    """
     stdin: bool | None = None
+    """Whether this container should allocate a buffer for stdin in the container runtime. If this
+    is not set, reads from stdin in the container will always result in EOF. Default is false.
+    """
     stdin_once: bool | None = None
+    """Whether the container runtime should close the stdin channel after it has been opened by a
+    single attach. When stdin is true the stdin stream will remain open across multiple attach
+    sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the
+    first client attaches to stdin, and then remains open and accepts data until the client
+    disconnects, at which time stdin is closed and remains closed until the container is
+    restarted. If this flag is false, a container processes that reads from stdin will never
+    receive an EOF. Default is false
+    """
     termination_message_path: str | None = None
+    """Optional: Path at which the file to which the container's termination message will be written
+    is mounted into the container's filesystem. Message written is intended to be brief final
+    status, such as an assertion failure message. Will be truncated by the node if greater than
+    4096 bytes. The total message length across all containers will be limited to 12kb. Defaults
+    to /dev/termination-log. Cannot be updated.
+    """
     termination_message_policy: str | None = None
+    """Indicate how the termination message should be populated. File will use the contents of
+    terminationMessagePath to populate the container status message on both success and failure.
+    FallbackToLogsOnError will use the last chunk of container log output if the termination
+    message file is empty and the container exited with an error. The log output is limited to
+    2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
+
+    Possible enum values:
+     - `"FallbackToLogsOnError"` will read the most recent contents of the container logs for the
+       container status message when the container exits with an error and the
+       terminationMessagePath has no contents.
+     - `"File"` is the default behavior and will set the container status message to the contents
+       of the container's terminationMessagePath when the container exits.
+    """
     tty: bool | None = None
+    """Whether this container should allocate a TTY for itself, also requires 'stdin' to be true.
+    Default is false.
+    """
     volume_devices: list[VolumeDevice] | None = None
+    """volumeDevices is the list of block devices to be used by the container."""
     volume_mounts: list[VolumeMount] | None = None
+    """Pod volumes to mount into the container's filesystem. Cannot be updated."""
     working_dir: str | None = None
+    """Container's working directory. If not specified, the container runtime's default will be
+    used, which might be configured in the container image. Cannot be updated.
+    """
 
 
 class EphemeralContainer(K8sModel):
+    """An EphemeralContainer is a temporary container that you may add to an existing Pod for
+    user-initiated activities such as debugging. Ephemeral containers have no resource or
+    scheduling guarantees, and they will not be restarted when they exit or when a Pod is removed
+    or restarted. The kubelet may evict a Pod if an ephemeral container causes the Pod to exceed
+    its resource allocation.
+
+    To add an ephemeral container, use the ephemeralcontainers subresource of an existing Pod.
+    Ephemeral containers may not be removed or restarted.
+    """
+
     args: list[str] | None = None
+    """Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable
+    references $(VAR_NAME) are expanded using the container's environment. If a variable cannot
+    be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a
+    single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce
+    the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of
+    whether the variable exists or not. Cannot be updated. More info:
+    https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
+    """
     command: list[str] | None = None
+    """Entrypoint array. Not executed within a shell. The image's ENTRYPOINT is used if this is not
+    provided. Variable references $(VAR_NAME) are expanded using the container's environment. If
+    a variable cannot be resolved, the reference in the input string will be unchanged. Double $$
+    are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e.
+    "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never
+    be expanded, regardless of whether the variable exists or not. Cannot be updated. More info:
+    https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
+    """
     env: list[EnvVar] | None = None
+    """List of environment variables to set in the container. Cannot be updated."""
     env_from: list[EnvFromSource] | None = None
+    """List of sources to populate environment variables in the container. The keys defined within a
+    source may consist of any printable ASCII characters except '='. When a key exists in
+    multiple sources, the value associated with the last source will take precedence. Values
+    defined by an Env with a duplicate key will take precedence. Cannot be updated.
+    """
     image: str | None = None
+    """Container image name. More info: https://kubernetes.io/docs/concepts/containers/images"""
     image_pull_policy: str | None = None
+    """Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is
+    specified, or IfNotPresent otherwise. Cannot be updated. More info:
+    https://kubernetes.io/docs/concepts/containers/images#updating-images
+
+    Possible enum values:
+     - `"Always"` means that kubelet always attempts to pull the latest image. Container will
+       fail If the pull fails.
+     - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container
+       will fail if the image isn't present and the pull fails.
+     - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container
+       will fail if the image isn't present
+    """
     lifecycle: Lifecycle | None = None
+    """Lifecycle is not allowed for ephemeral containers."""
     liveness_probe: Probe | None = None
+    """Probes are not allowed for ephemeral containers."""
     name: str
+    """Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all
+    containers, init containers and ephemeral containers.
+    """
     ports: list[ContainerPort] | None = None
+    """Ports are not allowed for ephemeral containers."""
     readiness_probe: Probe | None = None
+    """Probes are not allowed for ephemeral containers."""
     resize_policy: list[ContainerResizePolicy] | None = None
+    """Resources resize policy for the container."""
     resources: ResourceRequirements | None = None
+    """Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources
+    already allocated to the pod.
+    """
     restart_policy: str | None = None
+    """Restart policy for the container to manage the restart behavior of each container within a
+    pod. You cannot set this field on ephemeral containers.
+    """
     restart_policy_rules: list[ContainerRestartRule] | None = None
+    """Represents a list of rules to be checked to determine if the container should be restarted on
+    exit. You cannot set this field on ephemeral containers.
+    """
     security_context: SecurityContext | None = None
+    """Optional: SecurityContext defines the security options the ephemeral container should be run
+    with. If set, the fields of SecurityContext override the equivalent fields of
+    PodSecurityContext.
+    """
     startup_probe: Probe | None = None
+    """Probes are not allowed for ephemeral containers."""
     stdin: bool | None = None
+    """Whether this container should allocate a buffer for stdin in the container runtime. If this
+    is not set, reads from stdin in the container will always result in EOF. Default is false.
+    """
     stdin_once: bool | None = None
+    """Whether the container runtime should close the stdin channel after it has been opened by a
+    single attach. When stdin is true the stdin stream will remain open across multiple attach
+    sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the
+    first client attaches to stdin, and then remains open and accepts data until the client
+    disconnects, at which time stdin is closed and remains closed until the container is
+    restarted. If this flag is false, a container processes that reads from stdin will never
+    receive an EOF. Default is false
+    """
     target_container_name: str | None = None
+    """If set, the name of the container from PodSpec that this ephemeral container targets. The
+    ephemeral container will be run in the namespaces (IPC, PID, etc) of this container. If not
+    set then the ephemeral container uses the namespaces configured in the Pod spec.
+
+    The container runtime must implement support for this feature. If the runtime does not
+    support namespace targeting then the result of setting this field is undefined.
+    """
     termination_message_path: str | None = None
+    """Optional: Path at which the file to which the container's termination message will be written
+    is mounted into the container's filesystem. Message written is intended to be brief final
+    status, such as an assertion failure message. Will be truncated by the node if greater than
+    4096 bytes. The total message length across all containers will be limited to 12kb. Defaults
+    to /dev/termination-log. Cannot be updated.
+    """
     termination_message_policy: str | None = None
+    """Indicate how the termination message should be populated. File will use the contents of
+    terminationMessagePath to populate the container status message on both success and failure.
+    FallbackToLogsOnError will use the last chunk of container log output if the termination
+    message file is empty and the container exited with an error. The log output is limited to
+    2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
+
+    Possible enum values:
+     - `"FallbackToLogsOnError"` will read the most recent contents of the container logs for the
+       container status message when the container exits with an error and the
+       terminationMessagePath has no contents.
+     - `"File"` is the default behavior and will set the container status message to the contents
+       of the container's terminationMessagePath when the container exits.
+    """
     tty: bool | None = None
+    """Whether this container should allocate a TTY for itself, also requires 'stdin' to be true.
+    Default is false.
+    """
     volume_devices: list[VolumeDevice] | None = None
+    """volumeDevices is the list of block devices to be used by the container."""
     volume_mounts: list[VolumeMount] | None = None
+    """Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for
+    ephemeral containers. Cannot be updated.
+    """
     working_dir: str | None = None
+    """Container's working directory. If not specified, the container runtime's default will be
+    used, which might be configured in the container image. Cannot be updated.
+    """
 
 
 class EphemeralVolumeSource(K8sModel):
+    """Represents an ephemeral volume that is handled by a normal storage driver."""
+
     volume_claim_template: PersistentVolumeClaimTemplate | None = None
+    """Will be used to create a stand-alone PVC to provision the volume. The pod in which this
+    EphemeralVolumeSource is embedded will be the owner of the PVC, i.e. the PVC will be deleted
+    together with the pod.  The name of the PVC will be `<pod name>-<volume name>` where `<volume
+    name>` is the name from the `PodSpec.Volumes` array entry. Pod validation will reject the pod
+    if the concatenated name is not valid for a PVC (for example, too long).
+
+    An existing PVC with that name that is not owned by the pod will *not* be used for the pod to
+    avoid using an unrelated volume by mistake. Starting the pod is then blocked until the
+    unrelated PVC is removed. If such a pre-created PVC is meant to be used by the pod, the PVC
+    has to updated with an owner reference to the pod once the pod exists. Normally this should
+    not be necessary, but it may be useful when manually reconstructing a broken cluster.
+
+    This field is read-only and no changes will be made by Kubernetes to the PVC after it has
+    been created.
+
+    Required, must not be nil.
+    """
 
 
 class PodAffinity(K8sModel):
+    """Pod affinity is a group of inter pod affinity scheduling rules."""
+
     preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+    """The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions
+    specified by this field, but it may choose a node that violates one or more of the
+    expressions. The node that is most preferred is the one with the greatest sum of weights,
+    i.e. for each node that meets all of the scheduling requirements (resource request,
+    requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the
+    elements of this field and adding "weight" to the sum if the node has pods which matches the
+    corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.
+    """
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    """If the affinity requirements specified by this field are not met at scheduling time, the pod
+    will not be scheduled onto the node. If the affinity requirements specified by this field
+    cease to be met at some point during pod execution (e.g. due to a pod label update), the
+    system may or may not try to eventually evict the pod from its node. When there are multiple
+    elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all
+    terms must be satisfied.
+    """
 
 
 class PodAntiAffinity(K8sModel):
+    """Pod anti affinity is a group of inter pod anti affinity scheduling rules."""
+
     preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+    """The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity
+    expressions specified by this field, but it may choose a node that violates one or more of
+    the expressions. The node that is most preferred is the one with the greatest sum of weights,
+    i.e. for each node that meets all of the scheduling requirements (resource request,
+    requiredDuringScheduling anti-affinity expressions, etc.), compute a sum by iterating through
+    the elements of this field and subtracting "weight" from the sum if the node has pods which
+    matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most
+    preferred.
+    """
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    """If the anti-affinity requirements specified by this field are not met at scheduling time, the
+    pod will not be scheduled onto the node. If the anti-affinity requirements specified by this
+    field cease to be met at some point during pod execution (e.g. due to a pod label update),
+    the system may or may not try to eventually evict the pod from its node. When there are
+    multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected,
+    i.e. all terms must be satisfied.
+    """
 
 
 class ProjectedVolumeSource(K8sModel):
+    """Represents a projected volume source"""
+
     default_mode: int | None = None
+    """defaultMode are the mode bits used to set permissions on created files by default. Must be an
+    octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both
+    octal and decimal values, JSON requires decimal values for mode bits. Directories within the
+    path are not affected by this setting. This might be in conflict with other options that
+    affect the file mode, like fsGroup, and the result can be other mode bits set.
+    """
     default_user: int | None = None
+    """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field
+    is only used as a fallback when the item-level user field is unset. (Alpha) This field
+    requires the AtomicWriteVolumeUserFields feature gate to be enabled.
+    """
     sources: list[VolumeProjection] | None = None
+    """sources is the list of volume projections. Each entry in this list handles one source."""
 
 
 class Volume(K8sModel):
+    """Volume represents a named volume in a pod that may be accessed by any container in the pod."""
+
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    """awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host
+    machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All
+    operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com
+    CSI driver. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
+    """
     azure_disk: AzureDiskVolumeSource | None = None
+    """azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
+    Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are
+    redirected to the disk.csi.azure.com CSI driver.
+    """
     azure_file: AzureFileVolumeSource | None = None
+    """azureFile represents an Azure File Service mount on the host and bind mount to the pod.
+    Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are
+    redirected to the file.csi.azure.com CSI driver.
+    """
     cephfs: CephFSVolumeSource | None = None
+    """cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated:
+    CephFS is deprecated and the in-tree cephfs type is no longer supported.
+    """
     cinder: CinderVolumeSource | None = None
+    """cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated:
+    Cinder is deprecated. All operations for the in-tree cinder type are redirected to the
+    cinder.csi.openstack.org CSI driver. More info:
+    https://examples.k8s.io/mysql-cinder-pd/README.md
+    """
     config_map: ConfigMapVolumeSource | None = None
+    """configMap represents a configMap that should populate this volume"""
     csi: CSIVolumeSource | None = None
+    """csi (Container Storage Interface) represents ephemeral storage that is handled by certain
+    external CSI drivers.
+    """
     downward_api: Annotated[DownwardAPIVolumeSource | None, Field(alias="downwardAPI")] = None
+    """downwardAPI represents downward API about the pod that should populate this volume"""
     empty_dir: EmptyDirVolumeSource | None = None
+    """emptyDir represents a temporary directory that shares a pod's lifetime. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#emptydir
+    """
     ephemeral: EphemeralVolumeSource | None = None
+    """ephemeral represents a volume that is handled by a cluster storage driver. The volume's
+    lifecycle is tied to the pod that defines it - it will be created before the pod starts, and
+    deleted when the pod is removed.
+
+    Use this if: a) the volume is only needed while the pod runs, b) features of normal volumes
+    like restoring from snapshot or capacity
+       tracking are needed,
+    c) the storage driver is specified through a storage class, and d) the storage driver
+    supports dynamic volume provisioning through
+       a PersistentVolumeClaim (see EphemeralVolumeSource for more
+       information on the connection between this volume type
+       and PersistentVolumeClaim).
+
+    Use PersistentVolumeClaim or one of the vendor-specific APIs for volumes that persist for
+    longer than the lifecycle of an individual pod.
+
+    Use CSI for light-weight local ephemeral volumes if the CSI driver is meant to be used that
+    way - see the documentation of the driver for more information.
+
+    A pod can use both types of ephemeral volumes and persistent volumes at the same time.
+    """
     fc: FCVolumeSource | None = None
+    """fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then
+    exposed to the pod.
+    """
     flex_volume: FlexVolumeSource | None = None
+    """flexVolume represents a generic volume resource that is provisioned/attached using an exec
+    based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
+    """
     flocker: FlockerVolumeSource | None = None
+    """flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the
+    Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree
+    flocker type is no longer supported.
+    """
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
+    """gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine
+    and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated. All operations for
+    the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver.
+    More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
+    """
     git_repo: GitRepoVolumeSource | None = None
+    """gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is
+    deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer
+    that clones the repo using git, then mount the EmptyDir into the Pod's container.
+    """
     glusterfs: GlusterfsVolumeSource | None = None
+    """glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated:
+    Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
+    """
     host_path: HostPathVolumeSource | None = None
+    """hostPath represents a pre-existing file or directory on the host machine that is directly
+    exposed to the container. This is generally used for system agents or other privileged things
+    that are allowed to see the host machine. Most containers will NOT need this. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#hostpath
+    """
     image: ImageVolumeSource | None = None
+    """image represents an OCI object (a container image or artifact) pulled and mounted on the
+    kubelet's host machine. The volume is resolved at pod startup depending on which PullPolicy
+    value is provided:
+
+    - Always: the kubelet always attempts to pull the reference. Container creation will fail If
+      the pull fails. - Never: the kubelet never pulls the reference and only uses a local image
+      or artifact. Container creation will fail if the reference isn't present. - IfNotPresent:
+      the kubelet pulls if the reference isn't already present on disk. Container creation will
+      fail if the reference isn't present and the pull fails.
+
+    The volume gets re-resolved if the pod gets deleted and recreated, which means that new
+    remote content will become available on pod recreation. A failure to resolve or pull the
+    image during pod startup will block containers from starting and may add significant latency.
+    Failures will be retried using normal volume backoff and will be reported on the pod reason
+    and message. The types of objects that may be mounted by this volume are defined by the
+    container runtime implementation on a host machine and at minimum must include all valid
+    types supported by the container image field. The OCI object gets mounted in a single
+    directory (spec.containers[*].volumeMounts.mountPath) by merging the manifest layers in the
+    same way as for container images. The volume will be mounted read-only (ro). Sub path mounts
+    for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33. The
+    field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.
+    """
     iscsi: ISCSIVolumeSource | None = None
+    """iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then
+    exposed to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi
+    """
     name: str
+    """name of the volume. Must be a DNS_LABEL and unique within the pod. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
+    """
     nfs: NFSVolumeSource | None = None
+    """nfs represents an NFS mount on the host that shares a pod's lifetime More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#nfs
+    """
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    """persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the
+    same namespace. More info:
+    https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
+    """
     photon_persistent_disk: PhotonPersistentDiskVolumeSource | None = None
+    """photonPersistentDisk represents a PhotonController persistent disk attached and mounted on
+    kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree
+    photonPersistentDisk type is no longer supported.
+    """
     portworx_volume: PortworxVolumeSource | None = None
+    """portworxVolume represents a portworx volume attached and mounted on kubelets host machine.
+    Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type
+    are redirected to the pxd.portworx.com CSI driver.
+    """
     projected: ProjectedVolumeSource | None = None
+    """projected items for all in one resources secrets, configmaps, and downward API"""
     quobyte: QuobyteVolumeSource | None = None
+    """quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated:
+    Quobyte is deprecated and the in-tree quobyte type is no longer supported.
+    """
     rbd: RBDVolumeSource | None = None
+    """rbd represents a Rados Block Device mount on the host that shares a pod's lifetime.
+    Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
+    """
     scale_io: Annotated[ScaleIOVolumeSource | None, Field(alias="scaleIO")] = None
+    """scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes.
+    Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
+    """
     secret: SecretVolumeSource | None = None
+    """secret represents a secret that should populate this volume. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes#secret
+    """
     storageos: StorageOSVolumeSource | None = None
+    """storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated:
+    StorageOS is deprecated and the in-tree storageos type is no longer supported.
+    """
     vsphere_volume: VsphereVirtualDiskVolumeSource | None = None
+    """vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine.
+    Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type
+    are redirected to the csi.vsphere.vmware.com CSI driver.
+    """
 
 
 class Affinity(K8sModel):
+    """Affinity is a group of affinity scheduling rules."""
+
     node_affinity: NodeAffinity | None = None
+    """Describes node affinity scheduling rules for the pod."""
     pod_affinity: PodAffinity | None = None
+    """Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc.
+    as some other pod(s)).
+    """
     pod_anti_affinity: PodAntiAffinity | None = None
+    """Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node,
+    zone, etc. as some other pod(s)).
+    """
 
 
 class PodSpec(K8sModel):
+    """PodSpec is a description of a pod."""
+
     active_deadline_seconds: int | None = None
+    """Optional duration in seconds the pod may be active on the node relative to StartTime before
+    the system will actively try to mark it failed and kill associated containers. Value must be
+    a positive integer.
+    """
     affinity: Affinity | None = None
+    """If specified, the pod's scheduling constraints"""
     automount_service_account_token: bool | None = None
+    """AutomountServiceAccountToken indicates whether a service account token should be
+    automatically mounted.
+    """
     containers: list[Container]
+    """List of containers belonging to the pod. Containers cannot currently be added or removed.
+    There must be at least one container in a Pod. Cannot be updated.
+    """
     dns_config: PodDNSConfig | None = None
+    """Specifies the DNS parameters of a pod. Parameters specified here will be merged to the
+    generated DNS configuration based on DNSPolicy.
+    """
     dns_policy: str | None = None
+    """Set DNS policy for the pod. Defaults to "ClusterFirst". Valid values are
+    'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in
+    DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set
+    along with hostNetwork, you have to specify DNS policy explicitly to
+    'ClusterFirstWithHostNet'.
+
+    Possible enum values:
+     - `"ClusterFirst"` indicates that the pod should use cluster DNS first unless hostNetwork is
+       true, if it is available, then fall back on the default (as determined by kubelet) DNS
+       settings.
+     - `"ClusterFirstWithHostNet"` indicates that the pod should use cluster DNS first, if it is
+       available, then fall back on the default (as determined by kubelet) DNS settings.
+     - `"Default"` indicates that the pod should use the default (as determined by kubelet) DNS
+       settings.
+     - `"None"` indicates that the pod should use empty DNS settings. DNS parameters such as
+       nameservers and search paths should be defined via DNSConfig.
+    """
     enable_service_links: bool | None = None
+    """EnableServiceLinks indicates whether information about services should be injected into pod's
+    environment variables, matching the syntax of Docker links. Optional: Defaults to true.
+    """
     ephemeral_containers: list[EphemeralContainer] | None = None
+    """List of ephemeral containers run in this pod. Ephemeral containers may be run in an existing
+    pod to perform user-initiated actions such as debugging. This list cannot be specified when
+    creating a pod, and it cannot be modified by updating the pod spec. In order to add an
+    ephemeral container to an existing pod, use the pod's ephemeralcontainers subresource.
+    """
     eviction_responders: list[EvictionResponder] | None = None
+    """evictionResponders reference responders that react to Evictions based on EvictionRequests.
+    Responders should observe and communicate through the Eviction Resource API to help with the
+    graceful termination of a pod. The responders are selected sequentially, according to their
+    specified priority.
+
+    Responders should periodically report on an eviction progress by updating the
+    .status.responders[].heartbeatTime field of the Eviction object. If this field is not updated
+    within the heartbeat deadline defined by the Eviction API (currently 20 minutes), the
+    eviction is passed over to the next responder with a lower priority. If there is no other
+    responder, the last default imperative-eviction.k8s.io/evictor responder with a priority of
+    100 will evict the pod using the imperative Eviction API (pods/<name>/eviction subresource).
+
+    The maximum length of the responders list is 10. Responders are not supported when the pod is
+    part of a PodGroup (.spec.schedulingGroup is set). This field can only be set on creation and
+    is immutable afterwards.
+    """
     host_aliases: list[HostAlias] | None = None
+    """HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts
+    file if specified.
+    """
     host_ipc: Annotated[bool | None, Field(alias="hostIPC")] = None
+    """Use the host's ipc namespace. Optional: Default to false."""
     host_network: bool | None = None
+    """Host networking requested for this pod. Use the host's network namespace. When using
+    HostNetwork you should specify ports so the scheduler is aware. When `hostNetwork` is true,
+    specified `hostPort` fields in port definitions must match `containerPort`, and unspecified
+    `hostPort` fields in port definitions are defaulted to match `containerPort`. Default to
+    false.
+    """
     host_pid: Annotated[bool | None, Field(alias="hostPID")] = None
+    """Use the host's pid namespace. Optional: Default to false."""
     host_users: bool | None = None
+    """Use the host's user namespace. Optional: Default to true. If set to true or not present, the
+    pod will be run in the host user namespace, useful for when the pod needs a feature only
+    available to the host user namespace, such as loading a kernel module with CAP_SYS_MODULE.
+    When set to false, a new userns is created for the pod. Setting false is useful for
+    mitigating container breakout vulnerabilities even allowing users to run their containers as
+    root without actually having root privileges on the host.
+    """
     hostname: str | None = None
+    """Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a
+    system-defined value.
+    """
     hostname_override: str | None = None
+    """HostnameOverride specifies an explicit override for the pod's hostname as perceived by the
+    pod. This field only specifies the pod's hostname and does not affect its DNS records. When
+    this field is set to a non-empty string: - It takes precedence over the values set in
+    `hostname` and `subdomain`. - The Pod's hostname will be set to this value. -
+    `setHostnameAsFQDN` must be nil or set to false. - `hostNetwork` must be set to false.
+
+    This field must be a valid DNS subdomain as defined in RFC 1123 and contain at most 64
+    characters.
+    """
     image_pull_secrets: list[LocalObjectReference] | None = None
+    """ImagePullSecrets is an optional list of references to secrets in the same namespace to use
+    for pulling any of the images used by this PodSpec. If specified, these secrets will be
+    passed to individual puller implementations for them to use. More info:
+    https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod
+    """
     init_containers: list[Container] | None = None
+    """List of initialization containers belonging to the pod. Init containers are executed in order
+    prior to containers being started. If any init container fails, the pod is considered to have
+    failed and is handled according to its restartPolicy. The name for an init container or
+    normal container must be unique among all containers. Init containers may not have Lifecycle
+    actions, Readiness probes, Liveness probes, or Startup probes. The resourceRequirements of an
+    init container are taken into account during scheduling by finding the highest request/limit
+    for each resource type, and then using the max of that value or the sum of the normal
+    containers. Limits are applied to init containers in a similar fashion. Init containers
+    cannot currently be added or removed. Cannot be updated. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/init-containers/
+    """
     node_name: str | None = None
+    """NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for
+    scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for
+    this node becomes responsible for the lifecycle of this pod. This field should not be used to
+    express a desire for the pod to be scheduled on a specific node.
+    https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename
+    """
     node_selector: dict[str, str] | None = None
+    """NodeSelector is a selector which must be true for the pod to fit on a node. Selector which
+    must match a node's labels for the pod to be scheduled on that node. More info:
+    https://kubernetes.io/docs/concepts/configuration/assign-pod-node/
+    """
     os: PodOS | None = None
+    """Specifies the OS of the containers in the pod. Some pod and container fields are restricted
+    if this is set.
+
+    If the OS field is set to linux, the following fields must be unset:
+    -securityContext.windowsOptions
+
+    If the OS field is set to windows, following fields must be unset: - spec.hostPID -
+    spec.hostIPC - spec.hostUsers - spec.resources - spec.securityContext.appArmorProfile -
+    spec.securityContext.seLinuxOptions - spec.securityContext.seccompProfile -
+    spec.securityContext.fsGroup - spec.securityContext.fsGroupChangePolicy -
+    spec.securityContext.sysctls - spec.shareProcessNamespace - spec.securityContext.runAsUser -
+    spec.securityContext.runAsGroup - spec.securityContext.supplementalGroups -
+    spec.securityContext.supplementalGroupsPolicy -
+    spec.containers[*].securityContext.appArmorProfile -
+    spec.containers[*].securityContext.seLinuxOptions -
+    spec.containers[*].securityContext.seccompProfile -
+    spec.containers[*].securityContext.capabilities -
+    spec.containers[*].securityContext.readOnlyRootFilesystem -
+    spec.containers[*].securityContext.privileged -
+    spec.containers[*].securityContext.allowPrivilegeEscalation -
+    spec.containers[*].securityContext.procMount - spec.containers[*].securityContext.runAsUser -
+    spec.containers[*].securityContext.runAsGroup
+    """
     overhead: dict[str, Quantity] | None = None
+    """Overhead represents the resource overhead associated with running a pod for a given
+    RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass
+    admission controller. If the RuntimeClass admission controller is enabled, overhead must not
+    be set in Pod create requests. The RuntimeClass admission controller will reject Pod create
+    requests which have the overhead already set. If RuntimeClass is configured and selected in
+    the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass,
+    otherwise it will remain unset and treated as zero. More info:
+    https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md
+    """
     preemption_policy: str | None = None
+    """PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never,
+    PreemptLowerPriority. When Priority Admission Controller is enabled, it prevents users from
+    setting this field. The admission controller populates this field from PriorityClassName.
+    Defaults to PreemptLowerPriority if unset.
+
+    Possible enum values:
+     - `"Never"` means that pod never preempts other pods with lower priority.
+     - `"PreemptLowerPriority"` means that pod can preempt other pods with lower priority.
+    """
     priority: int | None = None
+    """The priority value. Various system components use this field to find the priority of the pod.
+    When Priority Admission Controller is enabled, it prevents users from setting this field. The
+    admission controller populates this field from PriorityClassName. The higher the value, the
+    higher the priority.
+    """
     priority_class_name: str | None = None
+    """If specified, indicates the pod's priority. "system-node-critical" and
+    "system-cluster-critical" are two special keywords which indicate the highest priorities with
+    the former being the highest priority. Any other name must be defined by creating a
+    PriorityClass object with that name. If not specified, the pod priority will be default or
+    zero if there is no default.
+    """
     readiness_gates: list[PodReadinessGate] | None = None
+    """If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when
+    all its containers are ready AND all conditions specified in the readiness gates have status
+    equal to "True" More info:
+    https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates
+    """
     resource_claims: list[PodResourceClaim] | None = None
+    """ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is
+    allowed to start. The resources will be made available to those containers which consume them
+    by name.
+
+    This is a stable field but requires that the DynamicResourceAllocation feature gate is
+    enabled.
+
+    This field is immutable.
+    """
     resources: ResourceRequirements | None = None
+    """Resources is the total amount of CPU and Memory resources required by all containers in the
+    pod. It supports specifying Requests and Limits for "cpu", "memory" and "hugepages-" resource
+    names only. ResourceClaims are not supported.
+
+    This field enables fine-grained control over resource allocation for the entire pod, allowing
+    resource sharing among containers in a pod.
+
+    This is an alpha field and requires enabling the PodLevelResources feature gate.
+    """
     restart_policy: str | None = None
+    """Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some
+    contexts, only a subset of those values may be permitted. Default to Always. More info:
+    https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy
+
+    Possible enum values:
+     - `"Always"`
+     - `"Never"`
+     - `"OnFailure"`
+    """
     runtime_class_name: str | None = None
+    """RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be
+    used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not
+    be run. If unset or empty, the "legacy" RuntimeClass will be used, which is an implicit class
+    with an empty definition that uses the default runtime handler. More info:
+    https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class
+    """
     scheduler_name: str | None = None
+    """If specified, the pod will be dispatched by specified scheduler. If not specified, the pod
+    will be dispatched by default scheduler.
+    """
     scheduling_gates: list[PodSchedulingGate] | None = None
+    """SchedulingGates is an opaque list of values that if specified will block scheduling the pod.
+    If schedulingGates is not empty, the pod will stay in the SchedulingGated state and the
+    scheduler will not attempt to schedule the pod.
+
+    SchedulingGates can only be set at pod creation time, and be removed only afterwards.
+    """
     scheduling_group: PodSchedulingGroup | None = None
+    """SchedulingGroup provides a reference to the immediate scheduling runtime grouping object that
+    this Pod belongs to. This field is used by the scheduler to identify the group and apply the
+    correct group scheduling policies. The association with a group also impacts other lifecycle
+    aspects of a Pod that are relevant in a wider context of scheduling like preemption, resource
+    attachment, etc. If not specified, the Pod is treated as a single unit in all of these
+    aspects. The group object referenced by this field may not exist at the time the Pod is
+    created. This field is immutable, but a group object with the same name may be recreated with
+    different policies. Doing this during pod scheduling may result in the placement not
+    conforming to the expected policies.
+    """
     security_context: PodSecurityContext | None = None
+    """SecurityContext holds pod-level security attributes and common container settings. Optional:
+    Defaults to empty.  See type description for default values of each field.
+    """
     service_account: str | None = None
+    """DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use
+    serviceAccountName instead.
+    """
     service_account_name: str | None = None
+    """ServiceAccountName is the name of the ServiceAccount to use to run this pod. More info:
+    https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
+    """
     set_hostname_as_fqdn: Annotated[bool | None, Field(alias="setHostnameAsFQDN")] = None
+    """If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name
+    (the default). In Linux containers, this means setting the FQDN in the hostname field of the
+    kernel (the nodename field of struct utsname). In Windows containers, this means setting the
+    registry value of hostname for the registry key
+    HKEY_LOCAL_MACHINE\\\\SYSTEM\\\\CurrentControlSet\\\\Services\\\\Tcpip\\\\Parameters to FQDN.
+    If a pod does not have FQDN, this has no effect. Default to false.
+    """
     share_process_namespace: bool | None = None
+    """Share a single process namespace between all of the containers in a pod. When this is set
+    containers will be able to view and signal processes from other containers in the same pod,
+    and the first process in each container will not be assigned PID 1. HostPID and
+    ShareProcessNamespace cannot both be set. Optional: Default to false.
+    """
     subdomain: str | None = None
+    """If specified, the fully qualified Pod hostname will be "<hostname>.<subdomain>.<pod
+    namespace>.svc.<cluster domain>". If not specified, the pod will not have a domainname at
+    all.
+    """
     termination_grace_period_seconds: int | None = None
+    """Optional duration in seconds the pod needs to terminate gracefully. May be decreased in
+    delete request. Value must be non-negative integer. The value zero indicates stop immediately
+    via the kill signal (no opportunity to shut down). If this value is nil, the default grace
+    period will be used instead. The grace period is the duration in seconds after the processes
+    running in the pod are sent a termination signal and the time when the processes are forcibly
+    halted with a kill signal. Set this value longer than the expected cleanup time for your
+    process. Defaults to 30 seconds.
+    """
     tolerations: list[Toleration] | None = None
+    """If specified, the pod's tolerations."""
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
+    """TopologySpreadConstraints describes how a group of pods ought to spread across topology
+    domains. Scheduler will schedule pods in a way which abides by the constraints. All
+    topologySpreadConstraints are ANDed.
+    """
     volumes: list[Volume] | None = None
+    """List of volumes that can be mounted by containers belonging to the pod. More info:
+    https://kubernetes.io/docs/concepts/storage/volumes
+    """

@@ -12,7 +12,12 @@ from ._pod_template_spec import PodTemplateSpec
 
 
 class PodTemplate(K8sObject):
+    """PodTemplate describes a template for creating copies of a predefined pod."""
+
     gvk = GroupVersionKind("", "v1", "PodTemplate")
     plural = "podtemplates"
     namespaced = True
     template: PodTemplateSpec | None = None
+    """Template defines the pods that will be created from this pod template.
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

@@ -12,5 +12,13 @@ from ._pod_spec import PodSpec
 
 
 class PodTemplateSpec(K8sModel):
+    """PodTemplateSpec describes the data a pod should have when created from a template"""
+
     metadata: ObjectMeta | None = None
+    """Standard object's metadata. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
+    """
     spec: PodSpec | None = None
+    """Specification of the desired behavior of the pod. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

@@ -13,32 +13,88 @@ from ._pod_template_spec import PodTemplateSpec
 
 
 class ReplicationControllerCondition(K8sModel):
+    """ReplicationControllerCondition describes the state of a replication controller at a certain
+    point.
+    """
+
     last_transition_time: datetime | None = None
+    """The last time the condition transitioned from one status to another."""
     message: str | None = None
+    """A human readable message indicating details about the transition."""
     reason: str | None = None
+    """The reason for the condition's last transition."""
     status: str
+    """Status of the condition, one of True, False, Unknown."""
     type: str
+    """Type of replication controller condition."""
 
 
 class ReplicationControllerStatus(K8sModel):
+    """ReplicationControllerStatus represents the current status of a replication controller."""
+
     available_replicas: int | None = None
+    """The number of available replicas (ready for at least minReadySeconds) for this replication
+    controller.
+    """
     conditions: list[ReplicationControllerCondition] | None = None
+    """Represents the latest available observations of a replication controller's current state."""
     fully_labeled_replicas: int | None = None
+    """The number of pods that have labels matching the labels of the pod template of the
+    replication controller.
+    """
     observed_generation: int | None = None
+    """ObservedGeneration reflects the generation of the most recently observed replication
+    controller.
+    """
     ready_replicas: int | None = None
+    """The number of ready replicas for this replication controller."""
     replicas: int
+    """Replicas is the most recently observed number of replicas. More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller
+    """
 
 
 class ReplicationControllerSpec(K8sModel):
+    """ReplicationControllerSpec is the specification of a replication controller."""
+
     min_ready_seconds: int | None = None
+    """Minimum number of seconds for which a newly created pod should be ready without any of its
+    container crashing, for it to be considered available. Defaults to 0 (pod will be considered
+    available as soon as it is ready)
+    """
     replicas: int | None = None
+    """Replicas is the number of desired replicas. This is a pointer to distinguish between explicit
+    zero and unspecified. Defaults to 1. More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller
+    """
     selector: dict[str, str] | None = None
+    """Selector is a label query over pods that should match the Replicas count. If Selector is
+    empty, it is defaulted to the labels present on the Pod template. Label keys and values that
+    must match in order to be controlled by this replication controller, if empty defaulted to
+    labels on Pod template. More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
+    """
     template: PodTemplateSpec | None = None
+    """Template is the object that describes the pod that will be created if insufficient replicas
+    are detected. This takes precedence over a TemplateRef. The only allowed
+    template.spec.restartPolicy value is "Always". More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
+    """
 
 
 class ReplicationController(K8sObject):
+    """ReplicationController represents the configuration of a replication controller."""
+
     gvk = GroupVersionKind("", "v1", "ReplicationController")
     plural = "replicationcontrollers"
     namespaced = True
     spec: ReplicationControllerSpec | None = None
+    """Spec defines the specification of the desired behavior of the replication controller. More
+    info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
     status: ReplicationControllerStatus | None = None
+    """Status is the most recently observed status of the replication controller. This data may be
+    out of date by some window of time. Populated by the system. Read-only. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

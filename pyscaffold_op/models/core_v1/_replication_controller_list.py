@@ -12,7 +12,25 @@ from ._replication_controller import ReplicationController
 
 
 class ReplicationControllerList(K8sModel):
+    """ReplicationControllerList is a collection of replication controllers."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     items: list[ReplicationController]
+    """List of replication controllers. More info:
+    https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller
+    """
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     metadata: meta_v1.ListMeta | None = None
+    """Standard list metadata. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """

@@ -12,29 +12,90 @@ from pyscaffold_op.apimachinery.fields import Quantity
 
 
 class ResourceQuotaStatus(K8sModel):
+    """ResourceQuotaStatus defines the enforced hard limits and observed use."""
+
     hard: dict[str, Quantity] | None = None
+    """Hard is the set of enforced hard limits for each named resource. More info:
+    https://kubernetes.io/docs/concepts/policy/resource-quotas/
+    """
     used: dict[str, Quantity] | None = None
+    """Used is the current observed total usage of the resource in the namespace."""
 
 
 class ScopedResourceSelectorRequirement(K8sModel):
+    """A scoped-resource selector requirement is a selector that contains values, a scope name, and
+    an operator that relates the scope name and values.
+    """
+
     operator: str
+    """Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists,
+    DoesNotExist.
+
+    Possible enum values:
+     - `"DoesNotExist"`
+     - `"Exists"`
+     - `"In"`
+     - `"NotIn"`
+    """
     scope_name: str
+    """The name of the scope that the selector applies to.
+
+    Possible enum values:
+     - `"BestEffort"` Match all pod objects that have best effort quality of service
+     - `"CrossNamespacePodAffinity"` Match all pod objects that have cross-namespace pod
+       (anti)affinity mentioned.
+     - `"NotBestEffort"` Match all pod objects that do not have best effort quality of service
+     - `"NotTerminating"` Match all pod objects where spec.activeDeadlineSeconds is nil
+     - `"PriorityClass"` Match all pod objects that have priority class mentioned
+     - `"Terminating"` Match all pod objects where spec.activeDeadlineSeconds >=0
+     - `"VolumeAttributesClass"` Match all pvc objects that have volume attributes class
+       mentioned.
+    """
     values: list[str] | None = None
+    """An array of string values. If the operator is In or NotIn, the values array must be
+    non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This
+    array is replaced during a strategic merge patch.
+    """
 
 
 class ScopeSelector(K8sModel):
+    """A scope selector represents the AND of the selectors represented by the scoped-resource
+    selector requirements.
+    """
+
     match_expressions: list[ScopedResourceSelectorRequirement] | None = None
+    """A list of scope selector requirements by scope of the resources."""
 
 
 class ResourceQuotaSpec(K8sModel):
+    """ResourceQuotaSpec defines the desired hard limits to enforce for Quota."""
+
     hard: dict[str, Quantity] | None = None
+    """hard is the set of desired hard limits for each named resource. More info:
+    https://kubernetes.io/docs/concepts/policy/resource-quotas/
+    """
     scope_selector: ScopeSelector | None = None
+    """scopeSelector is also a collection of filters like scopes that must match each object tracked
+    by a quota but expressed using ScopeSelectorOperator in combination with possible values. For
+    a resource to match, both scopes AND scopeSelector (if specified in spec), must be matched.
+    """
     scopes: list[str] | None = None
+    """A collection of filters that must match each object tracked by a quota. If not specified, the
+    quota matches all objects.
+    """
 
 
 class ResourceQuota(K8sObject):
+    """ResourceQuota sets aggregate quota restrictions enforced per namespace"""
+
     gvk = GroupVersionKind("", "v1", "ResourceQuota")
     plural = "resourcequotas"
     namespaced = True
     spec: ResourceQuotaSpec | None = None
+    """Spec defines the desired quota.
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
     status: ResourceQuotaStatus | None = None
+    """Status defines the actual enforced quota and its current usage.
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

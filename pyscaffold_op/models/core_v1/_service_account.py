@@ -13,9 +13,32 @@ from ._object_reference import ObjectReference
 
 
 class ServiceAccount(K8sObject):
+    """ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral
+    systems, for an identity * a principal that can be authenticated and authorized * a set of
+    secrets
+    """
+
     gvk = GroupVersionKind("", "v1", "ServiceAccount")
     plural = "serviceaccounts"
     namespaced = True
     automount_service_account_token: bool | None = None
+    """AutomountServiceAccountToken indicates whether pods running as this service account should
+    have an API token automatically mounted. Can be overridden at the pod level.
+    """
     image_pull_secrets: list[LocalObjectReference] | None = None
+    """ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling
+    any images in pods that reference this ServiceAccount. ImagePullSecrets are distinct from
+    Secrets because Secrets can be mounted in the pod, but ImagePullSecrets are only accessed by
+    the kubelet. More info:
+    https://kubernetes.io/docs/concepts/containers/images/#specifying-imagepullsecrets-on-a-pod
+    """
     secrets: list[ObjectReference] | None = None
+    """Secrets is a list of the secrets in the same namespace that pods running using this
+    ServiceAccount are allowed to use. Pods are only limited to this list if this service account
+    has a "kubernetes.io/enforce-mountable-secrets" annotation set to "true". The
+    "kubernetes.io/enforce-mountable-secrets" annotation is deprecated since v1.32. Prefer
+    separate namespaces to isolate access to mounted secrets. This field should not be used to
+    find auto-generated service account token secrets for use outside of pods. Instead, tokens
+    can be requested directly using the TokenRequest API, or service account token secrets can be
+    manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret
+    """

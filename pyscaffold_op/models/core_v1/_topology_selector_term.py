@@ -10,9 +10,23 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class TopologySelectorLabelRequirement(K8sModel):
+    """A topology selector requirement is a selector that matches given label. This is an alpha
+    feature and may change in the future.
+    """
+
     key: str
+    """The label key that the selector applies to."""
     values: list[str]
+    """An array of string values. One value must match the label to be selected. Each entry in
+    Values is ORed.
+    """
 
 
 class TopologySelectorTerm(K8sModel):
+    """A topology selector term represents the result of label queries. A null or empty topology
+    selector term matches no objects. The requirements of them are ANDed. It provides a subset of
+    functionality as NodeSelectorTerm. This is an alpha feature and may change in the future.
+    """
+
     match_label_expressions: list[TopologySelectorLabelRequirement] | None = None
+    """A list of topology selector requirements by labels."""

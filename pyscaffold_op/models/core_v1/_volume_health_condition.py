@@ -10,6 +10,22 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class VolumeHealthCondition(K8sModel):
+    """VolumeHealthCondition represents an adverse health condition reported for a volume."""
+
     message: str | None = None
+    """message is a human-readable description. Maximum permitted length of a message is 1024 bytes.
+    """
     reason: str
+    """reason is a brief CamelCase machine-parseable reason. Together with status it forms the
+    unique identity of a condition entry. Maximum permitted length of a reason is 256 bytes.
+    """
     status: str
+    """status is the machine-parseable health category. Possible values: - "Inaccessible": the
+    volume cannot be accessed. - "DataLoss": data loss has been detected on the volume. -
+    "Degraded": the volume is functioning with reduced capability.
+
+    Possible enum values:
+     - `"DataLoss"` indicates data loss has been detected on the volume.
+     - `"Degraded"` indicates the volume is functioning but with reduced capability.
+     - `"Inaccessible"` indicates the volume cannot be accessed.
+    """

@@ -13,22 +13,68 @@ from ._server_address_by_client_cidr import ServerAddressByClientCIDR
 
 
 class GroupVersionForDiscovery(K8sModel):
+    """GroupVersion contains the "group/version" and "version" string of a version. It is made a
+    struct to keep extensibility.
+    """
+
     group_version: str
+    """groupVersion specifies the API group and version in the form "group/version\""""
     version: str
+    """version specifies the version in the form of "version". This is to save the clients the
+    trouble of splitting the GroupVersion.
+    """
 
 
 class APIGroup(K8sModel):
+    """APIGroup contains the name, the supported versions, and the preferred version of a group."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     name: str
+    """name is the name of the group."""
     preferred_version: GroupVersionForDiscovery | None = None
+    """preferredVersion is the version preferred by the API server, which probably is the storage
+    version.
+    """
     server_address_by_client_cid_rs: Annotated[
         list[ServerAddressByClientCIDR] | None, Field(alias="serverAddressByClientCIDRs")
     ] = None
+    """a map of client CIDR to server address that is serving this group. This is to help clients
+    reach servers in the most network-efficient way possible. Clients can use the appropriate
+    server address as per the CIDR that they match. In case of multiple matches, clients should
+    use the longest matching CIDR. The server returns only those CIDRs that it thinks that the
+    client can match. For example: the master will return an internal IP CIDR only, if the client
+    reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip
+    header or request.RemoteAddr (in that order) to get the client IP.
+    """
     versions: list[GroupVersionForDiscovery]
+    """versions are the versions supported in this group."""
 
 
 class APIGroupList(K8sModel):
+    """APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     groups: list[APIGroup]
+    """groups is a list of APIGroup."""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """

@@ -10,20 +10,63 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class APIResource(K8sModel):
+    """APIResource specifies the name of a resource and whether it is namespaced."""
+
     categories: list[str] | None = None
+    """categories is a list of the grouped resources this resource belongs to (e.g. 'all')"""
     group: str | None = None
+    """group is the preferred group of the resource.  Empty implies the group of the containing
+    resource list. For subresources, this may have a different value, for example: Scale".
+    """
     kind: str
+    """kind is the kind for the resource (e.g. 'Foo' is the kind for a resource 'foo')"""
     name: str
+    """name is the plural name of the resource."""
     namespaced: bool
+    """namespaced indicates if a resource is namespaced or not."""
     short_names: list[str] | None = None
+    """shortNames is a list of suggested short names of the resource."""
     singular_name: str
+    """singularName is the singular name of the resource.  This allows clients to handle plural and
+    singular opaquely. The singularName is more correct for reporting status on a single item and
+    both singular and plural are allowed from the kubectl CLI interface.
+    """
     storage_version_hash: str | None = None
+    """The hash value of the storage version, the version this resource is converted to when written
+    to the data store. Value must be treated as opaque by clients. Only equality comparison on
+    the value is valid. This is an alpha feature and may change or be removed in the future. The
+    field is populated by the apiserver only if the StorageVersionHash feature gate is enabled.
+    This field will remain optional even if it graduates.
+    """
     verbs: list[str]
+    """verbs is a list of supported kube verbs (this includes get, list, watch, create, update,
+    patch, delete, deletecollection, and proxy)
+    """
     version: str | None = None
+    """version is the preferred version of the resource.  Empty implies the version of the
+    containing resource list For subresources, this may have a different value, for example: v1
+    (while inside a v1beta1 version of the core resource's group)".
+    """
 
 
 class APIResourceList(K8sModel):
+    """APIResourceList is a list of APIResource, it is used to expose the name of the resources
+    supported in a specific group and version, and if the resource is namespaced.
+    """
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     group_version: str
+    """groupVersion is the group and version this APIResourceList is for."""
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     resources: list[APIResource]
+    """resources contains the name of the resources and if they are namespaced."""

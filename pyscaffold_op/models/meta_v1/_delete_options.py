@@ -10,16 +10,65 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class Preconditions(K8sModel):
+    """Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out."""
+
     resource_version: str | None = None
+    """Specifies the target ResourceVersion"""
     uid: str | None = None
+    """Specifies the target UID."""
 
 
 class DeleteOptions(K8sModel):
+    """DeleteOptions may be provided when deleting an API object."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     dry_run: list[str] | None = None
+    """When present, indicates that modifications should not be persisted. An invalid or
+    unrecognized dryRun directive will result in an error response and no further processing of
+    the request. Valid values are: - All: all dry run stages will be processed
+    """
     grace_period_seconds: int | None = None
+    """The duration in seconds before the object should be deleted. Value must be non-negative
+    integer. The value zero indicates delete immediately. If this value is nil, the default grace
+    period for the specified type will be used. Defaults to a per object value if not specified.
+    zero means delete immediately.
+    """
     ignore_store_read_error_with_cluster_breaking_potential: bool | None = None
+    """if set to true, it will trigger an unsafe deletion of the resource in case the normal
+    deletion flow fails with a corrupt object error. A resource is considered corrupt if it can
+    not be retrieved from the underlying storage successfully because of a) its data can not be
+    transformed e.g. decryption failure, or b) it fails to decode into an object. NOTE: unsafe
+    deletion ignores finalizer constraints, skips precondition checks, and removes the object
+    from the storage. WARNING: This may potentially break the cluster if the workload associated
+    with the resource being unsafe-deleted relies on normal deletion flow. Use only if you REALLY
+    know what you are doing. The default value is false, and the user must opt in to enable it
+    """
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     orphan_dependents: bool | None = None
+    """Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should
+    the dependent objects be orphaned. If true/false, the "orphan" finalizer will be added
+    to/removed from the object's finalizers list. Either this field or PropagationPolicy may be
+    set, but not both.
+    """
     preconditions: Preconditions | None = None
+    """Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status
+    will be returned.
+    """
     propagation_policy: str | None = None
+    """Whether and how garbage collection will be performed. Either this field or OrphanDependents
+    may be set, but not both. The default policy is decided by the existing finalizer set in the
+    metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan'
+    - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents
+    in the background; 'Foreground' - a cascading policy that deletes all dependents in the
+    foreground.
+    """

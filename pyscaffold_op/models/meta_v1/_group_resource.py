@@ -10,5 +10,9 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class GroupResource(K8sModel):
+    """GroupResource specifies a Group and a Resource, but does not force a version.  This is useful
+    for identifying concepts during lookup stages without having partially valid types
+    """
+
     group: str
     resource: str

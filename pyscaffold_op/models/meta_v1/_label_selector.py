@@ -10,11 +10,33 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class LabelSelectorRequirement(K8sModel):
+    """A label selector requirement is a selector that contains values, a key, and an operator that
+    relates the key and values.
+    """
+
     key: str
+    """key is the label key that the selector applies to."""
     operator: str
+    """operator represents a key's relationship to a set of values. Valid operators are In, NotIn,
+    Exists and DoesNotExist.
+    """
     values: list[str] | None = None
+    """values is an array of string values. If the operator is In or NotIn, the values array must be
+    non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This
+    array is replaced during a strategic merge patch.
+    """
 
 
 class LabelSelector(K8sModel):
+    """A label selector is a label query over a set of resources. The result of matchLabels and
+    matchExpressions are ANDed. An empty label selector matches all objects. A null label
+    selector matches no objects.
+    """
+
     match_expressions: list[LabelSelectorRequirement] | None = None
+    """matchExpressions is a list of label selector requirements. The requirements are ANDed."""
     match_labels: dict[str, str] | None = None
+    """matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is
+    equivalent to an element of matchExpressions, whose key field is "key", the operator is "In",
+    and the values array contains only "value". The requirements are ANDed.
+    """

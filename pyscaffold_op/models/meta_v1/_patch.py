@@ -10,4 +10,6 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class Patch(K8sModel):
+    """Patch is provided to give a concrete name and type to the Kubernetes PATCH request body."""
+
     pass

@@ -12,5 +12,15 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class ServerAddressByClientCIDR(K8sModel):
+    """ServerAddressByClientCIDR helps the client to determine the server address that they should
+    use, depending on the clientCIDR that they match.
+    """
+
     client_cidr: Annotated[str, Field(alias="clientCIDR")]
+    """The CIDR with which clients can match their IP to figure out the server address that they
+    should use.
+    """
     server_address: str
+    """Address of this server, suitable for a client that matches the above CIDR. This can be a
+    hostname, hostname:port, IP or IP:port.
+    """

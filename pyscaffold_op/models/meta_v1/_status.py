@@ -12,38 +12,150 @@ from pyscaffold_op.models._base import K8sModel
 
 
 class ShardInfo(K8sModel):
+    """ShardInfo describes the shard selector that was applied to produce a list response. Its
+    presence on a list response indicates the list is a filtered subset.
+    """
+
     selector: str
+    """selector is the shard selector string from the request, echoed back so clients can verify
+    which shard they received and merge responses from multiple shards.
+    """
 
 
 class StatusCause(K8sModel):
+    """StatusCause provides more information about an api.Status failure, including cases when
+    multiple errors are encountered.
+    """
+
     field: str | None = None
+    """The field of the resource that has caused this error, as named by its JSON serialization. May
+    include dot and postfix notation for nested attributes. Arrays are zero-indexed.  Fields may
+    appear more than once in an array of causes due to fields having multiple errors. Optional.
+
+    Examples:
+      "name" - the field "name" on the current resource
+      "items[0].name" - the field "name" on the first array entry in "items\"
+    """
     message: str | None = None
+    """A human-readable description of the cause of the error.  This field may be presented as-is to
+    a reader.
+    """
     reason: str | None = None
+    """A machine-readable description of the cause of the error. If this value is empty there is no
+    information available.
+    """
 
 
 class StatusDetails(K8sModel):
+    """StatusDetails is a set of additional properties that MAY be set by the server to provide
+    additional information about a response. The Reason field of a Status object defines what
+    attributes will be set. Clients must ignore fields that do not match the defined type of each
+    attribute, and should assume that any attribute may be empty, invalid, or under defined.
+    """
+
     causes: list[StatusCause] | None = None
+    """The Causes array includes more details associated with the StatusReason failure. Not all
+    StatusReasons may provide detailed causes.
+    """
     group: str | None = None
+    """The group attribute of the resource associated with the status StatusReason."""
     kind: str | None = None
+    """The kind attribute of the resource associated with the status StatusReason. On some
+    operations may differ from the requested resource Kind. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     name: str | None = None
+    """The name attribute of the resource associated with the status StatusReason (when there is a
+    single name which can be described).
+    """
     retry_after_seconds: int | None = None
+    """If specified, the time in seconds before the operation should be retried. Some errors may
+    indicate the client must take an alternate action - for those errors this field may indicate
+    how long to wait before taking the alternate action.
+    """
     uid: str | None = None
+    """UID of the resource. (when there is a single resource which can be described). More info:
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
+    """
 
 
 class ListMeta(K8sModel):
+    """ListMeta describes metadata that synthetic resources must have, including lists and various
+    status objects. A resource may have only one of {ObjectMeta, ListMeta}.
+    """
+
     continue_: Annotated[str | None, Field(alias="continue")] = None
+    """continue may be set if the user set a limit on the number of items returned, and indicates
+    that the server has more data available. The value is opaque and may be used to issue another
+    request to the endpoint that served this list to retrieve the next set of available objects.
+    Continuing a consistent list may not be possible if the server configuration has changed or
+    more than a few minutes have passed. The resourceVersion field returned when using this
+    continue value will be identical to the value in the first response, unless you have received
+    this token from an error message.
+    """
     remaining_item_count: int | None = None
+    """remainingItemCount is the number of subsequent items in the list which are not included in
+    this list response. If the list request contained label or field selectors, then the number
+    of remaining items is unknown and the field will be left unset and omitted during
+    serialization. If the list is complete (either because it is not chunking or because this is
+    the last chunk), then there are no more remaining items and this field will be left unset and
+    omitted during serialization. Servers older than v1.15 do not set this field. The intended
+    use of the remainingItemCount is *estimating* the size of a collection. Clients should not
+    rely on the remainingItemCount to be set or to be exact.
+    """
     resource_version: str | None = None
+    """String that identifies the server's internal version of this object that can be used by
+    clients to determine when objects have changed. Value must be treated as opaque by clients
+    and passed unmodified back to the server. Populated by the system. Read-only. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
+    """
     self_link: str | None = None
+    """Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.
+    """
     shard_info: ShardInfo | None = None
+    """shardInfo is set when the list is a filtered subset of the full collection, as selected by a
+    shard selector on the request. It echoes back the selector so clients can verify which shard
+    they received and merge sharded responses. Clients should not cache sharded list responses as
+    a full representation of the collection.
+
+    This is an alpha field and requires enabling the ShardedListAndWatch feature gate.
+    """
 
 
 class Status(K8sModel):
+    """Status is a return value for calls that don't return other objects."""
+
     api_version: str | None = None
+    """APIVersion defines the versioned schema of this representation of an object. Servers should
+    convert recognized schemas to the latest internal value, and may reject unrecognized values.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
+    """
     code: int | None = None
+    """Suggested HTTP return code for this status, 0 if not set."""
     details: StatusDetails | None = None
+    """Extended data associated with the reason.  Each reason may define its own extended details.
+    This field is optional and the data returned is not guaranteed to conform to any schema
+    except that defined by the reason type.
+    """
     kind: str | None = None
+    """Kind is a string value representing the REST resource this object represents. Servers may
+    infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.
+    More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     message: str | None = None
+    """A human-readable description of the status of this operation."""
     metadata: ListMeta | None = None
+    """Standard list metadata. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
+    """
     reason: str | None = None
+    """A machine-readable description of why this operation is in the "Failure" status. If this
+    value is empty there is no information available. A Reason clarifies an HTTP status code but
+    does not override it.
+    """
     status: str | None = None
+    """Status of the operation. One of: "Success" or "Failure". More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

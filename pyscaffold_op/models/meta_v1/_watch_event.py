@@ -11,5 +11,13 @@ from pyscaffold_op.apimachinery.fields import FreeForm
 
 
 class WatchEvent(K8sModel):
+    """Event represents a single event to a watched resource."""
+
     object: FreeForm
+    """Object is:
+     * If Type is Added or Modified: the new state of the object.
+     * If Type is Deleted: the state of the object immediately before deletion.
+     * If Type is Error: *Status is recommended; other types may make sense
+       depending on context.
+    """
     type: str

@@ -11,18 +11,41 @@ from pyscaffold_op.models._base import K8sModel, K8sObject
 
 
 class ParentReference(K8sModel):
+    """ParentReference describes a reference to a parent object."""
+
     group: str | None = None
+    """group is the group of the object being referenced."""
     name: str
+    """name is the name of the object being referenced."""
     namespace: str | None = None
+    """namespace is the namespace of the object being referenced."""
     resource: str
+    """resource is the resource of the object being referenced."""
 
 
 class IPAddressSpec(K8sModel):
+    """IPAddressSpec describe the attributes in an IP Address."""
+
     parent_ref: ParentReference
+    """parentRef references the resource that an IPAddress is attached to. An IPAddress must
+    reference a parent object.
+    """
 
 
 class IPAddress(K8sObject):
+    """IPAddress represents a single IP of a single IP Family. The object is designed to be used by
+    APIs that operate on IP addresses. The object is used by the Service core API for allocation
+    of IP addresses. An IP address can be represented in different formats, to guarantee the
+    uniqueness of the IP, the name of the object is the IP address in canonical format, four
+    decimal digits separated by dots suppressing leading zeros for IPv4 and the representation
+    defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or
+    2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1
+    """
+
     gvk = GroupVersionKind("networking.k8s.io", "v1", "IPAddress")
     plural = "ipaddresses"
     namespaced = False
     spec: IPAddressSpec | None = None
+    """spec is the desired state of the IPAddress. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

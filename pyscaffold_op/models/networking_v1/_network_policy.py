@@ -15,41 +15,160 @@ from .. import meta_v1
 
 
 class IPBlock(K8sModel):
+    """IPBlock describes a particular CIDR (Ex. "192.168.1.0/24","2001:db8::/64") that is allowed to
+    the pods matched by a NetworkPolicySpec's podSelector. The except entry describes CIDRs that
+    should not be included within this rule.
+    """
+
     cidr: str
+    """cidr is a string representing the IPBlock Valid examples are "192.168.1.0/24" or
+    "2001:db8::/64\"
+    """
     except_: Annotated[list[str] | None, Field(alias="except")] = None
+    """except is a slice of CIDRs that should not be included within an IPBlock Valid examples are
+    "192.168.1.0/24" or "2001:db8::/64" Except values will be rejected if they are outside the
+    cidr range
+    """
 
 
 class NetworkPolicyPort(K8sModel):
+    """NetworkPolicyPort describes a port to allow traffic on"""
+
     end_port: int | None = None
+    """endPort indicates that the range of ports from port to endPort if set, inclusive, should be
+    allowed by the policy. This field cannot be defined if the port field is not defined or if
+    the port field is defined as a named (string) port. The endPort must be equal or greater than
+    port.
+    """
     port: IntOrString | None = None
+    """port represents the port on the given protocol. This can either be a numerical or named port
+    on a pod. If this field is not provided, this matches all port names and numbers. If present,
+    only traffic on the specified protocol AND port will be matched.
+    """
     protocol: str | None = None
+    """protocol represents the protocol (TCP, UDP, or SCTP) which traffic must match. If not
+    specified, this field defaults to TCP.
+
+    Possible enum values:
+     - `"SCTP"` is the SCTP protocol.
+     - `"TCP"` is the TCP protocol.
+     - `"UDP"` is the UDP protocol.
+    """
 
 
 class NetworkPolicyPeer(K8sModel):
+    """NetworkPolicyPeer describes a peer to allow traffic to/from. Only certain combinations of
+    fields are allowed
+    """
+
     ip_block: IPBlock | None = None
+    """ipBlock defines policy on a particular IPBlock. If this field is set then neither of the
+    other fields can be.
+    """
     namespace_selector: meta_v1.LabelSelector | None = None
+    """namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard
+    label selector semantics; if present but empty, it selects all namespaces.
+
+    If podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching
+    podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in
+    the namespaces selected by namespaceSelector.
+    """
     pod_selector: meta_v1.LabelSelector | None = None
+    """podSelector is a label selector which selects pods. This field follows standard label
+    selector semantics; if present but empty, it selects all pods.
+
+    If namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods
+    matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects
+    the pods matching podSelector in the policy's own namespace.
+    """
 
 
 class NetworkPolicyEgressRule(K8sModel):
+    """NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods
+    matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and to. This
+    type is beta-level in 1.8
+    """
+
     ports: list[NetworkPolicyPort] | None = None
+    """ports is a list of destination ports for outgoing traffic. Each item in this list is combined
+    using a logical OR. If this field is empty or missing, this rule matches all ports (traffic
+    not restricted by port). If this field is present and contains at least one item, then this
+    rule allows traffic only if the traffic matches at least one port in the list.
+    """
     to: list[NetworkPolicyPeer] | None = None
+    """to is a list of destinations for outgoing traffic of pods selected for this rule. Items in
+    this list are combined using a logical OR operation. If this field is empty or missing, this
+    rule matches all destinations (traffic not restricted by destination). If this field is
+    present and contains at least one item, this rule allows traffic only if the traffic matches
+    at least one item in the to list.
+    """
 
 
 class NetworkPolicyIngressRule(K8sModel):
+    """NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods
+    matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and from.
+    """
+
     from_: Annotated[list[NetworkPolicyPeer] | None, Field(alias="from")] = None
+    """from is a list of sources which should be able to access the pods selected for this rule.
+    Items in this list are combined using a logical OR operation. If this field is empty or
+    missing, this rule matches all sources (traffic not restricted by source). If this field is
+    present and contains at least one item, this rule allows traffic only if the traffic matches
+    at least one item in the from list.
+    """
     ports: list[NetworkPolicyPort] | None = None
+    """ports is a list of ports which should be made accessible on the pods selected for this rule.
+    Each item in this list is combined using a logical OR. If this field is empty or missing,
+    this rule matches all ports (traffic not restricted by port). If this field is present and
+    contains at least one item, then this rule allows traffic only if the traffic matches at
+    least one port in the list.
+    """
 
 
 class NetworkPolicySpec(K8sModel):
+    """NetworkPolicySpec provides the specification of a NetworkPolicy"""
+
     egress: list[NetworkPolicyEgressRule] | None = None
+    """egress is a list of egress rules to be applied to the selected pods. Outgoing traffic is
+    allowed if there are no NetworkPolicies selecting the pod (and cluster policy otherwise
+    allows the traffic), OR if the traffic matches at least one egress rule across all of the
+    NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this
+    NetworkPolicy limits all outgoing traffic (and serves solely to ensure that the pods it
+    selects are isolated by default). This field is beta-level in 1.8
+    """
     ingress: list[NetworkPolicyIngressRule] | None = None
+    """ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to
+    a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows
+    the traffic), OR if the traffic source is the pod's local node, OR if the traffic matches at
+    least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the
+    pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves
+    solely to ensure that the pods it selects are isolated by default)
+    """
     pod_selector: meta_v1.LabelSelector | None = None
+    """podSelector selects the pods to which this NetworkPolicy object applies. The array of rules
+    is applied to any pods selected by this field. An empty selector matches all pods in the
+    policy's namespace. Multiple network policies can select the same set of pods. In this case,
+    the ingress rules for each are combined additively. This field is optional. If it is not
+    specified, it defaults to an empty selector.
+    """
     policy_types: list[str] | None = None
+    """policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are
+    ["Ingress"], ["Egress"], or ["Ingress", "Egress"]. If this field is not specified, it will
+    default based on the existence of ingress or egress rules; policies that contain an egress
+    section are assumed to affect egress, and all policies (whether or not they contain an
+    ingress section) are assumed to affect ingress. If you want to write an egress-only policy,
+    you must explicitly specify policyTypes [ "Egress" ]. Likewise, if you want to write a policy
+    that specifies that no egress is allowed, you must specify a policyTypes value that include
+    "Egress" (since such a policy would not include an egress section and would otherwise default
+    to just [ "Ingress" ]). This field is beta-level in 1.8
+    """
 
 
 class NetworkPolicy(K8sObject):
+    """NetworkPolicy describes what network traffic is allowed for a set of Pods"""
+
     gvk = GroupVersionKind("networking.k8s.io", "v1", "NetworkPolicy")
     plural = "networkpolicies"
     namespaced = True
     spec: NetworkPolicySpec | None = None
+    """spec represents the specification of the desired behavior for this NetworkPolicy."""

@@ -12,16 +12,39 @@ from .. import meta_v1
 
 
 class ServiceCIDRSpec(K8sModel):
+    """ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for
+    Services.
+    """
+
     cidrs: list[str] | None = None
+    """cidrs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or "2001:db8::/64") from
+    which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This
+    field is immutable.
+    """
 
 
 class ServiceCIDRStatus(K8sModel):
+    """ServiceCIDRStatus describes the current state of the ServiceCIDR."""
+
     conditions: list[meta_v1.Condition] | None = None
+    """conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR.
+    Current service state
+    """
 
 
 class ServiceCIDR(K8sObject):
+    """ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or
+    2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.
+    """
+
     gvk = GroupVersionKind("networking.k8s.io", "v1", "ServiceCIDR")
     plural = "servicecidrs"
     namespaced = False
     spec: ServiceCIDRSpec | None = None
+    """spec is the desired state of the ServiceCIDR. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """
     status: ServiceCIDRStatus | None = None
+    """status represents the current state of the ServiceCIDR. More info:
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+    """

@@ -14,41 +14,131 @@ from datetime import datetime
 
 
 class StorageHealthCondition(K8sModel):
+    """StorageHealthCondition represents an adverse health condition reported by a CSI driver for
+    its storage backend on a node.
+    """
+
     access_mode: str | None = None
+    """accessMode is the access mode affected. Nil means all access modes are affected.
+
+    Possible enum values:
+     - `"ReadOnlyMany"` can be mounted in read-only mode to many hosts
+     - `"ReadWriteMany"` can be mounted in read/write mode to many hosts
+     - `"ReadWriteOnce"` can be mounted in read/write mode to exactly 1 host
+     - `"ReadWriteOncePod"` can be mounted in read/write mode to exactly 1 pod cannot be used in
+       combination with other access modes
+    """
     last_transition_time: datetime | None = None
+    """lastTransitionTime is when this condition first appeared at its current state."""
     message: str | None = None
+    """message is a human-readable description. Maximum permitted length of a message is 1024
+    characters.
+    """
     reason: str
+    """reason is a brief CamelCase machine-parseable reason. Maximum permitted length of a reason is
+    256 characters.
+    """
     status: str
+    """status is the health status category. One of "StorageUnreachable", "StorageDegraded".
+
+    Possible enum values:
+     - `"StorageDegraded"` indicates the storage backend is functioning with reduced capability.
+     - `"StorageUnreachable"` indicates the storage backend is unreachable.
+    """
     volume_mode: str | None = None
+    """volumeMode is the volume mode affected. Nil means both are affected.
+
+    Possible enum values:
+     - `"Block"` means the volume will not be formatted with a filesystem and will remain a raw
+       block device.
+     - `"Filesystem"` means the volume will be or is formatted with a filesystem.
+    """
 
 
 class VolumeNodeResources(K8sModel):
+    """VolumeNodeResources is a set of resource limits for scheduling of volumes."""
+
     count: int | None = None
+    """count indicates the maximum number of unique volumes managed by the CSI driver that can be
+    used on a node. A volume that is both attached and mounted on a node is considered to be used
+    once, not twice. The same rule applies for a unique volume that is shared among multiple pods
+    on the same node. If this field is not specified, then the supported number of volumes on
+    this node is unbounded.
+    """
 
 
 class CSINodeDriver(K8sModel):
+    """CSINodeDriver holds information about the specification of one CSI driver installed on a node"""
+
     allocatable: VolumeNodeResources | None = None
+    """allocatable represents the volume resources of a node that are available for scheduling. This
+    field is beta.
+    """
     name: str
+    """name represents the name of the CSI driver that this object refers to. This MUST be the same
+    name returned by the CSI GetPluginName() call for that driver.
+    """
     node_id: Annotated[str, Field(alias="nodeID")]
+    """nodeID of the node from the driver point of view. This field enables Kubernetes to
+    communicate with storage systems that do not share the same nomenclature for nodes. For
+    example, Kubernetes may refer to a given node as "node1", but the storage system may refer to
+    the same node as "nodeA". When Kubernetes issues a command to the storage system to attach a
+    volume to a specific node, it can use this field to refer to the node name using the ID that
+    the storage system will understand, e.g. "nodeA" instead of "node1". This field is required.
+    """
     topology_keys: list[str] | None = None
+    """topologyKeys is the list of keys supported by the driver. When a driver is initialized on a
+    cluster, it provides a set of topology keys that it understands (e.g. "company.com/zone",
+    "company.com/region"). When a driver is initialized on a node, it provides the same topology
+    keys along with values. Kubelet will expose these topology keys as labels on its own node
+    object. When Kubernetes does topology aware provisioning, it can use this list to determine
+    which labels it should retrieve from the node object and pass back to the driver. It is
+    possible for different nodes to use different topology keys. This can be empty if driver does
+    not support topology.
+    """
 
 
 class CSINodeSpec(K8sModel):
+    """CSINodeSpec holds information about the specification of all CSI drivers installed on a node"""
+
     drivers: list[CSINodeDriver]
+    """drivers is a list of information of all CSI Drivers existing on a node. If all drivers in the
+    list are uninstalled, this can become empty.
+    """
 
 
 class StorageHealth(K8sModel):
+    """StorageHealth contains storage backend health reported by a CSI driver on a node."""
+
     health_conditions: list[StorageHealthCondition] | None = None
+    """healthConditions are the adverse storage backend conditions reported by the CSI driver. At
+    most 16 conditions may be reported.
+    """
     name: str
+    """name is the CSI driver name, matching CSINodeDriver.name."""
 
 
 class CSINodeStatus(K8sModel):
+    """CSINodeStatus contains health and status information for storage on a node."""
+
     storage_health: list[StorageHealth] | None = None
+    """storageHealth contains backend health reports for CSI drivers registered on the node."""
 
 
 class CSINode(K8sObject):
+    """CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need
+    to create the CSINode object directly. As long as they use the node-driver-registrar sidecar
+    container, the kubelet will automatically populate the CSINode object for the CSI driver as
+    part of kubelet plugin registration. CSINode has the same name as a node. If the object is
+    missing, it means either there are no CSI Drivers available on the node, or the Kubelet
+    version is low enough that it doesn't create this object. CSINode has an OwnerReference that
+    points to the corresponding node object.
+    """
+
     gvk = GroupVersionKind("storage.k8s.io", "v1", "CSINode")
     plural = "csinodes"
     namespaced = False
     spec: CSINodeSpec | None = None
+    """spec is the specification of CSINode"""
     status: CSINodeStatus | None = None
+    """status contains health and status information for the node's storage."""

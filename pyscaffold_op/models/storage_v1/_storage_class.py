@@ -12,13 +12,56 @@ from .. import core_v1
 
 
 class StorageClass(K8sObject):
+    """StorageClass describes the parameters for a class of storage for which PersistentVolumes can
+    be dynamically provisioned.
+
+    StorageClasses are non-namespaced; the name of the storage class according to etcd is in
+    ObjectMeta.Name.
+    """
+
     gvk = GroupVersionKind("storage.k8s.io", "v1", "StorageClass")
     plural = "storageclasses"
     namespaced = False
     allow_volume_expansion: bool | None = None
+    """allowVolumeExpansion shows whether the storage class allow volume expand."""
     allowed_topologies: list[core_v1.TopologySelectorTerm] | None = None
+    """allowedTopologies restrict the node topologies where volumes can be dynamically provisioned.
+    Each volume plugin defines its own supported topology specifications. An empty
+    TopologySelectorTerm list means there is no topology restriction. This field is only honored
+    by servers that enable the VolumeScheduling feature.
+    """
     mount_options: list[str] | None = None
+    """mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this
+    storage class. e.g. ["ro", "soft"]. Not validated - mount of the PVs will simply fail if one
+    is invalid.
+    """
     parameters: dict[str, str] | None = None
+    """parameters holds the parameters for the provisioner that should create volumes of this
+    storage class.
+    """
     provisioner: str | None = None
+    """provisioner indicates the type of the provisioner."""
     reclaim_policy: str | None = None
+    """reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of
+    this storage class. Defaults to Delete.
+
+    Possible enum values:
+     - `"Delete"` means the volume will be deleted from Kubernetes on release from its claim. The
+       volume plugin must support Deletion.
+     - `"Recycle"` means the volume will be recycled back into the pool of unbound persistent
+       volumes on release from its claim. The volume plugin must support Recycling.
+     - `"Retain"` means the volume will be left in its current phase (Released) for manual
+       reclamation by the administrator. The default policy is Retain.
+    """
     volume_binding_mode: str | None = None
+    """volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When
+    unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the
+    VolumeScheduling feature.
+
+    Possible enum values:
+     - `"Immediate"` indicates that PersistentVolumeClaims should be immediately provisioned and
+       bound. This is the default mode.
+     - `"WaitForFirstConsumer"` indicates that PersistentVolumeClaims should not be provisioned
+       and bound until the first Pod is created that references the PeristentVolumeClaim. The
+       volume provisioning and binding will occur during Pod scheduing.
+    """

@@ -13,32 +13,89 @@ from datetime import datetime
 
 
 class VolumeError(K8sModel):
+    """VolumeError captures an error encountered during a volume operation."""
+
     error_code: int | None = None
+    """errorCode is a numeric gRPC code representing the error encountered during Attach or Detach
+    operations.
+
+    This field requires the MutableCSINodeAllocatableCount feature gate being enabled to be set.
+    """
     message: str | None = None
+    """message represents the error encountered during Attach or Detach operation. This string may
+    be logged, so it should not contain sensitive information.
+    """
     time: datetime | None = None
+    """time represents the time the error was encountered."""
 
 
 class VolumeAttachmentStatus(K8sModel):
+    """VolumeAttachmentStatus is the status of a VolumeAttachment request."""
+
     attach_error: VolumeError | None = None
+    """attachError represents the last error encountered during attach operation, if any. This field
+    must only be set by the entity completing the attach operation, i.e. the external-attacher.
+    """
     attached: bool
+    """attached indicates the volume is successfully attached. This field must only be set by the
+    entity completing the attach operation, i.e. the external-attacher.
+    """
     attachment_metadata: dict[str, str] | None = None
+    """attachmentMetadata is populated with any information returned by the attach operation, upon
+    successful attach, that must be passed into subsequent WaitForAttach or Mount calls. This
+    field must only be set by the entity completing the attach operation, i.e. the
+    external-attacher.
+    """
     detach_error: VolumeError | None = None
+    """detachError represents the last error encountered during detach operation, if any. This field
+    must only be set by the entity completing the detach operation, i.e. the external-attacher.
+    """
 
 
 class VolumeAttachmentSource(K8sModel):
+    """VolumeAttachmentSource represents a volume that should be attached. Right now only
+    PersistentVolumes can be attached via external attacher, in the future we may allow also
+    inline volumes in pods. Exactly one member can be set.
+    """
+
     inline_volume_spec: core_v1.PersistentVolumeSpec | None = None
+    """inlineVolumeSpec contains all the information necessary to attach a persistent volume defined
+    by a pod's inline VolumeSource. This field is populated only for the CSIMigration feature. It
+    contains translated fields from a pod's inline VolumeSource to a PersistentVolumeSpec. This
+    field is beta-level and is only honored by servers that enabled the CSIMigration feature.
+    """
     persistent_volume_name: str | None = None
+    """persistentVolumeName represents the name of the persistent volume to attach."""
 
 
 class VolumeAttachmentSpec(K8sModel):
+    """VolumeAttachmentSpec is the specification of a VolumeAttachment request."""
+
     attacher: str
+    """attacher indicates the name of the volume driver that MUST handle this request. This is the
+    name returned by GetPluginName().
+    """
     node_name: str
+    """nodeName represents the node that the volume should be attached to."""
     source: VolumeAttachmentSource
+    """source represents the volume that should be attached."""
 
 
 class VolumeAttachment(K8sObject):
+    """VolumeAttachment captures the intent to attach or detach the specified volume to/from the
+    specified node.
+
+    VolumeAttachment objects are non-namespaced.
+    """
+
     gvk = GroupVersionKind("storage.k8s.io", "v1", "VolumeAttachment")
     plural = "volumeattachments"
     namespaced = False
     spec: VolumeAttachmentSpec | None = None
+    """spec represents specification of the desired attach/detach volume behavior. Populated by the
+    Kubernetes system.
+    """
     status: VolumeAttachmentStatus | None = None
+    """status represents status of the VolumeAttachment request. Populated by the entity completing
+    the attach or detach operation, i.e. the external-attacher.
+    """

@@ -11,8 +11,26 @@ from pyscaffold_op.models._base import K8sObject
 
 
 class VolumeAttributesClass(K8sObject):
+    """VolumeAttributesClass represents a specification of mutable volume attributes defined by the
+    CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims,
+    and changed in the PersistentVolumeClaim spec after provisioning.
+    """
+
     gvk = GroupVersionKind("storage.k8s.io", "v1", "VolumeAttributesClass")
     plural = "volumeattributesclasses"
     namespaced = False
     driver_name: str | None = None
+    """driverName is the name of the CSI driver This field is immutable."""
     parameters: dict[str, str] | None = None
+    """parameters hold volume attributes defined by the CSI driver. These values are opaque to the
+    Kubernetes and are passed directly to the CSI driver. The underlying storage provider
+    supports changing these attributes on an existing volume, however the parameters field itself
+    is immutable. To invoke a volume update, a new VolumeAttributesClass should be created with
+    new parameters, and the PersistentVolumeClaim should be updated to reference the new
+    VolumeAttributesClass.
+
+    This field is required and must contain at least one key/value pair. The keys cannot be
+    empty, and the maximum number of parameters is 512, with a cumulative max size of 256K. If
+    the CSI driver rejects invalid parameters, the target PersistentVolumeClaim will be set to an
+    "Infeasible" state in the modifyVolumeStatus field.
+    """

@@ -41,12 +41,19 @@ def _load_chain(ctx: ssl.SSLContext, cert: Path, key: Path) -> None:
         raise
 
 
-def server_context(cert_dir: str | os.PathLike[str] | None, what: str = "metrics") -> ssl.SSLContext:
-    """A TLS (1.2+) server context with the certificate in `cert_dir`, or a self-signed one when None."""
+def server_context(
+    cert_dir: str | os.PathLike[str] | None,
+    what: str = "metrics",
+    *,
+    cert_name: str = CERT_NAME,
+    key_name: str = KEY_NAME,
+) -> ssl.SSLContext:
+    """A TLS (1.2+) server context with the certificate `cert_name` and key `key_name` in `cert_dir`
+    (cert-manager's Secret keys by default), or a self-signed one when `cert_dir` is None."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     if cert_dir is not None:
-        cert, key = Path(cert_dir) / CERT_NAME, Path(cert_dir) / KEY_NAME
+        cert, key = Path(cert_dir) / cert_name, Path(cert_dir) / key_name
         missing = [str(p) for p in (cert, key) if not p.is_file()]
         if missing:
             READS.total += 1
@@ -95,9 +102,11 @@ def load_pem_chain(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None
 
 
 class CertWatcher:
-    """Reloads `tls.crt`/`tls.key` from `cert_dir` into `ctx` when either file changes (polled every
-    `interval` seconds): new connections get the new certificate, open ones keep theirs. A pair that
-    fails to load (half-written during a rotation) is logged and retried at the next change."""
+    """Reloads the certificate and key (`tls.crt`/`tls.key` unless named otherwise) from `cert_dir` into
+    `ctx` when either file changes (polled every `interval` seconds): new connections get the new
+    certificate, open ones keep theirs. A pair that fails to load (half-written during a rotation) is
+    logged and retried at the next change. The files are stat'ed through their symlinks, so a kubelet's
+    Secret volume (`tls.crt -> ..data/tls.crt`, `..data` swapped on rotation) is followed."""
 
     def __init__(
         self,
@@ -105,10 +114,13 @@ class CertWatcher:
         cert_dir: str | os.PathLike[str],
         interval: float = 10.0,
         what: str = "metrics",
+        *,
+        cert_name: str = CERT_NAME,
+        key_name: str = KEY_NAME,
     ) -> None:
         self.ctx = ctx
         self.what = what
-        self.cert, self.key = Path(cert_dir) / CERT_NAME, Path(cert_dir) / KEY_NAME
+        self.cert, self.key = Path(cert_dir) / cert_name, Path(cert_dir) / key_name
         self.interval = interval
         self._stamp = self._read_stamp()
         self.reloads = 0

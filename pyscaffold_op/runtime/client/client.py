@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, ru
 
 import msgspec
 
+from pyscaffold_op.apimachinery import KubeObject
 from pyscaffold_op.apimachinery.labels import SelectorLike, render
+from pyscaffold_op.runtime.client.apply import apply_body
 from pyscaffold_op.runtime.client.rest import RestTransport
 from pyscaffold_op.runtime.client.restconfig import RestConfig
 from pyscaffold_op.runtime.objects import objmeta
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 T = TypeVar("T")
+K = TypeVar("K", bound=KubeObject)
 PatchType = Literal["merge", "json", "apply", "strategic"]
 
 
@@ -111,6 +114,10 @@ class ClientProtocol(Reader, Protocol):
         namespace: str | None = None,
         **options: Unpack[DeleteOptions],
     ) -> None: ...
+
+    async def apply(
+        self, obj: K, *, field_owner: str | None = None, force: bool = False, dry_run: bool = False
+    ) -> K: ...
 
     def status(self) -> StatusClient: ...
 
@@ -217,7 +224,9 @@ class Client:
         params = self._write_params(req.field_manager, req.dry_run)
         if patch_type == "apply":
             if not params["fieldManager"]:
-                raise ValueError("server-side apply needs field_manager=")
+                raise ValueError(
+                    "server-side apply needs field_manager= (apply's field_owner=), or the client's default"
+                )
             params["force"] = "true" if req.force else None
         elif req.force:
             raise ValueError("force= is only valid for patch_type='apply'")
@@ -232,6 +241,45 @@ class Client:
         if not isinstance(kind, type):
             replace_contents(kind, result)
             return kind
+        return result
+
+    async def apply(
+        self, obj: K, *, field_owner: str | None = None, force: bool = False, dry_run: bool = False
+    ) -> K:
+        """Server-side apply of an apply configuration (`apply_configuration`): the fields set on `obj`
+        become `field_owner`'s (the client's field manager by default); fields it owned before and no
+        longer sets are removed. Creates the object if it does not exist.
+
+        Another owner's field with a different value raises Conflict, unless `force` (controller-runtime's
+        ForceOwnership) takes it over. Returns the server's whole object; `obj` is left as it was, so it
+        can be applied again.
+        """
+        return await self._apply(obj, None, field_owner, force, dry_run)
+
+    async def _apply(
+        self, obj: K, subresource: str | None, field_owner: str | None, force: bool, dry_run: bool
+    ) -> K:
+        if not isinstance(obj, KubeObject):  # a dict, or another library's object: no record of set fields
+            raise TypeError(
+                f"apply takes an apply configuration, a pyop kind's object (apply_configuration(Kind, name, "
+                f"namespace)), not {type(obj).__name__}; send other bodies with patch(..., "
+                "patch_type='apply', field_manager=...)"
+            )
+        info = info_of(obj)
+        body = apply_body(obj, api_version=info.api_version, kind=info.kind, only=subresource)
+        result: K = await self.send_patch(
+            PatchRequest(
+                kind=type(obj),
+                name=objmeta.name(obj),
+                patch=body,
+                namespace=objmeta.namespace(obj) or None,
+                patch_type="apply",
+                field_manager=field_owner,
+                force=force,
+                dry_run=dry_run,
+                subresource=subresource,
+            )
+        )
         return result
 
     async def delete(
@@ -292,6 +340,13 @@ class StatusClient:
     ) -> Any:
         req = PatchRequest(kind=kind, name=name, patch=patch, subresource="status", **options)
         return await self._client.send_patch(req)
+
+    async def apply(
+        self, obj: K, *, field_owner: str | None = None, force: bool = False, dry_run: bool = False
+    ) -> K:
+        """Server-side apply of `obj`'s status (controller-runtime's `Status().Apply`): only metadata and
+        the status set on the apply configuration are sent. Returns the server's whole object."""
+        return await self._client._apply(obj, "status", field_owner, force, dry_run)
 
 
 def _named(

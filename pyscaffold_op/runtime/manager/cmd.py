@@ -47,6 +47,8 @@ class ManagerFlags:
     metrics_bind_address: str = "0"
     metrics_secure: bool = True
     metrics_cert_path: str | None = None
+    metrics_cert_name: str = "tls.crt"
+    metrics_cert_key: str = "tls.key"
     health_probe_bind_address: str = "127.0.0.1:8081"
     leader_elect: bool = False
     kubeconfig: str | None = None
@@ -94,8 +96,19 @@ def manager_flag_parser(prog: str | None = None, description: str | None = None)
     parser.add_argument(
         "--metrics-cert-path",
         default=None,
-        help="Folder holding tls.crt and tls.key for the metrics server (reloaded when they change). "
+        help="Folder holding the metrics server's certificate and key (reloaded when they change, as "
+        "cert-manager rotates them; config/default/cert_metrics_manager_patch.yaml mounts them). "
         "Default: a self-signed certificate made at start.",
+    )
+    parser.add_argument(
+        "--metrics-cert-name",
+        default="tls.crt",
+        help="The certificate's file name in --metrics-cert-path.",
+    )
+    parser.add_argument(
+        "--metrics-cert-key",
+        default="tls.key",
+        help="The private key's file name in --metrics-cert-path.",
     )
     parser.add_argument(
         "--health-probe-bind-address",
@@ -178,6 +191,8 @@ def build_manager(
             metrics_bind_address=flags.metrics_bind_address,
             metrics_secure=flags.metrics_secure,
             metrics_cert_dir=flags.metrics_cert_path,
+            metrics_cert_name=flags.metrics_cert_name,
+            metrics_cert_key=flags.metrics_cert_key,
             health_probe_bind_address=flags.health_probe_bind_address,
             leader_election=flags.leader_elect,
             leader_election_id=leader_election_id,

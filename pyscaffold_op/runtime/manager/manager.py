@@ -67,7 +67,14 @@ class ManagerOptions:
     metrics_secure: bool = False
     """HTTPS with TokenReview + SubjectAccessReview of every scrape (kubebuilder's --metrics-secure)."""
     metrics_cert_dir: str | Path | None = None
-    """A folder with tls.crt and tls.key for secure metrics; None: a self-signed certificate."""
+    """A folder with the certificate and key for secure metrics (reloaded when they change, as
+    cert-manager rotates them); None: a self-signed certificate."""
+    metrics_cert_name: str = "tls.crt"
+    """The certificate's file in metrics_cert_dir (controller-runtime's CertName)."""
+    metrics_cert_key: str = "tls.key"
+    """The private key's file in metrics_cert_dir (controller-runtime's KeyName)."""
+    metrics_cert_watch_interval: float = 10.0
+    """How often the certificate files are checked for a rotation, in seconds."""
     health_probe_bind_address: str = ":8081"
     leader_election: bool = False
     leader_election_id: str = ""
@@ -401,9 +408,12 @@ class Manager:
         if opts.metrics_secure and opts.metrics_bind_address not in ("0", ""):
             from pyscaffold_op.runtime.certs.certs import CertWatcher, server_context
 
-            tls = server_context(opts.metrics_cert_dir)
+            names = {"cert_name": opts.metrics_cert_name, "key_name": opts.metrics_cert_key}
+            tls = server_context(opts.metrics_cert_dir, **names)
             if opts.metrics_cert_dir is not None:
-                self.metrics_cert_watcher = CertWatcher(tls, opts.metrics_cert_dir)
+                self.metrics_cert_watcher = CertWatcher(
+                    tls, opts.metrics_cert_dir, opts.metrics_cert_watch_interval, **names
+                )
                 self.spawn(self.metrics_cert_watcher.run(), "metrics certificate watcher")
         site = await self._bind("metrics_bind_address", self._metrics_app(), tls)
         if site is not None:

@@ -41,6 +41,7 @@ from pyscaffold_op.runtime.client.errors import AlreadyExists, ApiError, Conflic
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.manager.manager import LeaderElectionLost
 from pyscaffold_op.runtime.sharding.assign import EMPTY, Assignment
+from pyscaffold_op.runtime.sharding.ownerscope import OwnerScopes
 
 if TYPE_CHECKING:
     from pyscaffold_op.runtime.controller.controller import Controller
@@ -149,7 +150,9 @@ class ShardFilter:
         key = own
         for ref in refs:
             if ref.controller:
-                key = f"{req.namespace}/{ref.name}" if req.namespace else ref.name
+                # the key the owner's controller hashes: a cluster-scoped owner's has no namespace
+                scoped = req.namespace and self.sharding.owner_scopes.namespaced(ref.group, ref.kind)
+                key = f"{req.namespace}/{ref.name}" if scoped else ref.name
                 break
         self._owner_keys[req] = key
         return key
@@ -180,8 +183,8 @@ class ShardedSink:
         return getattr(self.queue, name)
 
 
-def for_informer(ctrl: Controller) -> Any:
-    """The informer of the controller's `for_()` kind (its first Kind watch mapping objects to
+def for_source(ctrl: Controller) -> Any:
+    """The Kind source of the controller's `for_()` kind (its first Kind watch mapping objects to
     themselves), or None."""
     from pyscaffold_op.runtime.controller.controller import watches_of
     from pyscaffold_op.runtime.controller.handler import EnqueueRequestForObject
@@ -189,8 +192,14 @@ def for_informer(ctrl: Controller) -> Any:
 
     for src, handler, _preds in watches_of(ctrl):
         if isinstance(src, Kind) and isinstance(handler, EnqueueRequestForObject) and src.cache is not None:
-            return src.cache.get_informer(src.type)
+            return src
     return None
+
+
+def for_informer(ctrl: Controller) -> Any:
+    """The informer of the controller's `for_()` kind, or None."""
+    src = for_source(ctrl)
+    return src.cache.get_informer(src.type) if src is not None else None
 
 
 class Sharding:
@@ -216,6 +225,7 @@ class Sharding:
         self.on_lost = on_lost
         self.handover_timeout = options.handover_timeout or options.lease_duration
         self.controllers: list[Controller] = []
+        self.owner_scopes = OwnerScopes(self._for_kinds)
         self.current: Assignment = EMPTY  # the view adopted last (acknowledged once drained)
         self.pending: list[Assignment] = [EMPTY]  # views adopted since the last complete one
         self.acked = ""  # the digest this replica acknowledges in its Lease
@@ -241,6 +251,19 @@ class Sharding:
         ctrl.need_leader_election = False
         ctrl.shard = ShardFilter(self, ctrl)
         self.controllers.append(ctrl)
+        self.owner_scopes.forget()
+
+    def _for_kinds(self) -> list[tuple[str, str, bool]]:
+        """(group, kind, namespaced) of the sharded controllers' `for_()` kinds."""
+        from pyscaffold_op.runtime.objects.kinds import info_for
+
+        out = []
+        for ctrl in self.controllers:
+            src = for_source(ctrl)
+            if src is not None:
+                info = info_for(src.type)
+                out.append((info.group, info.kind, info.namespaced))
+        return out
 
     @property
     def members(self) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pyscaffold_op.runtime.panics import describe, own_cancellation, panic_message, report_panic, safe_str
 from pyscaffold_op.runtime.webhook import jsonpatch
+from pyscaffold_op.runtime.webhook.daemonthreads import run_in_daemon_thread
 from pyscaffold_op.runtime.webhook.errors import Denied
 
 log = logging.getLogger("pyscaffold_op.runtime.webhook")
@@ -146,11 +147,12 @@ class Validator(Protocol):
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call a defaulter's or validator's method: `async def` ones on the event loop, plain ones in the
-    loop's (bounded) default executor, so a validator that blocks stalls only its own request."""
+    """Call a defaulter's or validator's method: `async def` ones on the event loop, plain ones on a
+    bounded pool of daemon threads, so a validator that blocks stalls only its own request, and one
+    that never returns does not hold the process at exit (`daemonthreads`)."""
     if _is_async(fn):
         return await fn(*args)
-    result = await asyncio.to_thread(fn, *args)
+    result = await run_in_daemon_thread(fn, *args)
     if inspect.isawaitable(result):  # a plain function that returned a coroutine
         result = await result
     return result

@@ -14,6 +14,7 @@ import copy
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,12 @@ RBAC_KINDS = {"ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRo
 WEBHOOK_KINDS = {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
 INJECT_CA = "cert-manager.io/inject-ca-from"
 WEBHOOK_CERT_SECRET = "webhook-server-cert"
+METRICS_CERT_SECRET = "metrics-server-cert"
+"""cert-manager's Secret of the metrics certificate (config/certmanager/certificate-metrics.yaml)."""
+WEBHOOK_ON = ".Values.webhook.enable"
+METRICS_CERT_ON = "and .Values.certManager.enable .Values.metrics.enable"
+"""When the manager serves cert-manager's metrics certificate: without cert-manager the Secret is never
+made, and a pod mounting it would not start (kubebuilder's chart switches it the same way)."""
 
 
 @dataclass
@@ -47,6 +54,8 @@ class Features:
     """The manager is given --webhook-port (then the chart always passes it)."""
     webhook: bool = False
     cert_manager: bool = False
+    metrics_cert_path: str | None = None
+    """The manager's --metrics-cert-path (config/default/cert_metrics_manager_patch.yaml is on)."""
     prometheus: bool = False
     network_policy: bool = False
     rbac_helpers: bool = False
@@ -251,7 +260,7 @@ class _Converter:
             return f"cert-manager/{name}.yaml", ".Values.certManager.enable", self.body(obj)
         if kind == "ServiceMonitor":
             condition = "and .Values.prometheus.enable .Values.metrics.enable"
-            return f"prometheus/{name}.yaml", condition, self.body(obj)
+            return f"prometheus/{name}.yaml", condition, self.service_monitor(obj)
         if kind == "NetworkPolicy":
             condition = ".Values.networkPolicy.enable"
             if "webhook" in name:
@@ -262,6 +271,23 @@ class _Converter:
                 return f"network-policy/{name}.yaml", condition, self.metrics_network_policy(obj)
             return f"network-policy/{name}.yaml", condition, self.body(obj)
         return f"extras/{name}.yaml", "", self.body(obj)
+
+    def service_monitor(self, obj: dict[str, Any]) -> dict[Any, Any]:
+        """An endpoint verifying the metrics server with cert-manager's CA (monitor_tls_patch.yaml) does so
+        with certManager.enable; without cert-manager there is no CA to trust, so it skips verification,
+        as the unpatched ServiceMonitor does (kubebuilder's chart: the same)."""
+        spec = self.literal(obj.get("spec", {}))
+        for endpoint in spec.get("endpoints", []):
+            tls = endpoint.get("tlsConfig")
+            if not isinstance(tls, dict) or (tls.get("ca") or {}).get("secret", {}).get("name") != (
+                METRICS_CERT_SECRET
+            ):
+                continue
+            without = {"tlsConfig": {"insecureSkipVerify": True}}
+            endpoint[
+                When(".Values.certManager.enable", {"tlsConfig": endpoint.pop("tlsConfig")}, without)
+            ] = None
+        return self.body(obj, spec=spec)
 
     def crd(self, obj: dict[str, Any]) -> dict[Any, Any]:
         keep = {When(".Values.crd.keep", {"helm.sh/resource-policy": "keep"}): None}
@@ -327,6 +353,8 @@ class _Converter:
                 self.features.health_port = _port(text)
             elif text.startswith("--webhook-port=") and _port(text) is not None:
                 self.features.webhook_port_flag = True
+            elif text.startswith("--metrics-cert-path="):
+                self.features.metrics_cert_path = text.partition("=")[2]
             elif text in ("--no-metrics-secure", "--metrics-secure=false"):
                 self.features.metrics_secure = False
             elif text not in ("--metrics-secure", "--metrics-secure=true"):
@@ -356,11 +384,13 @@ class _Converter:
     def deployment(self, obj: dict[str, Any]) -> dict[Any, Any]:
         raw_pod = obj["spec"]["template"]["spec"]
         raw_container = _manager_container(raw_pod)
-        cert_volumes = {
-            volume.get("name")
-            for volume in raw_pod.get("volumes") or []
-            if (volume.get("secret") or {}).get("secretName") == WEBHOOK_CERT_SECRET
-        }
+        # the certificate volumes and their mounts are there only with what makes their Secret
+        secret_on = {WEBHOOK_CERT_SECRET: WEBHOOK_ON, METRICS_CERT_SECRET: METRICS_CERT_ON}
+        volume_on: dict[str, str] = {}
+        for volume in raw_pod.get("volumes") or []:
+            condition = secret_on.get(str((volume.get("secret") or {}).get("secretName")))
+            if condition is not None:
+                volume_on[str(volume.get("name"))] = condition
         container: dict[Any, Any] = {}
         valued = {"env": "env", "resources": "resources", "securityContext": "securityContext"}
         for key, value in raw_container.items():
@@ -376,11 +406,15 @@ class _Converter:
                 container[key] = self.manager_args()
             elif key == "ports":
                 ports = [self._container_port(item) for item in value]
-                container.update(self._switched_list(key, ports, lambda p: p.get("name") == "webhook-server"))
+                container.update(
+                    self._switched_list(
+                        key, ports, lambda p: WEBHOOK_ON if p.get("name") == "webhook-server" else None
+                    )
+                )
             elif key in ("livenessProbe", "readinessProbe", "startupProbe"):
                 container[key] = self._probe(value)
             elif key == "volumeMounts":
-                container.update(self._switched_list(key, value, lambda m: m.get("name") in cert_volumes))
+                container.update(self._switched_list(key, value, lambda m: volume_on.get(str(m.get("name")))))
             elif key in valued:
                 container[_from_values(key, f".Values.manager.{valued.pop(key)}")] = None
             else:
@@ -404,7 +438,7 @@ class _Converter:
             if key == "containers":
                 pod[key] = containers
             elif key == "volumes":
-                pod.update(self._switched_list(key, value, lambda v: v.get("name") in cert_volumes))
+                pod.update(self._switched_list(key, value, lambda v: volume_on.get(str(v.get("name")))))
             elif key in pod_valued:
                 pod[_from_values(key, f".Values.manager.{pod_valued.pop(key)}")] = None
             else:
@@ -436,6 +470,8 @@ class _Converter:
         if self.features.health_port is not None:
             host = escape_actions(self.features.health_host)
             args.append(Expr(f'"--health-probe-bind-address={host}:{{{{ .Values.healthProbe.port }}}}"'))
+        if self.features.metrics_cert_path is not None:
+            args.append(When(METRICS_CERT_ON, [f"--metrics-cert-path={self.features.metrics_cert_path}"]))
         webhook_port = Expr("--webhook-port={{ .Values.webhook.port }}")
         if self.features.webhook_port_flag:
             args.append(When(".Values.webhook.enable", [webhook_port]))
@@ -468,21 +504,25 @@ class _Converter:
             get["port"] = Expr("{{ .Values.healthProbe.port }}")
         return out
 
-    def _switched_list(self, key: str, items: list[Any], is_webhook: Any) -> dict[Any, Any]:
-        """`key: items` in their order, the webhook's items only with webhook.enable."""
-        static = [self.literal(item) for item in items if not is_webhook(item)]
-        switched = [self.literal(item) for item in items if is_webhook(item)]
+    def _switched_list(
+        self, key: str, items: list[Any], condition_of: Callable[[Any], str | None]
+    ) -> dict[Any, Any]:
+        """`key: items` in their order, each item `condition_of` names (webhook.enable, ...) only when
+        that holds; an empty list while no item is on."""
+        conditions = [condition_of(item) for item in items]
+        switched = sorted({c for c in conditions if c is not None})
         if not switched:
-            return {key: static}
-        if not static:
-            return {When(".Values.webhook.enable", {key: switched}, {key: []}): None}
-        out: list[Any] = []
-        for item in items:
-            if is_webhook(item):
-                out.append(When(".Values.webhook.enable", [self.literal(item)]))
-            else:
-                out.append(self.literal(item))
-        return {key: out}
+            return {key: [self.literal(item) for item in items]}
+        if len(switched) == 1 and None not in conditions:
+            return {When(switched[0], {key: [self.literal(item) for item in items]}, {key: []}): None}
+        out = [
+            self.literal(item) if condition is None else When(condition, [self.literal(item)])
+            for item, condition in zip(items, conditions, strict=True)
+        ]
+        if None in conditions:
+            return {key: out}
+        any_on = "or " + " ".join(f"({condition})" for condition in switched)
+        return {When(any_on, {key: out}, {key: []}): None}
 
 
 def _port(arg: str) -> int | None:

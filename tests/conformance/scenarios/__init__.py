@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, custom, fidelity, smp
+from tests.conformance.scenarios import api, builtin, custom, fidelity, protobuf, rbac, smp
 
 SCENARIOS: list[Scenario] = [
     *builtin.SCENARIOS,
     *custom.SCENARIOS,
     *api.SCENARIOS,
     *smp.SCENARIOS,
+    *rbac.SCENARIOS,
+    *protobuf.SCENARIOS,
     *fidelity.SCENARIOS,
 ]

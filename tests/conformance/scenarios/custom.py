@@ -285,6 +285,33 @@ def lifecycle() -> list[Scenario]:
                 apply(w + "/status", {**widget(), "status": {"ready": 2}}),
             ],
         ),
+        # what `create api --ssa`'s controller relies on: the same status apply again changes nothing
+        # (the JSON patch's test op fails unless the resourceVersion is still the first apply's), and
+        # another field manager's value for an owned status field conflicts until forced
+        Scenario(
+            "custom/apply-status-repeat-is-a-no-op",
+            "apply",
+            [
+                setup(post(W, widget())),
+                apply(w + "/status", {**widget(), "status": {"ready": 2}}),
+                apply(w + "/status", {**widget(), "status": {"ready": 2}}),
+                patch(
+                    w,
+                    lambda ctx: [{"op": "test", "path": "/metadata/resourceVersion", "value": ctx.rv(1)}],
+                    kind="json",
+                ),
+            ],
+        ),
+        Scenario(
+            "custom/apply-status-conflict",
+            "apply",
+            [
+                setup(post(W, widget())),
+                apply(w + "/status", {**widget(), "status": {"ready": 2}}),
+                apply(w + "/status", {**widget(), "status": {"ready": 3}}, manager="m2"),
+                apply(w + "/status", {**widget(), "status": {"ready": 3}}, manager="m2", force=True),
+            ],
+        ),
     ]
 
 
