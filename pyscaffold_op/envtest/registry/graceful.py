@@ -43,4 +43,3 @@ def deleted_at_once(info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]
     if meta.get("generation", 0) > 0:
         meta["generation"] += 1
     return {**obj, "metadata": meta}
-
