@@ -124,11 +124,12 @@ class Target:
                 raw = resp.read()
                 break
             except (http.client.HTTPException, OSError):
-                self._conn.close()
+                if self._conn is not None:
+                    self._conn.close()
                 self._conn = None
                 if attempt:
                     raise
-        if resp.will_close:
+        if resp.will_close and self._conn is not None:
             self._conn.close()
             self._conn = None
         return Response(resp.status, _headers(resp.getheaders()), _decode(raw))

@@ -43,7 +43,8 @@ async def test_bogus_dry_run_is_422_and_writes_nothing(http: httpx2.AsyncClient,
     assert r.status_code == 422 and r.json()["details"]["kind"] == "PatchOptions"
     r = await http.delete(f"{CMS}/real", params={"dryRun": "Bogus"})
     assert r.status_code == 422 and r.json()["details"]["kind"] == "DeleteOptions"
-    assert env.store.find(("", "configmaps"), "default", "real")["data"] == {"a": "1"}
+    stored = env.store.find(("", "configmaps"), "default", "real")
+    assert stored is not None and stored["data"] == {"a": "1"}
 
 
 async def test_bogus_field_validation_is_422(http: httpx2.AsyncClient) -> None:
@@ -128,12 +129,13 @@ async def test_unknown_fields_of_builtins_are_dropped(http: httpx2.AsyncClient, 
         r.headers["warning"] == '299 - "unknown field \\"metadata.bogus\\"", 299 - "unknown field \\"junk\\""'
     )
     stored = env.store.find(("", "configmaps"), "default", "warned")
-    assert "junk" not in stored and "bogus" not in stored["metadata"]
+    assert stored is not None and "junk" not in stored and "bogus" not in stored["metadata"]
     assert "junk" not in (await http.get(f"{CMS}/warned")).json()
 
     r = await http.post(CMS, params={"fieldValidation": "Ignore"}, json={**_cm("ignored"), "junk": 1})
     assert r.status_code == 201 and "warning" not in r.headers
-    assert "junk" not in env.store.find(("", "configmaps"), "default", "ignored")
+    ignored = env.store.find(("", "configmaps"), "default", "ignored")
+    assert ignored is not None and "junk" not in ignored
 
     r = await http.post(CMS, params={"fieldValidation": "Strict"}, json={**_cm("strict"), "junk": 1})
     assert r.status_code == 400

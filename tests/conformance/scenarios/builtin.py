@@ -40,7 +40,7 @@ class Kind:
         return base if self.namespaced else f"{base}-{{ns}}"
 
     def body(self, name: str, **extra: Any) -> dict[str, Any]:
-        out = {"apiVersion": self.api_version, "kind": self.kind, "metadata": {"name": name}}
+        out: dict[str, Any] = {"apiVersion": self.api_version, "kind": self.kind, "metadata": {"name": name}}
         out.update(self.fields)
         for k, v in extra.items():
             out[k] = {**out.get(k, {}), **v} if isinstance(v, dict) and isinstance(out.get(k), dict) else v
