@@ -3,6 +3,7 @@ configurations' defaults, and Go's `null` for the unset time fields of condition
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.conformance.harness import Scenario, Step
@@ -204,6 +205,27 @@ def messages() -> list[Scenario]:
             )
         ],
         "annotations": [_body(cm % (',"annotations":{"a":"' + "x" * (256 * 1024) + '","Bad Key":"v"}', ""))],
+        "finalizer-added-while-deleting": [
+            setup(post(CM, {**json.loads(cm % (',"finalizers":["example.com/hold"]', ""))})),
+            setup(delete(CM + "/c")),
+            Step(
+                "PATCH",
+                CM + "/c",
+                {"metadata": {"finalizers": ["example.com/hold", "example.com/more", "example.com/a"]}},
+                patch="merge",
+                messages=True,
+            ),
+            setup(patch(CM + "/c", {"metadata": {"finalizers": None}})),
+        ],
+        "not-acceptable": [Step("GET", CM, headers={"Accept": "text/plain"}, messages=True)],
+        "ingressclass-name-and-spec": [
+            Step(
+                "POST",
+                "/apis/networking.k8s.io/v1/ingressclasses",
+                {"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {}, "spec": {}},
+                messages=True,
+            )
+        ],
         "rbac-path-segment": [
             Step(
                 "POST",
