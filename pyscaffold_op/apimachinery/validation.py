@@ -90,8 +90,12 @@ _LABEL_VALUE_RULE = _Rule(
 
 
 def is_dns1123_label(value: str) -> list[str]:
-    """A DNS-1123 label (namespace names, most resource names of the core group): at most 63."""
-    return _DNS1123_LABEL.check(value)
+    """A DNS-1123 label (namespace names, most resource names of the core group): at most 63. A
+    valid subdomain that is no label can only have dots, and is told so."""
+    errors = _DNS1123_LABEL.check(value)
+    if not _LABEL.fullmatch(value) and _SUBDOMAIN.fullmatch(value):
+        errors[-1] = "must not contain dots"
+    return errors
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:

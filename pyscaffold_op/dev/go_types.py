@@ -73,7 +73,7 @@ def read_package(files: list[Path]) -> dict[str, Struct]:
             continue
         if go_type in ("metav1.Time", "metav1.MicroTime"):
             current.null_times.append(json_name)
-        elif go_type in names:
+        elif go_type in names or go_type == "metav1.ObjectMeta":  # a template's metadata: {}
             current.empty_structs.append(json_name)
         elif "omitempty" not in opts and aliases.get(go_type, go_type) in _SCALAR_ZERO:
             current.zeros[json_name] = _SCALAR_ZERO[aliases.get(go_type, go_type)]

@@ -66,6 +66,9 @@ def _walk_ref(value: Any, name: str) -> None:
         defaulter(value)
     for time_field in NULL_WHEN_UNSET.get(name, ()):
         value.setdefault(time_field, None)  # Go's zero Time struct marshals to null
+    for scalar, zero in ZERO_FIELDS.get(name, {}).items():
+        if value.get(scalar) is None:  # no omitempty: Go writes the zero value (null decodes to it)
+            value[scalar] = zero
     for struct_field in EMPTY_WHEN_UNSET.get(name, ()):
         if value.get(struct_field) is None:  # a struct, never omitted: null decodes to its zero too
             value[struct_field] = dict(ZERO_FIELDS.get(props.get(struct_field, {}).get("$ref", ""), {}))

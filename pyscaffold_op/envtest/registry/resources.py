@@ -304,7 +304,7 @@ def builtin_resources() -> list[ServedResource]:
             scale=_SCALE,
             generation=True,
         ),
-        _r("v1", "PodTemplate", "podtemplates", delete_returns_object=True),
+        _r("v1", "PodTemplate", "podtemplates", generation=True),
         _r(
             "apps/v1",
             "Deployment",

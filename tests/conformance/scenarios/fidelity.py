@@ -238,4 +238,78 @@ def messages() -> list[Scenario]:
     return [Scenario(f"fidelity/messages/{name}", "fidelity", steps) for name, steps in seqs.items()]
 
 
-SCENARIOS: list[Scenario] = [*volumes(), *webhooks(), *null_times(), *messages()]
+def registries() -> list[Scenario]:
+    """kindrules' facts for kinds the crud family does not cover: PUT of a missing object, the DELETE
+    answer, name rules."""
+    crb = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "crb-{ns}"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+    }
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "{ns}"},
+        "reason": "R",
+        "type": "Normal",
+    }
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "q"},
+        "spec": {"hard": {"pods": "1"}},
+    }
+    template = {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": "t"},
+        "template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+    }
+    seqs: dict[str, list[Step]] = {
+        "put-creates-clusterrolebinding": [
+            Step("PUT", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/crb-{ns}", crb),
+            setup(delete("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/crb-{ns}")),
+        ],
+        "put-creates-event": [Step("PUT", "/api/v1/namespaces/{ns}/events/e", event)],
+        "put-missing-resourcequota": [Step("PUT", "/api/v1/namespaces/{ns}/resourcequotas/q", quota)],
+        "delete-answers-resourcequota": [
+            setup(post("/api/v1/namespaces/{ns}/resourcequotas", quota)),
+            delete("/api/v1/namespaces/{ns}/resourcequotas/q"),
+        ],
+        "delete-answers-podtemplate": [
+            setup(post("/api/v1/namespaces/{ns}/podtemplates", template)),
+            delete("/api/v1/namespaces/{ns}/podtemplates/t"),
+        ],
+        "clusterrolebinding-path-segment-name": [
+            post(
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                {**crb, "metadata": {"name": "Bad_Name-{ns}"}},
+            ),
+            setup(delete("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/Bad_Name-{ns}")),
+        ],
+        "statefulset-label-name": [
+            post(
+                "/apis/apps/v1/namespaces/{ns}/statefulsets",
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "metadata": {"name": "a.b"},
+                    "spec": {
+                        "selector": {"matchLabels": {"app": "x"}},
+                        "serviceName": "s",
+                        "template": {
+                            "metadata": {"labels": {"app": "x"}},
+                            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                        },
+                    },
+                },
+                messages=True,
+            )
+        ],
+    }
+    return [Scenario(f"fidelity/registry/{name}", "fidelity", steps) for name, steps in seqs.items()]
+
+
+SCENARIOS: list[Scenario] = [*volumes(), *webhooks(), *null_times(), *messages(), *registries()]
