@@ -112,12 +112,13 @@ def _model_fields() -> dict[tuple[str, str], tuple[str, ...]]:
     return out
 
 
-def prune_unknown(group: str, kind: str, obj: dict[str, Any]) -> list[str]:
+def prune_unknown(group: str, kind: str, obj: dict[str, Any], version: str = "") -> list[str]:
     """Drop the top-level and metadata fields the kind's Go type does not have; returns their paths
-    (`foo`, `metadata.bar`) in the order sent. Kinds missing from the table are left alone."""
-    known = _FIELDS.get((group, kind))
+    (`foo`, `metadata.bar`) in the order sent. The Go struct's own fields when k8s.io/api has the
+    kind (`_go_fields.json`), else the tables above; kinds missing everywhere are left alone."""
+    known: tuple[str, ...] | frozenset[str] | None = _go_fields().get(_go_type(group, version, kind))
     if known is None:
-        known = _model_fields().get((group, kind))
+        known = _FIELDS.get((group, kind)) or _model_fields().get((group, kind))
         if known is None:
             return []
     found: list[str] = []
@@ -144,6 +145,11 @@ _GO_FIELDS = Path(__file__).with_name("_go_fields.json")
 def _go_fields() -> dict[str, frozenset[str]]:
     raw: dict[str, list[str]] = json.loads(_GO_FIELDS.read_text())
     return {name: frozenset(fields) for name, fields in raw.items()}
+
+
+def _go_type(group: str, version: str, kind: str) -> str:
+    """The key of a kind's Go struct: k8s.io/api's package directory is the group's first label."""
+    return f"{group.split('.')[0] or 'core'}_{version}.{kind}"
 
 
 def _definition(name: str) -> dict[str, Any]:

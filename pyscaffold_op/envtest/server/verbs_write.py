@@ -90,7 +90,7 @@ class WriteVerbs:
                 raise E.bad_request(
                     f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {wrong}'
                 )
-            found = prune_unknown(info.group, info.kind, obj) + prune_nested(
+            found = prune_unknown(info.group, info.kind, obj, info.version) + prune_nested(
                 info.group, info.kind, obj, info.version
             )
         if mode == "Ignore":
