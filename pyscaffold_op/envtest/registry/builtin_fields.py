@@ -1,10 +1,10 @@
-"""The top-level fields of the built-in kinds' Go types, and ObjectMeta's.
+"""The fields of the built-in kinds' Go types, at every depth, and ObjectMeta's.
 
 kube-apiserver decodes a built-in object into its Go struct, so a field the struct lacks is dropped
 (reported with `fieldValidation=Warn`, refused with `Strict`). The emulator stores built-ins as
-dicts: without this table an unknown field of any size would be kept and served back.
-The top level and `metadata` are checked against the tables below, deeper fields against the Go
-structs' own field names (`prune_nested`).
+dicts: without these checks an unknown field of any size would be kept and served back. The Go
+structs' fields come from k8s.io/api (`_go_fields.json`, `python -m pyscaffold_op.dev.go_types`);
+`_TYPES` holds the JSON types Go's decoder insists on for the fields operators get wrong most.
 """
 
 from __future__ import annotations
@@ -19,85 +19,10 @@ from pyscaffold_op.models import spec
 
 _SPEC_STATUS = ("spec", "status")
 
-# (group, kind) -> fields besides apiVersion, kind and metadata (from k8s.io/api, v1.32)
+# (group, kind) -> fields besides apiVersion, kind and metadata, for the kinds k8s.io/api lacks
+# (apiextensions-apiserver's)
 _FIELDS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "Pod"): _SPEC_STATUS,
-    ("", "Service"): _SPEC_STATUS,
-    ("", "ConfigMap"): ("immutable", "data", "binaryData"),
-    ("", "Secret"): ("immutable", "data", "stringData", "type"),
-    ("", "Event"): (
-        "involvedObject",
-        "reason",
-        "message",
-        "source",
-        "firstTimestamp",
-        "lastTimestamp",
-        "count",
-        "type",
-        "eventTime",
-        "series",
-        "action",
-        "related",
-        "reportingComponent",
-        "reportingInstance",
-    ),
-    ("", "Namespace"): _SPEC_STATUS,
-    ("", "ServiceAccount"): ("secrets", "imagePullSecrets", "automountServiceAccountToken"),
-    ("", "Endpoints"): ("subsets",),
-    ("", "PersistentVolumeClaim"): _SPEC_STATUS,
-    ("", "PersistentVolume"): _SPEC_STATUS,
-    ("", "Node"): _SPEC_STATUS,
-    ("", "ResourceQuota"): _SPEC_STATUS,
-    ("", "LimitRange"): ("spec",),
-    ("apps", "Deployment"): _SPEC_STATUS,
-    ("apps", "StatefulSet"): _SPEC_STATUS,
-    ("apps", "ReplicaSet"): _SPEC_STATUS,
-    ("apps", "DaemonSet"): _SPEC_STATUS,
-    ("apps", "ControllerRevision"): ("data", "revision"),
-    ("batch", "Job"): _SPEC_STATUS,
-    ("batch", "CronJob"): _SPEC_STATUS,
-    ("coordination.k8s.io", "Lease"): ("spec",),
-    ("events.k8s.io", "Event"): (
-        "eventTime",
-        "series",
-        "reportingController",
-        "reportingInstance",
-        "action",
-        "reason",
-        "regarding",
-        "related",
-        "note",
-        "type",
-        "deprecatedSource",
-        "deprecatedFirstTimestamp",
-        "deprecatedLastTimestamp",
-        "deprecatedCount",
-    ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _SPEC_STATUS,
-    ("rbac.authorization.k8s.io", "Role"): ("rules",),
-    ("rbac.authorization.k8s.io", "ClusterRole"): ("rules", "aggregationRule"),
-    ("rbac.authorization.k8s.io", "RoleBinding"): ("subjects", "roleRef"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("subjects", "roleRef"),
-    ("networking.k8s.io", "Ingress"): _SPEC_STATUS,
-    ("networking.k8s.io", "NetworkPolicy"): ("spec",),
-    ("policy", "PodDisruptionBudget"): _SPEC_STATUS,
-    ("autoscaling", "HorizontalPodAutoscaler"): _SPEC_STATUS,
-    ("discovery.k8s.io", "EndpointSlice"): ("addressType", "endpoints", "ports"),
-    ("storage.k8s.io", "StorageClass"): (
-        "provisioner",
-        "parameters",
-        "reclaimPolicy",
-        "mountOptions",
-        "allowVolumeExpansion",
-        "volumeBindingMode",
-        "allowedTopologies",
-    ),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks",),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks",),
-    ("scheduling.k8s.io", "PriorityClass"): ("value", "globalDefault", "description", "preemptionPolicy"),
-    ("node.k8s.io", "RuntimeClass"): ("handler", "overhead", "scheduling"),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): _SPEC_STATUS,
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): _SPEC_STATUS,
 }
 
 
