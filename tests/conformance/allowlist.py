@@ -17,10 +17,6 @@ _GAP1 = "unknown nested fields are found only for the kinds in builtin_fields._N
 _GAP2 = "the DELETE answer (object or Status) per kind, and kinds the emulator does not serve"
 _GAP3 = "create-on-update (PUT of a missing object) per kind, and unserved kinds"
 _GAP4 = "406, 404 of unknown groups, duplicate JSON fields, annotation and binaryData size"
-_GAP5 = (
-    "Apply managedFields of Update entries and after force; empty maps of built-ins dropped by Go's "
-    "omitempty; typed-patch errors (500 on the server)"
-)
 
 DELIBERATE: dict[str, str] = {
     "delete/foreground": "the emulator's garbage collector runs; the oracle has no kube-controller-manager, "
@@ -63,25 +59,6 @@ KNOWN_GAPS: dict[str, str] = {
     "errors/duplicate-field-strict": _GAP4,
     "errors/duplicate-field-warn": _GAP4,
     "list/rv-not-a-number": "the error for a resourceVersion that is not a number",
-    "apply/after-create": _GAP5,
-    "apply/after-create-conflict": _GAP5,
-    "apply/conflict": _GAP5,
-    "apply/deployment": _GAP5,
-    "apply/deployment-containers-by-name": _GAP5,
-    "apply/deployment-drop-container": _GAP5,
-    "apply/deployment-replicas-conflict": _GAP5,
-    "apply/deployment-replicas-force": _GAP5,
-    "apply/deployment-unknown-nested": _GAP5,
-    "apply/deployment-wrong-type": _GAP5,
-    "apply/empty-map-only": _GAP5,
-    "apply/empty-map-then-key": _GAP5,
-    "apply/force": _GAP5,
-    "apply/same-value-shared": _GAP5,
-    "apply/strict-unknown": _GAP5,
-    "custom/apply-atomic": _R2,
-    "custom/apply-atomic-force": _R2,
-    "custom/apply-list-map": _R2,
-    "custom/apply-status": _R2,
     "custom/cluster-scoped-in-namespace-path": _R2,
     "custom/create-strict/date-time-bad": _R2,
     "custom/create-strict/enabled-string": _R2,

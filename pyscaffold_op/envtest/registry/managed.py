@@ -2,30 +2,31 @@
 
 Ownership is a set of field paths per (manager, operation, subresource). A path is a tuple of
 fieldsV1 elements (`f:spec`, `k:{"name":"app"}`, `v:"x"`); lists are associative (merge key), sets
-(primitive), or atomic (a single leaf) as the structured-merge-diff library decides from the schema.
+(primitive), or atomic (a single leaf) as the structured-merge-diff library decides from the schema:
+a custom resource's, or a built-in kind's definition in the models' spec (`fieldtypes`), the one
+source of the type information strategic merge reads too.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pyscaffold_op.envtest.jsonutil import json_copy
-from pyscaffold_op.envtest.registry.patch import MERGE_KEYS
+from pyscaffold_op.envtest.registry import fieldtypes
+from pyscaffold_op.envtest.registry.fieldtypes import Schema
 from pyscaffold_op.envtest.status import StatusError
 
 Path = tuple[str, ...]
-# (field name, schema node of the list or None) -> ("map", keys) | ("set",) | ("atomic",)
-ListKind = Callable[[str, dict[str, Any] | None], tuple[Any, ...]]
 
 _META_OWNED = ("labels", "annotations", "finalizers", "ownerReferences")
 
 
 @dataclass(frozen=True, kw_only=True)
 class FieldOwner:
-    """Who writes (the manager, at `now`) and the served resource's shape the fields are read with."""
+    """Who writes (the manager, at `now`) and the served resource's shape the fields are read with:
+    a custom resource's `schema`, or for built-ins (`custom` false) the definition of `kind`."""
 
     manager: str
     now: str
@@ -33,12 +34,19 @@ class FieldOwner:
     custom: bool
     api_version: str
     subresource: str = ""
+    kind: str = ""
+
+    def type_schema(self, obj: dict[str, Any]) -> Schema | None:
+        if self.custom:
+            return self.schema
+        kind = self.kind or obj.get("kind")
+        return fieldtypes.kind_schema(self.api_version, kind) if isinstance(kind, str) else None
 
 
 @dataclass(frozen=True, kw_only=True)
 class ApplyRequest(FieldOwner):
     """A server-side apply: the writer, `force` to take contested fields, and the object's identity
-    (group, resource, name) for the 409's details."""
+    (group, resource, name)."""
 
     force: bool = False
     group: str
@@ -46,99 +54,88 @@ class ApplyRequest(FieldOwner):
     name: str
 
 
-def builtin_list_kind(field: str, schema: dict[str, Any] | None, items: list[Any] | None = None) -> tuple:
-    if field not in MERGE_KEYS:
-        return ("atomic",)
-    key = MERGE_KEYS[field]
-    if key is None:
-        return ("set",)
-    if field == "ports" and items and any(isinstance(i, dict) and "containerPort" in i for i in items):
-        return ("map", ["containerPort", "protocol"])
-    if field == "ports":
-        return ("map", ["port", "protocol"])
-    return ("map", [key])
-
-
-def schema_list_kind(field: str, schema: dict[str, Any] | None, items: list[Any] | None = None) -> tuple:
-    if field in ("finalizers",):
-        return ("set",)
-    if field == "ownerReferences":
-        return ("map", ["uid"])
-    if not schema:
-        return ("atomic",)
-    lt = schema.get("x-kubernetes-list-type")
-    if lt == "map":
-        return ("map", schema.get("x-kubernetes-list-map-keys") or [])
-    if lt == "set":
-        return ("set",)
-    return ("atomic",)
-
-
-def _key_elem(item: dict[str, Any], keys: list[str]) -> str:
-    present = {k: item[k] for k in sorted(keys) if k in item}
+def _key_elem(item: dict[str, Any], keys: list[str], item_schema: Schema | None) -> str:
+    """`k:{...}`: the item's key fields (sorted); a missing key takes its schema default, as
+    structured-merge-diff reads `protocol` of a port."""
+    present: dict[str, Any] = {}
+    for k in sorted(keys):
+        if k in item:
+            present[k] = item[k]
+            continue
+        default = (fieldtypes.child(item_schema, k) or {}).get("default")
+        if default is not None:
+            present[k] = default
     if not present and keys:
         present = {keys[0]: None}
     return "k:" + json.dumps(present, separators=(",", ":"), sort_keys=True)
 
 
-def _child_schema(schema: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
-    if not schema:
-        return None
-    props = schema.get("properties")
-    if props and key in props:
-        return props[key]
-    ap = schema.get("additionalProperties")
-    return ap if isinstance(ap, dict) else None
-
-
 def field_paths(
     obj: dict[str, Any],
-    schema: dict[str, Any] | None,
-    custom: bool,
+    schema: Schema | None,
+    custom: bool = False,
     status_only: bool = False,
+    nodes: bool = False,
 ) -> dict[Path, Any]:
-    """Owned paths of an object -> value at that path (leaves) or a marker (entries)."""
+    """Owned paths of an object -> value at that path (leaves) or a marker (entries): the set
+    structured-merge-diff's ToFieldSet makes of it, read with `schema` (a custom resource's, or a
+    built-in kind's definition; None: maps granular, lists atomic). `nodes`: with the maps (for
+    custom resources every object) as paths of their own, as an Update's comparison adds them (the
+    `.` of `f:data` in a create's entry); the Go types' struct fields exist in every object, so a
+    built-in's structs never appear."""
     out: dict[Path, Any] = {}
-    lk = schema_list_kind if custom else builtin_list_kind
+    walk = _Walk(out, ("all" if custom else "maps") if nodes else "")
     for top, value in obj.items():
         if top in ("apiVersion", "kind"):
             continue
         if top == "metadata":
-            for mk in _META_OWNED:
-                if mk in value:
-                    _walk(("f:metadata", f"f:{mk}"), mk, value[mk], None, lk, out)
+            if isinstance(value, dict):
+                meta_schema = fieldtypes.object_meta()
+                for mk in _META_OWNED:
+                    if mk in value:
+                        walk((("f:metadata", f"f:{mk}")), value[mk], fieldtypes.child(meta_schema, mk))
             continue
         if status_only != (top == "status"):
             continue
-        _walk((f"f:{top}",), top, value, _child_schema(schema, top), lk, out)
+        walk((f"f:{top}",), value, fieldtypes.child(schema, top))
     return out
 
 
 _ENTRY = object()
 
 
-def _walk(
-    prefix: Path, name: str, value: Any, schema: dict[str, Any] | None, lk: Any, out: dict[Path, Any]
-) -> None:
-    if isinstance(value, dict) and value:
-        for k, v in value.items():
-            _walk((*prefix, f"f:{k}"), k, v, _child_schema(schema, k), lk, out)
-    elif isinstance(value, list) and value:
-        kind = lk(name, schema, value)
-        item_schema = schema.get("items") if schema else None
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    out: dict[Path, Any]
+    nodes: str  # "": leaves and entries only; "maps": and maps; "all": and every object
+
+    def __call__(self, prefix: Path, value: Any, schema: Schema | None) -> None:
+        node = fieldtypes.resolve(schema)
+        if isinstance(value, dict):
+            if not value or fieldtypes.atomic_map(node):  # an empty map is owned as itself
+                self.out[prefix] = value
+                return
+            if self.nodes == "all" or (self.nodes == "maps" and fieldtypes.is_map(node)):
+                self.out[prefix] = _ENTRY
+            for k, v in value.items():
+                self((*prefix, f"f:{k}"), v, fieldtypes.child(node, k))
+            return
+        if not isinstance(value, list):
+            self.out[prefix] = value
+            return
+        kind = fieldtypes.list_kind(node)
         if kind[0] == "map" and all(isinstance(i, dict) for i in value):
+            item_schema = fieldtypes.items(node)
             for item in value:
-                entry = (*prefix, _key_elem(item, kind[1]))
-                out[entry] = _ENTRY
+                entry = (*prefix, _key_elem(item, kind[1], item_schema))
+                self.out[entry] = _ENTRY
                 for k, v in item.items():
-                    _walk((*entry, f"f:{k}"), k, v, _child_schema(item_schema, k), lk, out)
+                    self((*entry, f"f:{k}"), v, fieldtypes.child(item_schema, k))
         elif kind[0] == "set":
             for item in value:
-                out[(*prefix, "v:" + json.dumps(item, separators=(",", ":")))] = _ENTRY
-        else:
-            out[prefix] = value
-    else:
-        out[prefix] = value
+                self.out[(*prefix, "v:" + json.dumps(item, separators=(",", ":")))] = _ENTRY
+        elif kind[0] == "atomic" or value:
+            self.out[prefix] = value  # an atomic list is one value; an empty associative list owns nothing
 
 
 def to_fields_v1(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
@@ -151,9 +148,9 @@ def to_fields_v1(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
             if child is None:
                 child = node[elem] = {}
             node = child
-        if path and path[-1][:2] in ("k:", "v:"):
+        if path:
             entries.append(node)
-    for node in entries:  # an entry that gained children needs the "." marker (after them); leaves stay {}
+    for node in entries:  # a member that has children needs the "." marker (after them); leaves stay {}
         if node and "." not in node:
             node["."] = {}
     return root
@@ -196,9 +193,10 @@ def _entry_key(e: dict[str, Any]) -> tuple[str, str, str]:
 def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldOwner) -> None:
     """Give `owner.manager` (operation Update) the fields this write changed; drop removed fields from all."""
     status_only = owner.subresource == "status"
+    schema = owner.type_schema(new)
     me = (owner.manager, "Update", owner.subresource)
     if old is None:  # a create: the writer owns all it wrote, no one else owns anything
-        fields = to_fields_v1(field_paths(new, owner.schema, owner.custom, status_only))
+        fields = to_fields_v1(field_paths(new, schema, owner.custom, status_only, nodes=True))
         entry = _new_entry(me, owner.now, owner.api_version, fields) if fields else None
         meta = new.setdefault("metadata", {})
         if entry:
@@ -206,12 +204,12 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldO
         else:  # nothing tracked was written (a bare ConfigMap): no entry, and no empty list either
             meta.pop("managedFields", None)
         return
-    new_paths = field_paths(new, owner.schema, owner.custom, status_only)
-    old_paths = field_paths(old, owner.schema, owner.custom, status_only) if old else {}
+    new_paths = field_paths(new, schema, owner.custom, status_only, nodes=True)
+    old_paths = field_paths(old, schema, owner.custom, status_only, nodes=True) if old else {}
     changed = {p for p, v in new_paths.items() if p not in old_paths or old_paths[p] != v}
     removed = set(old_paths) - set(new_paths)
     entries = _entries(old) if old else []
-    _set_ownership(new, entries, me, changed, removed, owner.now, owner.api_version, replace=False)
+    _set_ownership(new, entries, me, changed, removed, owner.now, owner.api_version)
 
 
 def _set_ownership(
@@ -222,8 +220,11 @@ def _set_ownership(
     removed: set[Path],
     now: str,
     api_version: str,
-    replace: bool,
 ) -> None:
+    """An Update's ownership (structured-merge-diff's Updater.Update through the apiserver's
+    managedFieldsUpdater): the writer adds the fields it changed, every manager loses what was
+    removed and others what the writer changed; the writer's time and apiVersion move only when it
+    changed something, and managers left with nothing are dropped."""
     result: list[dict[str, Any]] = []
     found = False
     touched = mine | removed
@@ -236,161 +237,263 @@ def _set_ownership(
                 if not any(_owns(fields, p) for p in touched):
                     result.append(e)
                     continue
-            elif (
-                not replace
-                and all(_owns(fields, p) for p in mine)
-                and not any(_owns(fields, p) for p in removed)
-            ):
+            elif all(_owns(fields, p) for p in mine) and not any(_owns(fields, p) for p in removed):
                 found = True
-                result.append({**e, "time": now, "apiVersion": api_version})
+                result.append({**e, "time": now, "apiVersion": api_version} if mine else e)
                 continue
         before = from_fields_v1(fields)
         if _entry_key(e) == me:
             found = True
-            paths = set(mine) if replace else (before | mine)
-            paths -= removed
-            e = {**e, "time": now, "apiVersion": api_version}
+            paths = (before | mine) - removed
+            if mine:
+                e = {**e, "time": now, "apiVersion": api_version}
         else:
-            paths = before - mine - removed if me[1] == "Update" or not replace else before - removed
+            paths = before - mine - removed
         if paths == before and e.get("fieldsType") == "FieldsV1":
             result.append(e)  # the same set: keep its fieldsV1 instead of rebuilding it
         elif paths:
             result.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
     if not found and mine:
         result.append(_new_entry(me, now, api_version, to_fields_v1(mine)))
-    obj.setdefault("metadata", {})["managedFields"] = result
+    _store_entries(obj, result)
+
+
+def _store_entries(obj: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    """managedFields in the order the server encodes them (sortEncodedManagedFields): by operation
+    (Apply before Update), time (none first), manager, apiVersion, subresource."""
+    entries.sort(
+        key=lambda e: (
+            e.get("operation", ""),
+            e.get("time", ""),
+            e.get("manager", ""),
+            e.get("apiVersion", ""),
+            e.get("subresource", ""),
+        )
+    )
+    meta = obj.setdefault("metadata", {})
+    if entries:
+        meta["managedFields"] = entries
+    else:
+        meta.pop("managedFields", None)
 
 
 def _new_entry(
-    me: tuple[str, str, str], now: str, api_version: str, fields: dict[str, Any]
+    me: tuple[str, str, str], now: str | None, api_version: str, fields: dict[str, Any]
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "manager": me[0],
         "operation": me[1],
         "apiVersion": api_version,
-        "time": now,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields,
     }
+    if now is not None:
+        entry["time"] = now
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = fields
     if me[2]:
         entry["subresource"] = me[2]
     return entry
 
 
 def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyRequest) -> dict[str, Any]:
-    """The server-side apply of `applied` over `current`; raises 409 Conflict listing contested fields."""
-    schema, custom, now, api_version, force = req.schema, req.custom, req.now, req.api_version, req.force
-    subresource = req.subresource
-    status_only = subresource == "status"
-    lk = schema_list_kind if custom else builtin_list_kind
-    applied_paths = field_paths(applied, schema, custom, status_only)
+    """The server-side apply of `applied` over `current` (structured-merge-diff's Updater.Apply):
+    merge, prune what this manager applied before and gave up, then ownership; raises 409 Conflict
+    listing the contested fields unless `req.force`, 500 when `applied` is not a value of the kind."""
+    schema = req.type_schema(applied)
+    if not req.custom and schema is not None:
+        _check_typed(applied, schema)
+    status_only = req.subresource == "status"
+    applied_paths = field_paths(applied, schema, req.custom, status_only)
     mine = set(applied_paths)
-    me = (req.manager, "Apply", subresource)
+    me = (req.manager, "Apply", req.subresource)
     if current is None:
-        result = json_copy(applied)
-        _set_ownership(result, [], me, mine, set(), now, api_version, replace=True)
+        result = _drop_empty(json_copy(applied), schema) if not req.custom else json_copy(applied)
+        fields = to_fields_v1(mine)
+        _store_entries(result, [_new_entry(me, req.now, req.api_version, fields)] if mine else [])
         return result
-    cur_paths = field_paths(current, schema, custom, status_only)
     entries = _entries(current)
-    conflicts: list[tuple[str, str, Path]] = []
+    sets = {_entry_key(e): from_fields_v1(e.get("fieldsV1") or {}) for e in entries}
+    previous = sets.get(me, set())
+    others: set[Path] = set().union(*(p for k, p in sets.items() if k != me))
+    result = _merge_object(json_copy(current), applied, schema)
+    _prune(result, previous - mine, others, mine)
+    if not req.custom:
+        _drop_empty(result, schema)
+    cur_paths = field_paths(current, schema, req.custom, status_only, nodes=True)
+    new_paths = field_paths(result, schema, req.custom, status_only, nodes=True)
+    # what the apply changes (Compare's Modified and Added: values, not the maps holding them)
+    changed = {p for p, v in new_paths.items() if v is not _ENTRY and cur_paths.get(p, _ENTRY) != v}
+    conflicts: list[tuple[str, Path]] = []
     for e in entries:
-        if _entry_key(e) == me or e.get("subresource", "") != subresource:
+        key = _entry_key(e)
+        if key == me or e.get("subresource", "") != req.subresource:
             continue
-        for p in from_fields_v1(e.get("fieldsV1") or {}) & mine:
-            if applied_paths[p] is not _ENTRY and cur_paths.get(p, _ENTRY) != applied_paths[p]:
-                conflicts.append((e.get("manager", ""), e.get("apiVersion", api_version), p))
-    if conflicts and not force:
-        raise _conflict_error(conflicts, req.group, req.resource, req.name)
-    result = _merge(json_copy(current), applied, schema if custom else None, lk)
-    previous: set[Path] = set()
-    others: set[Path] = set()
+        conflicts.extend((_manager_label(e), p) for p in sorted(sets[key] & changed))
+    if conflicts and not req.force:
+        raise _conflict_error(conflicts)
+    forced = {p for _, p in conflicts}
+    removed = set(cur_paths) - set(new_paths)
+    modified = _without_meta(result) != _without_meta(current)
+    kept: list[dict[str, Any]] = []
     for e in entries:
-        paths = from_fields_v1(e.get("fieldsV1") or {})
-        if _entry_key(e) == me:
-            previous = paths
-        else:
-            others |= paths
-    # a field this manager applied before and no longer does goes, unless it is still the parent
-    # of one it applies (`data: {}` then `data: {key1: v}`: data stays)
-    parents = {p[:i] for p in mine for i in range(1, len(p))}
-    for p in sorted(previous - mine - (others - (mine if force else set())), key=len, reverse=True):
-        if p not in others and p not in parents:
-            _remove_path(result, p)
-    if force:
-        forced = {c[2] for c in conflicts}
-        # forced fields move to this manager: strip them from everyone else
-        entries = [
-            {**e, "fieldsV1": to_fields_v1(from_fields_v1(e.get("fieldsV1") or {}) - forced)}
-            if _entry_key(e) != me
-            else e
-            for e in entries
-        ]
-    _set_ownership(result, entries, me, mine, set(), now, api_version, replace=True)
+        key = _entry_key(e)
+        if key == me:
+            continue
+        paths = sets[key] - forced - removed
+        if paths == sets[key]:
+            kept.append(e)
+        elif paths:
+            kept.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
+    if mine:
+        # the apply's time moves only when the object changed (managedFieldsUpdater.Apply)
+        mine_entry = next((e for e in entries if _entry_key(e) == me), None)
+        time = req.now if modified else (mine_entry or {}).get("time")
+        kept.append(_new_entry(me, time, req.api_version, to_fields_v1(mine)))
+    _store_entries(result, kept)
     return result
 
 
-def _conflict_error(
-    conflicts: list[tuple[str, str, Path]], group: str, resource: str, name: str
-) -> StatusError:
-    causes = []
-    lines = []
-    for mgr, av, path in conflicts:
-        dotted = _dotted(path)
-        causes.append(
-            {
-                "reason": "FieldManagerConflict",
-                "message": f'conflict with "{mgr}" using {av}',
-                "field": dotted,
-            }
-        )
-        lines.append(f'conflict with "{mgr}" using {av}: {dotted}')
-    n = len(conflicts)
-    msg = f"Apply failed with {n} conflict{'s' if n > 1 else ''}: " + "\n".join(lines)
-    details: dict[str, Any] = {"name": name}
-    if group:
-        details["group"] = group
-    details.update({"kind": resource, "causes": causes})
-    return StatusError(409, "Conflict", msg, details)
+def _without_meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    return {**obj, "metadata": meta}
+
+
+def _check_typed(applied: dict[str, Any], schema: Schema) -> None:
+    """The typed conversion of the applied object: an unknown field or a scalar of the wrong type is
+    the server's unclassified 500."""
+    found = fieldtypes.typed_error(applied, schema)
+    if found is None:
+        return
+    meta = applied.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    api_version = str(applied.get("apiVersion", ""))
+    group_version = api_version if "/" in api_version else "/" + api_version
+    name = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    where = f"{name}; {group_version}, Kind={applied.get('kind', '')}"
+    raise StatusError(500, "", f"failed to create typed patch object ({where}): {found}")
+
+
+def _drop_empty(obj: dict[str, Any], schema: Schema | None, top: bool = True) -> dict[str, Any]:
+    """Go's `omitempty`: a built-in's empty maps and lists (labels, data, matchLabels, finalizers,
+    ...) are not written. Required fields are the ones without `omitempty` in the Go types."""
+    node = fieldtypes.resolve(schema)
+    required = set((node or {}).get("required") or ())
+    for k in list(obj):
+        sub = fieldtypes.object_meta() if top and k == "metadata" else fieldtypes.child(node, k)
+        v = obj[k]
+        if sub is None or k in required:
+            continue
+        if (v == {} and fieldtypes.is_map(sub)) or (v == [] and sub.get("type") == "array"):
+            del obj[k]
+        elif isinstance(v, dict):
+            _drop_empty(v, sub, top=False)
+        elif isinstance(v, list):
+            item = fieldtypes.items(sub)
+            for x in v:
+                if isinstance(x, dict) and item is not None:
+                    _drop_empty(x, item, top=False)
+    return obj
+
+
+def _manager_label(e: dict[str, Any]) -> str:
+    """printManager: how a conflict names the manager (Update entries with their apiVersion)."""
+    label = json.dumps(e.get("manager", ""))
+    if e.get("subresource"):
+        label += f" with subresource {json.dumps(e['subresource'])}"
+    if e.get("operation") == "Update":
+        label += f" using {e.get('apiVersion', '')}"
+    return label
+
+
+def _conflict_error(conflicts: list[tuple[str, Path]]) -> StatusError:
+    """NewConflictError: one cause per contested field; the details name nothing else."""
+    causes = [
+        {"reason": "FieldManagerConflict", "message": f"conflict with {who}", "field": _dotted(path)}
+        for who, path in conflicts
+    ]
+    if len(conflicts) == 1:
+        who, path = conflicts[0]
+        msg = f"Apply failed with 1 conflict: conflict with {who}: {_dotted(path)}"
+    else:
+        by_manager: dict[str, list[str]] = {}
+        for who, path in conflicts:
+            by_manager.setdefault(who, []).append(_dotted(path))
+        lines: list[str] = []
+        for who in sorted(by_manager):
+            lines.append(f"conflicts with {who}:")
+            lines.extend(f"- {p}" for p in by_manager[who])
+        msg = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    return StatusError(409, "Conflict", msg, {"causes": causes})
 
 
 def _dotted(path: Path) -> str:
+    """fieldpath.Path.String: `.spec.containers[name="c"].image`, `.metadata.finalizers[="x"]`."""
     out = ""
     for elem in path:
         if elem.startswith("f:"):
             out += "." + elem[2:]
+        elif elem.startswith("k:"):
+            keys = json.loads(elem[2:])
+            out += "[" + ",".join(f"{k}={_go_string(v)}" for k, v in keys.items()) + "]"
+        elif elem.startswith("v:"):
+            out += f"[={_go_string(json.loads(elem[2:]))}]"
         else:
-            out += "[" + elem[2:].replace('"', "").replace("{", "").replace("}", "").replace(":", "=") + "]"
+            out += f"[{elem[2:]}]"
     return out
 
 
-def _merge(current: Any, applied: Any, schema: dict[str, Any] | None, lk: Any, name: str = "") -> Any:
-    if isinstance(current, dict) and isinstance(applied, dict):
+def _go_string(v: Any) -> str:
+    """value.ToString: strings quoted, other scalars as JSON."""
+    return json.dumps(v, separators=(",", ":"))
+
+
+def _merge_object(current: dict[str, Any], applied: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
+    """The applied configuration merged into the live object; of metadata only the owned fields."""
+    for k, v in applied.items():
+        if k == "metadata" and isinstance(v, dict):
+            meta = current.setdefault("metadata", {})
+            meta_schema = fieldtypes.object_meta()
+            for mk in _META_OWNED:
+                if mk in v:
+                    meta[mk] = _merge(meta.get(mk), v[mk], fieldtypes.child(meta_schema, mk))
+            continue
+        current[k] = _merge(current.get(k), v, fieldtypes.child(schema, k))
+    return current
+
+
+def _merge(current: Any, applied: Any, schema: Schema | None) -> Any:
+    node = fieldtypes.resolve(schema)
+    if isinstance(current, dict) and isinstance(applied, dict) and not fieldtypes.atomic_map(node):
         for k, v in applied.items():
-            if k == "metadata" and name == "" and isinstance(v, dict):
-                meta = current.setdefault("metadata", {})
-                for mk in _META_OWNED:
-                    if mk in v:
-                        meta[mk] = _merge(meta.get(mk), v[mk], None, schema_list_kind, mk)
-                continue
-            current[k] = _merge(current.get(k), v, _child_schema(schema, k), lk, k)
+            current[k] = _merge(current.get(k), v, fieldtypes.child(node, k))
         return current
     if isinstance(current, list) and isinstance(applied, list):
-        kind = lk(name, schema, applied + current)
+        kind = fieldtypes.list_kind(node)
         if kind[0] == "set":
             return current + [x for x in applied if x not in current]
         if kind[0] == "map" and all(isinstance(i, dict) for i in applied + current):
-            keys = kind[1]
-            idx = {_key_elem(i, keys): n for n, i in enumerate(current)}
-            item_schema = schema.get("items") if schema else None
+            item_schema = fieldtypes.items(node)
+            idx = {_key_elem(i, kind[1], item_schema): n for n, i in enumerate(current)}
             for item in applied:
-                k = _key_elem(item, keys)
+                k = _key_elem(item, kind[1], item_schema)
                 if k in idx:
-                    current[idx[k]] = _merge(current[idx[k]], item, item_schema, lk, "")
+                    current[idx[k]] = _merge(current[idx[k]], item, item_schema)
                 else:
                     idx[k] = len(current)
                     current.append(json_copy(item))
             return current
     return json_copy(applied)
+
+
+def _prune(obj: dict[str, Any], given_up: set[Path], others: set[Path], mine: set[Path]) -> None:
+    """Remove what this manager applied before and no longer does, unless another manager owns it
+    (or something under it), or it is still the parent of a field it applies (`data: {}` then
+    `data: {key1: v}`: data stays). Shallowest first: an item goes whole, with the defaults in it."""
+    keep = others | mine
+    parents = {p[:i] for p in keep for i in range(1, len(p))}
+    for p in sorted(given_up, key=len):
+        if p not in keep and p not in parents:
+            _remove_path(obj, p)
 
 
 def _remove_path(obj: Any, path: Path) -> None:
@@ -416,7 +519,7 @@ def _step(node: Any, elem: str) -> Any:
     if elem.startswith("k:"):
         want = json.loads(elem[2:])
         for item in node:
-            if isinstance(item, dict) and all(item.get(k) == v for k, v in want.items()):
+            if isinstance(item, dict) and all(item.get(k, v) == v for k, v in want.items()):
                 return item
     elif elem.startswith("v:"):
         want = json.loads(elem[2:])

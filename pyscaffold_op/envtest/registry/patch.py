@@ -23,31 +23,6 @@ from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.status import StatusError, bad_request
 from pyscaffold_op.models import spec
 
-# list field name -> merge key (None: a primitive list merged as a set): the associative lists of
-# built-ins for server-side apply's field ownership (managed.py); strategic merge reads `_spec.json`
-MERGE_KEYS: dict[str, str | None] = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "env": "name",
-    "volumes": "name",
-    "volumeMounts": "mountPath",
-    "volumeDevices": "devicePath",
-    "imagePullSecrets": "name",
-    "hostAliases": "ip",
-    "conditions": "type",
-    "ownerReferences": "uid",
-    "finalizers": None,
-    "topologySpreadConstraints": "topologyKey",
-    "resourceClaims": "name",
-    "schedulingGates": "name",
-    "containerStatuses": "name",
-    "initContainerStatuses": "name",
-    "addresses": "type",
-    "taints": "key",
-    "ports": "port",  # ServicePort; container ports use containerPort (managed.builtin_list_kind)
-}
-
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: objects merge recursively, null deletes, everything else replaces."""
@@ -631,4 +606,4 @@ def internal_error(message: str) -> StatusError:
     return StatusError(500, "", message)
 
 
-__all__ = ["MERGE_KEYS", "json_patch", "merge_patch", "strategic_merge_patch"]
+__all__ = ["json_patch", "merge_patch", "strategic_merge_patch"]

@@ -224,6 +224,7 @@ class WriteVerbs:
             custom=info.custom,
             api_version=info.api_version,
             subresource=t.subresource,
+            kind=info.kind,
             force=req.flag("force"),
             group=info.group,
             resource=info.plural,
@@ -262,7 +263,7 @@ class WriteVerbs:
                 subresource=t.subresource,
                 dry_run=dry_run,
                 require_rv=False,
-                managed_fields=o["metadata"].get("managedFields"),
+                managed_fields=o["metadata"].get("managedFields", []),
             )
 
         updated, warnings = await self.gate.admitted(req, t, "UPDATE", new, old, update)

@@ -401,8 +401,10 @@ class Store:
                 f"{meta['uid']}, UID in object meta: {old['metadata']['uid']}",
             )
         new = self._merge_update(info, old, obj, subresource)
-        if managed_fields is not None:
+        if managed_fields:
             new["metadata"]["managedFields"] = managed_fields
+        elif managed_fields is not None:  # an apply that left no manager owning anything
+            new["metadata"].pop("managedFields", None)
         if _same(new, old):
             return old  # a no-op write is not a write: no new resourceVersion, no event
         if manager and managed_fields is None:
@@ -728,6 +730,7 @@ def _owner(info: ServedResource, manager: str, now: str, subresource: str = "") 
         custom=info.custom,
         api_version=info.api_version,
         subresource=subresource,
+        kind=info.kind,
     )
 
 

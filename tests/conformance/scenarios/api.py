@@ -87,6 +87,48 @@ def applies() -> list[Scenario]:
         "field-manager-too-long": [apply(c, cm(data={"a": "1"}), manager="m" * 129)],
         "field-manager-128": [apply(c, cm(data={"a": "1"}), manager="m" * 128)],
         "field-manager-control": [apply(c, cm(data={"a": "1"}), manager="bad%01manager")],
+        # issue 25: the texts of conflicts and typed-patch errors, word for word
+        "conflicts-message": [
+            apply(c, cm(data={"a": "1", "b": "1"})),
+            setup(put(c, lambda ctx: {**ctx[0], "data": {"a": "1", "b": "1", "u": "1"}})),
+            apply(c, cm(data={"a": "2", "b": "2", "u": "2"}), manager="m2", messages=True),
+        ],
+        "conflict-update-manager-message": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            apply(c, cm(data={"a": "2"}), messages=True),
+        ],
+        "force-over-update-manager": [
+            setup(post(CM, cm(data={"a": "1", "b": "1"}))),
+            apply(c, cm(data={"a": "2"}), force=True),
+            apply(c, cm(data={"b": "2"}), manager="m2", force=True),
+        ],
+        "reapply-unchanged": [apply(c, cm(data={"a": "1"})), apply(c, cm(data={"a": "1"}))],
+        "labels-empty": [apply(c, cm(labels={}, data={"a": "1"}))],
+        "finalizers-set": [
+            apply(c, cm(finalizers=["x.io/a", "x.io/b"])),
+            apply(c, cm(finalizers=["x.io/c"]), manager="m2"),
+            apply(c, cm(finalizers=["x.io/b"])),
+            setup(apply(c, cm(finalizers=[]), manager="m2")),
+            setup(apply(c, cm(finalizers=[]))),
+        ],
+        "deployment-selector-atomic": [
+            apply(d, dep()),
+            apply(d, {**dep(), "spec": {"selector": {"matchLabels": {"app": "x", "t": "y"}}}}, manager="m2"),
+        ],
+        "deployment-port-default-key": [
+            apply(d, dep(containers=[{**CONTAINER, "ports": [{"containerPort": 80}]}])),
+            apply(
+                d,
+                dep(containers=[{**CONTAINER, "ports": [{"containerPort": 80, "name": "http"}]}]),
+                manager="m2",
+            ),
+        ],
+        "deployment-wrong-type-message": [apply(d, dep(replicas="three"), messages=True)],
+        "deployment-unknown-nested-message": [
+            apply(d, {**dep(), "spec": {**dep()["spec"], "junk": 1}}, messages=True)
+        ],
+        "unknown-field-warn": [apply(c, {**cm(), "junk": 1}, messages=True)],
+        "wrong-type-string": [apply(c, cm(data={"a": 1}), messages=True)],
     }
     return [Scenario(f"apply/{k}", "apply", v) for k, v in seqs.items()]
 

@@ -1,0 +1,197 @@
+"""The structural types server-side apply reads: a custom resource's openAPIV3Schema, or for built-ins
+the kind's definition in the models' compact spec (`pyscaffold_op/models/_spec.json`, `$ref`s
+followed), the same patch metadata strategic merge reads (registry/patch.py).
+
+structured-merge-diff's semantics come from the schema's extensions: `x-kubernetes-list-type`
+(`map` with `x-kubernetes-list-map-keys`: an associative list; `set`; anything else, or none, is
+`atomic`) and `x-kubernetes-map-type: atomic` (a struct or map owned and replaced as one value).
+Also here: the typed conversion of an applied object ("failed to create typed patch object"), which
+refuses unknown fields and wrongly typed scalars of built-ins with the server's texts.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pyscaffold_op.models import spec
+
+Schema = dict[str, Any]
+ListKind = tuple[Any, ...]  # ("map", keys) | ("set",) | ("atomic",)
+
+OBJECT_META = "meta_v1.ObjectMeta"
+
+
+@functools.cache
+def _definition(name: str) -> Schema | None:
+    try:
+        return spec.definition(name)
+    except KeyError:
+        return None
+
+
+def resolve(node: Schema | None) -> Schema | None:
+    """`node` with its `$ref` followed (the property's own list extensions win over the target's)."""
+    if not node or "$ref" not in node:
+        return node
+    target = _definition(node["$ref"])
+    if target is None:
+        return None
+    own = {k: v for k, v in node.items() if k != "$ref"}
+    return {**target, **own} if own else target
+
+
+def kind_schema(api_version: str, kind: str) -> Schema | None:
+    """A built-in kind's definition, None for kinds the models lack (no type information: maps are
+    granular, lists atomic)."""
+    group, _, version = api_version.rpartition("/")
+    name = spec.kinds().get((group, version, kind))
+    return _definition(name) if name else None
+
+
+def object_meta() -> Schema | None:
+    return _definition(OBJECT_META)
+
+
+def child(node: Schema | None, key: str) -> Schema | None:
+    """The type of field `key` of the struct or map `node`."""
+    node = resolve(node)
+    if not node:
+        return None
+    props = node.get("properties")
+    if props and key in props:
+        return resolve(props[key])
+    extra = node.get("additionalProperties")
+    return resolve(extra) if isinstance(extra, dict) else None
+
+
+def items(node: Schema | None) -> Schema | None:
+    node = resolve(node)
+    return resolve(node.get("items")) if node else None
+
+
+def list_kind(node: Schema | None) -> ListKind:
+    node = resolve(node)
+    if not node:
+        return ("atomic",)
+    list_type = node.get("x-kubernetes-list-type")
+    if list_type == "map":
+        return ("map", list(node.get("x-kubernetes-list-map-keys") or []))
+    if list_type == "set":
+        return ("set",)
+    return ("atomic",)
+
+
+def atomic_map(node: Schema | None) -> bool:
+    """A struct or map applied and owned as one value (`+structType=atomic`, `+mapType=atomic`)."""
+    node = resolve(node)
+    return node is not None and node.get("x-kubernetes-map-type") == "atomic"
+
+
+def is_map(node: Schema | None) -> bool:
+    """A Go map (additionalProperties, no declared fields): `omitempty` drops it when empty."""
+    node = resolve(node)
+    if node is None:
+        return False
+    return isinstance(node.get("additionalProperties"), dict) and not node.get("properties")
+
+
+# -- the typed conversion of an applied built-in (structured-merge-diff's typed.AsTyped) -----------
+
+
+def typed_error(obj: dict[str, Any], schema: Schema) -> str | None:
+    """The first reason `obj` is not a value of `schema`, as `.path: reason` (unknown fields, scalars
+    of the wrong type), or None. `metadata` and the type fields are the server's to check."""
+    for key in sorted(obj):
+        if key in ("apiVersion", "kind", "metadata"):
+            continue
+        found = _check(obj[key], _field(schema, key), f".{key}")
+        if found:
+            return found
+    return None
+
+
+_UNDECLARED = object()
+
+
+def _field(node: Schema | None, key: str) -> Any:
+    node = resolve(node)
+    if node is None:
+        return None
+    props = node.get("properties") or {}
+    if key in props:
+        return resolve(props[key])
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        return resolve(extra)
+    if node.get("x-kubernetes-preserve-unknown-fields") or not props:
+        return None
+    return _UNDECLARED
+
+
+def _check(value: Any, node: Any, at: str) -> str | None:
+    if node is _UNDECLARED:
+        return f"{at}: field not declared in schema"
+    if node is None or value is None or node.get("x-kubernetes-preserve-unknown-fields"):
+        return None
+    kind = node.get("type")
+    if node.get("x-kubernetes-int-or-string"):
+        if isinstance(value, (dict, list)):
+            return f"{at}: expected any scalar, got {_go_type(value)}"
+        return None
+    if kind == "object" or "properties" in node or "additionalProperties" in node:
+        if not isinstance(value, dict):
+            return f"{at}: expected map, got {_go_value(value)}"
+        for key in sorted(value):
+            found = _check(value[key], _field(node, key), f"{at}.{key}")
+            if found:
+                return found
+        return None
+    if kind == "array":
+        if not isinstance(value, list):
+            return f"{at}: expected list, got {_go_value(value)}"
+        item = resolve(node.get("items"))
+        for i, v in enumerate(value):
+            found = _check(v, item, f"{at}[{i}]")
+            if found:
+                return found
+        return None
+    return _scalar(value, kind, at)
+
+
+def _scalar(value: Any, kind: Any, at: str) -> str | None:
+    if kind in ("integer", "number"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"{at}: expected numeric (int or float), got {_go_type(value)}"
+    elif kind == "string":
+        if not isinstance(value, str):
+            return f"{at}: expected string, got &value.valueUnstructured{{Value:{_go_value(value)}}}"
+    elif kind == "boolean" and not isinstance(value, bool):
+        return f"{at}: expected boolean, got {_go_value(value)}"
+    return None
+
+
+def _go_type(value: Any) -> str:
+    """Go's %T of a decoded JSON value."""
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    return "string"
+
+
+def _go_value(value: Any) -> str:
+    """Go's %v of a decoded JSON value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_value(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_value(v) for v in value) + "]"
+    return str(value)
