@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 
-_R1 = "JSON patch error codes, patches producing wrong types, unsupported patch types"
 _R2 = "CRD schema corner cases: error causes and codes of invalid values, list/table details"
 
 _GAP1 = "unknown nested fields are found only for the kinds in builtin_fields._NESTED"
@@ -44,14 +43,6 @@ KNOWN_GAPS: dict[str, str] = {
     "crud/*/invalid-name": "name rules per kind (ClusterRoles take path-segment names)",
     "crud/ingressclass*": "422 causes: the name check ends before the spec is validated (one cause)",
     "crud/*/no-name": "as invalid-name",
-    "patch/json-bad-op": _R1,
-    "patch/json-remove-missing": _R1,
-    "patch/json-rv-test": _R1,
-    "patch/json-test-fails": _R1,
-    "patch/patch-deployment-replicas-string": _R1,
-    "patch/patch-strict-unknown": _R1,
-    "patch/patch-wrong-type": _R1,
-    "patch/unsupported-patch-type": _R1,
     "errors/404-group": _GAP4,
     "errors/406-accept": _GAP4,
     "errors/422-annotations-too-big": _GAP4,

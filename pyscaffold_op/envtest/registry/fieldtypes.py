@@ -195,3 +195,38 @@ def _go_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + " ".join(_go_value(v) for v in value) + "]"
     return str(value)
+
+
+# -- strict decoding of a built-in (sigs.k8s.io/json's unknown-field paths) --------------------------
+
+
+def unknown_fields(obj: dict[str, Any], schema: Schema, *, drop: bool = False) -> list[str]:
+    """The paths (`junk`, `metadata.bar`, `spec.template.spec.containers[0].junk`) of the fields of
+    `obj` its kind does not declare, in the order sent; `drop` removes them, as decoding into the Go
+    type does."""
+    found: list[str] = []
+    for key in list(obj):
+        if key in ("apiVersion", "kind"):
+            continue
+        node = object_meta() if key == "metadata" else _field(schema, key)
+        _unknown(obj, key, node, key, found, drop)
+    return found
+
+
+def _unknown(parent: Any, key: Any, node: Any, at: str, found: list[str], drop: bool) -> None:
+    if node is _UNDECLARED:
+        found.append(at)
+        if drop:
+            del parent[key]
+        return
+    value = parent[key]
+    if node is None or node.get("x-kubernetes-preserve-unknown-fields"):
+        return
+    if isinstance(value, dict):
+        for k in list(value):
+            _unknown(value, k, _field(node, k), f"{at}.{k}", found, drop)
+    elif isinstance(value, list):
+        item = resolve(node.get("items"))
+        if item is not None:
+            for i in range(len(value)):
+                _unknown(value, i, item, f"{at}[{i}]", found, drop)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import json_copy
-from pyscaffold_op.envtest.registry import managed, patch
+from pyscaffold_op.envtest.registry import fieldtypes, managed, patch
 from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown, wrong_type
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.registry.scale import set_path, to_scale
@@ -127,11 +128,8 @@ class WriteVerbs:
 
     async def patch(self, req: HttpRequest, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
-        if ctype not in PATCH_TYPES:
-            raise E.unsupported_media(
-                f"the body of the request was in an unknown format - accepted media types "
-                f"include: {', '.join(PATCH_TYPES)}"
-            )
+        if ctype not in PATCH_TYPES:  # refused before the patch handler runs: a bare 415
+            raise E.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
         info = t.info
         if ctype == "application/strategic-merge-patch+json" and info.custom:
             raise E.unsupported_media(
@@ -173,6 +171,7 @@ class WriteVerbs:
             raise E.bad_request("patch result must be an object")
         if t.subresource == "scale":
             return self._update_scale(req, t, patched)
+        unknown = "" if info.custom else _decode_patched(req, info, patched)
         check_meta_types(patched.setdefault("metadata", {}))
         if not patched["metadata"].get("resourceVersion"):
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
@@ -190,7 +189,7 @@ class WriteVerbs:
             )
 
         updated, warnings = await self.gate.admitted(req, t, "UPDATE", patched, base, write)
-        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
+        return self.gate.warn(json_response(200, wire.served(info, updated)), unknown, *warnings)
 
     async def _apply(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
@@ -422,6 +421,40 @@ class WriteVerbs:
                 "items": deleted,
             },
         )
+
+
+def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, Any]) -> str:
+    """The patched built-in decoded into its Go type, as the patch handler does: a field of the
+    wrong JSON type, or under fieldValidation=Strict an unknown one, is 422 on the field `patch`
+    with the patched object as its value; otherwise unknown fields are dropped (and named in a
+    Warning header unless Ignore)."""
+    wrong = wrong_type(info.group, info.kind, patched)
+    if wrong is not None:
+        raise _invalid_patch(patched, wrong)
+    mode = _field_validation(req)
+    schema = fieldtypes.kind_schema(info.api_version, info.kind)
+    probe = json_copy(patched)
+    found = prune_unknown(info.group, info.kind, probe) + prune_nested(info.group, info.kind, probe)
+    if schema is not None:  # the deeper fields the tables above do not list, from the kind's type
+        found += [f for f in fieldtypes.unknown_fields(probe, schema) if f not in found]
+    if not found:
+        return ""
+    if mode == "Strict":
+        unknown = ", ".join(f'unknown field "{f}"' for f in found)
+        raise _invalid_patch(patched, f"strict decoding error: {unknown}")
+    prune_unknown(info.group, info.kind, patched)
+    prune_nested(info.group, info.kind, patched)
+    if schema is not None:
+        fieldtypes.unknown_fields(patched, schema, drop=True)
+    if mode == "Ignore":
+        return ""
+    return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
+
+
+def _invalid_patch(patched: dict[str, Any], why: str) -> E.StatusError:
+    """NewInvalid with no kind or name: `"" is invalid: patch: Invalid value: "<object>": <why>`."""
+    shown = json.dumps(json.dumps(patched, separators=(",", ":"), ensure_ascii=False), ensure_ascii=False)
+    return E.invalid("", "", "", [E.cause("FieldValueInvalid", "patch", f"Invalid value: {shown}: {why}")])
 
 
 def _grace(opts: dict[str, Any]) -> int | None:

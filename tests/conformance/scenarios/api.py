@@ -90,8 +90,13 @@ def applies() -> list[Scenario]:
         # issue 25: the texts of conflicts and typed-patch errors, word for word
         "conflicts-message": [
             apply(c, cm(data={"a": "1", "b": "1"})),
+            apply(c, cm(data={"a": "2", "b": "2"}), manager="m2", messages=True),
+        ],
+        # causes of two managers come in Go's map order: compared sorted, without the texts
+        "conflicts-two-managers": [
+            apply(c, cm(data={"a": "1", "b": "1"})),
             setup(put(c, lambda ctx: {**ctx[0], "data": {"a": "1", "b": "1", "u": "1"}})),
-            apply(c, cm(data={"a": "2", "b": "2", "u": "2"}), manager="m2", messages=True),
+            apply(c, cm(data={"a": "2", "b": "2", "u": "2"}), manager="m2"),
         ],
         "conflict-update-manager-message": [
             setup(post(CM, cm(data={"a": "1"}))),
@@ -211,6 +216,34 @@ def patches() -> list[Scenario]:
         "patch-deployment-replicas-string": [dbase, patch(d, {"spec": {"replicas": "three"}})],
         "patch-dry-run": [base, patch(c + "?dryRun=All", {"data": {"a": "x"}}), get(c, view=at("data"))],
         "patch-strict-unknown": [base, patch(c + "?fieldValidation=Strict", {"junk": 1})],
+        # issue 25: the texts of patch errors, word for word, and unknown fields without Strict
+        "json-bad-op-message": [base, patch(c, [{"op": "frob", "path": "/data/a"}], "json", messages=True)],
+        "json-replace-missing": [
+            base,
+            patch(c, [{"op": "replace", "path": "/data/zz", "value": "1"}], "json", messages=True),
+        ],
+        "json-add-bad-index": [
+            base,
+            patch(c, [{"op": "add", "path": "/metadata/finalizers/5", "value": "x/y"}], "json"),
+        ],
+        "json-wrong-type": [base, patch(c, [{"op": "replace", "path": "/data", "value": 5}], "json")],
+        "patch-wrong-type-strategic": [base, patch(c, {"data": ["x"]}, "strategic")],
+        "patch-warn-unknown": [base, patch(c, {"junk": 1}, compare_headers=("Warning",))],
+        "patch-ignore-unknown": [base, patch(c + "?fieldValidation=Ignore", {"junk": 1})],
+        "patch-strict-unknown-nested": [
+            dbase,
+            patch(d + "?fieldValidation=Strict", {"spec": {"template": {"spec": {"junk": 1}}}}),
+        ],
+        "unsupported-patch-type-message": [
+            base,
+            Step("PATCH", c, {"data": {}}, content_type="application/json", messages=True),
+        ],
+        "strategic-on-custom-message": [
+            setup(
+                post(W, {"apiVersion": "conf.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+            ),
+            patch(W + "/w", {"spec": {"replicas": 2}}, "strategic", messages=True),
+        ],
     }
     return [Scenario(f"patch/{k}", "patch", v) for k, v in seqs.items()]
 
