@@ -269,18 +269,14 @@ class Store:
             meta["name"] = generate_name(meta["generateName"])
         name = meta.get("name") or ""
         if not name:
-            raise E.invalid(
-                info.group,
-                info.kind,
-                "",
-                [
-                    E.cause(
-                        "FieldValueRequired",
-                        "metadata.name",
-                        "Required value: name or generateName is required",
-                    )
-                ],
-            )
+            causes = [
+                E.cause(
+                    "FieldValueRequired", "metadata.name", "Required value: name or generateName is required"
+                )
+            ]
+            if info.custom:  # a Required error blocks the CRD's CEL rules, and the server says so
+                causes += apiextensions.rules_or_blocked(causes, obj, info.schema)
+            raise E.invalid(info.group, info.kind, "", causes)
         for k in (
             "resourceVersion",
             "uid",
@@ -331,11 +327,11 @@ class Store:
             schema.apply_defaults(obj)
             if old is None and info.status:
                 obj.pop("status", None)  # status comes only through /status
-            causes = schema.validate(obj)
-            if not causes:  # like the server: CEL rules run on schema-valid objects only
-                causes = apiextensions.validate_rules(
-                    obj, info.schema, old if old is not None else apiextensions.MISSING
-                )
+            causes = schema.validate(obj) + apiextensions.scale_causes(obj, info.scale)
+            # like the server: CEL rules run unless an earlier error blocks them
+            causes += apiextensions.rules_or_blocked(
+                causes, obj, info.schema, old if old is not None else apiextensions.MISSING
+            )
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
@@ -424,7 +420,8 @@ class Store:
                 schema = info.compiled_schema
                 schema.prune(new)
                 schema.apply_defaults(new)
-                causes = schema.validate(new) or apiextensions.validate_rules(new, info.schema, old)
+                causes = schema.validate(new) + apiextensions.scale_causes(new, info.scale, status=True)
+                causes += apiextensions.rules_or_blocked(causes, new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new

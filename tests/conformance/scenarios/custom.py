@@ -288,6 +288,27 @@ def lifecycle() -> list[Scenario]:
     ]
 
 
+def validation_order() -> list[Scenario]:
+    """Issue 25: the causes of an invalid custom resource word for word, in the server's order
+    (schema, the scale subresource's replica paths, then CEL or the cause saying it was skipped)."""
+    w = W + "/w"
+    status = lambda ready: lambda ctx: {**ctx[0], "status": {"ready": ready}}  # noqa: E731
+    cases: dict[str, list[Any]] = {
+        "replicas-float": [post(W, widget(replicas=1.5), messages=True)],
+        "replicas-negative": [post(W, widget(replicas=-1), messages=True)],
+        "size-enum": [post(W, widget(size="XL"), messages=True)],
+        "date-time-bad": [post(W, widget(when="yesterday"), messages=True)],
+        "int-or-string-bool": [post(W, {**widget(), "spec": {"port": True}}, messages=True)],
+        "update-replicas-string": [
+            setup(post(W, widget())),
+            put(w, lambda ctx: {**ctx[0], "spec": {"replicas": "x"}}, messages=True),
+        ],
+        "status-ready-negative": [setup(post(W, widget())), put(w + "/status", status(-1), messages=True)],
+        "status-ready-string": [setup(post(W, widget())), put(w + "/status", status("x"))],
+    }
+    return [Scenario(f"custom/validation/{k}", "custom", v) for k, v in cases.items()]
+
+
 def _rows(body: Any) -> Any:
     return {
         "columns": [(c["name"], c["type"], c.get("priority", 0)) for c in body["columnDefinitions"]],
@@ -295,4 +316,4 @@ def _rows(body: Any) -> Any:
     }
 
 
-SCENARIOS: list[Scenario] = [*creates(), *lifecycle()]
+SCENARIOS: list[Scenario] = [*creates(), *lifecycle(), *validation_order()]
