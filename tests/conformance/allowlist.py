@@ -50,11 +50,6 @@ KNOWN_GAPS: dict[str, str] = {
     "errors/duplicate-field-strict": _GAP4,
     "errors/duplicate-field-warn": _GAP4,
     "list/rv-not-a-number": "the error for a resourceVersion that is not a number",
-    "custom/cluster-scoped-in-namespace-path": _R2,
-    "custom/delete": _R2,
-    "custom/list": _R2,
-    "custom/unknown-resource": _R2,
-    "custom/unknown-version": _R2,
     "custom/wrong-kind": _R2,
 }
 

@@ -376,7 +376,7 @@ class WriteVerbs:
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
             code = 202 if opts.get("orphanDependents") is False else 200
             return warn(json_response(code, wire.served(info, obj)), *warnings)
-        if info.custom or info.delete_returns_object:
+        if info.delete_returns_object:  # custom resources answer with the Status, as built-ins mostly do
             return warn(json_response(200, wire.served(info, obj)), *warnings)
         return warn(
             json_response(
