@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 
-_R2 = "CRD schema corner cases: error causes and codes of invalid values, list/table details"
-
 _GAP1 = "unknown nested fields are found only for the kinds in builtin_fields._NESTED"
 _GAP2 = "the DELETE answer (object or Status) per kind, and kinds the emulator does not serve"
 _GAP3 = "create-on-update (PUT of a missing object) per kind, and unserved kinds"
@@ -50,7 +48,6 @@ KNOWN_GAPS: dict[str, str] = {
     "errors/duplicate-field-strict": _GAP4,
     "errors/duplicate-field-warn": _GAP4,
     "list/rv-not-a-number": "the error for a resourceVersion that is not a number",
-    "custom/wrong-kind": _R2,
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.registry import fieldtypes, managed, patch
@@ -43,8 +44,9 @@ class WriteVerbs:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
             raise E.method_not_allowed("POST")
-        obj = wire.read_body(req, t.info, options="CreateOptions")
+        obj = wire.read_body(req, t.info, options="CreateOptions", custom_kind_later=True)
         wire.check_namespace(obj, t)
+        _check_custom_kind(t.info, obj)
         if (obj.get("metadata") or {}).get("resourceVersion"):
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
             raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
@@ -99,8 +101,9 @@ class WriteVerbs:
             return self._update_scale(
                 req, t, wire.read_body(req, t.info, check_kind=False, options="UpdateOptions")
             )
-        obj = wire.read_body(req, t.info, options="UpdateOptions")
+        obj = wire.read_body(req, t.info, options="UpdateOptions", custom_kind_later=True)
         wire.check_namespace(obj, t)
+        _check_custom_kind(t.info, obj)
         named = (obj.get("metadata") or {}).get("name") or ""
         if named != t.name:  # checkName, before the object is looked up
             raise E.bad_request(
@@ -421,6 +424,18 @@ class WriteVerbs:
                 "items": deleted,
             },
         )
+
+
+def _check_custom_kind(info: ServedResource, obj: dict[str, Any]) -> None:
+    """A custom resource of another kind is decoded as is (no defaults, no pruning) and refused by
+    the strategy's type check, 422 under the kind it names; the CEL rules still run over it."""
+    kind = obj.get("kind")
+    if not info.custom or kind == info.kind:
+        return
+    causes = [E.cause("FieldValueInvalid", "kind", f'Invalid value: "{kind}": must be {info.kind}')]
+    causes += apiextensions.rules_or_blocked(causes, obj, info.schema)
+    name = (obj.get("metadata") or {}).get("name") or ""
+    raise E.invalid(info.group, str(kind), name, causes)
 
 
 def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, Any]) -> str:

@@ -305,6 +305,12 @@ def validation_order() -> list[Scenario]:
         ],
         "status-ready-negative": [setup(post(W, widget())), put(w + "/status", status(-1), messages=True)],
         "status-ready-string": [setup(post(W, widget())), put(w + "/status", status("x"))],
+        "wrong-kind": [post(W, {**widget(replicas=2), "kind": "Gadget"}, messages=True)],
+        "wrong-kind-update": [
+            setup(post(W, widget())),
+            put(w, lambda ctx: {**ctx[0], "kind": "Gadget"}, messages=True),
+        ],
+        "wrong-kind-cel-error": [post(W, {**widget(), "kind": "Gadget"}, messages=True)],
     }
     return [Scenario(f"custom/validation/{k}", "custom", v) for k, v in cases.items()]
 
