@@ -12,6 +12,7 @@ refuses unknown fields and wrongly typed scalars of built-ins with the server's 
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 
 from pyscaffold_op.models import spec
@@ -118,6 +119,8 @@ def _field(node: Schema | None, key: str) -> Any:
     node = resolve(node)
     if node is None:
         return None
+    if node.get("x-kubernetes-embedded-resource") and key in ("apiVersion", "kind", "metadata"):
+        return None  # an embedded object's type fields are implied
     props = node.get("properties") or {}
     if key in props:
         return resolve(props[key])
@@ -150,13 +153,47 @@ def _check(value: Any, node: Any, at: str) -> str | None:
     if kind == "array":
         if not isinstance(value, list):
             return f"{at}: expected list, got {_go_value(value)}"
-        item = resolve(node.get("items"))
-        for i, v in enumerate(value):
-            found = _check(v, item, f"{at}[{i}]")
-            if found:
-                return found
-        return None
+        return _check_list(value, node, at)
     return _scalar(value, kind, at)
+
+
+def _check_list(value: list[Any], node: Schema, at: str) -> str | None:
+    """Each item as its path element names it (`[name="c"]` in an associative list, `[="a"]` in a
+    set, `[0]` otherwise): an associative list's item needs a key (a missing key field may take its
+    default), no two items of a set or an associative list share one, and each item is checked."""
+    list_type = list_kind(node)
+    item = resolve(node.get("items"))
+    seen: set[str] = set()
+    for i, v in enumerate(value):
+        element = f"[{i}]"
+        if list_type[0] == "set":
+            element = f"[={_json(v)}]"
+        elif list_type[0] == "map" and isinstance(v, dict):
+            keys = list_type[1]
+            present = {}
+            for k in keys:
+                default = (child(item, k) or {}).get("default")
+                if k in v or default is not None:
+                    present[k] = v.get(k, default)
+            if keys and not present:
+                names = "[" + " ".join(json.dumps(k) for k in keys) + "]"
+                return (
+                    f"{at}: element {i}: associative list with keys has an element that omits all "
+                    f"key fields {names} (and doesn't have default values for any key fields)"
+                )
+            element = "[" + ",".join(f"{k}={_json(present[k])}" for k in sorted(present)) + "]"
+        if list_type[0] != "atomic":
+            if element in seen:
+                return f"{at}: duplicate entries for key {element}"
+            seen.add(element)
+        found = _check(v, item, f"{at}{element}")
+        if found:
+            return found
+    return None
+
+
+def _json(v: Any) -> str:
+    return json.dumps(v, separators=(",", ":"))
 
 
 def _scalar(value: Any, kind: Any, at: str) -> str | None:

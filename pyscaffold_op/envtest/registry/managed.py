@@ -299,7 +299,7 @@ def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyReq
     merge, prune what this manager applied before and gave up, then ownership; raises 409 Conflict
     listing the contested fields unless `req.force`, 500 when `applied` is not a value of the kind."""
     schema = req.type_schema(applied)
-    if not req.custom and schema is not None:
+    if schema is not None:
         _check_typed(applied, schema)
     status_only = req.subresource == "status"
     applied_paths = field_paths(applied, schema, req.custom, status_only)
@@ -358,8 +358,9 @@ def _without_meta(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_typed(applied: dict[str, Any], schema: Schema) -> None:
-    """The typed conversion of the applied object: an unknown field or a scalar of the wrong type is
-    the server's unclassified 500."""
+    """The typed conversion of the applied object (built-in or custom): an unknown field, a value of
+    the wrong type, an associative list item without a key or a duplicate item is the server's
+    unclassified 500."""
     found = fieldtypes.typed_error(applied, schema)
     if found is None:
         return

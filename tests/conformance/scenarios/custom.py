@@ -311,6 +311,21 @@ def validation_order() -> list[Scenario]:
             put(w, lambda ctx: {**ctx[0], "kind": "Gadget"}, messages=True),
         ],
         "wrong-kind-cel-error": [post(W, {**widget(), "kind": "Gadget"}, messages=True)],
+        # an apply is made a typed object first: what does not fit the schema is the server's 500
+        "apply-unknown-field": [apply(w, widget(junk=1, replicas=2), messages=True)],
+        "apply-wrong-type": [apply(w, widget(replicas="three"), messages=True)],
+        "apply-list-map-no-key": [apply(w, widget(ports=[{"port": 80}]), messages=True)],
+        "apply-list-map-duplicate": [
+            apply(w, widget(ports=[{"name": "a", "port": 1}, {"name": "a", "port": 2}]), messages=True)
+        ],
+        "apply-set-duplicate": [apply(w, widget(tags=["a", "a"]), messages=True)],
+        "apply-nested-item-wrong-type": [apply(w, widget(ports=[{"name": "a", "port": "x"}]), messages=True)],
+        "apply-preserve-unknown": [
+            apply(
+                B + "/b",
+                {"apiVersion": "conf.example.com/v1", "kind": "Blob", "metadata": {"name": "b"}, "x": 1},
+            )
+        ],
     }
     return [Scenario(f"custom/validation/{k}", "custom", v) for k, v in cases.items()]
 
