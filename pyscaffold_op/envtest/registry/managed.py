@@ -126,9 +126,12 @@ class _Walk:
         kind = fieldtypes.list_kind(node)
         if kind[0] == "map" and all(isinstance(i, dict) for i in value):
             item_schema = fieldtypes.items(node)
+            atomic_items = fieldtypes.atomic_map(item_schema)  # ownerReferences: owned as keys only
             for item in value:
                 entry = (*prefix, _key_elem(item, kind[1], item_schema))
-                self.out[entry] = _ENTRY
+                self.out[entry] = item if atomic_items else _ENTRY
+                if atomic_items:
+                    continue
                 for k, v in item.items():
                     self((*entry, f"f:{k}"), v, fieldtypes.child(item_schema, k))
         elif kind[0] == "set":
@@ -382,6 +385,9 @@ def _drop_empty(obj: dict[str, Any], schema: Schema | None, top: bool = True) ->
     for k in list(obj):
         sub = fieldtypes.object_meta() if top and k == "metadata" else fieldtypes.child(node, k)
         v = obj[k]
+        if v is None:  # a null (an applied `replicas: null`) is a nil pointer: not written
+            del obj[k]
+            continue
         if sub is None or k in required:
             continue
         if (v == {} and fieldtypes.is_map(sub)) or (v == [] and sub.get("type") == "array"):

@@ -134,6 +134,30 @@ def applies() -> list[Scenario]:
         ],
         "unknown-field-warn": [apply(c, {**cm(), "junk": 1}, messages=True)],
         "wrong-type-string": [apply(c, cm(data={"a": 1}), messages=True)],
+        "owner-references-atomic-items": [
+            apply(
+                c,
+                cm(
+                    ownerReferences=[
+                        {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "0000-1"},
+                    ]
+                ),
+            )
+        ],
+        "deployment-replicas-null": [apply(d, dep(replicas=None))],
+        "deployment-status": [
+            apply(d, dep()),
+            apply(d + "/status", {**dep(), "spec": None, "status": {"replicas": 3}}, manager="st"),
+        ],
+        "deployment-drop-shared-container": [
+            apply(d, dep(containers=[CONTAINER, {"name": "s", "image": "busybox"}])),
+            apply(
+                d,
+                dep(containers=[{"name": "s", "image": "busybox", "env": [{"name": "E", "value": "1"}]}]),
+                manager="m2",
+            ),
+            apply(d, dep()),
+        ],
     }
     return [Scenario(f"apply/{k}", "apply", v) for k, v in seqs.items()]
 
