@@ -193,6 +193,29 @@ def _entry_key(e: dict[str, Any]) -> tuple[str, str, str]:
     return (e.get("manager", ""), e.get("operation", ""), e.get("subresource", ""))
 
 
+def written_entries(sent: Any, live: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The managedFields an update or patch leaves when its object carries `sent`: `[]` or `[{}]`
+    reset them to none (isResetManagedFields; an object without managed fields is then not tracked
+    by updates), entries that all decode replace them, anything else leaves the live ones."""
+    if sent == live:
+        return live
+    if sent == [] or sent == [{}]:
+        return None
+    if isinstance(sent, list) and all(_decodes(e) for e in sent):
+        return sent  # the update then tracks on them; entries left empty are dropped
+    return live
+
+
+def _decodes(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and entry.get("operation") in ("Apply", "Update")
+        and entry.get("fieldsType") == "FieldsV1"
+        and bool(entry.get("apiVersion"))
+        and isinstance(entry.get("fieldsV1", {}), dict)
+    )
+
+
 def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldOwner) -> None:
     """Give `owner.manager` (operation Update) the fields this write changed; drop removed fields from all."""
     status_only = owner.subresource == "status"
@@ -207,11 +230,16 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldO
         else:  # nothing tracked was written (a bare ConfigMap): no entry, and no empty list either
             meta.pop("managedFields", None)
         return
+    entries = _entries(new)  # the live entries, or those the write set (written_entries)
+    if not entries:
+        # an object without managed fields stays without: updates are not tracked on it
+        # (the apiserver's skipNonAppliedManager; an apply first gives them to before-first-apply)
+        new["metadata"].pop("managedFields", None)
+        return
     new_paths = field_paths(new, schema, owner.custom, status_only, nodes=True)
-    old_paths = field_paths(old, schema, owner.custom, status_only, nodes=True) if old else {}
+    old_paths = field_paths(old, schema, owner.custom, status_only, nodes=True)
     changed = {p for p, v in new_paths.items() if p not in old_paths or old_paths[p] != v}
     removed = set(old_paths) - set(new_paths)
-    entries = _entries(old) if old else []
     _set_ownership(new, entries, me, changed, removed, owner.now, owner.api_version)
 
 
@@ -263,7 +291,9 @@ def _set_ownership(
 
 def _store_entries(obj: dict[str, Any], entries: list[dict[str, Any]]) -> None:
     """managedFields in the order the server encodes them (sortEncodedManagedFields): by operation
-    (Apply before Update), time (none first), manager, apiVersion, subresource."""
+    (Apply before Update), time (none first), manager, apiVersion, subresource; managers that own
+    nothing are dropped."""
+    entries[:] = [e for e in entries if e.get("fieldsV1")]
     entries.sort(
         key=lambda e: (
             e.get("operation", ""),
@@ -314,6 +344,10 @@ def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyReq
         _store_entries(result, [_new_entry(me, req.now, req.api_version, fields)] if mine else [])
         return result
     entries = _entries(current)
+    if not entries:  # an object no one manages: an Update first gives its fields to this name
+        fields = to_fields_v1(field_paths(current, schema, req.custom, status_only, nodes=True))
+        if fields:
+            entries = [_new_entry(("before-first-apply", "Update", ""), req.now, req.api_version, fields)]
     sets = {_entry_key(e): from_fields_v1(e.get("fieldsV1") or {}) for e in entries}
     previous = sets.get(me, set())
     others: set[Path] = set().union(*(p for k, p in sets.items() if k != me))

@@ -28,7 +28,7 @@ from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission import plugins as admission_plugins
 from pyscaffold_op.envtest.jsonutil import dumps, json_copy, loads
 from pyscaffold_op.envtest.registry import crds, defaulting, graceful, strategies
-from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update
+from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update, written_entries
 from pyscaffold_op.envtest.registry.objectmeta import generate_name, label_causes, name_causes
 from pyscaffold_op.envtest.registry.resources import LABEL_NAMED, Registry, ServedResource
 from pyscaffold_op.envtest.storage.storeaccess import StoreController
@@ -129,7 +129,11 @@ class Store:
         # pods/log: set by the kubelet simulator (pod -> text, None if not started)
         self.pod_logs: Callable[[Obj], str | None] | None = None
         for ns in DEFAULT_NAMESPACES:
-            self.create(self.info("", "v1", "namespaces"), "", {"metadata": {"name": ns}})
+            # written by kube-apiserver itself, which its managedFields say (later updates are
+            # tracked only on objects that have some)
+            self.create(
+                self.info("", "v1", "namespaces"), "", {"metadata": {"name": ns}}, manager="kube-apiserver"
+            )
 
     # -- lookup ------------------------------------------------------------------------------------
 
@@ -444,6 +448,13 @@ class Store:
                 meta[k] = ometa[k]
             else:
                 meta.pop(k, None)
+        sent = obj.get("metadata") or {}
+        if "managedFields" in sent:  # a client may set them, or reset them with `[{}]`
+            kept = written_entries(sent["managedFields"], ometa.get("managedFields"))
+            if kept:
+                meta["managedFields"] = kept
+            else:
+                meta.pop("managedFields", None)
         meta.pop("selfLink", None)
         if info.status:
             if "status" in old:

@@ -39,6 +39,19 @@ def dep(name: str = "d", containers: Any = None, **spec: Any) -> dict[str, Any]:
     }
 
 
+MANAGED_X = {
+    "manager": "x",
+    "operation": "Update",
+    "apiVersion": "v1",
+    "fieldsType": "FieldsV1",
+    "fieldsV1": {"f:data": {"f:a": {}}},
+}
+
+
+def _managers(body: Any) -> Any:
+    return [(e.get("manager"), e.get("operation")) for e in body["metadata"].get("managedFields") or []]
+
+
 def applies() -> list[Scenario]:
     c = CM + "/c"
     d = DEP + "/d"
@@ -149,6 +162,35 @@ def applies() -> list[Scenario]:
             apply(d, dep()),
             apply(d + "/status", {**dep(), "spec": None, "status": {"replicas": 3}}, manager="st"),
         ],
+        # managedFields a client writes or resets, and objects no one manages
+        "untracked-after-bare-create": [setup(post(CM, cm())), patch(c, {"data": {"a": "1"}})],
+        "before-first-apply": [
+            setup(post(CM, cm())),
+            setup(patch(c, {"data": {"a": "1"}})),
+            apply(c, cm(data={"a": "2"}), messages=True),
+            apply(c, cm(data={"b": "2"})),
+        ],
+        "reset-with-empty-entry": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            put(c, lambda ctx: {**ctx[0], "metadata": {**ctx[0]["metadata"], "managedFields": [{}]}}),
+            patch(c, {"data": {"b": "1"}}),
+        ],
+        "set-by-client": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            patch(c, {"metadata": {"managedFields": [MANAGED_X]}}),
+            patch(c, {"metadata": {"managedFields": []}}),
+        ],
+        "undecodable-entries-kept": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            patch(c, {"metadata": {"managedFields": [{"manager": "y"}]}}),
+            patch(c, {"metadata": {"managedFields": [{**MANAGED_X, "apiVersion": ""}]}, "data": {"b": "2"}}),
+            patch(c, {"metadata": {"managedFields": [{**MANAGED_X, "fieldsV1": {}}]}}),
+        ],
+        "reset-with-empty-list": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            patch(c, {"metadata": {"managedFields": []}}),
+        ],
+        "default-namespace-managers": [get("/api/v1/namespaces/default", view=_managers)],
         "deployment-drop-shared-container": [
             apply(d, dep(containers=[CONTAINER, {"name": "s", "image": "busybox"}])),
             apply(
