@@ -174,6 +174,11 @@ class WriteVerbs:
             raise E.bad_request("patch result must be an object")
         if t.subresource == "scale":
             return self._update_scale(req, t, patched)
+        patched_meta = patched.get("metadata")
+        if not isinstance(patched_meta, dict) or not patched_meta.get("name"):
+            raise E.bad_request(
+                f"the name of the object ({name} based on URL) was undeterminable: name must be provided"
+            )
         unknown = "" if info.custom else _decode_patched(req, info, patched)
         check_meta_types(patched.setdefault("metadata", {}))
         if not patched["metadata"].get("resourceVersion"):
@@ -443,11 +448,23 @@ def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, A
     wrong JSON type, or under fieldValidation=Strict an unknown one, is 422 on the field `patch`
     with the patched object as its value; otherwise unknown fields are dropped (and named in a
     Warning header unless Ignore)."""
+    api_version, kind = patched.get("apiVersion"), patched.get("kind")
+    if (api_version, kind) != (info.api_version, info.kind):  # decoded as the type it now names
+        group_version = api_version if isinstance(api_version, str) else ""
+        if fieldtypes.kind_schema(group_version, str(kind)) is None:
+            raise _invalid_patch(
+                patched,
+                f'no kind "{kind}" is registered for version "{group_version}" in scheme '
+                '"pkg/runtime/scheme.go:111"',
+            )
     wrong = wrong_type(info.group, info.kind, patched)
     if wrong is not None:
         raise _invalid_patch(patched, wrong)
-    mode = _field_validation(req)
     schema = fieldtypes.kind_schema(info.api_version, info.kind)
+    bad_bytes = fieldtypes.byte_error(patched, schema) if schema is not None else None
+    if bad_bytes is not None:
+        raise _invalid_patch(patched, bad_bytes)
+    mode = _field_validation(req)
     probe = json_copy(patched)
     found = prune_unknown(info.group, info.kind, probe) + prune_nested(info.group, info.kind, probe)
     if schema is not None:  # the deeper fields the tables above do not list, from the kind's type

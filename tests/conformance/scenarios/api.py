@@ -304,6 +304,19 @@ def patches() -> list[Scenario]:
             base,
             Step("PATCH", c, {"data": {}}, content_type="application/json", messages=True),
         ],
+        "json-remove-name": [
+            base,
+            patch(c, [{"op": "remove", "path": "/metadata/name"}], "json", messages=True),
+        ],
+        # (the object inside these messages is Go's JSON of the patched map: key order not compared)
+        "json-api-version-v2": [base, patch(c, {"apiVersion": "v2"})],
+        "json-unknown-kind": [base, patch(c, [{"op": "replace", "path": "/kind", "value": "Nope"}], "json")],
+        "binary-data-not-base64": [
+            base,
+            patch(c, [{"op": "copy", "from": "/data", "path": "/binaryData"}], "json"),
+            patch(c, {"binaryData": {"x": "YWJj"}}),
+            patch(c, {"binaryData": {"y": "ab!d"}}),
+        ],
         "strategic-on-custom-message": [
             setup(
                 post(W, {"apiVersion": "conf.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
