@@ -420,14 +420,12 @@ class WriteVerbs:
             except E.StatusError as err:
                 if err.code != 404:
                     raise
+        list_meta: dict[str, Any] = {"resourceVersion": str(self.store.rv)}
+        if info.custom:  # an unstructured list's metadata always has `continue`
+            list_meta = {"continue": "", **list_meta}
         return json_response(
             200,
-            {
-                "apiVersion": info.api_version,
-                "kind": info.list_kind,
-                "metadata": {"resourceVersion": str(self.store.rv)},
-                "items": deleted,
-            },
+            {"apiVersion": info.api_version, "kind": info.list_kind, "metadata": list_meta, "items": deleted},
         )
 
 

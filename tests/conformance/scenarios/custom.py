@@ -320,6 +320,12 @@ def validation_order() -> list[Scenario]:
         ],
         "apply-set-duplicate": [apply(w, widget(tags=["a", "a"]), messages=True)],
         "apply-nested-item-wrong-type": [apply(w, widget(ports=[{"name": "a", "port": "x"}]), messages=True)],
+        "delete-collection": [
+            setup(post(W, widget("a"))),
+            delete(W + "?labelSelector=x%3Dy"),
+            delete(W),
+            get(W, view=names),
+        ],
         "apply-preserve-unknown": [
             apply(
                 B + "/b",
