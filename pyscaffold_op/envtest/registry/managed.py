@@ -362,7 +362,7 @@ def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyReq
     conflicts: list[tuple[str, Path]] = []
     for e in entries:
         key = _entry_key(e)
-        if key == me or e.get("subresource", "") != req.subresource:
+        if key == me:  # any other manager, of any subresource (a /scale apply meets the spec's)
             continue
         conflicts.extend((_manager_label(e), p) for p in sorted(sets[key] & changed))
     if conflicts and not req.force:
@@ -384,6 +384,8 @@ def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyReq
         # the apply's time moves only when the object changed (managedFieldsUpdater.Apply)
         mine_entry = next((e for e in entries if _entry_key(e) == me), None)
         time = req.now if modified else (mine_entry or {}).get("time")
+        if req.subresource == "scale":  # the scale handler's entries carry no time
+            time = None
         kept.append(_new_entry(me, time, req.api_version, to_fields_v1(mine)))
     _store_entries(result, kept)
     return result

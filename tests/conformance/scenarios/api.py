@@ -48,6 +48,15 @@ MANAGED_X = {
 }
 
 
+def _scale(replicas: int, name: str = "d") -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas},
+    }
+
+
 def _managers(body: Any) -> Any:
     return [(e.get("manager"), e.get("operation")) for e in body["metadata"].get("managedFields") or []]
 
@@ -191,6 +200,19 @@ def applies() -> list[Scenario]:
             patch(c, {"metadata": {"managedFields": []}}),
         ],
         "default-namespace-managers": [get("/api/v1/namespaces/default", view=_managers)],
+        "deployment-scale": [
+            apply(d, dep(replicas=2)),
+            apply(d + "/scale", _scale(5), manager="hpa", messages=True),
+            apply(d + "/scale", _scale(5), manager="hpa", force=True),
+            get(d),
+            apply(d + "/scale", _scale(6), manager="hpa"),
+            apply(d, dep(replicas=2), messages=True),
+            apply(d + "/scale", _scale(-1), manager="hpa", messages=True),
+        ],
+        "invalid-object-type": [
+            apply(c, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}}, messages=True),
+            apply(c, {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "c"}}, messages=True),
+        ],
         "deployment-drop-shared-container": [
             apply(d, dep(containers=[CONTAINER, {"name": "s", "image": "busybox"}])),
             apply(

@@ -288,6 +288,15 @@ def lifecycle() -> list[Scenario]:
     ]
 
 
+def _scale(replicas: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": "w"},
+        "spec": {"replicas": replicas},
+    }
+
+
 def validation_order() -> list[Scenario]:
     """Issue 25: the causes of an invalid custom resource word for word, in the server's order
     (schema, the scale subresource's replica paths, then CEL or the cause saying it was skipped)."""
@@ -320,6 +329,17 @@ def validation_order() -> list[Scenario]:
         ],
         "apply-set-duplicate": [apply(w, widget(tags=["a", "a"]), messages=True)],
         "apply-nested-item-wrong-type": [apply(w, widget(ports=[{"name": "a", "port": "x"}]), messages=True)],
+        "apply-scale": [
+            apply(w + "/scale", _scale(3)),
+            apply(w, widget(replicas=2)),
+            apply(w + "/scale", _scale(3), messages=True),
+            apply(w + "/scale", _scale(3), force=True, messages=True),
+            get(w),
+            apply(w + "/scale", _scale(-1), messages=True),
+        ],
+        "apply-invalid-object-type": [
+            apply(w, {**widget(), "apiVersion": "conf.example.com/v2"}, messages=True)
+        ],
         "delete-collection": [
             setup(post(W, widget("a"))),
             delete(W + "?labelSelector=x%3Dy"),
