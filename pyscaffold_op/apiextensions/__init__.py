@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from pyscaffold_op.apiextensions.defaulting import apply_defaults
     from pyscaffold_op.apiextensions.pruning import OBJECT_META_FIELDS, prune, unknown_fields
     from pyscaffold_op.apiextensions.rules import MISSING, has_rules, validate_rules
-    from pyscaffold_op.apiextensions.strategy import rules_or_blocked, scale_causes
+    from pyscaffold_op.apiextensions.strategy import rules_or_blocked, scale_causes, status_causes
     from pyscaffold_op.apiextensions.validation import validate
 
 _MODULE_OF = {
@@ -45,6 +45,7 @@ _MODULE_OF = {
     "prune": "pruning",
     "rules_or_blocked": "strategy",
     "scale_causes": "strategy",
+    "status_causes": "strategy",
     "unknown_fields": "pruning",
     "validate": "validation",
     "validate_rules": "rules",
@@ -61,6 +62,7 @@ __all__ = [
     "prune",
     "rules_or_blocked",
     "scale_causes",
+    "status_causes",
     "unknown_fields",
     "validate",
     "validate_rules",

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from pyscaffold_op.apiextensions.rules import MISSING, has_rules, validate_rules
+from pyscaffold_op.apiextensions.validation import validate
 from pyscaffold_op.apimachinery.fielderrors import Cause, cause
 
-__all__ = ["BLOCKING", "rules_or_blocked", "scale_causes"]
+__all__ = ["BLOCKING", "rules_or_blocked", "scale_causes", "status_causes"]
 
 Schema = dict[str, Any]
 
@@ -43,16 +44,32 @@ def rules_or_blocked(causes: list[Cause], obj: Any, schema: Schema | None, old: 
     return validate_rules(obj, schema, old)
 
 
+def status_causes(obj: dict[str, Any], schema: Schema | None) -> list[Cause]:
+    """A status write's schema causes: the server validates the status against its own schema
+    (the messages name `ready`) under the field path `status` (the causes name `status.ready`)."""
+    status_schema = ((schema or {}).get("properties") or {}).get("status")
+    if status_schema is None or "status" not in obj:
+        return []
+    out: list[Cause] = []
+    for c in validate(obj["status"], status_schema):
+        field = c.get("field", "")
+        if field == "<root>":
+            field = "status"
+        elif field != "<nil>":
+            field = f"status.{field}"
+        out.append(cause(c["reason"], field, c["message"]))
+    return out
+
+
 def scale_causes(obj: dict[str, Any], scale: dict[str, str] | None, *, status: bool = False) -> list[Cause]:
     """The scale subresource's checks of the object: its replica counts are integers (0 when
     missing) and not negative, its label selector a string; of a `status` write only the status's."""
     if not scale:
         return []
     out = [] if status else _replicas_causes(obj, scale.get("specReplicasPath") or "")
-    status_replicas = _replicas_causes(obj, scale.get("statusReplicasPath") or "")
-    out += status_replicas
+    out += _replicas_causes(obj, scale.get("statusReplicasPath") or "")
     selector = scale.get("labelSelectorPath") or ""
-    if selector and not status_replicas:
+    if selector:
         _, error = _nested(obj, selector, "string")
         if error is not None:
             out.append(cause("FieldValueInvalid", selector, f'Invalid value: "": {error}'))

@@ -179,7 +179,10 @@ class WriteVerbs:
             raise E.bad_request(
                 f"the name of the object ({name} based on URL) was undeterminable: name must be provided"
             )
-        unknown = "" if info.custom else _decode_patched(req, info, patched)
+        if info.custom:
+            unknown = _decode_custom_patched(req, info, patched)
+        else:
+            unknown = _decode_patched(req, info, patched)
         check_meta_types(patched.setdefault("metadata", {}))
         if not patched["metadata"].get("resourceVersion"):
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
@@ -484,15 +487,39 @@ def _check_applied_scale(info: ServedResource, name: str, scale: dict[str, Any])
 
 
 def _check_custom_kind(info: ServedResource, obj: dict[str, Any]) -> None:
-    """A custom resource of another kind is decoded as is (no defaults, no pruning) and refused by
-    the strategy's type check, 422 under the kind it names; the CEL rules still run over it."""
-    kind = obj.get("kind")
-    if not info.custom or kind == info.kind:
+    """The custom resource strategy's type check (ValidateTypeMeta): an object of another kind or
+    apiVersion is decoded as is (no defaults, no pruning) and refused, 422 under the kind it
+    names; the CEL rules still run over it."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    causes = []
+    if kind != info.kind:
+        causes.append(E.cause("FieldValueInvalid", "kind", f'Invalid value: "{kind}": must be {info.kind}'))
+    if api_version != info.api_version:
+        causes.append(
+            E.cause(
+                "FieldValueInvalid",
+                "apiVersion",
+                f'Invalid value: "{api_version}": must be {info.api_version}',
+            )
+        )
+    if not info.custom or not causes:
         return
-    causes = [E.cause("FieldValueInvalid", "kind", f'Invalid value: "{kind}": must be {info.kind}')]
     causes += apiextensions.rules_or_blocked(causes, obj, info.schema)
     name = (obj.get("metadata") or {}).get("name") or ""
     raise E.invalid(info.group, str(kind), name, causes)
+
+
+def _decode_custom_patched(req: HttpRequest, info: ServedResource, patched: dict[str, Any]) -> str:
+    """A patched custom resource as the server decodes it: unknown fields per fieldValidation
+    (Strict: 422 on the field `patch`; Warn: named in a Warning header), then the strategy's type
+    check."""
+    mode = _field_validation(req)
+    found = info.compiled_schema.prune(json_copy(patched)) if mode in _PRUNED_ON_DECODE else []
+    if found and mode == "Strict":
+        unknown = ", ".join(f'unknown field "{f}"' for f in found)
+        raise _invalid_patch(patched, f"strict decoding error: {unknown}", unstructured=True)
+    _check_custom_kind(info, patched)
+    return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
 
 
 def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, Any]) -> str:
@@ -535,9 +562,11 @@ def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, A
     return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
 
 
-def _invalid_patch(patched: dict[str, Any], why: str) -> E.StatusError:
-    """NewInvalid with no kind or name: `"" is invalid: patch: Invalid value: "<object>": <why>`."""
-    shown = json.dumps(json.dumps(patched, separators=(",", ":"), ensure_ascii=False), ensure_ascii=False)
+def _invalid_patch(patched: dict[str, Any], why: str, *, unstructured: bool = False) -> E.StatusError:
+    """NewInvalid with no kind or name: `"" is invalid: patch: Invalid value: "<object>": <why>`;
+    an `unstructured` object (a custom resource) is shown as Go marshals a map, keys sorted."""
+    text = json.dumps(patched, separators=(",", ":"), ensure_ascii=False, sort_keys=unstructured)
+    shown = json.dumps(text, ensure_ascii=False)
     return E.invalid("", "", "", [E.cause("FieldValueInvalid", "patch", f"Invalid value: {shown}: {why}")])
 
 

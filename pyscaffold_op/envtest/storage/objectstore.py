@@ -424,7 +424,8 @@ class Store:
                 schema = info.compiled_schema
                 schema.prune(new)
                 schema.apply_defaults(new)
-                causes = schema.validate(new) + apiextensions.scale_causes(new, info.scale, status=True)
+                causes = apiextensions.status_causes(new, info.schema)
+                causes += apiextensions.scale_causes(new, info.scale, status=True)
                 causes += apiextensions.rules_or_blocked(causes, new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)

@@ -340,6 +340,27 @@ def validation_order() -> list[Scenario]:
         "apply-invalid-object-type": [
             apply(w, {**widget(), "apiVersion": "conf.example.com/v2"}, messages=True)
         ],
+        "patch-strict-unknown": [
+            setup(post(W, widget(replicas=2))),
+            # (the message holds the object, uid and times included: not compared word for word)
+            patch(w + "?fieldValidation=Strict", {"spec": {"junk": 1}}),
+            patch(w + "?fieldValidation=Strict", [{"op": "add", "path": "/spec/junk", "value": 1}], "json"),
+        ],
+        "patch-warn-unknown": [
+            setup(post(W, widget(replicas=2))),
+            patch(w, {"spec": {"junk": 1}}, compare_headers=("Warning",)),
+        ],
+        "patch-type-meta": [
+            setup(post(W, widget(replicas=2))),
+            patch(w, {"apiVersion": "conf.example.com/v2"}, messages=True),
+            patch(w, {"kind": "Gadget"}, messages=True),
+            patch(w, [{"op": "remove", "path": "/metadata/name"}], "json", messages=True),
+        ],
+        "status-schema-message": [
+            setup(post(W, widget(replicas=2))),
+            patch(w + "/status", {"status": {"ready": "x"}}, messages=True),
+            patch(w + "/status", {"status": "x"}),
+        ],
         "delete-collection": [
             setup(post(W, widget("a"))),
             delete(W + "?labelSelector=x%3Dy"),
