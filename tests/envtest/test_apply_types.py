@@ -166,3 +166,28 @@ def test_cel_rules_are_skipped_after_a_blocking_error_only() -> None:
     blocked = rules_or_blocked([cause("FieldValueTypeInvalid", "spec.n", "x")], obj, schema)
     assert [c["field"] for c in blocked] == ["<nil>"]
     assert rules_or_blocked([], obj, {"type": "object"}) == []
+
+
+def test_managed_fields_a_client_writes() -> None:
+    live = [
+        {"manager": "m", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {}}
+    ]
+    own = [{**live[0], "manager": "x", "fieldsV1": {"f:data": {"f:a": {}}}}]
+    assert managed.written_entries(live, live) is live
+    assert managed.written_entries([], live) is None and managed.written_entries([{}], live) is None
+    assert managed.written_entries(own, live) == own
+    assert managed.written_entries([{"manager": "y"}], live) is live  # does not decode
+    assert managed.written_entries([{**own[0], "apiVersion": ""}], live) is live
+
+
+def test_first_apply_to_an_unmanaged_object_meets_before_first_apply() -> None:
+    bare = {**_cm(a="1"), "metadata": {"name": "d"}}  # no managedFields: written untracked
+    with pytest.raises(StatusError) as err:
+        managed.apply(bare, _cm(a="2"), _request("m1", kind="ConfigMap"))
+    assert (
+        err.value.message
+        == 'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.a'
+    )
+    shared = managed.apply(bare, _cm(b="2"), _request("m1", kind="ConfigMap"))
+    managers = [(e["manager"], e["operation"]) for e in shared["metadata"]["managedFields"]]
+    assert managers == [("m1", "Apply"), ("before-first-apply", "Update")]
