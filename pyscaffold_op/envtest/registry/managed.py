@@ -10,6 +10,7 @@ source of the type information strategic merge reads too.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -513,19 +514,63 @@ def _merge(current: Any, applied: Any, schema: Schema | None) -> Any:
     if isinstance(current, list) and isinstance(applied, list):
         kind = fieldtypes.list_kind(node)
         if kind[0] == "set":
-            return current + [x for x in applied if x not in current]
+            return _merge_items(current, applied, lambda v: json.dumps(v, sort_keys=True), None)
         if kind[0] == "map" and all(isinstance(i, dict) for i in applied + current):
             item_schema = fieldtypes.items(node)
-            idx = {_key_elem(i, kind[1], item_schema): n for n, i in enumerate(current)}
-            for item in applied:
-                k = _key_elem(item, kind[1], item_schema)
-                if k in idx:
-                    current[idx[k]] = _merge(current[idx[k]], item, item_schema)
-                else:
-                    idx[k] = len(current)
-                    current.append(json_copy(item))
-            return current
+            return _merge_items(current, applied, lambda i: _key_elem(i, kind[1], item_schema), item_schema)
     return json_copy(applied)
+
+
+def _merge_items(
+    live: list[Any], applied: list[Any], key: Callable[[Any], str], item_schema: Schema | None
+) -> list[Any]:
+    """structured-merge-diff's merge of two sets or associative lists (visitListItems): both orders
+    kept as far as they agree; a shared item waits until the applied order reaches it, an item only
+    live stays where it was, an applied one goes where the applied list puts it."""
+    lkeys, rkeys = [key(i) for i in live], [key(i) for i in applied]
+    lhs, rhs = dict(zip(lkeys, live, strict=True)), dict(zip(rkeys, applied, strict=True))
+    shared = [k for k in rkeys if k in lhs]
+    out: list[Any] = []
+    merged: set[str] = set()
+
+    def take(k: str) -> None:
+        merged.add(k)
+        if k in lhs and item_schema is not None:
+            out.append(_merge(lhs[k], rhs[k], item_schema))
+        else:
+            out.append(lhs[k] if k in lhs else json_copy(rhs[k]))
+
+    def advance(k: str) -> None:
+        if shared and shared[0] == k:
+            shared.pop(0)
+
+    li = ri = 0
+    while li < len(lkeys) or ri < len(rkeys):
+        if li < len(lkeys) and ri < len(rkeys):
+            lk = lkeys[li]
+            if lk == rkeys[ri]:
+                take(lk)
+                advance(lk)
+                li, ri = li + 1, ri + 1
+                continue
+            if lk in rhs and shared and shared[0] != lk:
+                li += 1  # a shared item the applied order puts later
+                continue
+        if li < len(lkeys):
+            lk = lkeys[li]
+            if lk not in rhs:
+                out.append(lhs[lk])
+                li += 1
+                continue
+            if lk in merged:
+                li += 1
+                continue
+        if ri < len(rkeys):
+            rk = rkeys[ri]
+            take(rk)
+            advance(rk)
+            ri += 1
+    return out
 
 
 def _prune(obj: dict[str, Any], given_up: set[Path], others: set[Path], mine: set[Path]) -> None:

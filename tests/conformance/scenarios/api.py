@@ -57,6 +57,14 @@ def _scale(replicas: int, name: str = "d") -> dict[str, Any]:
     }
 
 
+def _named(*names: str) -> list[dict[str, str]]:
+    return [{"name": n, "image": "nginx"} for n in names]
+
+
+def _container_names(body: Any) -> Any:
+    return [c["name"] for c in body["spec"]["template"]["spec"]["containers"]]
+
+
 def _managers(body: Any) -> Any:
     return [(e.get("manager"), e.get("operation")) for e in body["metadata"].get("managedFields") or []]
 
@@ -212,6 +220,14 @@ def applies() -> list[Scenario]:
         "invalid-object-type": [
             apply(c, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}}, messages=True),
             apply(c, {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "c"}}, messages=True),
+        ],
+        # the merged list keeps both orders as far as they agree (structured-merge-diff's merge)
+        "deployment-containers-order": [
+            apply(d, dep(containers=_named("a", "b")), view=_container_names),
+            apply(d, dep(containers=_named("c")), manager="m2", view=_container_names),
+            apply(d, dep(containers=_named("b", "a")), view=_container_names),
+            apply(d, dep(containers=_named("z", "b", "a")), view=_container_names),
+            apply(d, dep(containers=_named("c", "a")), manager="m2", view=_container_names),
         ],
         "deployment-drop-shared-container": [
             apply(d, dep(containers=[CONTAINER, {"name": "s", "image": "busybox"}])),

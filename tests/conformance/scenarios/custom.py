@@ -361,6 +361,15 @@ def validation_order() -> list[Scenario]:
             patch(w + "/status", {"status": {"ready": "x"}}, messages=True),
             patch(w + "/status", {"status": "x"}),
         ],
+        "apply-order": [
+            apply(w, widget(tags=["x", "y"]), view=at("spec")),
+            apply(w, widget(tags=["z", "x"]), manager="m2", view=at("spec")),
+            apply(w, widget(tags=["y", "x", "q"]), view=at("spec")),
+            apply(
+                w, widget(tags=["y", "x", "q"], ports=[{"name": "p", "port": 1}, {"name": "o", "port": 2}])
+            ),
+            apply(w, widget(ports=[{"name": "n", "port": 3}, {"name": "o", "port": 2}]), manager="m2"),
+        ],
         "delete-collection": [
             setup(post(W, widget("a"))),
             delete(W + "?labelSelector=x%3Dy"),
