@@ -316,7 +316,9 @@ class WriteVerbs:
         set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         new["metadata"]["resourceVersion"] = rv or current["metadata"]["resourceVersion"]
-        updated = self.store.update(info, ns, name, new, manager=wire.field_manager(req), require_rv=False)
+        updated = self.store.update(
+            info, ns, name, new, subresource="scale", manager=wire.field_manager(req), require_rv=False
+        )
         return json_response(200, to_scale(info, updated))
 
     def _delete_options(self, req: HttpRequest) -> dict[str, Any]:

@@ -65,6 +65,11 @@ def _container_names(body: Any) -> Any:
     return [c["name"] for c in body["spec"]["template"]["spec"]["containers"]]
 
 
+def _managers_of_subresources(body: Any) -> Any:
+    entries = body["metadata"].get("managedFields") or []
+    return [(e.get("manager"), e.get("operation"), e.get("subresource")) for e in entries]
+
+
 def _managers(body: Any) -> Any:
     return [(e.get("manager"), e.get("operation")) for e in body["metadata"].get("managedFields") or []]
 
@@ -216,6 +221,14 @@ def applies() -> list[Scenario]:
             apply(d + "/scale", _scale(6), manager="hpa"),
             apply(d, dep(replicas=2), messages=True),
             apply(d + "/scale", _scale(-1), manager="hpa", messages=True),
+        ],
+        "deployment-scale-update-manager": [
+            apply(d, dep(replicas=2)),
+            patch(d + "/scale?fieldManager=kubectl", {"spec": {"replicas": 4}}),
+            get(d, view=_managers_of_subresources),
+            apply(d, dep(replicas=2), messages=True),
+            put(d + "/scale?fieldManager=k2", lambda ctx: {**ctx[1], "spec": {"replicas": 5}}),
+            get(d, view=_managers_of_subresources),
         ],
         "invalid-object-type": [
             apply(c, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}}, messages=True),

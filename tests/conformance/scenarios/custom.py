@@ -337,6 +337,11 @@ def validation_order() -> list[Scenario]:
             get(w),
             apply(w + "/scale", _scale(-1), messages=True),
         ],
+        "scale-update-manager": [
+            apply(w, widget(replicas=2)),
+            patch(w + "/scale?fieldManager=kubectl", {"spec": {"replicas": 4}}),
+            apply(w, widget(replicas=2), messages=True),
+        ],
         "apply-invalid-object-type": [
             apply(w, {**widget(), "apiVersion": "conf.example.com/v2"}, messages=True)
         ],
