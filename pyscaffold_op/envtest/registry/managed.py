@@ -85,7 +85,7 @@ def field_paths(
     `.` of `f:data` in a create's entry); the Go types' struct fields exist in every object, so a
     built-in's structs never appear."""
     out: dict[Path, Any] = {}
-    walk = _Walk(out, ("all" if custom else "maps") if nodes else "")
+    walk = _Walk(out, ("all" if custom else "maps") if nodes else "", typed=schema is not None)
     for top, value in obj.items():
         if top in ("apiVersion", "kind"):
             continue
@@ -109,6 +109,7 @@ _ENTRY = object()
 class _Walk:
     out: dict[Path, Any]
     nodes: str  # "": leaves and entries only; "maps": and maps; "all": and every object
+    typed: bool = True  # False: no schema at all (a kind the models lack)
 
     def __call__(self, prefix: Path, value: Any, schema: Schema | None) -> None:
         node = fieldtypes.resolve(schema)
@@ -118,8 +119,14 @@ class _Walk:
                 return
             if self.nodes == "all" or (self.nodes == "maps" and fieldtypes.is_map(node)):
                 self.out[prefix] = _ENTRY
+            declared = (node or {}).get("properties") or {}
             for k, v in value.items():
-                self((*prefix, f"f:{k}"), v, fieldtypes.child(node, k))
+                path = (*prefix, f"f:{k}")
+                if self.typed and k not in declared and isinstance(v, dict) and v:
+                    # a map's key, or a field of an untyped (preserve-unknown) object, holding an
+                    # object is a member itself (ToFieldSet's visitMapItems): `.` under `f:x`
+                    self.out[path] = _ENTRY
+                self(path, v, fieldtypes.child(node, k))
             return
         if not isinstance(value, list):
             self.out[prefix] = value
@@ -414,6 +421,9 @@ def _check_typed(applied: dict[str, Any], schema: Schema) -> None:
     raise StatusError(500, "", f"failed to create typed patch object ({where}): {found}")
 
 
+_ZERO: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False}
+
+
 def _drop_empty(obj: dict[str, Any], schema: Schema | None, top: bool = True) -> dict[str, Any]:
     """Go's `omitempty`: a built-in's empty maps and lists (labels, data, matchLabels, finalizers,
     ...) are not written. Required fields are the ones without `omitempty` in the Go types."""
@@ -422,8 +432,11 @@ def _drop_empty(obj: dict[str, Any], schema: Schema | None, top: bool = True) ->
     for k in list(obj):
         sub = fieldtypes.object_meta() if top and k == "metadata" else fieldtypes.child(node, k)
         v = obj[k]
-        if v is None:  # a null (an applied `replicas: null`) is a nil pointer: not written
-            del obj[k]
+        if v is None:
+            if fieldtypes.is_map(node):  # a null value of a Go map is the element's zero value
+                obj[k] = _ZERO.get(str((sub or {}).get("type")), "")
+            else:  # a null field (an applied `replicas: null`) is a nil pointer: not written
+                del obj[k]
             continue
         if sub is None or k in required:
             continue

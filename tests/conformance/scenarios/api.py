@@ -230,6 +230,10 @@ def applies() -> list[Scenario]:
             put(d + "/scale?fieldManager=k2", lambda ctx: {**ctx[1], "spec": {"replicas": 5}}),
             get(d, view=_managers_of_subresources),
         ],
+        "null-values": [
+            apply(c, cm(data={"a": "1", "b": None})),
+            apply(c, {**cm(data=None), "metadata": {"name": "c", "labels": None}}),
+        ],
         "invalid-object-type": [
             apply(c, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}}, messages=True),
             apply(c, {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "c"}}, messages=True),

@@ -337,6 +337,16 @@ def validation_order() -> list[Scenario]:
             get(w),
             apply(w + "/scale", _scale(-1), messages=True),
         ],
+        "apply-untyped-objects": [
+            apply(w, widget(labels={"a": "1"}, atomic={"a": "1"}, free={"x": {"y": 1}})),
+            apply(w, widget(labels={"b": "1"}, free={"x": {"z": 1}}), manager="m2"),
+            apply(w, widget(free={"q": 1, "a": {"b": {"c": 1}}, "l": [1]})),
+        ],
+        "apply-nulls": [
+            apply(w, widget(nullable=None, replicas=None)),
+            apply(w, widget(nullable="x", replicas=3)),
+            apply(w, widget(nullable=None)),
+        ],
         "scale-update-manager": [
             apply(w, widget(replicas=2)),
             patch(w + "/scale?fieldManager=kubectl", {"spec": {"replicas": 4}}),
