@@ -9,13 +9,16 @@ and no pruning); google-re2 comes with the first `pattern`, cel-expr-python with
     apply_defaults(obj, schema)           # fills defaults in place (drops non-nullable nulls)
     causes = validate(obj, schema)        # 422 causes with kube-openapi's messages, [] when valid
     causes = validate_rules(obj, schema, old)   # x-kubernetes-validations (CEL)
+    causes = scale_causes(obj, scale)           # the scale subresource's replica paths
+    causes = rules_or_blocked(causes, obj, schema, old)  # CEL, unless earlier causes block it
     check_crd(crd) / crd_causes(crd)      # the rules a CRD itself must pass (structural schema, names)
 
 Modules: `pruning`, `defaulting`, `validation` (each builds its step's closure for one schema node;
 `compiled.compile_schema` puts them together per schema, which the emulator keeps per CRD version and
 the three functions above build per call), `rules` (CEL rules) over `cel` (compile and run, on
 cel-expr-python) and `cellibs` (the Kubernetes CEL libraries),
-`patterns` (regular expressions, RE2 semantics), `crdvalidation`.
+`patterns` (regular expressions, RE2 semantics), `crdvalidation`, `strategy` (what the server's
+custom resource strategy checks around the schema, in its order).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
     from pyscaffold_op.apiextensions.defaulting import apply_defaults
     from pyscaffold_op.apiextensions.pruning import OBJECT_META_FIELDS, prune, unknown_fields
     from pyscaffold_op.apiextensions.rules import MISSING, has_rules, validate_rules
+    from pyscaffold_op.apiextensions.strategy import rules_or_blocked, scale_causes, status_causes
     from pyscaffold_op.apiextensions.validation import validate
 
 _MODULE_OF = {
@@ -39,6 +43,9 @@ _MODULE_OF = {
     "crd_causes": "crdvalidation",
     "has_rules": "rules",
     "prune": "pruning",
+    "rules_or_blocked": "strategy",
+    "scale_causes": "strategy",
+    "status_causes": "strategy",
     "unknown_fields": "pruning",
     "validate": "validation",
     "validate_rules": "rules",
@@ -53,6 +60,9 @@ __all__ = [
     "crd_causes",
     "has_rules",
     "prune",
+    "rules_or_blocked",
+    "scale_causes",
+    "status_causes",
     "unknown_fields",
     "validate",
     "validate_rules",

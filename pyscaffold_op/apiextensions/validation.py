@@ -132,7 +132,7 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
 def validator(s: Schema, node_of: NodeOf) -> Validate:
     """The validation of values at schema node `s`; `node_of` gives the compiled node of a subschema."""
     int_or_string = bool(s.get("x-kubernetes-int-or-string"))
-    typ = s.get("type") or ("integer or string" if int_or_string else "")
+    typ = s.get("type") or ("integer,string" if int_or_string else "")
     skip_none = bool(s.get("nullable")) or not typ
     type_ok = _is_int_or_string if int_or_string else _TYPE_CHECKS.get(typ) if isinstance(typ, str) else None
     checks = _checks(s, node_of)
@@ -144,12 +144,17 @@ def validator(s: Schema, node_of: NodeOf) -> Validate:
             field = path or "<root>"
             errs.append(
                 cause(
-                    "FieldValueInvalid",
+                    "FieldValueTypeInvalid",
                     field,
                     f'Invalid value: "{TYPE_NAMES.get(type(value), "unknown")}": {field} in body must '
-                    f"be of type {typ}: {_fmt(value)}",
+                    f'be of type {typ}: "{TYPE_NAMES.get(type(value), "unknown")}"',
                 )
             )
+            if typ == "integer" and isinstance(value, float) and not s.get("format"):
+                # kube-openapi's format check of the same value, which the server reports without
+                # a field path
+                checked = f"Checked value must be of type integer (default format) in {field}"
+                errs.append(cause("FieldValueInvalid", "<nil>", f'Invalid value: "": {checked}'))
             return
         for check in checks:
             check(value, path, errs)
@@ -250,7 +255,9 @@ def _string_checks(s: Schema) -> list[Validate]:
 
         def format_(value: Any, path: str, errs: Errs) -> None:
             if isinstance(value, str) and not _format_ok(value, fmt):
-                errs.append(_invalid(value, path, f"must be of type {fmt}: {_fmt(value)}"))
+                field = path or "<root>"
+                text = f"Invalid value: {_fmt(value)}: {field} in body must be of type {fmt}: {_fmt(value)}"
+                errs.append(cause("FieldValueTypeInvalid", field, text))
 
         out.append(format_)
     return out

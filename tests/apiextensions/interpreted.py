@@ -1,7 +1,8 @@
 """The interpreters the compiled schema (`apiextensions.compiled`) replaced, kept only as the oracle of
 its differential test: they walk the schema dict per value, as pyop did up to stop 21.
 
-Verbatim copies of `validation.py`, `pruning.py` and `defaulting.py` as they were; not used by pyop.
+Copies of `validation.py`, `pruning.py` and `defaulting.py` as they were, with the causes the server gives
+changed in both (issue 25: type and format errors are `FieldValueTypeInvalid`); not used by pyop.
 """
 
 from __future__ import annotations
@@ -104,18 +105,21 @@ def validate(value: Any, schema: Schema | None, path: str = "") -> list[Cause]:
 
 def _validate(value: Any, s: Schema, path: str, errs: list[Cause]) -> None:
     field = path or "<root>"
-    typ = s.get("type") or ("integer or string" if s.get("x-kubernetes-int-or-string") else "")
+    typ = s.get("type") or ("integer,string" if s.get("x-kubernetes-int-or-string") else "")
     if value is None and (s.get("nullable") or not typ):
         return
     if typ and not _type_ok(value, typ, s):
         errs.append(
             cause(
-                "FieldValueInvalid",
+                "FieldValueTypeInvalid",
                 field,
                 f'Invalid value: "{TYPE_NAMES.get(type(value), "unknown")}": {field} in body must '
-                f"be of type {typ}: {_fmt(value)}",
+                f'be of type {typ}: "{TYPE_NAMES.get(type(value), "unknown")}"',
             )
         )
+        if typ == "integer" and isinstance(value, float) and not s.get("format"):
+            checked = f"Checked value must be of type integer (default format) in {field}"
+            errs.append(cause("FieldValueInvalid", "<nil>", f'Invalid value: "": {checked}'))
         return
     if "enum" in s and value not in s["enum"]:
         supported = ", ".join(_fmt(e) for e in s["enum"])
@@ -154,7 +158,7 @@ def _validate(value: Any, s: Schema, path: str, errs: list[Cause]) -> None:
         if fmt and not _format_ok(value, fmt):
             errs.append(
                 cause(
-                    "FieldValueInvalid",
+                    "FieldValueTypeInvalid",
                     field,
                     f"Invalid value: {_fmt(value)}: {field} in body must be of type {fmt}: {_fmt(value)}",
                 )

@@ -106,7 +106,7 @@ async def test_validation_errors_name_fields(http: httpx2.AsyncClient) -> None:
     assert body["message"].startswith('At.cnat.programming-kubernetes.info "example" is invalid: [')
     r = await http.post(ATS, json=at(replicas="three"))
     assert r.json()["details"]["causes"][0]["message"] == (
-        'Invalid value: "string": spec.replicas in body must be of type integer: "three"'
+        'Invalid value: "string": spec.replicas in body must be of type integer: "string"'
     )
 
 

@@ -76,7 +76,8 @@ def _object(rng: random.Random) -> dict[str, Any]:
 
 
 def _path_by_path(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
-    """The construction `to_fields_v1` had up to stop 21 (the oracle)."""
+    """The construction `to_fields_v1` had up to stop 21 (the oracle), with `.` on every member
+    that has children, as structured-merge-diff writes it."""
     root: dict[str, Any] = {}
     for path in sorted(paths):
         node = root
@@ -88,7 +89,8 @@ def _path_by_path(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
             if k == ".":
                 continue
             p = (*path, k)
-            if k[:2] in ("k:", "v:") and child and p in paths:
+            # a member with children: list entries, and (issue 25) a map key holding an object
+            if child and p in paths:
                 child.setdefault(".", {})
             mark(child, p)
 

@@ -2,7 +2,9 @@
 
 Ownership is a set of field paths per (manager, operation, subresource). A path is a tuple of
 fieldsV1 elements (`f:spec`, `k:{"name":"app"}`, `v:"x"`); lists are associative (merge key), sets
-(primitive), or atomic (a single leaf) as the structured-merge-diff library decides from the schema.
+(primitive), or atomic (a single leaf) as the structured-merge-diff library decides from the schema:
+a custom resource's, or a built-in kind's definition in the models' spec (`fieldtypes`), the one
+source of the type information strategic merge reads too.
 """
 
 from __future__ import annotations
@@ -13,19 +15,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyscaffold_op.envtest.jsonutil import json_copy
-from pyscaffold_op.envtest.registry.patch import MERGE_KEYS
+from pyscaffold_op.envtest.registry import fieldtypes
+from pyscaffold_op.envtest.registry.fieldtypes import Schema
 from pyscaffold_op.envtest.status import StatusError
 
 Path = tuple[str, ...]
-# (field name, schema node of the list or None) -> ("map", keys) | ("set",) | ("atomic",)
-ListKind = Callable[[str, dict[str, Any] | None], tuple[Any, ...]]
 
 _META_OWNED = ("generateName", "labels", "annotations", "finalizers", "ownerReferences")
 
 
 @dataclass(frozen=True, kw_only=True)
 class FieldOwner:
-    """Who writes (the manager, at `now`) and the served resource's shape the fields are read with."""
+    """Who writes (the manager, at `now`) and the served resource's shape the fields are read with:
+    a custom resource's `schema`, or for built-ins (`custom` false) the definition of `kind`."""
 
     manager: str
     now: str
@@ -33,12 +35,19 @@ class FieldOwner:
     custom: bool
     api_version: str
     subresource: str = ""
+    kind: str = ""
+
+    def type_schema(self, obj: dict[str, Any]) -> Schema | None:
+        if self.custom:
+            return self.schema
+        kind = self.kind or obj.get("kind")
+        return fieldtypes.kind_schema(self.api_version, kind) if isinstance(kind, str) else None
 
 
 @dataclass(frozen=True, kw_only=True)
 class ApplyRequest(FieldOwner):
     """A server-side apply: the writer, `force` to take contested fields, and the object's identity
-    (group, resource, name) for the 409's details."""
+    (group, resource, name)."""
 
     force: bool = False
     group: str
@@ -46,99 +55,98 @@ class ApplyRequest(FieldOwner):
     name: str
 
 
-def builtin_list_kind(field: str, schema: dict[str, Any] | None, items: list[Any] | None = None) -> tuple:
-    if field not in MERGE_KEYS:
-        return ("atomic",)
-    key = MERGE_KEYS[field]
-    if key is None:
-        return ("set",)
-    if field == "ports" and items and any(isinstance(i, dict) and "containerPort" in i for i in items):
-        return ("map", ["containerPort", "protocol"])
-    if field == "ports":
-        return ("map", ["port", "protocol"])
-    return ("map", [key])
-
-
-def schema_list_kind(field: str, schema: dict[str, Any] | None, items: list[Any] | None = None) -> tuple:
-    if field in ("finalizers",):
-        return ("set",)
-    if field == "ownerReferences":
-        return ("map", ["uid"])
-    if not schema:
-        return ("atomic",)
-    lt = schema.get("x-kubernetes-list-type")
-    if lt == "map":
-        return ("map", schema.get("x-kubernetes-list-map-keys") or [])
-    if lt == "set":
-        return ("set",)
-    return ("atomic",)
-
-
-def _key_elem(item: dict[str, Any], keys: list[str]) -> str:
-    present = {k: item[k] for k in sorted(keys) if k in item}
+def _key_elem(item: dict[str, Any], keys: list[str], item_schema: Schema | None) -> str:
+    """`k:{...}`: the item's key fields (sorted); a missing key takes its schema default, as
+    structured-merge-diff reads `protocol` of a port."""
+    present: dict[str, Any] = {}
+    for k in sorted(keys):
+        if k in item:
+            present[k] = item[k]
+            continue
+        default = (fieldtypes.child(item_schema, k) or {}).get("default")
+        if default is not None:
+            present[k] = default
     if not present and keys:
         present = {keys[0]: None}
     return "k:" + json.dumps(present, separators=(",", ":"), sort_keys=True)
 
 
-def _child_schema(schema: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
-    if not schema:
-        return None
-    props = schema.get("properties")
-    if props and key in props:
-        return props[key]
-    ap = schema.get("additionalProperties")
-    return ap if isinstance(ap, dict) else None
-
-
 def field_paths(
     obj: dict[str, Any],
-    schema: dict[str, Any] | None,
-    custom: bool,
+    schema: Schema | None,
+    custom: bool = False,
     status_only: bool = False,
+    nodes: bool = False,
 ) -> dict[Path, Any]:
-    """Owned paths of an object -> value at that path (leaves) or a marker (entries)."""
+    """Owned paths of an object -> value at that path (leaves) or a marker (entries): the set
+    structured-merge-diff's ToFieldSet makes of it, read with `schema` (a custom resource's, or a
+    built-in kind's definition; None: maps granular, lists atomic). `nodes`: with the maps (for
+    custom resources every object) as paths of their own, as an Update's comparison adds them (the
+    `.` of `f:data` in a create's entry); the Go types' struct fields exist in every object, so a
+    built-in's structs never appear."""
     out: dict[Path, Any] = {}
-    lk = schema_list_kind if custom else builtin_list_kind
+    walk = _Walk(out, ("all" if custom else "maps") if nodes else "", typed=schema is not None)
     for top, value in obj.items():
         if top in ("apiVersion", "kind"):
             continue
         if top == "metadata":
-            for mk in _META_OWNED:
-                if mk in value:
-                    _walk(("f:metadata", f"f:{mk}"), mk, value[mk], None, lk, out)
+            if isinstance(value, dict):
+                meta_schema = fieldtypes.object_meta()
+                for mk in _META_OWNED:
+                    if mk in value:
+                        walk((("f:metadata", f"f:{mk}")), value[mk], fieldtypes.child(meta_schema, mk))
             continue
         if status_only != (top == "status"):
             continue
-        _walk((f"f:{top}",), top, value, _child_schema(schema, top), lk, out)
+        walk((f"f:{top}",), value, fieldtypes.child(schema, top))
     return out
 
 
 _ENTRY = object()
 
 
-def _walk(
-    prefix: Path, name: str, value: Any, schema: dict[str, Any] | None, lk: Any, out: dict[Path, Any]
-) -> None:
-    if isinstance(value, dict) and value:
-        for k, v in value.items():
-            _walk((*prefix, f"f:{k}"), k, v, _child_schema(schema, k), lk, out)
-    elif isinstance(value, list) and value:
-        kind = lk(name, schema, value)
-        item_schema = schema.get("items") if schema else None
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    out: dict[Path, Any]
+    nodes: str  # "": leaves and entries only; "maps": and maps; "all": and every object
+    typed: bool = True  # False: no schema at all (a kind the models lack)
+
+    def __call__(self, prefix: Path, value: Any, schema: Schema | None) -> None:
+        node = fieldtypes.resolve(schema)
+        if isinstance(value, dict):
+            if not value or fieldtypes.atomic_map(node):  # an empty map is owned as itself
+                self.out[prefix] = value
+                return
+            if self.nodes == "all" or (self.nodes == "maps" and fieldtypes.is_map(node)):
+                self.out[prefix] = _ENTRY
+            declared = (node or {}).get("properties") or {}
+            for k, v in value.items():
+                path = (*prefix, f"f:{k}")
+                if self.typed and k not in declared and isinstance(v, dict) and v:
+                    # a map's key, or a field of an untyped (preserve-unknown) object, holding an
+                    # object is a member itself (ToFieldSet's visitMapItems): `.` under `f:x`
+                    self.out[path] = _ENTRY
+                self(path, v, fieldtypes.child(node, k))
+            return
+        if not isinstance(value, list):
+            self.out[prefix] = value
+            return
+        kind = fieldtypes.list_kind(node)
         if kind[0] == "map" and all(isinstance(i, dict) for i in value):
+            item_schema = fieldtypes.items(node)
+            atomic_items = fieldtypes.atomic_map(item_schema)  # ownerReferences: owned as keys only
             for item in value:
-                entry = (*prefix, _key_elem(item, kind[1]))
-                out[entry] = _ENTRY
+                entry = (*prefix, _key_elem(item, kind[1], item_schema))
+                self.out[entry] = item if atomic_items else _ENTRY
+                if atomic_items:
+                    continue
                 for k, v in item.items():
-                    _walk((*entry, f"f:{k}"), k, v, _child_schema(item_schema, k), lk, out)
+                    self((*entry, f"f:{k}"), v, fieldtypes.child(item_schema, k))
         elif kind[0] == "set":
             for item in value:
-                out[(*prefix, "v:" + json.dumps(item, separators=(",", ":")))] = _ENTRY
-        else:
-            out[prefix] = value
-    else:
-        out[prefix] = value
+                self.out[(*prefix, "v:" + json.dumps(item, separators=(",", ":")))] = _ENTRY
+        elif kind[0] == "atomic" or value:
+            self.out[prefix] = value  # an atomic list is one value; an empty associative list owns nothing
 
 
 def to_fields_v1(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
@@ -151,9 +159,9 @@ def to_fields_v1(paths: set[Path] | dict[Path, Any]) -> dict[str, Any]:
             if child is None:
                 child = node[elem] = {}
             node = child
-        if path and path[-1][:2] in ("k:", "v:"):
+        if path:
             entries.append(node)
-    for node in entries:  # an entry that gained children needs the "." marker (after them); leaves stay {}
+    for node in entries:  # a member that has children needs the "." marker (after them); leaves stay {}
         if node and "." not in node:
             node["."] = {}
     return root
@@ -193,12 +201,36 @@ def _entry_key(e: dict[str, Any]) -> tuple[str, str, str]:
     return (e.get("manager", ""), e.get("operation", ""), e.get("subresource", ""))
 
 
+def written_entries(sent: Any, live: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The managedFields an update or patch leaves when its object carries `sent`: `[]` or `[{}]`
+    reset them to none (isResetManagedFields; an object without managed fields is then not tracked
+    by updates), entries that all decode replace them, anything else leaves the live ones."""
+    if sent == live:
+        return live
+    if sent == [] or sent == [{}]:
+        return None
+    if isinstance(sent, list) and all(_decodes(e) for e in sent):
+        return sent  # the update then tracks on them; entries left empty are dropped
+    return live
+
+
+def _decodes(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and entry.get("operation") in ("Apply", "Update")
+        and entry.get("fieldsType") == "FieldsV1"
+        and bool(entry.get("apiVersion"))
+        and isinstance(entry.get("fieldsV1", {}), dict)
+    )
+
+
 def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldOwner) -> None:
     """Give `owner.manager` (operation Update) the fields this write changed; drop removed fields from all."""
     status_only = owner.subresource == "status"
+    schema = owner.type_schema(new)
     me = (owner.manager, "Update", owner.subresource)
     if old is None:  # a create: the writer owns all it wrote, no one else owns anything
-        fields = to_fields_v1(field_paths(new, owner.schema, owner.custom, status_only))
+        fields = to_fields_v1(field_paths(new, schema, owner.custom, status_only, nodes=True))
         entry = _new_entry(me, owner.now, owner.api_version, fields) if fields else None
         meta = new.setdefault("metadata", {})
         if entry:
@@ -206,12 +238,17 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], owner: FieldO
         else:  # nothing tracked was written (a bare ConfigMap): no entry, and no empty list either
             meta.pop("managedFields", None)
         return
-    new_paths = field_paths(new, owner.schema, owner.custom, status_only)
-    old_paths = field_paths(old, owner.schema, owner.custom, status_only) if old else {}
+    entries = _entries(new)  # the live entries, or those the write set (written_entries)
+    if not entries:
+        # an object without managed fields stays without: updates are not tracked on it
+        # (the apiserver's skipNonAppliedManager; an apply first gives them to before-first-apply)
+        new["metadata"].pop("managedFields", None)
+        return
+    new_paths = field_paths(new, schema, owner.custom, status_only, nodes=True)
+    old_paths = field_paths(old, schema, owner.custom, status_only, nodes=True)
     changed = {p for p, v in new_paths.items() if p not in old_paths or old_paths[p] != v}
     removed = set(old_paths) - set(new_paths)
-    entries = _entries(old) if old else []
-    _set_ownership(new, entries, me, changed, removed, owner.now, owner.api_version, replace=False)
+    _set_ownership(new, entries, me, changed, removed, owner.now, owner.api_version)
 
 
 def _set_ownership(
@@ -222,8 +259,11 @@ def _set_ownership(
     removed: set[Path],
     now: str,
     api_version: str,
-    replace: bool,
 ) -> None:
+    """An Update's ownership (structured-merge-diff's Updater.Update through the apiserver's
+    managedFieldsUpdater): the writer adds the fields it changed, every manager loses what was
+    removed and others what the writer changed; the writer's time and apiVersion move only when it
+    changed something, and managers left with nothing are dropped."""
     result: list[dict[str, Any]] = []
     found = False
     touched = mine | removed
@@ -236,175 +276,325 @@ def _set_ownership(
                 if not any(_owns(fields, p) for p in touched):
                     result.append(e)
                     continue
-            elif (
-                not replace
-                and all(_owns(fields, p) for p in mine)
-                and not any(_owns(fields, p) for p in removed)
-            ):
+            elif all(_owns(fields, p) for p in mine) and not any(_owns(fields, p) for p in removed):
                 found = True
-                result.append({**e, "time": now, "apiVersion": api_version})
+                result.append({**e, "time": now, "apiVersion": api_version} if mine else e)
                 continue
         before = from_fields_v1(fields)
         if _entry_key(e) == me:
             found = True
-            paths = set(mine) if replace else (before | mine)
-            paths -= removed
-            e = {**e, "time": now, "apiVersion": api_version}
+            paths = (before | mine) - removed
+            if mine:
+                e = {**e, "time": now, "apiVersion": api_version}
         else:
-            paths = before - mine - removed if me[1] == "Update" or not replace else before - removed
+            paths = before - mine - removed
         if paths == before and e.get("fieldsType") == "FieldsV1":
             result.append(e)  # the same set: keep its fieldsV1 instead of rebuilding it
         elif paths:
             result.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
     if not found and mine:
         result.append(_new_entry(me, now, api_version, to_fields_v1(mine)))
-    obj.setdefault("metadata", {})["managedFields"] = sorted(result, key=_entry_order)
+    _store_entries(obj, result)
 
 
-def _entry_order(e: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    """The order the server stores managedFields in (apimachinery's sortEncodedManagedFields): by
-    operation (Apply before Update), then time (RFC 3339 to the second: its text sorts as the time),
-    manager, apiVersion and subresource."""
-    return (
-        e.get("operation", ""),
-        e.get("time", ""),
-        e.get("manager", ""),
-        e.get("apiVersion", ""),
-        e.get("subresource", ""),
+def _store_entries(obj: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    """managedFields in the order the server encodes them (sortEncodedManagedFields): by operation
+    (Apply before Update), time (none first), manager, apiVersion, subresource; managers that own
+    nothing are dropped."""
+    entries[:] = [e for e in entries if e.get("fieldsV1")]
+    entries.sort(
+        key=lambda e: (
+            e.get("operation", ""),
+            e.get("time", ""),
+            e.get("manager", ""),
+            e.get("apiVersion", ""),
+            e.get("subresource", ""),
+        )
     )
+    meta = obj.setdefault("metadata", {})
+    if entries:
+        meta["managedFields"] = entries
+    else:
+        meta.pop("managedFields", None)
 
 
 def _new_entry(
-    me: tuple[str, str, str], now: str, api_version: str, fields: dict[str, Any]
+    me: tuple[str, str, str], now: str | None, api_version: str, fields: dict[str, Any]
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "manager": me[0],
         "operation": me[1],
         "apiVersion": api_version,
-        "time": now,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields,
     }
+    if now is not None:
+        entry["time"] = now
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = fields
     if me[2]:
         entry["subresource"] = me[2]
     return entry
 
 
 def apply(current: dict[str, Any] | None, applied: dict[str, Any], req: ApplyRequest) -> dict[str, Any]:
-    """The server-side apply of `applied` over `current`; raises 409 Conflict listing contested fields."""
-    schema, custom, now, api_version, force = req.schema, req.custom, req.now, req.api_version, req.force
-    subresource = req.subresource
-    status_only = subresource == "status"
-    lk = schema_list_kind if custom else builtin_list_kind
-    applied_paths = field_paths(applied, schema, custom, status_only)
+    """The server-side apply of `applied` over `current` (structured-merge-diff's Updater.Apply):
+    merge, prune what this manager applied before and gave up, then ownership; raises 409 Conflict
+    listing the contested fields unless `req.force`, 500 when `applied` is not a value of the kind."""
+    schema = req.type_schema(applied)
+    if schema is not None:
+        _check_typed(applied, schema)
+    status_only = req.subresource == "status"
+    applied_paths = field_paths(applied, schema, req.custom, status_only)
     mine = set(applied_paths)
-    me = (req.manager, "Apply", subresource)
+    me = (req.manager, "Apply", req.subresource)
     if current is None:
-        result = json_copy(applied)
-        _set_ownership(result, [], me, mine, set(), now, api_version, replace=True)
+        result = _drop_empty(json_copy(applied), schema) if not req.custom else json_copy(applied)
+        fields = to_fields_v1(mine)
+        _store_entries(result, [_new_entry(me, req.now, req.api_version, fields)] if mine else [])
         return result
-    cur_paths = field_paths(current, schema, custom, status_only)
     entries = _entries(current)
-    conflicts: list[tuple[str, str, Path]] = []
+    if not entries:  # an object no one manages: an Update first gives its fields to this name
+        fields = to_fields_v1(field_paths(current, schema, req.custom, status_only, nodes=True))
+        if fields:
+            entries = [_new_entry(("before-first-apply", "Update", ""), req.now, req.api_version, fields)]
+    sets = {_entry_key(e): from_fields_v1(e.get("fieldsV1") or {}) for e in entries}
+    previous = sets.get(me, set())
+    others: set[Path] = set().union(*(p for k, p in sets.items() if k != me))
+    result = _merge_object(json_copy(current), applied, schema)
+    _prune(result, previous - mine, others, mine)
+    if not req.custom:
+        _drop_empty(result, schema)
+    cur_paths = field_paths(current, schema, req.custom, status_only, nodes=True)
+    new_paths = field_paths(result, schema, req.custom, status_only, nodes=True)
+    # what the apply changes (Compare's Modified and Added: values, not the maps holding them)
+    changed = {p for p, v in new_paths.items() if v is not _ENTRY and cur_paths.get(p, _ENTRY) != v}
+    conflicts: list[tuple[str, Path]] = []
     for e in entries:
-        if _entry_key(e) == me or e.get("subresource", "") != subresource:
+        key = _entry_key(e)
+        if key == me:  # any other manager, of any subresource (a /scale apply meets the spec's)
             continue
-        for p in from_fields_v1(e.get("fieldsV1") or {}) & mine:
-            if applied_paths[p] is not _ENTRY and cur_paths.get(p, _ENTRY) != applied_paths[p]:
-                conflicts.append((e.get("manager", ""), e.get("apiVersion", api_version), p))
-    if conflicts and not force:
-        raise _conflict_error(conflicts, req.group, req.resource, req.name)
-    result = _merge(json_copy(current), applied, schema if custom else None, lk)
-    previous: set[Path] = set()
-    others: set[Path] = set()
+        conflicts.extend((_manager_label(e), p) for p in sorted(sets[key] & changed))
+    if conflicts and not req.force:
+        raise _conflict_error(conflicts)
+    forced = {p for _, p in conflicts}
+    removed = set(cur_paths) - set(new_paths)
+    modified = _without_meta(result) != _without_meta(current)
+    kept: list[dict[str, Any]] = []
     for e in entries:
-        paths = from_fields_v1(e.get("fieldsV1") or {})
-        if _entry_key(e) == me:
-            previous = paths
-        else:
-            others |= paths
-    # a field this manager applied before and no longer does goes, unless it is still the parent
-    # of one it applies (`data: {}` then `data: {key1: v}`: data stays)
-    parents = {p[:i] for p in mine for i in range(1, len(p))}
-    for p in sorted(previous - mine - (others - (mine if force else set())), key=len, reverse=True):
-        if p not in others and p not in parents:
-            _remove_path(result, p)
-    if force:
-        forced = {c[2] for c in conflicts}
-        # forced fields move to this manager: strip them from everyone else, and an entry left with no
-        # field goes (the server keeps no empty entries)
-        stripped = []
-        for e in entries:
-            paths = from_fields_v1(e.get("fieldsV1") or {})
-            if _entry_key(e) == me or not paths & forced:
-                stripped.append(e)
-            elif paths - forced:
-                stripped.append({**e, "fieldsV1": to_fields_v1(paths - forced)})
-        entries = stripped
-    _set_ownership(result, entries, me, mine, set(), now, api_version, replace=True)
+        key = _entry_key(e)
+        if key == me:
+            continue
+        paths = sets[key] - forced - removed
+        if paths == sets[key]:
+            kept.append(e)
+        elif paths:
+            kept.append({**e, "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(paths)})
+    if mine:
+        # the apply's time moves only when the object changed (managedFieldsUpdater.Apply)
+        mine_entry = next((e for e in entries if _entry_key(e) == me), None)
+        time = req.now if modified else (mine_entry or {}).get("time")
+        if req.subresource == "scale":  # the scale handler's entries carry no time
+            time = None
+        kept.append(_new_entry(me, time, req.api_version, to_fields_v1(mine)))
+    _store_entries(result, kept)
     return result
 
 
-def _conflict_error(
-    conflicts: list[tuple[str, str, Path]], group: str, resource: str, name: str
-) -> StatusError:
-    causes = []
-    lines = []
-    for mgr, av, path in conflicts:
-        dotted = _dotted(path)
-        causes.append(
-            {
-                "reason": "FieldManagerConflict",
-                "message": f'conflict with "{mgr}" using {av}',
-                "field": dotted,
-            }
-        )
-        lines.append(f'conflict with "{mgr}" using {av}: {dotted}')
-    n = len(conflicts)
-    msg = f"Apply failed with {n} conflict{'s' if n > 1 else ''}: " + "\n".join(lines)
-    # apimachinery's NewApplyConflict: the causes only, no name, group or kind ("TODO: Get obj details")
-    del group, resource, name
+def _without_meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    return {**obj, "metadata": meta}
+
+
+def _check_typed(applied: dict[str, Any], schema: Schema) -> None:
+    """The typed conversion of the applied object (built-in or custom): an unknown field, a value of
+    the wrong type, an associative list item without a key or a duplicate item is the server's
+    unclassified 500."""
+    found = fieldtypes.typed_error(applied, schema)
+    if found is None:
+        return
+    meta = applied.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    api_version = str(applied.get("apiVersion", ""))
+    group_version = api_version if "/" in api_version else "/" + api_version
+    name = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    where = f"{name}; {group_version}, Kind={applied.get('kind', '')}"
+    raise StatusError(500, "", f"failed to create typed patch object ({where}): {found}")
+
+
+_ZERO: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False}
+
+
+def _drop_empty(obj: dict[str, Any], schema: Schema | None, top: bool = True) -> dict[str, Any]:
+    """Go's `omitempty`: a built-in's empty maps and lists (labels, data, matchLabels, finalizers,
+    ...) are not written. Required fields are the ones without `omitempty` in the Go types."""
+    node = fieldtypes.resolve(schema)
+    required = set((node or {}).get("required") or ())
+    for k in list(obj):
+        sub = fieldtypes.object_meta() if top and k == "metadata" else fieldtypes.child(node, k)
+        v = obj[k]
+        if v is None:
+            if fieldtypes.is_map(node):  # a null value of a Go map is the element's zero value
+                obj[k] = _ZERO.get(str((sub or {}).get("type")), "")
+            else:  # a null field (an applied `replicas: null`) is a nil pointer: not written
+                del obj[k]
+            continue
+        if sub is None or k in required:
+            continue
+        if (v == {} and fieldtypes.is_map(sub)) or (v == [] and sub.get("type") == "array"):
+            del obj[k]
+        elif isinstance(v, dict):
+            _drop_empty(v, sub, top=False)
+        elif isinstance(v, list):
+            item = fieldtypes.items(sub)
+            for x in v:
+                if isinstance(x, dict) and item is not None:
+                    _drop_empty(x, item, top=False)
+    return obj
+
+
+def _manager_label(e: dict[str, Any]) -> str:
+    """printManager: how a conflict names the manager (Update entries with their apiVersion)."""
+    label = json.dumps(e.get("manager", ""))
+    if e.get("subresource"):
+        label += f" with subresource {json.dumps(e['subresource'])}"
+    if e.get("operation") == "Update":
+        label += f" using {e.get('apiVersion', '')}"
+    return label
+
+
+def _conflict_error(conflicts: list[tuple[str, Path]]) -> StatusError:
+    """NewConflictError: one cause per contested field; the details name nothing else."""
+    causes = [
+        {"reason": "FieldManagerConflict", "message": f"conflict with {who}", "field": _dotted(path)}
+        for who, path in conflicts
+    ]
+    if len(conflicts) == 1:
+        who, path = conflicts[0]
+        msg = f"Apply failed with 1 conflict: conflict with {who}: {_dotted(path)}"
+    else:
+        by_manager: dict[str, list[str]] = {}
+        for who, path in conflicts:
+            by_manager.setdefault(who, []).append(_dotted(path))
+        lines: list[str] = []
+        for who in sorted(by_manager):
+            lines.append(f"conflicts with {who}:")
+            lines.extend(f"- {p}" for p in by_manager[who])
+        msg = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
     return StatusError(409, "Conflict", msg, {"causes": causes})
 
 
 def _dotted(path: Path) -> str:
+    """fieldpath.Path.String: `.spec.containers[name="c"].image`, `.metadata.finalizers[="x"]`."""
     out = ""
     for elem in path:
         if elem.startswith("f:"):
             out += "." + elem[2:]
+        elif elem.startswith("k:"):
+            keys = json.loads(elem[2:])
+            out += "[" + ",".join(f"{k}={_go_string(v)}" for k, v in keys.items()) + "]"
+        elif elem.startswith("v:"):
+            out += f"[={_go_string(json.loads(elem[2:]))}]"
         else:
-            out += "[" + elem[2:].replace('"', "").replace("{", "").replace("}", "").replace(":", "=") + "]"
+            out += f"[{elem[2:]}]"
     return out
 
 
-def _merge(current: Any, applied: Any, schema: dict[str, Any] | None, lk: Any, name: str = "") -> Any:
-    if isinstance(current, dict) and isinstance(applied, dict):
+def _go_string(v: Any) -> str:
+    """value.ToString: strings quoted, other scalars as JSON."""
+    return json.dumps(v, separators=(",", ":"))
+
+
+def _merge_object(current: dict[str, Any], applied: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
+    """The applied configuration merged into the live object; of metadata only the owned fields."""
+    for k, v in applied.items():
+        if k == "metadata" and isinstance(v, dict):
+            meta = current.setdefault("metadata", {})
+            meta_schema = fieldtypes.object_meta()
+            for mk in _META_OWNED:
+                if mk in v:
+                    meta[mk] = _merge(meta.get(mk), v[mk], fieldtypes.child(meta_schema, mk))
+            continue
+        current[k] = _merge(current.get(k), v, fieldtypes.child(schema, k))
+    return current
+
+
+def _merge(current: Any, applied: Any, schema: Schema | None) -> Any:
+    node = fieldtypes.resolve(schema)
+    if isinstance(current, dict) and isinstance(applied, dict) and not fieldtypes.atomic_map(node):
         for k, v in applied.items():
-            if k == "metadata" and name == "" and isinstance(v, dict):
-                meta = current.setdefault("metadata", {})
-                for mk in _META_OWNED:
-                    if mk in v:
-                        meta[mk] = _merge(meta.get(mk), v[mk], None, schema_list_kind, mk)
-                continue
-            current[k] = _merge(current.get(k), v, _child_schema(schema, k), lk, k)
+            current[k] = _merge(current.get(k), v, fieldtypes.child(node, k))
         return current
     if isinstance(current, list) and isinstance(applied, list):
-        kind = lk(name, schema, applied + current)
+        kind = fieldtypes.list_kind(node)
         if kind[0] == "set":
-            return current + [x for x in applied if x not in current]
+            return _merge_items(current, applied, lambda v: json.dumps(v, sort_keys=True), None)
         if kind[0] == "map" and all(isinstance(i, dict) for i in applied + current):
-            keys = kind[1]
-            idx = {_key_elem(i, keys): n for n, i in enumerate(current)}
-            item_schema = schema.get("items") if schema else None
-            for item in applied:
-                k = _key_elem(item, keys)
-                if k in idx:
-                    current[idx[k]] = _merge(current[idx[k]], item, item_schema, lk, "")
-                else:
-                    idx[k] = len(current)
-                    current.append(json_copy(item))
-            return current
+            item_schema = fieldtypes.items(node)
+            return _merge_items(current, applied, lambda i: _key_elem(i, kind[1], item_schema), item_schema)
     return json_copy(applied)
+
+
+def _merge_items(
+    live: list[Any], applied: list[Any], key: Callable[[Any], str], item_schema: Schema | None
+) -> list[Any]:
+    """structured-merge-diff's merge of two sets or associative lists (visitListItems): both orders
+    kept as far as they agree; a shared item waits until the applied order reaches it, an item only
+    live stays where it was, an applied one goes where the applied list puts it."""
+    lkeys, rkeys = [key(i) for i in live], [key(i) for i in applied]
+    lhs, rhs = dict(zip(lkeys, live, strict=True)), dict(zip(rkeys, applied, strict=True))
+    shared = [k for k in rkeys if k in lhs]
+    out: list[Any] = []
+    merged: set[str] = set()
+
+    def take(k: str) -> None:
+        merged.add(k)
+        if k in lhs and item_schema is not None:
+            out.append(_merge(lhs[k], rhs[k], item_schema))
+        else:
+            out.append(lhs[k] if k in lhs else json_copy(rhs[k]))
+
+    def advance(k: str) -> None:
+        if shared and shared[0] == k:
+            shared.pop(0)
+
+    li = ri = 0
+    while li < len(lkeys) or ri < len(rkeys):
+        if li < len(lkeys) and ri < len(rkeys):
+            lk = lkeys[li]
+            if lk == rkeys[ri]:
+                take(lk)
+                advance(lk)
+                li, ri = li + 1, ri + 1
+                continue
+            if lk in rhs and shared and shared[0] != lk:
+                li += 1  # a shared item the applied order puts later
+                continue
+        if li < len(lkeys):
+            lk = lkeys[li]
+            if lk not in rhs:
+                out.append(lhs[lk])
+                li += 1
+                continue
+            if lk in merged:
+                li += 1
+                continue
+        if ri < len(rkeys):
+            rk = rkeys[ri]
+            take(rk)
+            advance(rk)
+            ri += 1
+    return out
+
+
+def _prune(obj: dict[str, Any], given_up: set[Path], others: set[Path], mine: set[Path]) -> None:
+    """Remove what this manager applied before and no longer does, unless another manager owns it
+    (or something under it), or it is still the parent of a field it applies (`data: {}` then
+    `data: {key1: v}`: data stays). Shallowest first: an item goes whole, with the defaults in it."""
+    keep = others | mine
+    parents = {p[:i] for p in keep for i in range(1, len(p))}
+    for p in sorted(given_up, key=len):
+        if p not in keep and p not in parents:
+            _remove_path(obj, p)
 
 
 def _remove_path(obj: Any, path: Path) -> None:
@@ -430,7 +620,7 @@ def _step(node: Any, elem: str) -> Any:
     if elem.startswith("k:"):
         want = json.loads(elem[2:])
         for item in node:
-            if isinstance(item, dict) and all(item.get(k) == v for k, v in want.items()):
+            if isinstance(item, dict) and all(item.get(k, v) == v for k, v in want.items()):
                 return item
     elif elem.startswith("v:"):
         want = json.loads(elem[2:])

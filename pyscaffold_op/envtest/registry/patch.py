@@ -23,31 +23,6 @@ from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.status import StatusError, bad_request
 from pyscaffold_op.models import spec
 
-# list field name -> merge key (None: a primitive list merged as a set): the associative lists of
-# built-ins for server-side apply's field ownership (managed.py); strategic merge reads `_spec.json`
-MERGE_KEYS: dict[str, str | None] = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "env": "name",
-    "volumes": "name",
-    "volumeMounts": "mountPath",
-    "volumeDevices": "devicePath",
-    "imagePullSecrets": "name",
-    "hostAliases": "ip",
-    "conditions": "type",
-    "ownerReferences": "uid",
-    "finalizers": None,
-    "topologySpreadConstraints": "topologyKey",
-    "resourceClaims": "name",
-    "schedulingGates": "name",
-    "containerStatuses": "name",
-    "initContainerStatuses": "name",
-    "addresses": "type",
-    "taints": "key",
-    "ports": "port",  # ServicePort; container ports use containerPort (managed.builtin_list_kind)
-}
-
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: objects merge recursively, null deletes, everything else replaces."""
@@ -62,28 +37,44 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+# kube-apiserver answers every failure of a JSON patch (an unknown op, a missing path, a failed
+# `test`) with the same 422: the patch library's text stays in its log, not in the Status
+_JSON_PATCH_FAILED = "the server rejected our request due to an error in our request"
+
+
 def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
-    """RFC 6902. A failed `test` is 422 like the real server; malformed ops or bad paths are 422/400."""
+    """RFC 6902 (with `test`). A body that is not a list is 400; any failure applying it is the
+    server's generic 422 (details `{}`)."""
     if not isinstance(ops, list):
         raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
     try:
-        return jsonpatch.JsonPatch(ops).apply(target, in_place=False)
-    except jsonpatch.JsonPatchTestFailed as err:
-        raise StatusError(
-            422,
-            "Invalid",
-            f"the server rejected our request due to an error in our request: testing value failed: {err}",
-        ) from None
+        doc = json_copy(target)
+        for op in ops:  # one at a time: each op's path is read against what the ones before left
+            doc = jsonpatch.JsonPatch([_replace_or_add(doc, op)]).apply(doc, in_place=True)
+        return doc
     except (
         jsonpatch.JsonPatchException,
         jsonpatch.JsonPointerException,
         KeyError,
         IndexError,
         TypeError,
-    ) as err:
-        raise StatusError(
-            422, "Invalid", f"the server rejected our request due to an error in our request: {err}"
-        ) from None
+    ):
+        raise StatusError(422, "Invalid", _JSON_PATCH_FAILED, {}) from None
+
+
+def _replace_or_add(target: Any, op: Any) -> Any:
+    """evanphx/json-patch's `replace` of a missing key of an object sets it, as `add` does (an
+    index past a list's end stays an error)."""
+    if not isinstance(op, dict) or op.get("op") != "replace" or not isinstance(op.get("path"), str):
+        return op
+    try:
+        pointer = jsonpatch.JsonPointer(op["path"])
+        parent, key = pointer.to_last(target)
+    except (jsonpatch.JsonPointerException, KeyError, IndexError, TypeError):
+        return op
+    if isinstance(parent, dict) and key not in parent:
+        return {**op, "op": "add"}
+    return op
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -631,4 +622,4 @@ def internal_error(message: str) -> StatusError:
     return StatusError(500, "", message)
 
 
-__all__ = ["MERGE_KEYS", "json_patch", "merge_patch", "strategic_merge_patch"]
+__all__ = ["json_patch", "merge_patch", "strategic_merge_patch"]

@@ -132,6 +132,8 @@ class Api:
         if rest and rest[0] == "watch":  # legacy /watch/ paths
             watch, rest = True, rest[1:]
         target = self._target(group, version, rest)
+        if target is None:  # kube-apiserver's crdHandler hands the request to the mux's NotFound
+            return Response(404, b"404 page not found\n", "text/plain; charset=utf-8")
         if target.info.conversion_webhook is not None and not target.info.storage:
             return await self._via_storage(req, target, watch)
         return await self._serve(req, target, watch)
@@ -194,7 +196,9 @@ class Api:
             return await self.writes.delete(req, target)
         raise E.method_not_allowed(m)
 
-    def _target(self, group: str, version: str, rest: list[str]) -> Target:
+    def _target(self, group: str, version: str, rest: list[str]) -> Target | None:
+        """The resource a path names; None for a path in a custom resources' group that names no
+        served resource (an unknown plural or version, a cluster-scoped kind under a namespace)."""
         reg = self.store.registry
         if not rest:
             raise E.not_found_path()
@@ -206,9 +210,9 @@ class Api:
         ):
             ns, rest = rest[1], rest[2:]
         info = reg.get(group, version, rest[0])
-        if info is None or len(rest) > 3:
-            raise E.not_found_path()
-        if ns is not None and not info.namespaced:
+        if info is None or len(rest) > 3 or (ns is not None and not info.namespaced):
+            if group and any(i.custom and i.group == group for i in reg.all()):
+                return None
             raise E.not_found_path()
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else ""

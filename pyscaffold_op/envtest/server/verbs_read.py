@@ -138,6 +138,8 @@ class ReadVerbs:
             return json_response(200, tables.to_table(info, items, _include_object(req), meta))
         if info.custom:
             out_items = [wire.served(info, o) for o in items]
+            # an unstructured list's metadata is a map: `continue` always there, empty at the end
+            meta = dict(sorted({**meta, "continue": cont or ""}.items()))
         else:  # typed lists omit each item's apiVersion/kind, as the real server's do
             if info.from_storage is not None:
                 items = [info.from_storage(o) for o in items]

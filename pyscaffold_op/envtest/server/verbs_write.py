@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import json_copy
-from pyscaffold_op.envtest.registry import managed, patch
+from pyscaffold_op.envtest.registry import fieldtypes, managed, patch
 from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown, wrong_type
 from pyscaffold_op.envtest.registry.bytefields import illegal_base64
 from pyscaffold_op.envtest.registry.kindrules import ORPHAN_BY_DEFAULT
@@ -48,8 +50,9 @@ class WriteVerbs:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
             raise E.method_not_allowed("POST")
-        obj = wire.read_body(req, t.info, options="CreateOptions")
+        obj = wire.read_body(req, t.info, options="CreateOptions", custom_kind_later=True)
         wire.check_namespace(obj, t)
+        _check_custom_kind(t.info, obj)
         if (obj.get("metadata") or {}).get("resourceVersion"):
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
             raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
@@ -115,8 +118,9 @@ class WriteVerbs:
             return self._update_scale(
                 req, t, wire.read_body(req, t.info, check_kind=False, options="UpdateOptions")
             )
-        obj = wire.read_body(req, t.info, options="UpdateOptions")
+        obj = wire.read_body(req, t.info, options="UpdateOptions", custom_kind_later=True)
         wire.check_namespace(obj, t)
+        _check_custom_kind(t.info, obj)
         named = (obj.get("metadata") or {}).get("name") or ""
         if named != t.name:  # checkName, before the object is looked up
             raise E.bad_request(
@@ -165,11 +169,8 @@ class WriteVerbs:
 
     async def patch(self, req: HttpRequest, t: Target) -> Response:
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
-        if ctype not in PATCH_TYPES:
-            raise E.unsupported_media(
-                f"the body of the request was in an unknown format - accepted media types "
-                f"include: {', '.join(PATCH_TYPES)}"
-            )
+        if ctype not in PATCH_TYPES:  # refused before the patch handler runs: a bare 415
+            raise E.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
         info = t.info
         if ctype == "application/strategic-merge-patch+json" and info.custom:
             raise E.unsupported_media(
@@ -211,6 +212,15 @@ class WriteVerbs:
             raise E.bad_request("patch result must be an object")
         if t.subresource == "scale":
             return self._update_scale(req, t, patched)
+        patched_meta = patched.get("metadata")
+        if not isinstance(patched_meta, dict) or not patched_meta.get("name"):
+            raise E.bad_request(
+                f"the name of the object ({name} based on URL) was undeterminable: name must be provided"
+            )
+        if info.custom:
+            unknown = _decode_custom_patched(req, info, patched)
+        else:
+            unknown = _decode_patched(req, info, patched)
         check_meta_types(patched.setdefault("metadata", {}))
         if not patched["metadata"].get("resourceVersion"):
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
@@ -228,7 +238,7 @@ class WriteVerbs:
             )
 
         updated, warnings = await self.gate.admitted(req, t, "UPDATE", patched, base, write)
-        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
+        return self.gate.warn(json_response(200, wire.served(info, updated)), unknown, *warnings)
 
     async def _apply(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
@@ -244,9 +254,20 @@ class WriteVerbs:
                     )
                 ],
             )
-        applied = wire.read_body(req, info, options="PatchOptions")
+        applied = wire.read_body(req, info, options="PatchOptions", check_kind=False)
         if not applied.get("apiVersion") or not applied.get("kind"):
             raise E.bad_request("apiVersion and kind must be set in an apply request")
+        scale = t.subresource == "scale"
+        want = ("autoscaling/v1", "Scale") if scale else (info.api_version, info.kind)
+        if (applied["apiVersion"], applied["kind"]) != want:
+            group_version = (
+                applied["apiVersion"] if "/" in str(applied["apiVersion"]) else f"/{applied['apiVersion']}"
+            )
+            raise E.bad_request(f"invalid object type: {group_version}, Kind={applied['kind']}")
+        scale_body = applied
+        if scale:  # the Scale's replicas applied to the object's replicas path, owned under /scale
+            self.store.get(info, t.namespace or "", t.name or "")  # 404 for a missing object
+            applied = _scale_as_object(info, t.name or "", applied)
         meta = applied.setdefault("metadata", {})
         if meta.get("name") and meta["name"] != t.name:
             raise E.bad_request(
@@ -262,6 +283,7 @@ class WriteVerbs:
             custom=info.custom,
             api_version=info.api_version,
             subresource=t.subresource,
+            kind=info.kind,
             force=req.flag("force"),
             group=info.group,
             resource=info.plural,
@@ -286,6 +308,8 @@ class WriteVerbs:
             created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, create)
             return self.gate.warn(json_response(201, wire.served(info, created)), *warnings)
         new = managed.apply(wire.served(info, current), applied, apply_req)
+        if scale:  # after the conflicts, as the server checks the Scale
+            _check_applied_scale(info, name, scale_body)
         new["metadata"]["resourceVersion"] = (
             meta.get("resourceVersion") or current["metadata"]["resourceVersion"]
         )
@@ -300,11 +324,12 @@ class WriteVerbs:
                 subresource=t.subresource,
                 dry_run=dry_run,
                 require_rv=False,
-                managed_fields=o["metadata"].get("managedFields"),
+                managed_fields=o["metadata"].get("managedFields", []),
             )
 
         updated, warnings = await self.gate.admitted(req, t, "UPDATE", new, old, update)
-        return self.gate.warn(json_response(200, wire.served(info, updated)), *warnings)
+        answer = to_scale(info, updated) if scale else wire.served(info, updated)
+        return self.gate.warn(json_response(200, answer), *warnings)
 
     def _update_scale(self, req: HttpRequest, t: Target, scale: dict[str, Any]) -> Response:
         info = t.info
@@ -329,7 +354,9 @@ class WriteVerbs:
         set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         new["metadata"]["resourceVersion"] = rv or current["metadata"]["resourceVersion"]
-        updated = self.store.update(info, ns, name, new, manager=wire.field_manager(req), require_rv=False)
+        updated = self.store.update(
+            info, ns, name, new, subresource="scale", manager=wire.field_manager(req), require_rv=False
+        )
         return json_response(200, to_scale(info, updated))
 
     def _delete_options(self, req: HttpRequest) -> dict[str, Any]:
@@ -424,7 +451,7 @@ class WriteVerbs:
             # with orphanDependents=false; otherwise 200 with the object that finalizers still hold
             code = 202 if opts.get("orphanDependents") is False else 200
             return warn(json_response(code, wire.served(info, obj)), *warnings)
-        if info.custom or info.delete_returns_object:
+        if info.delete_returns_object:  # custom resources answer with the Status, as built-ins mostly do
             return warn(json_response(200, wire.served(info, obj)), *warnings)
         return warn(
             json_response(
@@ -460,15 +487,137 @@ class WriteVerbs:
             except E.StatusError as err:
                 if err.code != 404:
                     raise
+        list_meta: dict[str, Any] = {"resourceVersion": str(self.store.rv)}
+        if info.custom:  # an unstructured list's metadata always has `continue`
+            list_meta = {"continue": "", **list_meta}
         return json_response(
             200,
-            {
-                "apiVersion": info.api_version,
-                "kind": info.list_kind,
-                "metadata": {"resourceVersion": str(self.store.rv)},
-                "items": deleted,
-            },
+            {"apiVersion": info.api_version, "kind": info.list_kind, "metadata": list_meta, "items": deleted},
         )
+
+
+def _scale_as_object(info: ServedResource, name: str, scale: dict[str, Any]) -> dict[str, Any]:
+    """An applied Scale as the partial object it changes: its `spec.replicas` at the resource's
+    replicas path (kube-apiserver's scale handler does the same to apply it to the parent)."""
+    spec = scale.get("spec")
+    replicas = spec.get("replicas") if isinstance(spec, dict) else None
+    partial: dict[str, Any] = {"apiVersion": info.api_version, "kind": info.kind, "metadata": {"name": name}}
+    if replicas is not None:
+        set_path(partial, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
+    return partial
+
+
+def _check_applied_scale(info: ServedResource, name: str, scale: dict[str, Any]) -> None:
+    """A Scale applied without conflicts: a custom resource's is the server's 500 (its scale
+    handler cannot convert the result back, kube-apiserver v1.37), a negative count 422."""
+    if info.custom:
+        meta = scale.get("metadata") if isinstance(scale.get("metadata"), dict) else {}
+        where = f"{(meta or {}).get('namespace', '')}/{name}; autoscaling/v1, Kind=Scale"
+        raise E.StatusError(
+            500,
+            "",
+            f"failed to convert new object ({where}) to proper version: request to convert CR to an "
+            "invalid group/version: autoscaling/v1",
+        )
+    spec = scale.get("spec")
+    replicas = spec.get("replicas") if isinstance(spec, dict) else None
+    if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
+        raise E.invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            [
+                E.cause(
+                    "FieldValueInvalid",
+                    "spec.replicas",
+                    f"Invalid value: {replicas}: must be greater than or equal to 0",
+                )
+            ],
+        )
+
+
+def _check_custom_kind(info: ServedResource, obj: dict[str, Any]) -> None:
+    """The custom resource strategy's type check (ValidateTypeMeta): an object of another kind or
+    apiVersion is decoded as is (no defaults, no pruning) and refused, 422 under the kind it
+    names; the CEL rules still run over it."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    causes = []
+    if kind != info.kind:
+        causes.append(E.cause("FieldValueInvalid", "kind", f'Invalid value: "{kind}": must be {info.kind}'))
+    if api_version != info.api_version:
+        causes.append(
+            E.cause(
+                "FieldValueInvalid",
+                "apiVersion",
+                f'Invalid value: "{api_version}": must be {info.api_version}',
+            )
+        )
+    if not info.custom or not causes:
+        return
+    causes += apiextensions.rules_or_blocked(causes, obj, info.schema)
+    name = (obj.get("metadata") or {}).get("name") or ""
+    raise E.invalid(info.group, str(kind), name, causes)
+
+
+def _decode_custom_patched(req: HttpRequest, info: ServedResource, patched: dict[str, Any]) -> str:
+    """A patched custom resource as the server decodes it: unknown fields per fieldValidation
+    (Strict: 422 on the field `patch`; Warn: named in a Warning header), then the strategy's type
+    check."""
+    mode = _field_validation(req)
+    found = info.compiled_schema.prune(json_copy(patched)) if mode in _PRUNED_ON_DECODE else []
+    if found and mode == "Strict":
+        unknown = ", ".join(f'unknown field "{f}"' for f in found)
+        raise _invalid_patch(patched, f"strict decoding error: {unknown}", unstructured=True)
+    _check_custom_kind(info, patched)
+    return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
+
+
+def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, Any]) -> str:
+    """The patched built-in decoded into its Go type, as the patch handler does: a field of the
+    wrong JSON type, or under fieldValidation=Strict an unknown one, is 422 on the field `patch`
+    with the patched object as its value; otherwise unknown fields are dropped (and named in a
+    Warning header unless Ignore)."""
+    api_version, kind = patched.get("apiVersion"), patched.get("kind")
+    if (api_version, kind) != (info.api_version, info.kind):  # decoded as the type it now names
+        group_version = api_version if isinstance(api_version, str) else ""
+        if fieldtypes.kind_schema(group_version, str(kind)) is None:
+            raise _invalid_patch(
+                patched,
+                f'no kind "{kind}" is registered for version "{group_version}" in scheme '
+                '"pkg/runtime/scheme.go:111"',
+            )
+    wrong = wrong_type(info.group, info.kind, patched)
+    if wrong is not None:
+        raise _invalid_patch(patched, wrong)
+    schema = fieldtypes.kind_schema(info.api_version, info.kind)
+    bad_bytes = fieldtypes.byte_error(patched, schema) if schema is not None else None
+    if bad_bytes is not None:
+        raise _invalid_patch(patched, bad_bytes)
+    mode = _field_validation(req)
+    probe = json_copy(patched)
+    found = prune_unknown(info.group, info.kind, probe) + prune_nested(info.group, info.kind, probe)
+    if schema is not None:  # the deeper fields the tables above do not list, from the kind's type
+        found += [f for f in fieldtypes.unknown_fields(probe, schema) if f not in found]
+    if not found:
+        return ""
+    if mode == "Strict":
+        unknown = ", ".join(f'unknown field "{f}"' for f in found)
+        raise _invalid_patch(patched, f"strict decoding error: {unknown}")
+    prune_unknown(info.group, info.kind, patched)
+    prune_nested(info.group, info.kind, patched)
+    if schema is not None:
+        fieldtypes.unknown_fields(patched, schema, drop=True)
+    if mode == "Ignore":
+        return ""
+    return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)
+
+
+def _invalid_patch(patched: dict[str, Any], why: str, *, unstructured: bool = False) -> E.StatusError:
+    """NewInvalid with no kind or name: `"" is invalid: patch: Invalid value: "<object>": <why>`;
+    an `unstructured` object (a custom resource) is shown as Go marshals a map, keys sorted."""
+    text = json.dumps(patched, separators=(",", ":"), ensure_ascii=False, sort_keys=unstructured)
+    shown = json.dumps(text, ensure_ascii=False)
+    return E.invalid("", "", "", [E.cause("FieldValueInvalid", "patch", f"Invalid value: {shown}: {why}")])
 
 
 def _grace(opts: dict[str, Any]) -> int | None:

@@ -31,10 +31,16 @@ def served(info: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_body(
-    req: HttpRequest, info: ServedResource, *, check_kind: bool = True, options: str = ""
+    req: HttpRequest,
+    info: ServedResource,
+    *,
+    check_kind: bool = True,
+    options: str = "",
+    custom_kind_later: bool = False,
 ) -> dict[str, Any]:
     """The decoded body, checked in the handlers' order: media type (415), then the request's
-    `options` kind (CreateOptions, ...: 422), then decoding (400)."""
+    `options` kind (CreateOptions, ...: 422), then decoding (400). `custom_kind_later`: a custom
+    resource's wrong `kind` is left to the caller (the server's strategy answers it with 422)."""
     ctype = media_type(req)
     if ctype == PROTOBUF and not info.custom:
         from pyscaffold_op.envtest.server.protobuf import decode_request
@@ -42,7 +48,7 @@ def read_body(
         if options:
             check_write_options(req, options)
         obj = decode_request(req.body, info.api_version, info.kind, check_kind)
-        return _checked(obj, req, info, check_kind)
+        return _checked(obj, req, info, check_kind, custom_kind_later)
     if ctype not in (JSON, "application/yaml", "application/apply-patch+yaml"):
         # NegotiateInputSerializer: a missing Content-Type is JSON, anything unknown is 415
         accepted = [JSON, "application/yaml"] + ([] if info.custom else [PROTOBUF])
@@ -55,10 +61,12 @@ def read_body(
     if not req.body:
         raise E.bad_request("the body of the request was empty")
     obj = decode_body(req.body, ctype != JSON, info.kind)
-    return _checked(obj, req, info, check_kind)
+    return _checked(obj, req, info, check_kind, custom_kind_later)
 
 
-def _checked(obj: Any, req: HttpRequest, info: ServedResource, check_kind: bool) -> dict[str, Any]:
+def _checked(
+    obj: Any, req: HttpRequest, info: ServedResource, check_kind: bool, custom_kind_later: bool
+) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise E.bad_request("the body of the request must be a JSON object")
     if check_kind:
@@ -73,7 +81,7 @@ def _checked(obj: Any, req: HttpRequest, info: ServedResource, check_kind: bool)
                 f"the API version in the data ({av}) does not match the expected API "
                 f"version ({info.api_version})"
             )
-        if kind and kind != info.kind:
+        if kind and kind != info.kind and not (info.custom and custom_kind_later):
             raise E.bad_request(
                 f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
             )

@@ -29,7 +29,7 @@ from pyscaffold_op.envtest.admission import plugins as admission_plugins
 from pyscaffold_op.envtest.jsonutil import dumps, json_copy, loads
 from pyscaffold_op.envtest.registry import crds, defaulting, graceful, strategies
 from pyscaffold_op.envtest.registry.kindrules import NAMED_BY_STRATEGY
-from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update
+from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update, written_entries
 from pyscaffold_op.envtest.registry.objectmeta import generate_name, meta_causes, no_new_finalizers
 from pyscaffold_op.envtest.registry.resources import Registry, ServedResource
 from pyscaffold_op.envtest.storage.storeaccess import StoreController
@@ -130,7 +130,11 @@ class Store:
         # pods/log: set by the kubelet simulator (pod -> text, None if not started)
         self.pod_logs: Callable[[Obj], str | None] | None = None
         for ns in DEFAULT_NAMESPACES:
-            self.create(self.info("", "v1", "namespaces"), "", {"metadata": {"name": ns}})
+            # written by kube-apiserver itself, which its managedFields say (later updates are
+            # tracked only on objects that have some)
+            self.create(
+                self.info("", "v1", "namespaces"), "", {"metadata": {"name": ns}}, manager="kube-apiserver"
+            )
 
     # -- lookup ------------------------------------------------------------------------------------
 
@@ -334,11 +338,11 @@ class Store:
             schema.apply_defaults(obj)
             if old is None and info.status:
                 obj.pop("status", None)  # status comes only through /status
-            causes = schema.validate(obj)
-            if not causes:  # like the server: CEL rules run on schema-valid objects only
-                causes = apiextensions.validate_rules(
-                    obj, info.schema, old if old is not None else apiextensions.MISSING
-                )
+            causes = schema.validate(obj) + apiextensions.scale_causes(obj, info.scale)
+            # like the server: CEL rules run unless an earlier error blocks them
+            causes += apiextensions.rules_or_blocked(
+                causes, obj, info.schema, old if old is not None else apiextensions.MISSING
+            )
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
@@ -405,8 +409,10 @@ class Store:
                 f"{meta['uid']}, UID in object meta: {old['metadata']['uid']}",
             )
         new = self._merge_update(info, old, obj, subresource)
-        if managed_fields is not None:
+        if managed_fields:
             new["metadata"]["managedFields"] = managed_fields
+        elif managed_fields is not None:  # an apply that left no manager owning anything
+            new["metadata"].pop("managedFields", None)
         if _same(new, old):
             return old  # a no-op write is not a write: no new resourceVersion, no event
         # the field manager's skipNonAppliedManager: an update of an object that has no managedFields
@@ -428,7 +434,9 @@ class Store:
                 schema = info.compiled_schema
                 schema.prune(new)
                 schema.apply_defaults(new)
-                causes = schema.validate(new) or apiextensions.validate_rules(new, info.schema, old)
+                causes = apiextensions.status_causes(new, info.schema)
+                causes += apiextensions.scale_causes(new, info.scale, status=True)
+                causes += apiextensions.rules_or_blocked(causes, new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             else:
@@ -453,6 +461,13 @@ class Store:
                 meta[k] = ometa[k]
             else:
                 meta.pop(k, None)
+        sent = obj.get("metadata") or {}
+        if "managedFields" in sent:  # a client may set them, or reset them with `[{}]`
+            kept = written_entries(sent["managedFields"], ometa.get("managedFields"))
+            if kept:
+                meta["managedFields"] = kept
+            else:
+                meta.pop("managedFields", None)
         meta.pop("selfLink", None)
         if info.status:
             if "status" in old:
@@ -725,6 +740,7 @@ def _owner(info: ServedResource, manager: str, now: str, subresource: str = "") 
         custom=info.custom,
         api_version=info.api_version,
         subresource=subresource,
+        kind=info.kind,
     )
 
 

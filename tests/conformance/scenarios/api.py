@@ -39,6 +39,41 @@ def dep(name: str = "d", containers: Any = None, **spec: Any) -> dict[str, Any]:
     }
 
 
+MANAGED_X = {
+    "manager": "x",
+    "operation": "Update",
+    "apiVersion": "v1",
+    "fieldsType": "FieldsV1",
+    "fieldsV1": {"f:data": {"f:a": {}}},
+}
+
+
+def _scale(replicas: int, name: str = "d") -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas},
+    }
+
+
+def _named(*names: str) -> list[dict[str, str]]:
+    return [{"name": n, "image": "nginx"} for n in names]
+
+
+def _container_names(body: Any) -> Any:
+    return [c["name"] for c in body["spec"]["template"]["spec"]["containers"]]
+
+
+def _managers_of_subresources(body: Any) -> Any:
+    entries = body["metadata"].get("managedFields") or []
+    return [(e.get("manager"), e.get("operation"), e.get("subresource")) for e in entries]
+
+
+def _managers(body: Any) -> Any:
+    return [(e.get("manager"), e.get("operation")) for e in body["metadata"].get("managedFields") or []]
+
+
 def applies() -> list[Scenario]:
     c = CM + "/c"
     d = DEP + "/d"
@@ -87,6 +122,139 @@ def applies() -> list[Scenario]:
         "field-manager-too-long": [apply(c, cm(data={"a": "1"}), manager="m" * 129)],
         "field-manager-128": [apply(c, cm(data={"a": "1"}), manager="m" * 128)],
         "field-manager-control": [apply(c, cm(data={"a": "1"}), manager="bad%01manager")],
+        # issue 25: the texts of conflicts and typed-patch errors, word for word
+        "conflicts-message": [
+            apply(c, cm(data={"a": "1", "b": "1"})),
+            apply(c, cm(data={"a": "2", "b": "2"}), manager="m2", messages=True),
+        ],
+        # causes of two managers come in Go's map order: compared sorted, without the texts
+        "conflicts-two-managers": [
+            apply(c, cm(data={"a": "1", "b": "1"})),
+            setup(put(c, lambda ctx: {**ctx[0], "data": {"a": "1", "b": "1", "u": "1"}})),
+            apply(c, cm(data={"a": "2", "b": "2", "u": "2"}), manager="m2"),
+        ],
+        "conflict-update-manager-message": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            apply(c, cm(data={"a": "2"}), messages=True),
+        ],
+        "force-over-update-manager": [
+            setup(post(CM, cm(data={"a": "1", "b": "1"}))),
+            apply(c, cm(data={"a": "2"}), force=True),
+            apply(c, cm(data={"b": "2"}), manager="m2", force=True),
+        ],
+        "reapply-unchanged": [apply(c, cm(data={"a": "1"})), apply(c, cm(data={"a": "1"}))],
+        "labels-empty": [apply(c, cm(labels={}, data={"a": "1"}))],
+        "finalizers-set": [
+            apply(c, cm(finalizers=["x.io/a", "x.io/b"])),
+            apply(c, cm(finalizers=["x.io/c"]), manager="m2"),
+            apply(c, cm(finalizers=["x.io/b"])),
+            setup(apply(c, cm(finalizers=[]), manager="m2")),
+            setup(apply(c, cm(finalizers=[]))),
+        ],
+        "deployment-selector-atomic": [
+            apply(d, dep()),
+            apply(d, {**dep(), "spec": {"selector": {"matchLabels": {"app": "x", "t": "y"}}}}, manager="m2"),
+        ],
+        "deployment-port-default-key": [
+            apply(d, dep(containers=[{**CONTAINER, "ports": [{"containerPort": 80}]}])),
+            apply(
+                d,
+                dep(containers=[{**CONTAINER, "ports": [{"containerPort": 80, "name": "http"}]}]),
+                manager="m2",
+            ),
+        ],
+        "deployment-wrong-type-message": [apply(d, dep(replicas="three"), messages=True)],
+        "deployment-unknown-nested-message": [
+            apply(d, {**dep(), "spec": {**dep()["spec"], "junk": 1}}, messages=True)
+        ],
+        "unknown-field-warn": [apply(c, {**cm(), "junk": 1}, messages=True)],
+        "wrong-type-string": [apply(c, cm(data={"a": 1}), messages=True)],
+        "owner-references-atomic-items": [
+            apply(
+                c,
+                cm(
+                    ownerReferences=[
+                        {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "0000-1"},
+                    ]
+                ),
+            )
+        ],
+        "deployment-replicas-null": [apply(d, dep(replicas=None))],
+        "deployment-status": [
+            apply(d, dep()),
+            apply(d + "/status", {**dep(), "spec": None, "status": {"replicas": 3}}, manager="st"),
+        ],
+        # managedFields a client writes or resets, and objects no one manages
+        "untracked-after-bare-create": [setup(post(CM, cm())), patch(c, {"data": {"a": "1"}})],
+        "before-first-apply": [
+            setup(post(CM, cm())),
+            setup(patch(c, {"data": {"a": "1"}})),
+            apply(c, cm(data={"a": "2"}), messages=True),
+            apply(c, cm(data={"b": "2"})),
+        ],
+        "reset-with-empty-entry": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            put(c, lambda ctx: {**ctx[0], "metadata": {**ctx[0]["metadata"], "managedFields": [{}]}}),
+            patch(c, {"data": {"b": "1"}}),
+        ],
+        "set-by-client": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            patch(c, {"metadata": {"managedFields": [MANAGED_X]}}),
+            patch(c, {"metadata": {"managedFields": []}}),
+        ],
+        "undecodable-entries-kept": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            patch(c, {"metadata": {"managedFields": [{"manager": "y"}]}}),
+            patch(c, {"metadata": {"managedFields": [{**MANAGED_X, "apiVersion": ""}]}, "data": {"b": "2"}}),
+            patch(c, {"metadata": {"managedFields": [{**MANAGED_X, "fieldsV1": {}}]}}),
+        ],
+        "reset-with-empty-list": [
+            setup(post(CM, cm(data={"a": "1"}))),
+            patch(c, {"metadata": {"managedFields": []}}),
+        ],
+        "default-namespace-managers": [get("/api/v1/namespaces/default", view=_managers)],
+        "deployment-scale": [
+            apply(d, dep(replicas=2)),
+            apply(d + "/scale", _scale(5), manager="hpa", messages=True),
+            apply(d + "/scale", _scale(5), manager="hpa", force=True),
+            get(d),
+            apply(d + "/scale", _scale(6), manager="hpa"),
+            apply(d, dep(replicas=2), messages=True),
+            apply(d + "/scale", _scale(-1), manager="hpa", messages=True),
+        ],
+        "deployment-scale-update-manager": [
+            apply(d, dep(replicas=2)),
+            patch(d + "/scale?fieldManager=kubectl", {"spec": {"replicas": 4}}),
+            get(d, view=_managers_of_subresources),
+            apply(d, dep(replicas=2), messages=True),
+            put(d + "/scale?fieldManager=k2", lambda ctx: {**ctx[1], "spec": {"replicas": 5}}),
+            get(d, view=_managers_of_subresources),
+        ],
+        "null-values": [
+            apply(c, cm(data={"a": "1", "b": None})),
+            apply(c, {**cm(data=None), "metadata": {"name": "c", "labels": None}}),
+        ],
+        "invalid-object-type": [
+            apply(c, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}}, messages=True),
+            apply(c, {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "c"}}, messages=True),
+        ],
+        # the merged list keeps both orders as far as they agree (structured-merge-diff's merge)
+        "deployment-containers-order": [
+            apply(d, dep(containers=_named("a", "b")), view=_container_names),
+            apply(d, dep(containers=_named("c")), manager="m2", view=_container_names),
+            apply(d, dep(containers=_named("b", "a")), view=_container_names),
+            apply(d, dep(containers=_named("z", "b", "a")), view=_container_names),
+            apply(d, dep(containers=_named("c", "a")), manager="m2", view=_container_names),
+        ],
+        "deployment-drop-shared-container": [
+            apply(d, dep(containers=[CONTAINER, {"name": "s", "image": "busybox"}])),
+            apply(
+                d,
+                dep(containers=[{"name": "s", "image": "busybox", "env": [{"name": "E", "value": "1"}]}]),
+                manager="m2",
+            ),
+            apply(d, dep()),
+        ],
     }
     return [Scenario(f"apply/{k}", "apply", v) for k, v in seqs.items()]
 
@@ -169,6 +337,47 @@ def patches() -> list[Scenario]:
         "patch-deployment-replicas-string": [dbase, patch(d, {"spec": {"replicas": "three"}})],
         "patch-dry-run": [base, patch(c + "?dryRun=All", {"data": {"a": "x"}}), get(c, view=at("data"))],
         "patch-strict-unknown": [base, patch(c + "?fieldValidation=Strict", {"junk": 1})],
+        # issue 25: the texts of patch errors, word for word, and unknown fields without Strict
+        "json-bad-op-message": [base, patch(c, [{"op": "frob", "path": "/data/a"}], "json", messages=True)],
+        "json-replace-missing": [
+            base,
+            patch(c, [{"op": "replace", "path": "/data/zz", "value": "1"}], "json", messages=True),
+        ],
+        "json-add-bad-index": [
+            base,
+            patch(c, [{"op": "add", "path": "/metadata/finalizers/5", "value": "x/y"}], "json"),
+        ],
+        "json-wrong-type": [base, patch(c, [{"op": "replace", "path": "/data", "value": 5}], "json")],
+        "patch-wrong-type-strategic": [base, patch(c, {"data": ["x"]}, "strategic")],
+        "patch-warn-unknown": [base, patch(c, {"junk": 1}, compare_headers=("Warning",))],
+        "patch-ignore-unknown": [base, patch(c + "?fieldValidation=Ignore", {"junk": 1})],
+        "patch-strict-unknown-nested": [
+            dbase,
+            patch(d + "?fieldValidation=Strict", {"spec": {"template": {"spec": {"junk": 1}}}}),
+        ],
+        "unsupported-patch-type-message": [
+            base,
+            Step("PATCH", c, {"data": {}}, content_type="application/json", messages=True),
+        ],
+        "json-remove-name": [
+            base,
+            patch(c, [{"op": "remove", "path": "/metadata/name"}], "json", messages=True),
+        ],
+        # (the object inside these messages is Go's JSON of the patched map: key order not compared)
+        "json-api-version-v2": [base, patch(c, {"apiVersion": "v2"})],
+        "json-unknown-kind": [base, patch(c, [{"op": "replace", "path": "/kind", "value": "Nope"}], "json")],
+        "binary-data-not-base64": [
+            base,
+            patch(c, [{"op": "copy", "from": "/data", "path": "/binaryData"}], "json"),
+            patch(c, {"binaryData": {"x": "YWJj"}}),
+            patch(c, {"binaryData": {"y": "ab!d"}}),
+        ],
+        "strategic-on-custom-message": [
+            setup(
+                post(W, {"apiVersion": "conf.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+            ),
+            patch(W + "/w", {"spec": {"replicas": 2}}, "strategic", messages=True),
+        ],
     }
     return [Scenario(f"patch/{k}", "patch", v) for k, v in seqs.items()]
 

@@ -315,6 +315,119 @@ def lifecycle() -> list[Scenario]:
     ]
 
 
+def _scale(replicas: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": "w"},
+        "spec": {"replicas": replicas},
+    }
+
+
+def validation_order() -> list[Scenario]:
+    """Issue 25: the causes of an invalid custom resource word for word, in the server's order
+    (schema, the scale subresource's replica paths, then CEL or the cause saying it was skipped)."""
+    w = W + "/w"
+    status = lambda ready: lambda ctx: {**ctx[0], "status": {"ready": ready}}  # noqa: E731
+    cases: dict[str, list[Any]] = {
+        "replicas-float": [post(W, widget(replicas=1.5), messages=True)],
+        "replicas-negative": [post(W, widget(replicas=-1), messages=True)],
+        "size-enum": [post(W, widget(size="XL"), messages=True)],
+        "date-time-bad": [post(W, widget(when="yesterday"), messages=True)],
+        "int-or-string-bool": [post(W, {**widget(), "spec": {"port": True}}, messages=True)],
+        "update-replicas-string": [
+            setup(post(W, widget())),
+            put(w, lambda ctx: {**ctx[0], "spec": {"replicas": "x"}}, messages=True),
+        ],
+        "status-ready-negative": [setup(post(W, widget())), put(w + "/status", status(-1), messages=True)],
+        "status-ready-string": [setup(post(W, widget())), put(w + "/status", status("x"))],
+        "wrong-kind": [post(W, {**widget(replicas=2), "kind": "Gadget"}, messages=True)],
+        "wrong-kind-update": [
+            setup(post(W, widget())),
+            put(w, lambda ctx: {**ctx[0], "kind": "Gadget"}, messages=True),
+        ],
+        "wrong-kind-cel-error": [post(W, {**widget(), "kind": "Gadget"}, messages=True)],
+        # an apply is made a typed object first: what does not fit the schema is the server's 500
+        "apply-unknown-field": [apply(w, widget(junk=1, replicas=2), messages=True)],
+        "apply-wrong-type": [apply(w, widget(replicas="three"), messages=True)],
+        "apply-list-map-no-key": [apply(w, widget(ports=[{"port": 80}]), messages=True)],
+        "apply-list-map-duplicate": [
+            apply(w, widget(ports=[{"name": "a", "port": 1}, {"name": "a", "port": 2}]), messages=True)
+        ],
+        "apply-set-duplicate": [apply(w, widget(tags=["a", "a"]), messages=True)],
+        "apply-nested-item-wrong-type": [apply(w, widget(ports=[{"name": "a", "port": "x"}]), messages=True)],
+        "apply-scale": [
+            apply(w + "/scale", _scale(3)),
+            apply(w, widget(replicas=2)),
+            apply(w + "/scale", _scale(3), messages=True),
+            apply(w + "/scale", _scale(3), force=True, messages=True),
+            get(w),
+            apply(w + "/scale", _scale(-1), messages=True),
+        ],
+        "apply-untyped-objects": [
+            apply(w, widget(labels={"a": "1"}, atomic={"a": "1"}, free={"x": {"y": 1}})),
+            apply(w, widget(labels={"b": "1"}, free={"x": {"z": 1}}), manager="m2"),
+            apply(w, widget(free={"q": 1, "a": {"b": {"c": 1}}, "l": [1]})),
+        ],
+        "apply-nulls": [
+            apply(w, widget(nullable=None, replicas=None)),
+            apply(w, widget(nullable="x", replicas=3)),
+            apply(w, widget(nullable=None)),
+        ],
+        "scale-update-manager": [
+            apply(w, widget(replicas=2)),
+            patch(w + "/scale?fieldManager=kubectl", {"spec": {"replicas": 4}}),
+            apply(w, widget(replicas=2), messages=True),
+        ],
+        "apply-invalid-object-type": [
+            apply(w, {**widget(), "apiVersion": "conf.example.com/v2"}, messages=True)
+        ],
+        "patch-strict-unknown": [
+            setup(post(W, widget(replicas=2))),
+            # (the message holds the object, uid and times included: not compared word for word)
+            patch(w + "?fieldValidation=Strict", {"spec": {"junk": 1}}),
+            patch(w + "?fieldValidation=Strict", [{"op": "add", "path": "/spec/junk", "value": 1}], "json"),
+        ],
+        "patch-warn-unknown": [
+            setup(post(W, widget(replicas=2))),
+            patch(w, {"spec": {"junk": 1}}, compare_headers=("Warning",)),
+        ],
+        "patch-type-meta": [
+            setup(post(W, widget(replicas=2))),
+            patch(w, {"apiVersion": "conf.example.com/v2"}, messages=True),
+            patch(w, {"kind": "Gadget"}, messages=True),
+            patch(w, [{"op": "remove", "path": "/metadata/name"}], "json", messages=True),
+        ],
+        "status-schema-message": [
+            setup(post(W, widget(replicas=2))),
+            patch(w + "/status", {"status": {"ready": "x"}}, messages=True),
+            patch(w + "/status", {"status": "x"}),
+        ],
+        "apply-order": [
+            apply(w, widget(tags=["x", "y"]), view=at("spec")),
+            apply(w, widget(tags=["z", "x"]), manager="m2", view=at("spec")),
+            apply(w, widget(tags=["y", "x", "q"]), view=at("spec")),
+            apply(
+                w, widget(tags=["y", "x", "q"], ports=[{"name": "p", "port": 1}, {"name": "o", "port": 2}])
+            ),
+            apply(w, widget(ports=[{"name": "n", "port": 3}, {"name": "o", "port": 2}]), manager="m2"),
+        ],
+        "delete-collection": [
+            setup(post(W, widget("a"))),
+            delete(W + "?labelSelector=x%3Dy"),
+            delete(W),
+            get(W, view=names),
+        ],
+        "apply-preserve-unknown": [
+            apply(
+                B + "/b",
+                {"apiVersion": "conf.example.com/v1", "kind": "Blob", "metadata": {"name": "b"}, "x": 1},
+            )
+        ],
+    }
+    return [Scenario(f"custom/validation/{k}", "custom", v) for k, v in cases.items()]
+
+
 def _rows(body: Any) -> Any:
     return {
         "columns": [(c["name"], c["type"], c.get("priority", 0)) for c in body["columnDefinitions"]],
@@ -322,4 +435,4 @@ def _rows(body: Any) -> Any:
     }
 
 
-SCENARIOS: list[Scenario] = [*creates(), *lifecycle()]
+SCENARIOS: list[Scenario] = [*creates(), *lifecycle(), *validation_order()]
