@@ -594,19 +594,19 @@ def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, A
     if bad_bytes is not None:
         raise _invalid_patch(patched, bad_bytes)
     mode = _field_validation(req)
+    # pruned on a copy: the patch result shares the subtrees it did not change with the stored object
     probe = json_copy(patched)
-    found = prune_unknown(info.group, info.kind, probe) + prune_nested(info.group, info.kind, probe)
+    found = prune_unknown(info.group, info.kind, probe, info.version)
+    found += prune_nested(info.group, info.kind, probe, info.version)
     if schema is not None:  # the deeper fields the tables above do not list, from the kind's type
-        found += [f for f in fieldtypes.unknown_fields(probe, schema) if f not in found]
+        found += [f for f in fieldtypes.unknown_fields(probe, schema, drop=True) if f not in found]
     if not found:
         return ""
     if mode == "Strict":
         unknown = ", ".join(f'unknown field "{f}"' for f in found)
         raise _invalid_patch(patched, f"strict decoding error: {unknown}")
-    prune_unknown(info.group, info.kind, patched)
-    prune_nested(info.group, info.kind, patched)
-    if schema is not None:
-        fieldtypes.unknown_fields(patched, schema, drop=True)
+    patched.clear()
+    patched.update(probe)
     if mode == "Ignore":
         return ""
     return ", ".join(f'299 - "unknown field \\"{f}\\""' for f in found)

@@ -340,8 +340,12 @@ class Store:
                 obj.pop("status", None)  # status comes only through /status
             causes = schema.validate(obj) + apiextensions.scale_causes(obj, info.scale)
             # like the server: CEL rules run unless an earlier error blocks them
+            # (ObjectMeta's errors too: a missing name blocks them, and the server says so)
             causes += apiextensions.rules_or_blocked(
-                causes, obj, info.schema, old if old is not None else apiextensions.MISSING
+                [*(meta_errors or []), *causes],
+                obj,
+                info.schema,
+                old if old is not None else apiextensions.MISSING,
             )
         else:
             if old is None:
