@@ -186,3 +186,20 @@ async def test_apply_custom_resource_lists(http: httpx2.AsyncClient) -> None:
         },
     )
     assert r.status_code == 200 and r.json()["status"] == {"phase": "DONE"}
+
+
+async def test_a_patch_keeps_what_the_served_version_declares(http: httpx2.AsyncClient) -> None:
+    """Found merging two rounds: a labels patch of an autoscaling/v2 HPA judged its `metrics` by v1's
+    type, and pruning them reached the stored object through the subtrees the patch result shares."""
+    hpas = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+    target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}
+    body = {"metadata": {"name": "h"}, "spec": {"scaleTargetRef": target, "maxReplicas": 3}}
+    created = (await http.post(hpas, json=body)).json()
+    assert created["spec"]["metrics"]  # defaulted: 80% CPU
+    r = await http.patch(f"{hpas}/h", json={"metadata": {"labels": {"u": "1"}}}, headers=MERGE)
+    assert r.status_code == 200 and "warning" not in r.headers
+    assert r.json()["spec"] == created["spec"] and r.json()["status"] == created["status"]
+    assert r.json()["metadata"]["generation"] == 1
+    # an unknown field sent in a patch is dropped from the result only
+    r = await http.patch(f"{hpas}/h", json={"spec": {"junk": 1}}, headers=MERGE)
+    assert "junk" not in r.json()["spec"] and r.json()["spec"]["metrics"] == created["spec"]["metrics"]
