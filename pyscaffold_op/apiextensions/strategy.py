@@ -13,6 +13,7 @@ from typing import Any
 from pyscaffold_op.apiextensions.rules import MISSING, has_rules, validate_rules
 from pyscaffold_op.apiextensions.validation import validate
 from pyscaffold_op.apimachinery.fielderrors import Cause, cause
+from pyscaffold_op.apimachinery.gofmt import go_type, go_value
 
 __all__ = ["BLOCKING", "rules_or_blocked", "scale_causes", "status_causes"]
 
@@ -98,7 +99,7 @@ def _nested(obj: dict[str, Any], path: str, want: str) -> tuple[Any, str | None]
         if not isinstance(node, dict):
             shown = ".".join(fields[: i + 1])
             return _zero(want), (
-                f".{shown} accessor error: {_go_value(node)} is of the type {_go_type(node)}, "
+                f".{shown} accessor error: {go_value(node)} is of the type {go_type(node)}, "
                 "expected map[string]interface{}"
             )
         if name not in node:
@@ -115,37 +116,11 @@ def _nested(obj: dict[str, Any], path: str, want: str) -> tuple[Any, str | None]
         fits = isinstance(node, str)
     if not fits:
         return _zero(want), (
-            f"{path if path.startswith('.') else '.' + path} accessor error: {_go_value(node)} "
-            f"is of the type {_go_type(node)}, expected {want}"
+            f"{path if path.startswith('.') else '.' + path} accessor error: {go_value(node)} "
+            f"is of the type {go_type(node)}, expected {want}"
         )
     return node, None
 
 
 def _zero(want: str) -> Any:
     return 0 if want == "int64" else ""
-
-
-def _go_type(value: Any) -> str:
-    """Go's %T of a value of an unstructured object."""
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    return "string"
-
-
-def _go_value(value: Any) -> str:
-    """Go's %v of a value of an unstructured object."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_value(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_value(v) for v in value) + "]"
-    return str(value)

@@ -15,6 +15,7 @@ import functools
 import json
 from typing import Any
 
+from pyscaffold_op.apimachinery.gofmt import go_type, go_value
 from pyscaffold_op.models import spec
 
 Schema = dict[str, Any]
@@ -140,11 +141,11 @@ def _check(value: Any, node: Any, at: str) -> str | None:
     kind = node.get("type")
     if node.get("x-kubernetes-int-or-string"):
         if isinstance(value, (dict, list)):
-            return f"{at}: expected any scalar, got {_go_type(value)}"
+            return f"{at}: expected any scalar, got {go_type(value)}"
         return None
     if kind == "object" or "properties" in node or "additionalProperties" in node:
         if not isinstance(value, dict):
-            return f"{at}: expected map, got {_go_value(value)}"
+            return f"{at}: expected map, got {go_value(value)}"
         for key in sorted(value):
             found = _check(value[key], _field(node, key), f"{at}.{key}")
             if found:
@@ -152,7 +153,7 @@ def _check(value: Any, node: Any, at: str) -> str | None:
         return None
     if kind == "array":
         if not isinstance(value, list):
-            return f"{at}: expected list, got {_go_value(value)}"
+            return f"{at}: expected list, got {go_value(value)}"
         return _check_list(value, node, at)
     return _scalar(value, kind, at)
 
@@ -199,39 +200,13 @@ def _json(v: Any) -> str:
 def _scalar(value: Any, kind: Any, at: str) -> str | None:
     if kind in ("integer", "number"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"{at}: expected numeric (int or float), got {_go_type(value)}"
+            return f"{at}: expected numeric (int or float), got {go_type(value)}"
     elif kind == "string":
         if not isinstance(value, str):
-            return f"{at}: expected string, got &value.valueUnstructured{{Value:{_go_value(value)}}}"
+            return f"{at}: expected string, got &value.valueUnstructured{{Value:{go_value(value)}}}"
     elif kind == "boolean" and not isinstance(value, bool):
-        return f"{at}: expected boolean, got {_go_value(value)}"
+        return f"{at}: expected boolean, got {go_value(value)}"
     return None
-
-
-def _go_type(value: Any) -> str:
-    """Go's %T of a decoded JSON value."""
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    return "string"
-
-
-def _go_value(value: Any) -> str:
-    """Go's %v of a decoded JSON value."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_value(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_value(v) for v in value) + "]"
-    return str(value)
 
 
 # -- strict decoding of a built-in (sigs.k8s.io/json's unknown-field paths) --------------------------
