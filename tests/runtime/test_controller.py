@@ -360,3 +360,37 @@ async def test_depth_and_active_workers_are_read_when_scraped() -> None:
     assert metrics.value("controller_runtime_active_workers", {"controller": "t"}) == 0
     assert metrics.value("workqueue_depth", labels) == 0
     await ctrl.stop()
+
+
+async def test_at_debug_level_each_reconcile_says_how_it_ended(caplog: pytest.LogCaptureFixture) -> None:
+    """controller-runtime's words (its V(5) lines), with the reconcile's keys: `make run
+    ARGS=--zap-log-level=debug` shows every reconcile, not only the failed ones."""
+    caplog.set_level(logging.DEBUG, logger="pyscaffold_op.runtime.controller")
+    seen: list[str] = []
+
+    async def reconcile(req: Request) -> Result | None:
+        seen.append(req.name)
+        if req.name == "after" and seen.count("after") == 1:
+            return Result(requeue_after=90)
+        if req.name == "again" and seen.count("again") == 1:
+            return Result(requeue=True)
+        return None
+
+    clock = FakeClock()
+    ctrl, source, _m = make(reconcile, clock=clock)
+    await ctrl.start()
+    for name in ("ok", "after", "again"):
+        await source.put(name)
+    await eventually(lambda: len(seen) == 3 and ctrl.queue.waiting() == 2)
+    clock.advance(1)  # past the rate limiter's first delay (0.01 s), short of the 90 s one
+    await eventually(lambda: sorted(seen) == ["after", "again", "again", "ok"])
+    await ctrl.stop()
+    done = {
+        (r.getMessage(), getattr(r, "name_", None))
+        for r in caplog.records
+        if r.name == "pyscaffold_op.runtime.controller" and r.levelno == logging.DEBUG
+    }
+    assert ("Reconcile done, requeueing after 1m30s", "after") in done
+    assert ("Reconcile done, requeueing", "again") in done
+    assert ("Reconcile successful", "ok") in done
+    assert ("Reconcile successful", "again") in done

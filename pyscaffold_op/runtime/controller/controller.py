@@ -19,8 +19,10 @@ import inspect
 import logging
 import os
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
+from pyscaffold_op.apimachinery.fields import format_duration
 from pyscaffold_op.runtime import tracing
 from pyscaffold_op.runtime.client.errors import ApiError
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
@@ -245,6 +247,8 @@ class Controller:
                 else:
                     result = await self._reconcile(req)
             outcome = self._after_success(req, result)
+            if log.isEnabledFor(logging.DEBUG):  # one check on the hot path when debug is off
+                self._log_done(outcome, req, reconcile_id, result)
         except asyncio.CancelledError as err:
             if self._stopping or own_cancellation():
                 self.queue.add_rate_limited(req)  # cancelled at shutdown: let the next start retry it
@@ -299,6 +303,17 @@ class Controller:
         expected = isinstance(_cause(err), ApiError | ObjectDecodeError)  # their message says it all
         traceback = panic or not expected or log.isEnabledFor(logging.DEBUG)
         log.error(msg, extra=fields, exc_info=err if traceback else None)
+
+    def _log_done(self, outcome: str, req: Request, reconcile_id: str, result: Result | None) -> None:
+        """controller-runtime's words for a reconcile that returned (its V(5) lines; debug here)."""
+        if outcome == "requeue_after":
+            after = result.requeue_after_seconds if result is not None else 0.0
+            msg = f"Reconcile done, requeueing after {format_duration(timedelta(seconds=after))}"
+        elif outcome == "requeue":
+            msg = "Reconcile done, requeueing"
+        else:
+            msg = "Reconcile successful"
+        log.debug(msg, extra=reconcile_fields(self.name, req, reconcile_id, self.group_kind))
 
     def _after_success(self, req: Request, result: Result | None) -> str:
         if result is None:
