@@ -39,6 +39,19 @@ def canonical(text: str) -> str:
     return _decimal(int(nanos), exponent_form=bool(_EXPONENT.search(text)))
 
 
+def rounded_up_to_milli(text: str) -> str:
+    """A ResourceList value as core/v1's SetDefaults_ResourceList leaves it: `Quantity.RoundUp(-3)`
+    (away from zero: `1n` is `1m`, `1500u` is `2m`) then String(); a value already whole in millis is
+    just canonical (RoundUp keeps the parsed string then)."""
+    parsed = celquantity.parse(text)
+    value = Fraction(parsed.mantissa) * Fraction(10) ** parsed.exponent
+    millis = value * 1000
+    if millis.denominator == 1:
+        return canonical(text)
+    rounded = math.ceil(abs(millis)) * (1 if millis > 0 else -1)
+    return _decimal(rounded * 10**6, exponent_form=bool(_EXPONENT.search(text)))
+
+
 _PARTS = re.compile(r"([+-]?)0*([0-9]*)(?:\.([0-9]*))?(.*)")
 _DECIMAL_EXPONENTS = {v: k for k, v in _DECIMAL_SUFFIXES.items()}
 _INT64_MAX = 2**63 - 1
