@@ -475,7 +475,26 @@ def _namespace(obj: Obj, old: Obj | None) -> None:
         labels["kubernetes.io/metadata.name"] = meta["name"]
 
 
+def _limit_range(obj: Obj, old: Obj | None) -> None:
+    """SetDefaults_LimitRangeItem: a Container item's missing default limits are its max, its
+    missing default requests the default limits, then its min (an empty map is left out)."""
+    for item in (_spec(obj) or {}).get("limits") or ():
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        default = dict(item.get("default") or {})
+        for key, value in (item.get("max") or {}).items():
+            default.setdefault(key, value)
+        request = dict(item.get("defaultRequest") or {})
+        for source in (default, item.get("min") or {}):
+            for key, value in source.items():
+                request.setdefault(key, value)
+        for field, values in (("default", default), ("defaultRequest", request)):
+            if values:
+                item[field] = values
+
+
 _BY_KIND: dict[tuple[str, str], Callable[[Obj, Obj | None], None]] = {
+    ("", "LimitRange"): _limit_range,
     ("", "Namespace"): _namespace,
     ("networking.k8s.io", "NetworkPolicy"): _network_policy,
     ("", "Endpoints"): _endpoints,

@@ -8,6 +8,7 @@ SI; decimal forms use an exponent that is a multiple of three."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -21,6 +22,9 @@ _DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 1
 _NANO = 10**9
 
 
+# Pure string -> string, and the same few spellings come back on every write of a workload: cached
+# (parsing through Fractions costs ~30 us a value).
+@functools.lru_cache(maxsize=4096)
 def canonical(text: str) -> str:
     """Go's `resource.MustParse(text).String()`; celquantity.QuantityError (Go's message) when
     `text` is no quantity."""
@@ -37,6 +41,20 @@ def canonical(text: str) -> str:
     if _BINARY.search(text) and value.denominator == 1 and abs(value) >= 1024:
         return _binary(int(value))
     return _decimal(int(nanos), exponent_form=bool(_EXPONENT.search(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def rounded_up_to_milli(text: str) -> str:
+    """A ResourceList value as core/v1's SetDefaults_ResourceList leaves it: `Quantity.RoundUp(-3)`
+    (away from zero: `1n` is `1m`, `1500u` is `2m`) then String(); a value already whole in millis is
+    just canonical (RoundUp keeps the parsed string then)."""
+    parsed = celquantity.parse(text)
+    value = Fraction(parsed.mantissa) * Fraction(10) ** parsed.exponent
+    millis = value * 1000
+    if millis.denominator == 1:
+        return canonical(text)
+    rounded = math.ceil(abs(millis)) * (1 if millis > 0 else -1)
+    return _decimal(rounded * 10**6, exponent_form=bool(_EXPONENT.search(text)))
 
 
 _PARTS = re.compile(r"([+-]?)0*([0-9]*)(?:\.([0-9]*))?(.*)")

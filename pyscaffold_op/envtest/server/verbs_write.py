@@ -13,6 +13,7 @@ from pyscaffold_op.envtest.registry import fieldtypes, managed, patch
 from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown, wrong_type
 from pyscaffold_op.envtest.registry.bytefields import illegal_base64
 from pyscaffold_op.envtest.registry.kindrules import ORPHAN_BY_DEFAULT
+from pyscaffold_op.envtest.registry.quantities import canonicalize as canonical_quantities
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.registry.scale import set_path, to_scale
 from pyscaffold_op.envtest.server import selectors, wire
@@ -88,7 +89,11 @@ class WriteVerbs:
             # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
             found = info.compiled_schema.prune(obj)
         else:
-            wrong = wrong_type(info.group, info.kind, obj) or illegal_base64(info.group, info.kind, obj)
+            wrong = (
+                wrong_type(info.group, info.kind, obj)
+                or illegal_base64(info.group, info.kind, obj)
+                or canonical_quantities(info.api_version, info.kind, obj)  # decoded as Go stores them
+            )
             if wrong is not None:
                 raise E.bad_request(
                     f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {wrong}'
@@ -294,6 +299,7 @@ class WriteVerbs:
                 raise E.not_found(info.group, info.plural, name)
             meta["name"] = name
             obj = managed.apply(None, applied, apply_req)
+            _convert_applied(info, obj)
 
             def create(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:
                 return self.store.create(
@@ -308,6 +314,7 @@ class WriteVerbs:
             created, warnings = await self.gate.admitted(req, t, "CREATE", obj, None, create)
             return self.gate.warn(json_response(201, wire.served(info, created)), *warnings)
         new = managed.apply(wire.served(info, current), applied, apply_req)
+        _convert_applied(info, new)
         if scale:  # after the conflicts, as the server checks the Scale
             _check_applied_scale(info, name, scale_body)
         new["metadata"]["resourceVersion"] = (
@@ -536,6 +543,24 @@ def _check_applied_scale(info: ServedResource, name: str, scale: dict[str, Any])
         )
 
 
+def _convert_applied(info: ServedResource, obj: dict[str, Any]) -> None:
+    """The applied result converted to the built-in's Go type, as the apply patcher does: its
+    quantities stored canonical; one that does not parse is the server's 500."""
+    if info.custom:
+        return
+    bad = canonical_quantities(info.api_version, info.kind, obj)
+    if bad is None:
+        return
+    meta = obj.get("metadata") or {}
+    gvk = f"{info.group}/{info.version}, Kind={info.kind}"
+    raise E.StatusError(
+        500,
+        "",
+        f"failed to convert new object ({meta.get('namespace', '')}/{meta.get('name', '')}; {gvk}) to proper "
+        f"version: unable to convert unstructured object to {gvk}: {bad}",
+    )
+
+
 def _check_custom_kind(info: ServedResource, obj: dict[str, Any]) -> None:
     """The custom resource strategy's type check (ValidateTypeMeta): an object of another kind or
     apiVersion is decoded as is (no defaults, no pruning) and refused, 422 under the kind it
@@ -589,6 +614,9 @@ def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, A
     wrong = wrong_type(info.group, info.kind, patched)
     if wrong is not None:
         raise _invalid_patch(patched, wrong)
+    bad_quantity = canonical_quantities(info.api_version, info.kind, patched)
+    if bad_quantity is not None:
+        raise _invalid_patch(patched, bad_quantity)
     schema = fieldtypes.kind_schema(info.api_version, info.kind)
     bad_bytes = fieldtypes.byte_error(patched, schema) if schema is not None else None
     if bad_bytes is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, custom, fidelity, protobuf, rbac, smp
+from tests.conformance.scenarios import api, builtin, custom, fidelity, protobuf, quantities, rbac, smp
 
 SCENARIOS: list[Scenario] = [
     *builtin.SCENARIOS,
@@ -13,4 +13,5 @@ SCENARIOS: list[Scenario] = [
     *rbac.SCENARIOS,
     *protobuf.SCENARIOS,
     *fidelity.SCENARIOS,
+    *quantities.SCENARIOS,
 ]
