@@ -8,7 +8,7 @@ import itertools
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.registry import podvolumes
+from pyscaffold_op.envtest.registry import certificates, podvolumes
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
 
@@ -67,6 +67,8 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
                 obj["metadata"]["labels"] = dict(labels)
     elif key == ("", "persistentvolumeclaims"):
         obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
+    elif key == certificates.GROUP_RESOURCE:
+        certificates.prepare_create(obj)
 
 
 def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
@@ -135,6 +137,8 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
     elif key == ("networking.k8s.io", "ingressclasses"):
         if not (spec or {}).get("controller"):
             out.append(cause("FieldValueRequired", "spec.controller", "Required value"))
+    elif key == certificates.GROUP_RESOURCE and old is None:
+        out.extend(certificates.create_causes(obj))
     elif key == ("node.k8s.io", "runtimeclasses") and not obj.get("handler"):
         out.append(cause("FieldValueRequired", "handler", "Required value"))
     if key in (("", "configmaps"), ("", "secrets")) and old is not None and old.get("immutable"):

@@ -16,7 +16,7 @@ from pyscaffold_op.envtest.admission.webhooks import warning_header
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.registry.kindrules import DEPRECATED
 from pyscaffold_op.envtest.registry.resources import Registry
-from pyscaffold_op.envtest.server import discovery, openapi, subresources, wire
+from pyscaffold_op.envtest.server import csr, discovery, openapi, subresources, wire
 from pyscaffold_op.envtest.server.access import AccessControl
 from pyscaffold_op.envtest.server.auth import Policy
 from pyscaffold_op.envtest.server.decode import MAX_BODY
@@ -171,7 +171,8 @@ class Api:
                 raise E.method_not_allowed(req.method)
         if target.subresource and (served := subresources.serve(self, req, target)) is not None:
             return served
-        if target.subresource and target.subresource not in ("status", "scale"):
+        generic = ("status", "scale")  # the subresources the verbs below serve (and a CSR's approval)
+        if target.subresource and target.subresource not in generic and not csr.is_approval(target):
             raise E.not_found_path()
         if target.subresource == "status" and not target.info.status:
             raise E.not_found_path()
@@ -182,12 +183,14 @@ class Api:
             if m == "GET":
                 return self.reads.watch(req, target) if watch else self.reads.list(req, target)
             if m == "POST":
-                return await self.writes.create(req, target)
+                return await self.writes.create(req, target, csr.requester_filler(self, req, target))
             if m == "DELETE":
                 return await self.writes.delete_collection(req, target)
             raise E.method_not_allowed(m)
         if m == "GET":
             return self.reads.get(req, target)
+        if m in ("PUT", "PATCH") and csr.is_approval(target):
+            csr.check_approver(self, req, target)
         if m == "PUT":
             return await self.writes.update(req, target)
         if m == "PATCH":

@@ -48,9 +48,9 @@ class ReviewVerbs:
         elif t.info.kind == "SelfSubjectReview":
             obj.pop("spec", None)
             obj["metadata"] = {**obj["metadata"], "creationTimestamp": now_rfc3339()}
-            obj["status"] = {"userInfo": self._requester(req).to_dict()}
+            obj["status"] = {"userInfo": self.requester(req).to_dict()}
         elif t.info.kind == "SelfSubjectRulesReview":
-            obj["status"] = self._rules_review(self._requester(req), str(spec.get("namespace") or ""))
+            obj["status"] = self._rules_review(self.requester(req), str(spec.get("namespace") or ""))
         else:
             obj["status"] = self._access_review(req, t.info, spec, t.namespace)
         self.policy.record(obj)
@@ -72,7 +72,7 @@ class ReviewVerbs:
             status["audiences"] = list(audiences)
         return status
 
-    def _requester(self, req: HttpRequest) -> UserInfo:
+    def requester(self, req: HttpRequest) -> UserInfo:
         """Who sent the request: the impersonated user, else the bearer token's (kubectl's tokenless
         user over plain HTTP), else anonymous."""
         who = impersonation(req.headers) if req.user is None else req.user
@@ -132,7 +132,7 @@ class ReviewVerbs:
                 )
             )
         if info.kind == "SelfSubjectAccessReview":
-            who = self._requester(req)
+            who = self.requester(req)
             user, groups = who.username, who.groups
         else:
             user = spec.get("user") or ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyscaffold_op import apiextensions
@@ -46,7 +46,10 @@ class WriteVerbs:
         self.store = store
         self.gate = gate
 
-    async def create(self, req: HttpRequest, t: Target) -> Response:
+    async def create(
+        self, req: HttpRequest, t: Target, prepare: Callable[[dict[str, Any]], None] | None = None
+    ) -> Response:
+        """POST of a new object; `prepare` changes the decoded body first (a CSR's requester)."""
         if t.subresource:
             raise E.method_not_allowed("POST")
         if t.info.namespaced and t.namespace is None:
@@ -58,6 +61,8 @@ class WriteVerbs:
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
             raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         unknown = self._unknown_fields(req, t.info, obj)
+        if prepare is not None:
+            prepare(obj)
         pruned = t.info.custom and _field_validation(req) in _PRUNED_ON_DECODE
 
         def write(o: dict[str, Any], dry_run: bool) -> dict[str, Any]:

@@ -27,8 +27,8 @@ from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission import plugins as admission_plugins
 from pyscaffold_op.envtest.jsonutil import dumps, json_copy, loads
-from pyscaffold_op.envtest.registry import crds, defaulting, graceful, strategies
-from pyscaffold_op.envtest.registry.kindrules import NAMED_BY_STRATEGY
+from pyscaffold_op.envtest.registry import certificates, crds, defaulting, graceful, strategies
+from pyscaffold_op.envtest.registry.kindrules import NAMED_BY_STRATEGY, UNTRACKED_FIELDS
 from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update, written_entries
 from pyscaffold_op.envtest.registry.objectmeta import generate_name, meta_causes, no_new_finalizers
 from pyscaffold_op.envtest.registry.resources import Registry, ServedResource
@@ -310,7 +310,7 @@ class Store:
             raise E.already_exists(info.group, info.plural, name)
         if managed_fields is not None:
             obj["metadata"]["managedFields"] = managed_fields
-        elif manager:
+        elif manager and info.group_resource not in UNTRACKED_FIELDS:
             record_update(None, obj, _owner(info, manager, meta["creationTimestamp"]))
         if dry_run:
             return obj
@@ -428,6 +428,12 @@ class Store:
         return self._write(info, key, old, new)
 
     def _merge_update(self, info: ServedResource, old: Obj, obj: Obj, subresource: str) -> Obj:
+        csr = info.group_resource == certificates.GROUP_RESOURCE
+        if csr and subresource in ("status", "approval"):
+            new, causes = certificates.merge_subresource(old, obj, subresource, now_rfc3339())
+            if causes:
+                raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
+            return new
         if subresource == "status":
             new = {**json_copy(old)}
             if "status" in obj:
@@ -478,6 +484,8 @@ class Store:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
+        if csr:
+            certificates.keep_spec_and_status(old, new)
         errors = no_new_finalizers(meta, ometa) + meta_causes(meta, None, info.kube_finalizers)
         new = self._admit(info, new, old, meta_errors=errors)
         if info.generation and _spec_of(new) != _spec_of(old):

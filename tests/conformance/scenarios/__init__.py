@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, custom, fidelity, protobuf, quantities, rbac, smp
+from tests.conformance.scenarios import api, builtin, csr, custom, fidelity, protobuf, quantities, rbac, smp
 
 SCENARIOS: list[Scenario] = [
     *builtin.SCENARIOS,
@@ -14,4 +14,5 @@ SCENARIOS: list[Scenario] = [
     *protobuf.SCENARIOS,
     *fidelity.SCENARIOS,
     *quantities.SCENARIOS,
+    *csr.SCENARIOS,
 ]
