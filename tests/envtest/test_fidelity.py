@@ -23,6 +23,7 @@ from lightkube.resources.policy_v1 import PodDisruptionBudget
 from pyscaffold_op.envtest import Environment, KubeletSimulator
 from pyscaffold_op.testing import eventually
 from tests.envtest.lightkube_client import lightkube_client
+from tests.envtest.test_kubectl_csr import csr_manifest
 
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 METADATA = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json"
@@ -81,19 +82,10 @@ def test_api_resources_lists_the_missing_kinds(thread_env: Environment) -> None:
     assert rows["certificatesigningrequests"][1:3] == ["csr", "certificates.k8s.io/v1"]
     assert rows["apiservices"][1] == "apiregistration.k8s.io/v1"
     assert rows["csistoragecapacities"][1] == "storage.k8s.io/v1"
-    csr = {
-        "apiVersion": "certificates.k8s.io/v1",
-        "kind": "CertificateSigningRequest",
-        "metadata": {"name": "me"},
-        "spec": {
-            "request": "",
-            "signerName": "kubernetes.io/kube-apiserver-client",
-            "usages": ["client auth"],
-        },
-    }
+    # a valid request: the emulator validates spec.request as a PEM certificate request
     subprocess.run(
         ["kubectl", "--kubeconfig", str(thread_env.kubeconfig_path), "create", "-f", "-"],
-        input=json.dumps(csr),
+        input=csr_manifest("me"),
         text=True,
         check=True,
         capture_output=True,
