@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import yaml
 
 from pyscaffold_op import yamlio
+from pyscaffold_op.clock import REAL_CLOCK
 from pyscaffold_op.envtest import bootstrap, gctuning, loops
 from pyscaffold_op.envtest.controllers import Workloads
 from pyscaffold_op.envtest.controllers.core import CoreControllers
+from pyscaffold_op.envtest.controllers.csrsigning import ClientSigner
 from pyscaffold_op.envtest.controllers.kubelet import KubeletSimulator
 from pyscaffold_op.envtest.realmode import EmulatorOnly, RealMode
 from pyscaffold_op.envtest.registry import crds
@@ -120,6 +122,7 @@ class Environment:
         # the admin's client certificate (CN=admin, O=system:masters) when serving HTTPS
         self.client_cert_pem: bytes | None = None
         self.client_key_pem: bytes | None = None
+        self._signer: ClientSigner | None = None  # with TLS: signs approved client-certificate CSRs
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -143,6 +146,8 @@ class Environment:
         bootstrap.apiserver_objects(self.store, self.host, self.port)
         if self.workloads is not None:
             self.workloads.attach(self.store)
+        if self._signer is not None:
+            self._signer.attach(self.store, REAL_CLOCK)
         if self.kubelet is not None:
             self.kubelet.attach(self.store)
         return self
@@ -153,6 +158,8 @@ class Environment:
         from pyscaffold_op.envtest.server.tlscontext import server_context
 
         authority = Authority.new()
+        # the kube-apiserver-client signer: approved CSRs get client certificates from this CA
+        self._signer = ClientSigner(authority)
         admin = authority.client(ADMIN_CN, (MASTERS,))
         self.ca_pem = authority.cert_pem
         self.client_cert_pem, self.client_key_pem = admin.cert_pem, admin.key_pem
@@ -170,6 +177,8 @@ class Environment:
             await self.kubelet.detach()
         if self.workloads is not None:
             self.workloads.detach()
+        if self._signer is not None:
+            self._signer.detach()
         self.controllers.stop()
         self.store.drop_watches()
         await self.api.admission.services.close()
