@@ -11,12 +11,14 @@ import binascii
 import re
 from typing import Any
 
+from pyscaffold_op.apimachinery.validation import is_dns1123_label, is_dns1123_subdomain
 from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.status import Cause, cause
 from pyscaffold_op.envtest.types import Obj
 
 GROUP_RESOURCE = ("certificates.k8s.io", "certificatesigningrequests")
 APPROVED, DENIED = "Approved", "Denied"
+LEGACY_SIGNER = "kubernetes.io/legacy-unknown"
 _DECISIONS = (APPROVED, DENIED)
 MIN_EXPIRATION_SECONDS = 600
 
@@ -74,7 +76,10 @@ def prepare_create(obj: Obj) -> None:
 def create_causes(obj: Obj) -> list[Cause]:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     assert isinstance(spec, dict)
-    out = _signer_causes(spec.get("signerName"))
+    # validateCertificateSigningRequest's order: request, usages, signer, expiration, conditions
+    out = _request_causes(spec.get("request"))
+    out += _usage_causes(spec.get("usages"))
+    out += _signer_causes(spec.get("signerName"))
     seconds = spec.get("expirationSeconds")
     if isinstance(seconds, int) and seconds < MIN_EXPIRATION_SECONDS:
         out.append(
@@ -84,25 +89,53 @@ def create_causes(obj: Obj) -> list[Cause]:
                 f"Invalid value: {seconds}: may not specify a duration less than 600 seconds (10 minutes)",
             )
         )
-    out += _usage_causes(spec.get("usages"))
-    out += _request_causes(spec.get("request"))
     return out + condition_causes(obj)
 
 
 def _signer_causes(signer: Any) -> list[Cause]:
+    """ValidateSignerName: `<domain>/<path>`, the domain's labels DNS-1123 labels (two at least),
+    the path a DNS-1123 subdomain (the server says "validating label" for both)."""
+    where = "spec.signerName"
     if not signer:
-        return [cause("FieldValueRequired", "spec.signerName", "Required value")]
-    domain, _, path = str(signer).partition("/")
-    if not domain or not path:
+        return [cause("FieldValueRequired", where, "Required value")]
+    signer = str(signer)
+    if signer == LEGACY_SIGNER:
         return [
             cause(
                 "FieldValueInvalid",
-                "spec.signerName",
+                where,
+                f'Invalid value: "{signer}": the legacy signerName is not allowed via this API version',
+            )
+        ]
+    segments = signer.split("/")
+    if len(segments) != 2:
+        return [
+            cause(
+                "FieldValueInvalid",
+                where,
                 f'Invalid value: "{signer}": must be a fully qualified domain and path of the form '
                 "'example.com/signer-name'",
             )
         ]
-    return []
+    domain, path = segments
+    out = [
+        cause("FieldValueInvalid", where, f'Invalid value: "{domain}": validating label "{label}": {problem}')
+        for label in domain.split(".")
+        for problem in is_dns1123_label(label)
+    ]
+    if len(domain.split(".")) < 2:
+        out.append(
+            cause(
+                "FieldValueInvalid",
+                where,
+                f'Invalid value: "{domain}": should be a domain with at least two segments separated by dots',
+            )
+        )
+    out += [
+        cause("FieldValueInvalid", where, f'Invalid value: "{path}": validating label "{path}": {problem}')
+        for problem in is_dns1123_subdomain(path)
+    ]
+    return out
 
 
 def _usage_causes(usages: Any) -> list[Cause]:
@@ -130,17 +163,26 @@ def _usage_causes(usages: Any) -> list[Cause]:
 def _request_causes(request: Any) -> list[Cause]:
     """The request must be PEM with a CERTIFICATE REQUEST block first; the value is shown as the
     Go []byte is marshalled (base64), null when missing."""
-    first = _first_block(request)
-    if first is not None and first == "CERTIFICATE REQUEST":
-        return []
     shown = f'"{request}"' if isinstance(request, str) and request else "null"
-    return [
-        cause(
-            "FieldValueInvalid",
-            "spec.request",
-            f"Invalid value: {shown}: PEM block type must be CERTIFICATE REQUEST",
-        )
-    ]
+    if _first_block(request) != "CERTIFICATE REQUEST":
+        problem = "PEM block type must be CERTIFICATE REQUEST"
+    else:
+        problem = _parse_problem(str(request))
+        if not problem:
+            return []
+    return [cause("FieldValueInvalid", "spec.request", f"Invalid value: {shown}: {problem}")]
+
+
+def _parse_problem(b64: str) -> str:
+    """Why the request does not parse as a signed PKCS#10 request ("" when it does): the server
+    gives Go's x509 error, worded otherwise."""
+    from cryptography import x509
+
+    try:
+        request = x509.load_pem_x509_csr(base64.b64decode(b64))
+    except ValueError as err:
+        return f"x509: {err}"
+    return "" if request.is_signature_valid else "x509: ECDSA verification failure"
 
 
 def _first_block(data: Any) -> str | None:

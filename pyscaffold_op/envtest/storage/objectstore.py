@@ -428,13 +428,9 @@ class Store:
         return self._write(info, key, old, new)
 
     def _merge_update(self, info: ServedResource, old: Obj, obj: Obj, subresource: str) -> Obj:
+        # a CSR's /status and /approval take the sent metadata too, as a plain update does
         csr = info.group_resource == certificates.GROUP_RESOURCE
-        if csr and subresource in ("status", "approval"):
-            new, causes = certificates.merge_subresource(old, obj, subresource, now_rfc3339())
-            if causes:
-                raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
-            return new
-        if subresource == "status":
+        if subresource == "status" and not csr:
             new = {**json_copy(old)}
             if "status" in obj:
                 new["status"] = json_copy(obj["status"])
@@ -486,6 +482,11 @@ class Store:
                 new.pop("status", None)
         if csr:
             certificates.keep_spec_and_status(old, new)
+            if subresource:
+                merged, causes = certificates.merge_subresource(old, obj, subresource, now_rfc3339())
+                if causes:
+                    raise E.invalid(info.group, info.kind, ometa["name"], causes)
+                new["status"] = merged["status"]
         errors = no_new_finalizers(meta, ometa) + meta_causes(meta, None, info.kube_finalizers)
         new = self._admit(info, new, old, meta_errors=errors)
         if info.generation and _spec_of(new) != _spec_of(old):

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from tests.conformance.harness import Ctx, Scenario, Step
-from tests.conformance.scenarios.steps import get, patch, post, put, setup
+from tests.conformance.scenarios.steps import apply, get, patch, post, put, setup
 
 CSRS = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
 NAME = "csr-{ns}"
@@ -175,6 +175,26 @@ def scenarios() -> list[Scenario]:
         "create-duplicate-usage": [_create(usages=["client auth", "client auth"])],
         "create-bad-request": [_create(request=base64.b64encode(b"not a pem").decode())],
         "create-no-request": [_create(request=None)],
+        "create-signer-no-domain": [_create(signerName="/path")],
+        "create-signer-no-path": [_create(signerName="example.com/")],
+        "create-signer-uppercase": [_create(signerName="Example.com/signer")],
+        "create-signer-deep-path": [_create(signerName="example.com/a/b")],
+        "create-signer-legacy": [_create(signerName="kubernetes.io/legacy-unknown")],
+        "create-custom-signer": [_create(signerName="example.com/signer", usages=["server auth"])],
+        "create-kubelet-serving-signer": [
+            _create(signerName="kubernetes.io/kubelet-serving", usages=["server auth"])
+        ],
+        "create-garbled-request": [
+            _create(
+                request=base64.b64encode(
+                    b"-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n"
+                ).decode()
+            )
+        ],
+        "create-several-errors": [_create(signerName=None, usages=["bogus"], request=None)],
+        "create-generate-name": [
+            post(CSRS, {**_csr(), "metadata": {"generateName": "csr-{ns}-"}}, view=lambda b: b.get("spec"))
+        ],
         "create-ignores-user-fields": [
             _create(username="mallory", groups=["system:masters"], uid="u-1", extra={"k": ["v"]})
         ],
@@ -187,6 +207,79 @@ def scenarios() -> list[Scenario]:
         "approval-patch": [
             setup(_create()),
             patch(f"{CSRS}/{NAME}/approval", {"status": {"conditions": [approved]}}),
+        ],
+        "approval-strategic-patch": [
+            setup(_create()),
+            patch(f"{CSRS}/{NAME}/approval", {"status": {"conditions": [denied]}}, kind="strategic"),
+        ],
+        "approval-json-patch": [
+            setup(_create()),
+            patch(
+                f"{CSRS}/{NAME}/approval",
+                [{"op": "add", "path": "/status/conditions", "value": [approved]}],
+                kind="json",
+            ),
+        ],
+        "approval-keeps-labels": [
+            setup(_create()),
+            put(
+                f"{CSRS}/{NAME}/approval",
+                lambda ctx: {
+                    **_with_conditions(0, approved)(ctx),
+                    "metadata": {**ctx[0]["metadata"], "labels": {"a": "b"}},
+                },
+            ),
+        ],
+        "status-keeps-labels": [
+            setup(_create()),
+            put(
+                f"{CSRS}/{NAME}/status",
+                lambda ctx: {**ctx[0], "metadata": {**ctx[0]["metadata"], "labels": {"a": "b"}}},
+            ),
+        ],
+        "approval-dry-run": [
+            setup(_create()),
+            put(f"{CSRS}/{NAME}/approval?dryRun=All", _with_conditions(0, approved)),
+            get(f"{CSRS}/{NAME}"),
+        ],
+        "approve-then-deny": [
+            setup(_create()),
+            setup(_approval(0, approved)),
+            _approval(1, approved, denied, messages=True),
+        ],
+        "approval-twice-keeps-condition": [
+            setup(_create()),
+            setup(_approval(0, approved)),
+            put(f"{CSRS}/{NAME}/approval", lambda ctx: ctx[1]),
+        ],
+        "update-labels": [
+            setup(_create()),
+            put(
+                f"{CSRS}/{NAME}",
+                lambda ctx: {**ctx[0], "metadata": {**ctx[0]["metadata"], "labels": {"a": "b"}}},
+            ),
+        ],
+        "status-patch-certificate": [
+            setup(_create()),
+            setup(_approval(0, approved)),
+            patch(f"{CSRS}/{NAME}/status", {"status": {"certificate": CERTIFICATE}}),
+        ],
+        "status-removes-approval": [
+            setup(_create()),
+            setup(_approval(0, approved)),
+            put(f"{CSRS}/{NAME}/status", lambda ctx: {**ctx[1], "status": {}}, messages=True),
+        ],
+        "apply-csr": [
+            apply(CSRS + "/" + NAME, _csr(), manager="m1", status_only=True),
+        ],
+        "list-and-table": [
+            setup(_create()),
+            setup(_approval(0, approved)),
+            get(
+                f"{CSRS}?fieldSelector=metadata.name={NAME}",
+                headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+                view=lambda b: [r["cells"][:1] + r["cells"][2:] for r in b.get("rows", [])],
+            ),
         ],
         "approval-keeps-spec": [
             setup(_create()),
