@@ -16,6 +16,7 @@ CHILD = textwrap.dedent(
     from pyscaffold_op.envtest.gctuning import own_process
 
     before = gc.get_freeze_count()
+    tracked = len(gc.get_objects())  # the emulator's modules, classes and functions, imported above
     own_process()
     frozen = gc.get_freeze_count()
 
@@ -27,8 +28,9 @@ CHILD = textwrap.dedent(
     ref = weakref.ref(a)
     del a, b
     gc.collect()
-    print(json.dumps({"before": before, "frozen": frozen, "thresholds": gc.get_threshold(),
-                      "cycle_freed": ref() is None, "enabled": gc.isenabled()}))
+    print(json.dumps({"before": before, "tracked": tracked, "frozen": frozen,
+                      "thresholds": gc.get_threshold(), "cycle_freed": ref() is None,
+                      "enabled": gc.isenabled()}))
     """
 )
 
@@ -37,6 +39,8 @@ def test_freezes_start_up_objects_and_raises_thresholds_but_still_collects_cycle
     out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True).stdout
     got = json.loads(out)
     assert got["before"] == 0
-    assert got["frozen"] > 10_000  # the emulator's modules, classes and functions
+    # what start-up made is frozen (how much that is depends on the environment: 8,700 objects in a
+    # bare venv, 12,000 beside the test tools)
+    assert got["frozen"] >= got["tracked"] // 2 > 1_000
     assert tuple(got["thresholds"]) == OWN_PROCESS_THRESHOLDS
     assert got["enabled"] and got["cycle_freed"]

@@ -129,6 +129,12 @@ def load_yaml(body: bytes) -> Any:
             node = loader.get_single_node()
         except RecursionError:  # the composer recurses once per level: a last resort
             raise DecodeError(f"yaml: exceeded max depth of {MAX_DEPTH}") from None
+        except yaml.YAMLError as err:
+            # libyaml 0.2.6+ (PyYAML 6.0.4's wheels) stops at its own nesting limit (1000) while its
+            # scanner reads ahead, before the composer counts 200 levels: deeper than go-yaml's anyway
+            if getattr(err, "problem", None) == "exceeded maximum nesting depth":
+                raise DecodeError(f"yaml: exceeded max depth of {MAX_DEPTH}") from None
+            raise
         if node is None:
             return None
         if loader.aliased and loader.size > MAX_BODY:  # plain nodes after the last alias
