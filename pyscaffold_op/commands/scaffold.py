@@ -15,6 +15,19 @@ create_app = typer.Typer(
 )
 
 
+# options create api and create webhook share (kubebuilder's external-kind flags)
+EXTERNAL_API_DOMAIN = typer.Option(
+    None, "--external-api-domain", help="Domain of the external API's group, e.g. io for cert-manager.io."
+)
+EXTERNAL_API_MODULE = typer.Option(
+    None,
+    "--external-api-module",
+    help="Python module defining the external kind's model. Otherwise (or given a Go module such as "
+    "github.com/cert-manager/cert-manager@v1.21.1, recorded in PROJECT as given) a placeholder model "
+    "is written under src/<pkg>/external/.",
+)
+
+
 def _report(verb: str, written: list[str]) -> None:
     for relpath in written:
         typer.echo(f"{verb} {relpath}")
@@ -145,16 +158,8 @@ def create_api(
         help="The kind belongs to another project's API: its path (recorded in PROJECT), e.g. "
         "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1.",
     ),
-    external_api_domain: str | None = typer.Option(
-        None, "--external-api-domain", help="Domain of the external API's group, e.g. io for cert-manager.io."
-    ),
-    external_api_module: str | None = typer.Option(
-        None,
-        "--external-api-module",
-        help="Python module defining the external kind's model. Otherwise (or given a Go module such as "
-        "github.com/cert-manager/cert-manager@v1.21.1, recorded in PROJECT as given) a placeholder model "
-        "is written under src/<pkg>/external/.",
-    ),
+    external_api_domain: str | None = EXTERNAL_API_DOMAIN,
+    external_api_module: str | None = EXTERNAL_API_MODULE,
     controller_name: str | None = typer.Option(
         None,
         "--controller-name",
@@ -341,16 +346,8 @@ def create_webhook(
         help="The kind belongs to another project's API (no `create api` needed): its path, recorded in "
         "PROJECT, e.g. github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1.",
     ),
-    external_api_domain: str | None = typer.Option(
-        None, "--external-api-domain", help="Domain of the external API's group, e.g. io for cert-manager.io."
-    ),
-    external_api_module: str | None = typer.Option(
-        None,
-        "--external-api-module",
-        help="Python module defining the external kind's model. Otherwise (or given a Go module such as "
-        "github.com/cert-manager/cert-manager@v1.21.1, recorded in PROJECT as given) a placeholder model "
-        "is written under src/<pkg>/external/.",
-    ),
+    external_api_domain: str | None = EXTERNAL_API_DOMAIN,
+    external_api_module: str | None = EXTERNAL_API_MODULE,
 ) -> None:
     """Scaffold admission and conversion webhooks for an API (like `kubebuilder create webhook`)."""
     from pathlib import Path
