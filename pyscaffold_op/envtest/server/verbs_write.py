@@ -350,18 +350,7 @@ class WriteVerbs:
         spec = scale.get("spec") or {}
         replicas = spec.get("replicas") if isinstance(spec, dict) else None
         if not isinstance(replicas, int) or replicas < 0:
-            raise E.invalid(
-                "autoscaling",
-                "Scale",
-                name,
-                [
-                    E.cause(
-                        "FieldValueInvalid",
-                        "spec.replicas",
-                        f"Invalid value: {replicas}: must be greater than or equal to 0",
-                    )
-                ],
-            )
+            raise _invalid_scale_replicas(name, replicas)
         new = json_copy(current)
         set_path(new, (info.scale or {}).get("specReplicasPath", ".spec.replicas"), replicas)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
@@ -534,18 +523,7 @@ def _check_applied_scale(info: ServedResource, name: str, scale: dict[str, Any])
     spec = scale.get("spec")
     replicas = spec.get("replicas") if isinstance(spec, dict) else None
     if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
-        raise E.invalid(
-            "autoscaling",
-            "Scale",
-            name,
-            [
-                E.cause(
-                    "FieldValueInvalid",
-                    "spec.replicas",
-                    f"Invalid value: {replicas}: must be greater than or equal to 0",
-                )
-            ],
-        )
+        raise _invalid_scale_replicas(name, replicas)
 
 
 def _convert_applied(info: ServedResource, obj: dict[str, Any]) -> None:
@@ -684,3 +662,11 @@ async def _warned(write: Awaitable[_T], warning: str) -> _T:
         if warning:
             err.warnings.insert(0, warning)
         raise
+
+
+def _invalid_scale_replicas(name: str, replicas: object) -> E.StatusError:
+    """The Scale strategy's 422 for spec.replicas (a PUT or patch of /scale, an apply to it)."""
+    cause = E.cause(
+        "FieldValueInvalid", "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0"
+    )
+    return E.invalid("autoscaling", "Scale", name, [cause])
