@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import pytest
 from runtime.widgets import Widget  # `tests/` is on sys.path: the runtime tests are `runtime`
 
 from pyscaffold_op.runtime.cache.informer import Informer
-from pyscaffold_op.runtime.client.errors import TooManyRequests
+from pyscaffold_op.runtime.client.errors import ServerError, TooManyRequests
 from pyscaffold_op.runtime.objects.kinds import info_for
 from pyscaffold_op.testing import eventually
 from tests.runtime.test_http1pool import WATCH_HEAD, Server, _chunk, reply, running, transport_for
@@ -113,6 +114,25 @@ async def test_the_informers_watch_waits_the_servers_retry_after() -> None:
             await eventually(lambda: informer.resource_version == "6")  # the bookmark of the second watch
             assert slept == [3.0] and _watches(server) == 2
             assert informer.stats["errors"] == 0  # the transport's retry: the informer saw no error
+        finally:
+            await informer.stop()
+            await transport.close()
+
+
+async def test_past_the_transports_retries_the_informer_still_waits_retry_after(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = api_server([("429 Too Many Requests", "Retry-After: 3\r\n")])
+    async with running(server) as port:
+        transport = transport_for(port, max_retries=0)
+        informer = Informer(transport, info_for(Widget))
+        caplog.set_level(logging.DEBUG, "pyscaffold_op.runtime.informer")
+        informer.start()
+        try:
+            await eventually(lambda: informer.stats["errors"] == 1)
+            assert isinstance(informer.last_error, ServerError | TooManyRequests)
+            # the Status' retryAfterSeconds (3) beats the backoff's first 0.8-1.6 s
+            assert any("retrying in 3.0s" in r.getMessage() for r in caplog.records), caplog.text
         finally:
             await informer.stop()
             await transport.close()
