@@ -124,3 +124,19 @@ async def test_stop_cancels_timers_and_a_probe_in_flight() -> None:
     gate.set()
     await run(clock, 500)
     assert cuts == []
+
+
+async def test_a_watch_reopened_after_a_break_is_probed_at_once() -> None:
+    clock = FakeClock(monotonic=0.0)
+    probed: list[float] = []
+
+    async def probe() -> Finding:
+        probed.append(clock.monotonic())
+        return RESET
+
+    cuts: list[int] = []
+    monitor = WatchMonitor(WatchLiveness(), clock, lambda: 0, probe, 400)
+    monitor.start(lambda: cuts.append(1), probe_now=True)
+    await asyncio.sleep(0)
+    assert probed == [0.0] and cuts == [1] and monitor.finding == RESET
+    monitor.stop()

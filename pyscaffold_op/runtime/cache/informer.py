@@ -101,6 +101,7 @@ class Informer:
         self.liveness = liveness or WatchLiveness()
         self.clock = clock or REAL_CLOCK
         self._monitor: WatchMonitor | None = None
+        self._suspect = False  # the last watch broke or failed: probe the next one at once
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
         self.stats = {
@@ -256,6 +257,7 @@ class Informer:
 
     async def _retry_after(self, err: Exception) -> None:
         self.stats["errors"] += 1
+        self._suspect = True
         self.last_error = err
         reason = startup.explain(self.transport, self.info, err)
         delay = self._backoff.next()
@@ -350,13 +352,15 @@ class Informer:
             )
             try:
                 async with asyncio.timeout(None) as reading:
-                    monitor.start(lambda: reading.reschedule(0))
+                    monitor.start(lambda: reading.reschedule(0), probe_now=self._suspect)
+                    self._suspect = False
                     async for line in lines:
                         self._handle_line(line)
             except _BROKEN_STREAM as err:
                 # The stream broke after it was established (a proxy or the server reset it): like
                 # client-go, treat it as a closed watch and resume from the last resourceVersion.
                 log.debug("watch stream broken, resuming: %r", err, extra={"kind": self.info.kind})
+                self._suspect = True
             except TimeoutError:
                 if monitor.finding is None:
                     raise
@@ -393,9 +397,8 @@ class Informer:
                 if _went_back(watch_rv, server_rv):
                     return Finding(
                         Verdict.RESET,
-                        f"the watch at resourceVersion {watch_rv} was silent for "
-                        f"{self.liveness.probe_after:g}s and the server is at {server_rv}: "
-                        "it restarted with older state",
+                        f"the server is at resourceVersion {server_rv}, below the watch's {watch_rv}: "
+                        "it came back with older state",
                     )
                 missed = await self._first_change_since(path, {**selectors, "resourceVersion": watch_rv})
                 if missed is None:

@@ -20,6 +20,10 @@ So a silent watch is judged by asking the server:
 5. a probe that gets no answer within `probe_timeout` means the path to the server is dead too: the
    watch is closed (the re-watch backs off if the server stays unreachable).
 
+A watch opened after the previous one broke or failed (the server went away: it may come back with
+older state) is probed at once, before a restarted server's own writes carry its versions past the
+watch's (a fresh kube-apiserver writes ~200 objects at start) and the comparison can no longer tell.
+
 A healthy idle watch is never cut: it has missed nothing, so step 4 finds nothing. Every watch also
 asks the server to end it after `timeoutSeconds` drawn from [min_watch_timeout, 2 * min_watch_timeout)
 (client-go's reflector: 5 to 10 minutes), and one the server has not ended `probe_after` seconds past
@@ -123,7 +127,9 @@ class WatchMonitor:
     def probing(self) -> bool:
         return self._task is not None
 
-    def start(self, cut: Callable[[], None]) -> None:
+    def start(self, cut: Callable[[], None], *, probe_now: bool = False) -> None:
+        """Watch the silence; `probe_now`: ask the server at once (a watch re-opened after the last one
+        broke: the server may have restarted with older state)."""
         self._cut = cut
         self._seen = self._received()
         self._quiet_since = self.clock.monotonic()
@@ -132,6 +138,8 @@ class WatchMonitor:
         deadline = self._lifetime + self.liveness.probe_after
         why = f"the server did not end the watch after its timeoutSeconds ({self._lifetime:g}s)"
         self._end_timer = self.clock.call_later(deadline, lambda: self._end(Finding(Verdict.DEAD, why)))
+        if probe_now:
+            self._task = asyncio.get_running_loop().create_task(self._run_probe())
 
     def stop(self) -> None:
         self._cut = None
