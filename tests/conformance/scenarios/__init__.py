@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, csr, custom, fidelity, protobuf, quantities, rbac, smp
+from tests.conformance.scenarios import (
+    api,
+    builtin,
+    csr,
+    custom,
+    fidelity,
+    protobuf,
+    protobuf_answers,
+    quantities,
+    rbac,
+    smp,
+)
 
 SCENARIOS: list[Scenario] = [
     *builtin.SCENARIOS,
@@ -12,6 +23,7 @@ SCENARIOS: list[Scenario] = [
     *smp.SCENARIOS,
     *rbac.SCENARIOS,
     *protobuf.SCENARIOS,
+    *protobuf_answers.SCENARIOS,
     *fidelity.SCENARIOS,
     *quantities.SCENARIOS,
     *csr.SCENARIOS,
