@@ -55,8 +55,8 @@ bench: ## Run every benchmark (scaffolder, generator, emulator, runtime, install
 	echo "== every benchmark met its goals"
 
 .PHONY: bench-go
-bench-go: ## pyop, Go's controller-runtime (benchmarks/goperator, built with go) and pyop sharded x1/x2/x4, one table.
-	$(PYTHON) benchmarks/bench_vs_go.py --sizes 1000,10000 --runs 3 --replicas 1,2,4
+bench-go: ## pyop and Go's controller-runtime (benchmarks/goperator), on kube-apiserver (needs `make oracles`) then the emulator, 3 alternating runs.
+	$(PYTHON) benchmarks/bench_vs_go.py --servers real,emulator --sizes 1000 --runs 3
 
 .PHONY: bench-kopf
 bench-kopf: ## pyop and kopf side by side on one emulator (needs `pip install -e '.[bench]'`).

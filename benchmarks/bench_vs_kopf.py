@@ -41,6 +41,7 @@ import json
 import os
 import platform
 import signal
+import ssl
 import statistics
 import subprocess
 import sys
@@ -273,24 +274,31 @@ class RawHTTP:
     cost as little as it can (an aiohttp client costs ~2x the CPU per request). Same for both frameworks.
     """
 
-    def __init__(self, server: str) -> None:
-        host_port = server.removeprefix("http://").rstrip("/")
+    def __init__(self, server: str, token: str | None = None, ca_pem: bytes | None = None) -> None:
+        https = server.startswith("https://")
+        host_port = server.removeprefix("https://").removeprefix("http://").rstrip("/")
         self.host, port = host_port.rsplit(":", 1)
         self.port = int(port)
+        # the real kube-apiserver: TLS with its CA and a bearer token (bench_vs_go --server real)
+        self.ssl = ssl.create_default_context(cadata=ca_pem.decode() if ca_pem else None) if https else None
+        self.auth = f"Authorization: Bearer {token}\r\n" if token else ""
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._all: list[asyncio.StreamWriter] = []
+
+    async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 24, ssl=self.ssl)
+        self._all.append(writer)
+        return reader, writer
 
     async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         if self._idle:
             return self._idle.pop()
-        reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 24)
-        self._all.append(writer)
-        return reader, writer
+        return await self._open()
 
     async def request(self, method: str, path: str, body: bytes = b"") -> bytes:
         reader, writer = await self._connection()
         head = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n"
+            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n{self.auth}"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         writer.write(head.encode() + body)
@@ -303,9 +311,9 @@ class RawHTTP:
 
     async def stream_lines(self, path: str) -> AsyncIterator[bytes]:
         """A watch: its lines (one event each), on a connection of its own."""
-        reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 24)
-        self._all.append(writer)
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n\r\n".encode())
+        reader, writer = await self._open()
+        head = f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n{self.auth}\r\n"
+        writer.write(head.encode())
         status, headers = await _response_head(reader)
         if status != 200 or headers.get(b"transfer-encoding") != b"chunked":
             raise RuntimeError(f"watch {path}: HTTP {status} {headers}")
