@@ -199,9 +199,22 @@ def serve() -> None:
         env.start_in_thread()
         own_process()  # as `pyop envtest serve` does once it serves
         print(env.kubeconfig_path, flush=True)
-        for _line in sys.stdin:
+        for line in sys.stdin:
+            if line.strip() == "relist":  # bench_cost_curve: force every informer to relist
+                env._call_soon(lambda: _forget(env))
             print(json.dumps(dict(counts)), flush=True)
         env.stop()
+
+
+def _forget(env: Any) -> None:
+    """A write, then the history forgotten and every watch ended, in one step of the server's loop (no
+    bookmark can carry the write's version first): every re-watch predates the history, gets 410."""
+    store = env.store
+    info = store.registry.get("", "v1", "configmaps")
+    tick = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"tick-{time.time_ns()}"}}
+    store.create(info, "default", tick, manager="bench")
+    store.compact()
+    store.drop_watches()
 
 
 def _profile_threads(path: str) -> None:

@@ -1,0 +1,329 @@
+"""The cost curve (issue 37): what an informer costs pyop and controller-runtime as the cached objects
+grow to 100k, on the real kube-apiserver and on the emulator.
+
+    python benchmarks/bench_cost_curve.py [--servers real,emulator] [--sizes 1000,10000,50000,100000]
+        [--kinds configmap,benchitem] [--many 10000] [--runs 1]
+
+For each server, kind and size (objects are added to one namespace as the sizes grow: ConfigMaps of
+~1 KB of data, BenchItems of ~2 KB, mostly an annotation), each operator is started fresh, alternating
+which goes first, with one no-op controller For the kind (pyop: `builder.for_(Kind)`, Go:
+benchmarks/goperator/cmd/costcurve, kubebuilder's defaults, protobuf for ConfigMaps as it does by
+default; only BenchItems are JSON for both). Measured:
+
+* initial list + sync: from the manager's start to its cache synced (in-process clocks), and to every
+  object reconciled once; the CPU that took per object (less the CPU of the same start with none);
+* RSS once the CPU settled, and bytes per cached object: (RSS - RSS with no objects) / objects;
+* relist: operator CPU per object after a forced 410 (the emulator compacts its history and drops
+  the watches; kube-apiserver is restarted on the same etcd after a write, so every watch's version
+  predates its new watch cache), until the CPU settles;
+* with `--many N`: at N objects, the same with 10 controllers sharing the kind's informer (RSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import bench_vs_kopf as kb
+import msgspec
+from realserver import RealServer, settled_cpu
+
+GO_DIR = Path(__file__).resolve().parent / "goperator"
+GO_BINARY = GO_DIR / "bin" / "costcurve"
+NS = "cost"
+CM_DATA = {f"key-{i}": ("x" * 118) for i in range(8)}  # ~1 KB of data
+ANNOTATION = "y" * 1800  # with spec and metadata, ~2 KB
+
+
+# -- the pyop operator (a child process) -----------------------------------------------------------
+
+
+def run_pyop_operator(kubeconfig: str, kind: str, controllers: int, expect: int) -> None:
+    from pyscaffold_op.models.core_v1 import ConfigMap
+    from pyscaffold_op.runtime import Manager, ManagerOptions, Request, load_config, run
+
+    model = ConfigMap if kind == "configmap" else kb.bench_item_model()
+    mgr = Manager(
+        load_config(kubeconfig),
+        ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", namespace=NS),
+    )
+    count = 0
+    everything = asyncio.Event()
+
+    async def reconcile(_req: Request) -> None:
+        nonlocal count
+        count += 1
+        if count >= expect * controllers:
+            everything.set()
+
+    for i in range(controllers):
+        # kubebuilder's defaults: one worker per controller, as the Go peer runs
+        mgr.builder().for_(model).named(f"c{i}").with_options(max_concurrent_reconciles=1).complete(reconcile)
+    start = time.perf_counter()
+
+    async def report() -> None:
+        await mgr.cache.wait_for_cache_sync()
+        print(f"synced {time.perf_counter() - start:.6f}", flush=True)
+        if expect:
+            await everything.wait()
+        print(f"reconciled {time.perf_counter() - start:.6f}", flush=True)
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        while await reader.readline():
+            print(f"count {count}", flush=True)
+
+    mgr.add(report, need_leader_election=False)
+    run(mgr.start())
+
+
+# -- servers ---------------------------------------------------------------------------------------
+
+
+class Emulator(kb.Server):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pids = [self.proc.pid]
+
+    def transport(self) -> kb.RawHTTP:
+        from pyscaffold_op.runtime import load_config
+
+        return kb.RawHTTP(load_config(self.kubeconfig).server)
+
+    def relist(self) -> None:
+        """A write, then the history forgotten and every watch ended: re-watches get 410."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("relist\n")
+        self.proc.stdin.flush()
+        self.proc.stdout.readline()
+
+
+class Real(RealServer):
+    def __init__(self) -> None:
+        super().__init__([kb.CRD])
+
+    def transport(self) -> kb.RawHTTP:
+        return kb.RawHTTP(self.url, self.token, self.ca_pem)
+
+    def relist(self) -> None:
+        """kube-apiserver restarted on the same etcd: its new watch caches start at etcd's current
+        revision, which its own startup writes move past every informer's version, so each re-watch
+        is answered 410 and relists."""
+        self.cp.restart()
+        self.pids = [p.pid for p in self.cp._procs]
+
+
+Server = Emulator | Real
+
+
+async def fill(server: Server, kind: str, have: int, want: int) -> None:
+    """Create objects `have`..`want` - 1 (64 in flight)."""
+    transport = server.transport()
+    if kind == "configmap":
+        path = f"/api/v1/namespaces/{NS}/configmaps"
+    else:
+        path = f"/apis/{kb.GROUP}/{kb.VERSION}/namespaces/{NS}/{kb.PLURAL}"
+    sem = asyncio.Semaphore(64)
+
+    async def one(i: int) -> None:
+        name = f"{kind}-{i:06d}"
+        if kind == "configmap":
+            doc: dict[str, Any] = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "labels": {"app": "cost"}},
+                "data": CM_DATA,
+            }
+        else:
+            doc = {
+                "apiVersion": f"{kb.GROUP}/{kb.VERSION}",
+                "kind": "BenchItem",
+                "metadata": {"name": name, "labels": {"app": "cost"}, "annotations": {"note": ANNOTATION}},
+                "spec": {"value": i, "sentAt": time.time(), "owner": "cost"},
+            }
+        async with sem:
+            await transport.request("POST", path, msgspec.json.encode(doc))
+
+    try:
+        await asyncio.gather(*(one(i) for i in range(have, want)))
+    finally:
+        await transport.close()
+
+
+async def make_namespace(server: Server) -> None:
+    transport = server.transport()
+    try:
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}
+        await transport.request("POST", "/api/v1/namespaces", msgspec.json.encode(body))
+    finally:
+        await transport.close()
+
+
+# -- one operator at one size ----------------------------------------------------------------------
+
+
+def start(op: str, server: Server, kind: str, controllers: int, expect: int) -> subprocess.Popen[str]:
+    err = None if os.environ.get("BENCH_VERBOSE") else subprocess.DEVNULL
+    if op == "go":
+        argv = [str(GO_BINARY), f"--kubeconfig={server.kubeconfig}", f"--kind={kind}"]
+        argv += [f"--namespace={NS}", f"--controllers={controllers}", f"--expect={expect}"]
+    else:
+        argv = [sys.executable, __file__, "--operator", server.kubeconfig, "--kind", kind]
+        argv += ["--controllers", str(controllers), "--expect", str(expect)]
+    env = {**os.environ, "KUBECONFIG": server.kubeconfig}
+    return subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, text=True
+    )
+
+
+def _line(proc: subprocess.Popen[str], word: str) -> float:
+    assert proc.stdout is not None
+    line = proc.stdout.readline().split()
+    if not line or line[0] != word:
+        raise RuntimeError(f"expected {word!r}, got {line!r}")
+    return float(line[1])
+
+
+def measure(op: str, server: Server, kind: str, n: int, controllers: int, relist: bool) -> dict[str, float]:
+    proc = start(op, server, kind, controllers, n)
+    try:
+        out = {"synced_s": _line(proc, "synced"), "reconciled_s": _line(proc, "reconciled")}
+        cpu = asyncio.run(settled_cpu(lambda: kb.cpu_seconds(proc.pid)))
+        out["rss_mb"] = kb.rss_mb(proc.pid)
+        out["cpu_s"] = cpu
+        if relist and n:
+            server.relist()
+            time.sleep(1.0)  # the watches notice the restart, back off, re-watch, get 410
+            after = asyncio.run(settled_cpu(lambda: kb.cpu_seconds(proc.pid), window=1.0, limit=60))
+            out["relist_cpu_ms_per_obj"] = (after - cpu) * 1000 / n
+            out["rss_after_relist_mb"] = kb.rss_mb(proc.pid)
+        return out
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def build_go() -> None:
+    sources = [*GO_DIR.rglob("*.go"), GO_DIR / "go.mod", GO_DIR / "go.sum"]
+    if GO_BINARY.exists() and all(p.stat().st_mtime <= GO_BINARY.stat().st_mtime for p in sources):
+        return
+    subprocess.run(["go", "build", "-o", str(GO_BINARY), "./cmd/costcurve"], cwd=GO_DIR, check=True)
+
+
+ROWS = [
+    ("synced_s", "list + cache synced (s)", "{:.2f}"),
+    ("reconciled_s", "every object reconciled once (s)", "{:.2f}"),
+    ("rss_mb", "RSS (MB)", "{:.0f}"),
+    ("bytes_per_obj", "RSS per cached object (bytes)", "{:.0f}"),
+    ("cpu_ms_per_obj", "CPU to sync, per object (ms)", "{:.3f}"),
+    ("relist_cpu_ms_per_obj", "relist after a 410, CPU per object (ms)", "{:.3f}"),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers", default="real,emulator")
+    parser.add_argument("--sizes", default="1000,10000,50000,100000")
+    parser.add_argument("--kinds", default="configmap,benchitem")
+    parser.add_argument("--ops", default="pyop,go")
+    parser.add_argument("--many", type=int, default=10000, help="size of the 10-controller row (0: none)")
+    parser.add_argument("--runs", type=int, default=1, help="runs per operator and size (alternating)")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--operator", help=argparse.SUPPRESS)
+    parser.add_argument("--kind", help=argparse.SUPPRESS)
+    parser.add_argument("--controllers", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--expect", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.operator:
+        run_pyop_operator(args.operator, args.kind, args.controllers, args.expect)
+        return 0
+    ops = [o for o in args.ops.split(",") if o]
+    if "go" in ops:
+        build_go()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    print(
+        f"cost curve: {platform.node()} | {len(os.sched_getaffinity(0))} cores | Python "
+        f"{platform.python_version()} | {datetime.now(UTC):%Y-%m-%d %H:%M} UTC | load {kb.load_average()}",
+        flush=True,
+    )
+    results: dict[str, Any] = {}
+    for server_kind in [s for s in args.servers.split(",") if s]:
+        for kind in [k for k in args.kinds.split(",") if k]:
+            server: Server = Real() if server_kind == "real" else Emulator()
+            try:
+                asyncio.run(make_namespace(server))
+                table = results.setdefault(f"{server_kind}/{kind}", {})
+                empty = {op: measure(op, server, kind, 0, 1, False) for op in ops}
+                base = {op: e["rss_mb"] for op, e in empty.items()}
+                have = 0
+                for n in sizes:
+                    t0 = time.perf_counter()
+                    asyncio.run(fill(server, kind, have, n))
+                    have = n
+                    print(
+                        f"  {server_kind} {kind}: {n} objects in ({time.perf_counter() - t0:.0f} s)",
+                        flush=True,
+                    )
+                    for r in range(args.runs):
+                        order = ops if (r + sizes.index(n)) % 2 == 0 else ops[::-1]
+                        for op in order:
+                            load = kb.load_average()
+                            got = measure(op, server, kind, n, 1, True)
+                            got["bytes_per_obj"] = (got["rss_mb"] - base[op]) * 1024 * 1024 / n
+                            got["cpu_ms_per_obj"] = (got.pop("cpu_s") - empty[op]["cpu_s"]) * 1000 / n
+                            got["load1"] = float(load.split()[0])
+                            table.setdefault(str(n), {}).setdefault(op, []).append(got)
+                            print(f"    {op} n={n}: {json.dumps(got)} (load {load})", flush=True)
+                    if n == args.many:
+                        for op in ops:
+                            got = measure(op, server, kind, n, 10, False)
+                            got["bytes_per_obj"] = (got["rss_mb"] - base[op]) * 1024 * 1024 / n
+                            got.pop("cpu_s")
+                            table.setdefault(f"{n}x10", {}).setdefault(op, []).append(got)
+                            print(f"    {op} n={n} 10 controllers: {json.dumps(got)}", flush=True)
+                print_table(server_kind, kind, table, ops, base)
+            finally:
+                server.stop()
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def print_table(
+    server_kind: str, kind: str, table: dict[str, Any], ops: list[str], base: dict[str, float]
+) -> None:
+    import statistics
+
+    print(f"\n{server_kind} server, {kind}: median of runs; RSS with no objects: {base}")
+    print(f"{'size':>10} {'measure':<42}" + "".join(f"{op:>12}" for op in ops) + "   pyop/go")
+    for size, per_op in table.items():
+        for key, label, fmt in ROWS:
+            cells = {op: [r[key] for r in per_op.get(op, []) if key in r] for op in ops}
+            if not all(cells.values()):
+                continue
+            med = {op: statistics.median(v) for op, v in cells.items()}
+            ratio = (
+                f"   {med['pyop'] / med['go']:.2f}x" if "go" in med and "pyop" in med and med["go"] else ""
+            )
+            print(f"{size:>10} {label:<42}" + "".join(f"{fmt.format(med[op]):>12}" for op in ops) + ratio)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
