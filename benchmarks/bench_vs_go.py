@@ -121,7 +121,15 @@ def run_pyop_operator(kubeconfig: str, child: bool, identity: str | None, worker
     if workers:
         builder = builder.with_options(max_concurrent_reconciles=workers)
     builder.complete(reconcile)
-    run(mgr.start())
+    profile = os.environ.get("BENCH_OPERATOR_PROFILE")  # where the pyop operator writes its cProfile
+    if not profile:
+        run(mgr.start())
+        return
+    import cProfile
+
+    with cProfile.Profile() as prof:
+        run(mgr.start())
+    prof.dump_stats(profile)
 
 
 def go_sources_newer_than_binary() -> bool:
