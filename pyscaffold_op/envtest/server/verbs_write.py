@@ -57,9 +57,8 @@ class WriteVerbs:
         obj = wire.read_body(req, t.info, options="CreateOptions", custom_kind_later=True)
         wire.check_namespace(obj, t)
         _check_custom_kind(t.info, obj)
-        if (obj.get("metadata") or {}).get("resourceVersion"):
-            # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
-            raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
+        # etcd3's store.Create refuses it after validation, a dry run never reaches it
+        rv_set = bool((obj.get("metadata") or {}).get("resourceVersion"))
         unknown = self._unknown_fields(req, t.info, obj)
         if prepare is not None:
             prepare(obj)
@@ -74,6 +73,7 @@ class WriteVerbs:
                 dry_run=dry_run,
                 fresh=True,
                 pruned=pruned and o is obj,  # no webhook gave another object since
+                resource_version_set=rv_set,
             )
 
         created, warnings = await _warned(self.gate.admitted(req, t, "CREATE", obj, None, write), unknown)
@@ -437,13 +437,13 @@ class WriteVerbs:
                 t.name or "",
                 propagation=opts.get("propagationPolicy"),
                 preconditions=opts.get("preconditions"),
-                dry_run=dry_run or dry,
+                dry_run=dry_run,
                 grace_period=_grace(opts),
             )
 
         current = self.store.find(info.bucket, (t.namespace or "") if info.namespaced else "", t.name or "")
         old = wire.served(info, current) if current is not None else None
-        (obj, gone), warnings = await self.gate.admitted(req, t, "DELETE", None, old, delete)
+        (obj, gone), warnings = await self.gate.admitted(req, t, "DELETE", None, old, delete, dry_run=dry)
         warn = self.gate.warn
         # gone with a deletionTimestamp: this request set finalizers (foreground, orphan) that the
         # controllers here cleared at once; the server answers before its GC runs, with the object
@@ -464,6 +464,7 @@ class WriteVerbs:
     async def delete_collection(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
+        dry = wire.dry_run(req) or "All" in (opts.get("dryRun") or [])
         pred = selectors.served_selector(req, info)
         items, _rv, _c, _r = self.store.list(info, t.namespace, pred)
         deleted = []
@@ -483,7 +484,7 @@ class WriteVerbs:
             item = Target(info, meta.get("namespace") or t.namespace, meta["name"], "")
             old = wire.served(info, obj)
             try:
-                (o, _gone), _w = await self.gate.admitted(req, item, "DELETE", None, old, delete)
+                (o, _gone), _w = await self.gate.admitted(req, item, "DELETE", None, old, delete, dry_run=dry)
                 deleted.append(wire.served(info, o))
             except E.StatusError as err:
                 if err.code != 404:
