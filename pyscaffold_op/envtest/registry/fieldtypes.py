@@ -249,39 +249,7 @@ def _unknown(parent: Any, key: Any, node: Any, at: str, found: list[str], drop: 
 _BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
-def byte_error(obj: dict[str, Any], schema: Schema) -> str | None:
-    """`illegal base64 data at input byte N` for the first string of a `format: byte` field (a
-    Secret's or ConfigMap's binaryData value) that standard base64 cannot decode, or None."""
-    for key in obj:
-        if key in ("apiVersion", "kind", "metadata"):
-            continue
-        found = _bytes(obj[key], _field(schema, key))
-        if found is not None:
-            return found
-    return None
-
-
-def _bytes(value: Any, node: Any) -> str | None:
-    if node is None or node is _UNDECLARED:
-        return None
-    if isinstance(value, str) and node.get("format") == "byte":
-        offset = _base64_offset(value)
-        return None if offset is None else f"illegal base64 data at input byte {offset}"
-    if isinstance(value, dict):
-        for k, v in value.items():
-            found = _bytes(v, _field(node, k))
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        item = resolve(node.get("items"))
-        for v in value:
-            found = _bytes(v, item)
-            if found is not None:
-                return found
-    return None
-
-
-def _base64_offset(text: str) -> int | None:
+def base64_offset(text: str) -> int | None:
     """Where base64.StdEncoding.DecodeString fails on `text` (None: it decodes): the first byte
     outside the alphabet, or the start of an unfinished last quantum (padding is required)."""
     body = text.rstrip("=")

@@ -5,6 +5,8 @@ every write, is in `defaulting.py`."""
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
@@ -116,6 +118,8 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
             out.append(cause("FieldValueRequired", "spec.controller", "Required value"))
     elif key == certificates.GROUP_RESOURCE and old is None:
         out.extend(certificates.create_causes(obj))
+    elif key == ("policy", "poddisruptionbudgets"):
+        out.extend(_disruption_budget(spec if isinstance(spec, dict) else {}))
     elif key == ("node.k8s.io", "runtimeclasses") and not obj.get("handler"):
         out.append(cause("FieldValueRequired", "handler", "Required value"))
     if old is not None:
@@ -208,4 +212,43 @@ def _pod_spec_frozen(spec: dict[str, Any]) -> dict[str, Any]:
             out[field] = [
                 {k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c for c in out[field]
             ]
+    return out
+
+
+_PERCENT = re.compile(r"^[0-9]+%$")
+_PERCENT_ERROR = (
+    "a valid percent string must be a numeric string followed by an ending '%' "
+    "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+)
+
+
+def _disruption_budget(spec: dict[str, Any]) -> list[Cause]:
+    """ValidatePodDisruptionBudgetSpec: minAvailable and maxUnavailable are counts or percents, not both."""
+    out: list[Cause] = []
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        shown = json.dumps(  # the internal type, printed without json tags
+            {
+                "MinAvailable": spec["minAvailable"],
+                "Selector": spec.get("selector"),
+                "MaxUnavailable": spec["maxUnavailable"],
+                "UnhealthyPodEvictionPolicy": spec.get("unhealthyPodEvictionPolicy"),
+            },
+            separators=(",", ":"),
+        )
+        why = "minAvailable and maxUnavailable cannot be both set"
+        out.append(cause("FieldValueInvalid", "spec", f"Invalid value: {shown}: {why}"))
+    for name in ("minAvailable", "maxUnavailable"):
+        value = spec.get(name)
+        at = f"spec.{name}"
+        if isinstance(value, str):
+            if not _PERCENT.match(value):
+                out.append(cause("FieldValueInvalid", at, f'Invalid value: "{value}": {_PERCENT_ERROR}'))
+            elif int(value[:-1]) > 100:
+                out.append(
+                    cause("FieldValueInvalid", at, f'Invalid value: "{value}": must not be greater than 100%')
+                )
+        elif isinstance(value, int) and value < 0:
+            out.append(
+                cause("FieldValueInvalid", at, f"Invalid value: {value}: must be greater than or equal to 0")
+            )
     return out

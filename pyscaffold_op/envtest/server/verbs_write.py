@@ -10,13 +10,12 @@ from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.registry import fieldtypes, managed, patch
-from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown, wrong_type
-from pyscaffold_op.envtest.registry.bytefields import illegal_base64
+from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown
 from pyscaffold_op.envtest.registry.kindrules import ORPHAN_BY_DEFAULT
 from pyscaffold_op.envtest.registry.quantities import canonicalize as canonical_quantities
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.registry.scale import set_path, to_scale
-from pyscaffold_op.envtest.server import selectors, wire
+from pyscaffold_op.envtest.server import godecode, selectors, wire
 from pyscaffold_op.envtest.server.decode import load_json
 from pyscaffold_op.envtest.server.duplicates import duplicate_fields, may_repeat
 from pyscaffold_op.envtest.server.metatypes import check_meta_types
@@ -94,11 +93,9 @@ class WriteVerbs:
             # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
             found = info.compiled_schema.prune(obj)
         else:
-            wrong = (
-                wrong_type(info.group, info.kind, obj)
-                or illegal_base64(info.group, info.kind, obj)
-                or canonical_quantities(info.api_version, info.kind, obj)  # decoded as Go stores them
-            )
+            # the Go types were checked as the body was read (wire.read_body); quantities are stored
+            # as Go writes them back
+            wrong = canonical_quantities(info.api_version, info.kind, obj)
             if wrong is not None:
                 raise E.bad_request(
                     f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {wrong}'
@@ -595,16 +592,13 @@ def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, A
                 f'no kind "{kind}" is registered for version "{group_version}" in scheme '
                 '"pkg/runtime/scheme.go:111"',
             )
-    wrong = wrong_type(info.group, info.kind, patched)
+    wrong = godecode.decode_error(info.api_version, info.kind, patched)
     if wrong is not None:
         raise _invalid_patch(patched, wrong)
     bad_quantity = canonical_quantities(info.api_version, info.kind, patched)
     if bad_quantity is not None:
         raise _invalid_patch(patched, bad_quantity)
     schema = fieldtypes.kind_schema(info.api_version, info.kind)
-    bad_bytes = fieldtypes.byte_error(patched, schema) if schema is not None else None
-    if bad_bytes is not None:
-        raise _invalid_patch(patched, bad_bytes)
     mode = _field_validation(req)
     # pruned on a copy: the patch result shares the subtrees it did not change with the stored object
     probe = json_copy(patched)

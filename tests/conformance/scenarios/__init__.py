@@ -8,6 +8,7 @@ from tests.conformance.scenarios import (
     builtin,
     csr,
     custom,
+    decoding,
     fidelity,
     protobuf,
     quantities,
@@ -27,4 +28,5 @@ SCENARIOS: list[Scenario] = [
     *quantities.SCENARIOS,
     *csr.SCENARIOS,
     *registry.SCENARIOS,
+    *decoding.SCENARIOS,
 ]

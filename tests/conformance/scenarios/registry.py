@@ -70,7 +70,7 @@ def namespaces() -> list[Scenario]:
             put(
                 fin,
                 _ns(n, spec={"finalizers": []}) | {"metadata": {"name": n, "finalizers": ["example.com/f"]}},
-                view=_ns_view,  # managedFields: the create entry's set has the strategy's spec.finalizers here
+                view=_ns_view,  # managedFields: the create entry's set holds the strategy's spec.finalizers
             ),
             get(item, view=_ns_view),
             patch(item, {"metadata": {"finalizers": None}}, view=_ns_view),
@@ -470,4 +470,30 @@ def immutables() -> list[Scenario]:
     return [Scenario(f"registry/immutable/{k}", "registry", v) for k, v in seqs.items()]
 
 
-SCENARIOS: list[Scenario] = [*namespaces(), *templates(), *dry_run(), *status_strategies(), *immutables()]
+def disruption_budgets() -> list[Scenario]:
+    path = "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+    out = []
+    for name, spec in (
+        ("words", {"minAvailable": "seven"}),
+        ("over-100", {"minAvailable": "150%"}),
+        ("negative", {"maxUnavailable": -1}),
+        ("both", {"minAvailable": 1, "maxUnavailable": 1}),
+    ):
+        body = {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "b"},
+            "spec": spec,
+        }
+        out.append(Scenario(f"registry/pdb/{name}", "registry", [post(path, body, messages=True)]))
+    return out
+
+
+SCENARIOS: list[Scenario] = [
+    *namespaces(),
+    *templates(),
+    *dry_run(),
+    *status_strategies(),
+    *immutables(),
+    *disruption_budgets(),
+]
