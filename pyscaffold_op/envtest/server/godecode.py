@@ -26,6 +26,7 @@ from typing import Any
 
 from pyscaffold_op.envtest.server import gotime
 from pyscaffold_op.envtest.server import protoschema as S
+from pyscaffold_op.envtest.server.quantity import canonical
 
 
 class RawNumber(str):
@@ -49,6 +50,18 @@ class Node:
     message: str = ""  # a struct's protobuf message
     fields: dict[str, tuple[Node, tuple[str, ...]]] = field(default_factory=dict)  # json -> (type, embeds)
     struct_name: str = ""  # reflect's Name() of a struct: `PodSpec`
+    fast: type | None = None  # the Python type a value that needs no more checking has (str, bool, int)
+    low: int = 0  # an int's range, [low, high)
+    high: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind in ("string", "bool"):
+            self.fast = str if self.kind == "string" else bool
+        elif self.kind in ("int", "uint"):
+            self.fast = int
+            self.low, self.high = (
+                (-(2 ** (self.bits - 1)), 2 ** (self.bits - 1)) if self.kind == "int" else (0, 2**self.bits)
+            )
 
 
 _META = S.META
@@ -211,12 +224,25 @@ class _State:
     floats: bool = False  # an error named a float read without its spelling
 
 
-def _where(ctx: tuple[str, tuple[str, ...]]) -> str:
-    struct, stack = ctx
-    return f"Go struct field {struct}.{'.'.join(stack)}" if struct or stack else "Go value"
+# Where a value sits, built only when an error is reported: (struct's Name(), embedded Go names, JSON
+# key, the parent's context), or None at the root
+Ctx = tuple[str, tuple[str, ...], str, Any] | None
 
 
-def _type_error(what: str, go_type: str, ctx: tuple[str, tuple[str, ...]]) -> str:
+def _where(ctx: Ctx) -> str:
+    if ctx is None:
+        return "Go value"
+    struct = ctx[0]
+    parts: list[str] = []
+    while ctx is not None:
+        _name, embeds, key, parent = ctx
+        parts.append(key)
+        parts.extend(reversed(embeds))
+        ctx = parent
+    return f"Go struct field {struct}.{'.'.join(reversed(parts))}"
+
+
+def _type_error(what: str, go_type: str, ctx: Ctx) -> str:
     return f"json: cannot unmarshal {what} into {_where(ctx)} of type {go_type}"
 
 
@@ -231,7 +257,13 @@ def _number_error(value: Any, st: _State) -> str:
     return f"number {_literal(value)}"
 
 
-def _decode(node: Node, value: Any, ctx: tuple[str, tuple[str, ...]], st: _State) -> None:
+def _fits(node: Node, value: Any) -> bool:
+    """A value Go decodes into `node` without a word (the common case, checked before any call)."""
+    fast = node.fast
+    return fast is not None and type(value) is fast and (fast is not int or node.low <= value < node.high)
+
+
+def _decode(node: Node, value: Any, ctx: Ctx, st: _State) -> None:
     if value is None:
         return  # null leaves a value alone (or clears a pointer, slice or map)
     kind = node.kind
@@ -244,28 +276,39 @@ def _decode(node: Node, value: Any, ctx: tuple[str, tuple[str, ...]], st: _State
             name = node.struct_name
             for key, sub in value.items():
                 found = struct.get(key)
-                if found is not None:
-                    child, embeds = found
-                    _decode(child, sub, (name, (*ctx[1], *embeds, key)), st)
-                    if child.kind == "bytes" and isinstance(sub, list):
-                        value[key] = _bytes_of(sub)
+                if found is None or sub is None:
+                    continue
+                child, embeds = found
+                fast = child.fast
+                if (
+                    fast is not None
+                    and type(sub) is fast
+                    and (fast is not int or child.low <= sub < child.high)
+                ):
+                    continue
+                _decode(child, sub, (name, embeds, key, ctx), st)
+                if child.kind == "bytes" and isinstance(sub, list):
+                    value[key] = _bytes_of(sub)
         elif kind == "map":
             elem = node.elem
             assert elem is not None
             for key, sub in value.items():
-                _decode(elem, sub, ctx, st)
-                if elem.kind == "bytes" and isinstance(sub, list):
-                    value[key] = _bytes_of(sub)
+                if sub is not None and not _fits(elem, sub):
+                    _decode(elem, sub, ctx, st)
+                    if elem.kind == "bytes" and isinstance(sub, list):
+                        value[key] = _bytes_of(sub)
         else:
             _save(st, _type_error("object", node.name, ctx))
     elif isinstance(value, list):
         if kind == "slice":
-            assert node.elem is not None
+            elem = node.elem
+            assert elem is not None
             for item in value:
-                _decode(node.elem, item, ctx, st)
+                if item is not None and not _fits(elem, item):
+                    _decode(elem, item, ctx, st)
         elif kind == "bytes":  # a JSON array into []byte: each item a uint8
             for item in value:
-                _decode(Node("uint", "uint8", 8), item, ctx, st)
+                _decode(_UINT8, item, ctx, st)
         else:
             _save(st, _type_error("array", node.name, ctx))
     elif isinstance(value, bool):
@@ -286,6 +329,9 @@ def _decode(node: Node, value: Any, ctx: tuple[str, tuple[str, ...]], st: _State
         _save(st, _type_error("number", node.name, ctx))
 
 
+_UINT8 = Node("uint", "uint8", 8)
+
+
 def _bytes_of(items: list[Any]) -> Any:
     """A []byte sent as a JSON array of numbers, as Go stores it (base64); left as sent when it did not
     decode (the error is reported)."""
@@ -303,7 +349,7 @@ def _base64_error(text: str) -> int | None:
     return base64_offset(text)
 
 
-def _custom(node: Node, value: Any, ctx: tuple[str, tuple[str, ...]], st: _State) -> None:
+def _custom(node: Node, value: Any, ctx: Ctx, st: _State) -> None:
     """The types that decode themselves: the first failure stops decoding (`_Abort`)."""
     how = node.custom
     if how == "any":
@@ -334,7 +380,7 @@ def _custom(node: Node, value: Any, ctx: tuple[str, tuple[str, ...]], st: _State
         else:
             text = _literal(value).strip()
         try:
-            celquantity.parse(text)
+            canonical(text)  # cached: the store writes the same spellings back canonical next
         except celquantity.QuantityError as err:
             raise _Abort(str(err)) from None
 
@@ -344,7 +390,7 @@ def first_error(node: Node, obj: Any) -> tuple[str | None, bool]:
     spelling was not kept (the caller may read the body again with `RawNumber`s)."""
     st = _State()
     try:
-        _decode(node, obj, ("", ()), st)
+        _decode(node, obj, None, st)
     except _Abort as err:
         return str(err), st.floats
     return st.saved, st.floats
