@@ -14,7 +14,7 @@ from typing import Any
 
 from pyscaffold_op.apimachinery.fielderrors import Cause, cause
 from pyscaffold_op.apimachinery.validation import is_qualified_name
-from pyscaffold_op.envtest.types import GR, NAMESPACES, Obj
+from pyscaffold_op.envtest.types import GR, NAMESPACES, Obj, as_obj
 
 KUBERNETES = "kubernetes"
 _STANDARD = ("kubernetes", "orphan", "foregroundDeletion")  # helper.IsStandardFinalizerName
@@ -35,7 +35,7 @@ def prepare_create(obj: Obj) -> None:
     """PrepareForCreate: phase Active, `kubernetes` added to the finalizers given; the name label
     (Canonicalize)."""
     obj["status"] = {"phase": "Active"}
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = as_obj(obj.get("spec"))
     finalizers = spec_finalizers(obj)
     if KUBERNETES not in finalizers:
         finalizers = [*finalizers, KUBERNETES]
@@ -52,7 +52,7 @@ def prepare_update(old: Obj, new: Obj, subresource: str) -> None:
         if isinstance(spec, dict) and spec.get("finalizers") == []:
             del spec["finalizers"]  # omitempty: an emptied list is not there
         return
-    spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
+    spec = as_obj(new.get("spec"))
     kept = (old.get("spec") or {}).get("finalizers")
     spec = {k: v for k, v in spec.items() if k != "finalizers"}
     if kept is not None:

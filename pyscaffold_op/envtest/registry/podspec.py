@@ -20,6 +20,7 @@ from pyscaffold_op.apimachinery.fielderrors import Cause, cause
 from pyscaffold_op.apimachinery.validation import is_dns1123_label, max_len_error
 from pyscaffold_op.envtest.registry import podvolumes
 from pyscaffold_op.envtest.registry.objectmeta import label_causes
+from pyscaffold_op.envtest.types import as_obj
 
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
 _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
@@ -189,12 +190,12 @@ def template_causes(gr: tuple[str, str], obj: dict[str, Any]) -> list[Cause]:
     if not isinstance(template, dict):
         return []
     out: list[Cause] = []
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    meta = as_obj(template.get("metadata"))
     selector = _at(obj, (*path_parts[:-1], "selector"))
     if gr != ("", "podtemplates") and gr[0] != "batch":
         out += _selector_mismatch(gr, selector, meta.get("labels") or {}, path)
     out += label_causes(meta.get("labels"), f"{path}.metadata.labels")
-    spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    spec = as_obj(template.get("spec"))
     out += pod_spec_causes(spec, f"{path}.spec")
     restart = spec.get("restartPolicy")
     if restart_policies == _ALWAYS and restart in _RESTART_POLICIES and restart != "Always":

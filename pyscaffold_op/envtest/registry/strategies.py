@@ -13,6 +13,7 @@ from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.registry import certificates, immutable, namespaces, podspec
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
+from pyscaffold_op.envtest.types import as_obj
 
 _cluster_ips = itertools.count(1)
 
@@ -151,7 +152,7 @@ _SECRET_KEYS: dict[str, tuple[str, ...]] = {
 def _secret_type_causes(obj: dict[str, Any]) -> list[Cause]:
     """The keys a Secret's `type` requires (the JSON of docker configs is not parsed here)."""
     kind = obj.get("type")
-    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    data = as_obj(obj.get("data"))
     if kind == "kubernetes.io/service-account-token":
         annotations = obj["metadata"].get("annotations") or {}
         if not annotations.get("kubernetes.io/service-account.name"):

@@ -50,7 +50,7 @@ class Node:
     message: str = ""  # a struct's protobuf message
     fields: dict[str, tuple[Node, tuple[str, ...]]] = field(default_factory=dict)  # json -> (type, embeds)
     struct_name: str = ""  # reflect's Name() of a struct: `PodSpec`
-    fast: type | None = None  # the Python type a value that needs no more checking has (str, bool, int)
+    fast: type[Any] | None = None  # the Python type a value that needs no more checking has (str, bool, int)
     low: int = 0  # an int's range, [low, high)
     high: int = 0
 
@@ -260,7 +260,9 @@ def _number_error(value: Any, st: _State) -> str:
 def _fits(node: Node, value: Any) -> bool:
     """A value Go decodes into `node` without a word (the common case, checked before any call)."""
     fast = node.fast
-    return fast is not None and type(value) is fast and (fast is not int or node.low <= value < node.high)
+    return (
+        fast is not None and type(value) is fast and (fast is not int or node.low <= int(value) < node.high)
+    )
 
 
 def _decode(node: Node, value: Any, ctx: Ctx, st: _State) -> None:
@@ -283,7 +285,7 @@ def _decode(node: Node, value: Any, ctx: Ctx, st: _State) -> None:
                 if (
                     fast is not None
                     and type(sub) is fast
-                    and (fast is not int or child.low <= sub < child.high)
+                    and (fast is not int or child.low <= int(sub) < child.high)
                 ):
                     continue
                 _decode(child, sub, (name, embeds, key, ctx), st)

@@ -42,7 +42,7 @@ from pyscaffold_op.envtest.registry.objectmeta import generate_name, meta_causes
 from pyscaffold_op.envtest.registry.resources import Registry, ServedResource
 from pyscaffold_op.envtest.storage.storeaccess import StoreController
 from pyscaffold_op.envtest.storage.watch import Watcher
-from pyscaffold_op.envtest.types import GR, NAMESPACES, Key, Obj
+from pyscaffold_op.envtest.types import GR, NAMESPACES, Key, Obj, as_obj
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # NamespaceLifecycle admission's
@@ -495,7 +495,7 @@ class Store:
         what the kind's status strategy keeps (`registry.statusstrategy`)."""
         new = json_copy(obj)
         new["apiVersion"], new["kind"] = info.storage_type
-        sent = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        sent = as_obj(obj.get("metadata"))
         meta = _protected_meta(new.setdefault("metadata", {}), old["metadata"], sent)
         ometa = old["metadata"]
         kept = statusstrategy.kept_meta(info.group_resource)
