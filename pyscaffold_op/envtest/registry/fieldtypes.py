@@ -242,23 +242,3 @@ def _unknown(parent: Any, key: Any, node: Any, at: str, found: list[str], drop: 
         if item is not None:
             for i in range(len(value)):
                 _unknown(value, i, item, f"{at}[{i}]", found, drop)
-
-
-# -- []byte fields (format: byte): Go's encoding/base64 of a decoded built-in ------------------------
-
-_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-
-
-def base64_offset(text: str) -> int | None:
-    """Where base64.StdEncoding.DecodeString fails on `text` (None: it decodes): the first byte
-    outside the alphabet, or the start of an unfinished last quantum (padding is required)."""
-    body = text.rstrip("=")
-    padding = len(text) - len(body)
-    for i, ch in enumerate(body):
-        if ch not in _BASE64 and ch not in "\r\n":
-            return i
-    clean = [ch for ch in body if ch not in "\r\n"]
-    rest = len(clean) % 4
-    if padding > 2 or (padding and rest + padding != 4) or (not padding and rest):
-        return len(clean) - rest
-    return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import string
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -344,11 +345,40 @@ def _bytes_of(items: list[Any]) -> Any:
     return items
 
 
-def _base64_error(text: str) -> int | None:
-    """Where base64.StdEncoding.Decode fails on `text` (newlines are skipped), or None."""
-    from pyscaffold_op.envtest.registry.fieldtypes import base64_offset
+_BASE64 = frozenset(string.ascii_letters + string.digits + "+/")
 
-    return base64_offset(text)
+
+def _base64_error(src: str) -> int | None:
+    """encoding/base64 StdEncoding.Decode's CorruptInputError offset (None when it decodes): newlines
+    are skipped, each quantum is 4 characters, padding ends the input."""
+    si, n = 0, len(src)
+    while si < n:
+        j = 0
+        while j < 4:
+            if si == n:
+                return None if j == 0 else si - j
+            c = src[si]
+            si += 1
+            if c in "\r\n":
+                continue
+            if c == "=":
+                if j in (0, 1):
+                    return si - 1
+                if j == 2:
+                    while si < n and src[si] in "\r\n":
+                        si += 1
+                    if si == n:
+                        return n
+                    if src[si] != "=":
+                        return si - 1
+                    si += 1
+                while si < n and src[si] in "\r\n":
+                    si += 1
+                return si if si < n else None
+            if c not in _BASE64:
+                return si - 1
+            j += 1
+    return None
 
 
 def _custom(node: Node, value: Any, ctx: Ctx, st: _State) -> None:
