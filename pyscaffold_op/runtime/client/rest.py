@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from pyscaffold_op.runtime import tracing
-from pyscaffold_op.runtime.client.credentials import credentials_for
+from pyscaffold_op.runtime.client.credentials import Credentials, credentials_for
 from pyscaffold_op.runtime.client.errors import (
     ConfigError,
     ServerError,
@@ -144,6 +144,11 @@ class RestTransport:
                 limit=self.max_connections,
             )
         return pool
+
+    @property
+    def credentials(self) -> Credentials:
+        """Where each request's Authorization header comes from (start-up reports ask it what it waits on)."""
+        return self._credentials
 
     @property
     def open_connections(self) -> int:

@@ -30,7 +30,12 @@ from pyscaffold_op.runtime.controller.controller import Controller
 from pyscaffold_op.runtime.controller.recorder import EventRecorder
 from pyscaffold_op.runtime.manager.leader import LeaderElector
 from pyscaffold_op.runtime.manager.runnables import RunnableGroups
-from pyscaffold_op.runtime.manager.startup import CacheSyncTimeout, bind_error, connection_source
+from pyscaffold_op.runtime.manager.startup import (
+    CacheSyncTimeout,
+    bind_error,
+    connection_source,
+    credentials_waiting,
+)
 from pyscaffold_op.runtime.servers.authfilter import AuthFilter
 from pyscaffold_op.runtime.servers.health import Checker, HealthChecks
 from pyscaffold_op.runtime.servers.metrics import RuntimeMetrics
@@ -491,6 +496,9 @@ class Manager:
 
     def _not_synced_report(self) -> str:
         reasons = _unsynced_reasons(self.cache.informers())
+        waiting = credentials_waiting(self.transport)
+        if waiting is not None:  # a hanging exec plugin: named here, before its own timeout
+            reasons.insert(0, waiting)
         return f": {'; '.join(reasons)}" if reasons else ""
 
     @contextlib.asynccontextmanager
