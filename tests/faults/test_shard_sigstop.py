@@ -146,5 +146,6 @@ async def test_paused_replicas_start_no_moved_key(env: Environment, api: Client,
     assert overlaps == []
     assert moved_runs >= 5  # the long pauses did move keys: the case the fix is about was exercised
     print(
-        f"\n20 pauses: keys moved and came back in {moved_runs}, {froze} reconciles frozen mid-way, no overlap"
+        f"\n20 pauses: keys moved and came back in {moved_runs}, {froze} reconciles frozen mid-way, "
+        "no overlap"
     )
