@@ -22,6 +22,7 @@ import collections
 import contextlib
 import logging
 import re
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -144,6 +145,19 @@ class RestTransport:
                 limit=self.max_connections,
             )
         return pool
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The client TLS context of every connection (None for http): a watcher reloads a rotated
+        client certificate into it (runtime/certs)."""
+        return self._ssl
+
+    def renew_connections(self) -> None:
+        """New connections for the requests from now on (client-go closes its connections when a
+        client certificate rotates); a watch keeps its own until it ends. Through a kubeconfig's
+        proxy-url, aiohttp's connections stay as they are."""
+        if self._pool is not None:
+            self._pool.renew_connections()
 
     @property
     def credentials(self) -> Credentials:
