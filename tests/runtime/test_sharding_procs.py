@@ -59,11 +59,9 @@ def _die_with_parent() -> None:
 
 
 class Replicas:
-    def __init__(
-        self, env: Environment, log: Path, timings: tuple[float, float, float] | None = None
-    ) -> None:
-        """`timings`: the replicas' (lease_duration, renew_deadline, retry_period), shard_app's own
-        (2, 1.5, 0.2) by default."""
+    def __init__(self, env: Environment, log: Path, timings: tuple[float, ...] | None = None) -> None:
+        """`timings`: the replicas' (lease_duration, renew_deadline, retry_period[, reconcile,
+        requeue_after]), shard_app's own (2, 1.5, 0.2, 0.03, 0.3) by default."""
         self.env, self.log = env, log
         self.timings = timings
         self.procs: dict[str, asyncio.subprocess.Process] = {}
