@@ -120,7 +120,8 @@ def watched_folders(*paths: Path) -> set[str]:
             current = os.path.normpath(os.path.join(parent, os.readlink(current)))
         # the folders of links in the path's own folders (`..data` as a folder link) lead here too
         folders.add(os.path.dirname(os.path.realpath(path)))
-    return folders
+    # inotify watches the folder a link names: one watch per real folder (`..data` is the timestamped one)
+    return {os.path.realpath(folder) for folder in folders}
 
 
 class CertWatcher:
