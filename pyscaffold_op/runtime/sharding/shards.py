@@ -241,7 +241,6 @@ class Sharding:
         self._observed: dict[str, tuple[tuple[Any, ...], float]] = {}  # lease -> (record, seen at)
         self._lease: Any = None
         self._renewed_at: float | None = None  # monotonic time the last successful renewal was sent
-        self._rejoined_for: float | None = None  # the _renewed_at whose age made us rejoin (once per gap)
         self._failures = 0  # renewals failed since the last successful one
         self._stopping = False
 
@@ -398,11 +397,10 @@ class Sharding:
     def _rejoin(self, age: float) -> None:
         """Our Lease is older than renew_deadline (we were not running): the others may have taken our
         keys meanwhile. Hold nothing, revoke what runs, and start over as a new member: the next round
-        adopts a fresh view, whose keys are ours once every member has acknowledged it. Once per gap:
-        a view adopted after it is fresh, even before a renewal sent after it has returned."""
-        if self._rejoined_for == self._renewed_at or self.current is EMPTY:
+        adopts a fresh view, whose keys are ours once every member has acknowledged it. Again at every
+        look while the Lease stays that old: a view completed meanwhile may be stale by the next gap."""
+        if self.current is EMPTY:
             return
-        self._rejoined_for = self._renewed_at
         log.warning(
             "shard lease not renewed for %.1fs, more than renew_deadline: holding no key until a fresh view "
             "is acknowledged by all",
@@ -440,6 +438,7 @@ class Sharding:
         return renewed
 
     async def _try_renew(self) -> bool:
+        """One renewal (the Lease created if missing); True when the server took it."""
         from pyscaffold_op.apimachinery import ObjectMeta
         from pyscaffold_op.models.coordination_v1 import Lease, LeaseSpec
 
