@@ -226,13 +226,22 @@ def _main_server(text: str, where: str) -> str:
 
 
 def _main_py(text: str, r: ResourceNames, where: str) -> str:
+    """The kind's `setup_<kind>_webhook_with_manager(mgr)` registered in `setup`. Every version (and in a
+    multigroup project every group) of a kind has a function of that name, so a second one is imported
+    under an alias naming its version (and group): `setup_cron_job_v2_webhook_with_manager`."""
     setup = f"setup_{r.var}_webhook_with_manager"
-    if f"{setup}(mgr)" in text:
-        return text
-    text = pysource.insert_import(
-        text, f"from {r.webhook_module} import {setup}", where=where, package=r.package
-    )
-    return pysource.insert_at_marker(text, "controllers", [f"{setup}(mgr)"], where=where)
+    bound = pysource.imported_names(text)
+    name = next((alias for alias, origin in bound.items() if origin == (r.webhook_module, setup)), None)
+    if name is None:
+        name = setup
+        if name in bound:
+            qualifier = f"{r.group_module}_{r.version}" if r.multigroup else r.version
+            name = f"setup_{r.var}_{qualifier}_webhook_with_manager"
+        imported = setup if name == setup else f"{setup} as {name}"
+        text = pysource.insert_import(
+            text, f"from {r.webhook_module} import {imported}", where=where, package=r.package
+        )
+    return pysource.insert_at_marker(text, "controllers", [f"{name}(mgr)"], where=where)
 
 
 def keeps_scaffolded_foo(types_file: Path, kind: str) -> bool:

@@ -190,4 +190,4 @@ def test_the_generated_project_passes_its_own_tests(pyop: RunPyop, project: Path
         assert lint.returncode == 0, lint.stdout + lint.stderr
     result = run_project_tests(project)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "1 passed" in result.stdout
+    assert "3 passed" in result.stdout

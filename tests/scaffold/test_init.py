@@ -57,6 +57,7 @@ EXPECTED_FILES = {
     f"src/{PACKAGE}/__init__.py",
     f"src/{PACKAGE}/__main__.py",
     "tests/conftest.py",
+    "tests/test_manager_setup.py",
     "wheels/README.md",
 }
 
