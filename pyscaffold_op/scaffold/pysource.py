@@ -210,6 +210,35 @@ def imported_names(text: str) -> dict[str, tuple[str, str]]:
     }
 
 
+def splice_before_call(text: str, function: str, method: str, addition: str, *, where: str) -> str:
+    """`addition` (`.with_spokes(X)`) put into the one `<receiver>.<method>(...)` call of the top-level
+    `function`, between the receiver and `.<method>`, however the call is spelled or wrapped."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as err:
+        raise ProjectError(f"cannot edit {where}: line {err.lineno}: {err.msg}") from None
+    defs = (n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    found = next((n for n in defs if n.name == function), None)
+    if found is None:
+        raise ProjectError(f"cannot edit {where}: `def {function}` is missing")
+    calls = [
+        n.func.value
+        for n in ast.walk(found)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == method
+    ]
+    if len(calls) != 1:
+        what = "no" if not calls else f"{len(calls)}"
+        raise ProjectError(f"cannot edit {where}: {what} `.{method}()` calls in {function}, expected one")
+    receiver = calls[0]
+    assert receiver.end_lineno is not None and receiver.end_col_offset is not None
+    lines = text.splitlines(keepends=True)
+    row = receiver.end_lineno - 1
+    # ast's offsets count UTF-8 bytes
+    raw, at = lines[row].encode("utf-8"), receiver.end_col_offset
+    lines[row] = (raw[:at] + addition.encode("utf-8") + raw[at:]).decode("utf-8")
+    return "".join(lines)
+
+
 def insert_all_entry(text: str, entry: str, *, where: str) -> str:
     """A `"Name",` entry into the sorted `__all__` above the `all` marker."""
     return insert_sorted(text, "all", entry, where=where, sort_key=dunder_all_sort_key)

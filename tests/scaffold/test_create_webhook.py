@@ -629,6 +629,73 @@ def test_setup_registers_the_webhooks_of_every_version(pyop: RunPyop, with_api: 
     assert main.read_text() == with_v1
 
 
+CHAINED = """def setup_at_webhook_with_manager(mgr: object) -> None:
+    webhook_managed_by(mgr).for_(At).with_defaulter(AtCustomDefaulter()).with_validator(
+        AtCustomValidator()
+    ).complete()
+"""
+
+
+def test_conversion_is_added_to_the_chained_builder_the_docs_teach(pyop: RunPyop, with_api: Path) -> None:
+    """Issue 35: `create webhook --conversion` on a webhook file whose setup is the one-line chain of
+    docs/webhooks.md §2 failed with "`builder.complete()` is missing"."""
+    both = ("--defaulting", "--programmatic-validation", "--no-make")
+    assert pyop("create", "webhook", *AT, *both, cwd=with_api).code == 0
+    webhook = with_api / f"src/{PACKAGE}/webhooks/v1alpha1/at_webhook.py"
+    text = webhook.read_text()
+    start = text.index("def setup_at_webhook_with_manager")
+    webhook.write_text(text[:start] + CHAINED)
+    v2 = ["--group", "programming-kubernetes", "--version", "v2", "--kind", "At"]
+    assert pyop("create", "api", *v2, "--no-controller", "--no-make", cwd=with_api).code == 0
+    run = pyop("create", "webhook", *AT, "--conversion", "--spoke", "v2", "--no-make", cwd=with_api)
+    assert run.code == 0, run.err
+    text = webhook.read_text()
+    assert "    ).with_spokes(AtV2).complete()\n" in text
+    assert f"from {PACKAGE}.api.v2 import At as AtV2\n" in text
+    assert pyop("generate", "manifests", cwd=with_api).code == 0
+    from pyscaffold_op.runtime.webhook import WebhookServer
+
+    sys.path.insert(0, str(with_api / "src"))
+    try:
+        module = __import__(f"{PACKAGE}.webhooks.v1alpha1.at_webhook", fromlist=["x"])
+        server = WebhookServer()
+        module.setup_at_webhook_with_manager(server)
+        assert "/convert" in server.paths()
+    finally:
+        sys.path.remove(str(with_api / "src"))
+        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(f"{PACKAGE}.")]:
+            del sys.modules[name]
+
+
+def test_the_server_is_added_beside_a_wrapped_runtime_import(pyop: RunPyop, with_api: Path) -> None:
+    """A `__main__.py` whose runtime import ruff wrapped (the user imported more from it): the webhook
+    server's import goes after the whole statement, not inside its brackets."""
+    main = with_api / f"src/{PACKAGE}/__main__.py"
+    wrapped = "from pyscaffold_op.runtime import (\n    Manager,\n    ManagerFlags,\n    run_manager,\n)\n"
+    main.write_text(
+        main.read_text().replace(
+            "from pyscaffold_op.runtime import Manager, ManagerFlags, run_manager\n", wrapped
+        )
+    )
+    run = pyop("create", "webhook", *AT, "--defaulting", "--no-make", cwd=with_api)
+    assert run.code == 0, run.err
+    compile(main.read_text(), str(main), "exec")
+    assert "mgr.webhook_server = WebhookServer(" in main.read_text()
+
+
+def test_splice_before_call_finds_the_call_however_it_is_wrapped() -> None:
+    from pyscaffold_op.errors import ProjectError
+    from pyscaffold_op.scaffold import pysource
+
+    text = "def f(m):\n    b = g(m).h(\n        x()\n    ).complete()\n"
+    out = pysource.splice_before_call(text, "f", "complete", ".s(Y)", where="w.py")
+    assert out == "def f(m):\n    b = g(m).h(\n        x()\n    ).s(Y).complete()\n"
+    with pytest.raises(ProjectError, match=r"no `.complete\(\)` calls in f"):
+        pysource.splice_before_call("def f(m):\n    pass\n", "f", "complete", ".s(Y)", where="w.py")
+    with pytest.raises(ProjectError, match="`def g` is missing"):
+        pysource.splice_before_call(text, "g", "complete", ".s(Y)", where="w.py")
+
+
 def test_a_wrapped_import_is_found_and_removed_whole() -> None:
     from pyscaffold_op.scaffold import pysource
 
