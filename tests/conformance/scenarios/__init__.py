@@ -8,11 +8,13 @@ from tests.conformance.scenarios import (
     builtin,
     csr,
     custom,
+    decoding,
     fidelity,
     protobuf,
     protobuf_answers,
     quantities,
     rbac,
+    registry,
     smp,
 )
 
@@ -27,4 +29,6 @@ SCENARIOS: list[Scenario] = [
     *fidelity.SCENARIOS,
     *quantities.SCENARIOS,
     *csr.SCENARIOS,
+    *registry.SCENARIOS,
+    *decoding.SCENARIOS,
 ]
