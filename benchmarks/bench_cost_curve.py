@@ -254,6 +254,7 @@ def main() -> int:
     if args.operator:
         run_pyop_operator(args.operator, args.kind, args.controllers, args.expect)
         return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: every finally stops what it started
     ops = [o for o in args.ops.split(",") if o]
     if "go" in ops:
         build_go()

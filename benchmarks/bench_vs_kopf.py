@@ -381,6 +381,7 @@ class _Spec(msgspec.Struct):
 
 class _Meta(msgspec.Struct):
     name: str = ""
+    resourceVersion: str = ""
 
 
 class _Item(msgspec.Struct):
@@ -391,7 +392,12 @@ class _Item(msgspec.Struct):
 
 class _Event(msgspec.Struct):
     type: str
-    object: _Item
+    object: msgspec.Raw  # an _Item, or a Status for an ERROR
+
+
+class _Items(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    items: list[_Item] = msgspec.field(default_factory=list)
 
 
 class Watcher:
@@ -408,30 +414,50 @@ class Watcher:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        from pyscaffold_op.runtime.objects.kinds import _ListEnvelope
+        self._path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"
+        rv = await self._list()
+        self._task = asyncio.create_task(self._run(rv))
 
-        path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"
-        env = msgspec.json.decode(await self.transport.request("GET", path), type=_ListEnvelope)
-        rv = env.metadata.resourceVersion if env.metadata else None
-        self._task = asyncio.create_task(
-            self._run(f"{path}?watch=true&resourceVersion={rv}&timeoutSeconds=3600")
-        )
+    async def _list(self) -> str:
+        listed = msgspec.json.decode(await self.transport.request("GET", self._path), type=_Items)
+        for obj in listed.items:
+            self._seen(obj)
+        return listed.metadata.resourceVersion
 
-    async def _run(self, path: str) -> None:
-        decoder = msgspec.json.Decoder(_Event)
-        async for line in self.transport.stream_lines(path):
-            ev = decoder.decode(line)
-            obj, name = ev.object, ev.object.metadata.name
-            if name in self.done or obj.status is None or obj.status.observed != obj.spec.value:
-                continue
-            self.done[name] = time.perf_counter()
-            if obj.status.handledAt is not None and obj.spec.sentAt is not None:
-                self.handled_at[name] = obj.status.handledAt - obj.spec.sentAt
-            waiter = self.waiters.pop(name, None)
-            if waiter is not None:
-                waiter.set()
-            if self.target and len(self.done) >= self.target:
-                self.all_done.set()
+    async def _run(self, rv: str) -> None:
+        """Watch, resuming from the last version after a broken stream and relisting after an ERROR
+        event (kube-apiserver answers a watch from a version its watch cache has not reached yet with
+        a "Too large resource version" error): a lost watch must not leave the driver waiting."""
+        events, items = msgspec.json.Decoder(_Event), msgspec.json.Decoder(_Item)
+        while True:
+            query = f"?watch=true&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=3600"
+            try:
+                async for line in self.transport.stream_lines(self._path + query):
+                    ev = events.decode(line)
+                    if ev.type == "ERROR":
+                        raise LookupError(bytes(ev.object)[:200])
+                    obj = items.decode(ev.object)
+                    rv = obj.metadata.resourceVersion or rv
+                    if ev.type != "BOOKMARK":
+                        self._seen(obj)
+            except LookupError:
+                await asyncio.sleep(0.1)
+                rv = await self._list()
+            except (OSError, asyncio.IncompleteReadError, RuntimeError, msgspec.DecodeError):
+                await asyncio.sleep(0.1)
+
+    def _seen(self, obj: _Item) -> None:
+        name = obj.metadata.name
+        if name in self.done or obj.status is None or obj.status.observed != obj.spec.value:
+            return
+        self.done[name] = time.perf_counter()
+        if obj.status.handledAt is not None and obj.spec.sentAt is not None:
+            self.handled_at[name] = obj.status.handledAt - obj.spec.sentAt
+        waiter = self.waiters.pop(name, None)
+        if waiter is not None:
+            waiter.set()
+        if self.target and len(self.done) >= self.target:
+            self.all_done.set()
 
     async def stop(self) -> None:
         if self._task is not None:
