@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import ssl
 import subprocess
 import tempfile
@@ -87,6 +88,7 @@ class RealServer:
 
     def stop(self) -> None:
         self.cp.stop()
+        shutil.rmtree(self._dir, ignore_errors=True)
 
 
 async def settled_cpu(read: Any, window: float = 0.5, tick: float = 0.011, limit: float = 15.0) -> float:
