@@ -61,13 +61,16 @@ class RealServer:
         """Until the custom resources list: a new CRD's storage answers 429 while it initialises."""
         spec = crd["spec"]
         version = next(v["name"] for v in spec["versions"] if v.get("storage"))
-        path = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
+        self.wait_served(f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1", timeout)
+
+    def wait_served(self, path: str, timeout: float = 120.0) -> None:
+        """Until `path` answers 200 (a 429 or 5xx while storage or a watch cache initialises)."""
         deadline = time.monotonic() + timeout
         while True:
             try:
                 self._get(path)
                 return
-            except urllib.error.HTTPError:
+            except (urllib.error.URLError, OSError):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
