@@ -2,17 +2,40 @@
 
 aiohttp and the emulator are imported inside the command so `pyop --help` stays fast. Every failure
 to start is one line on stderr and exit status 2 (`PyopError`), naming the flag to blame.
+
+One command, several servers behind it (`SERVERS`): the emulator (the default) and, with `--real`, the
+real kube-apiserver + etcd (`Environment(real=True)`). What differs between them is data in a
+`Server` row (what it simulates, how it authorizes, what it is called), so another server is one row
+and one flag, not a second command.
 """
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 import typer
 
 app = typer.Typer(help="Run the in-process Kubernetes API server emulator.", no_args_is_help=True)
+
+
+@dataclass(frozen=True)
+class Server:
+    """One kind of server `serve` can run."""
+
+    name: str  # how messages call it
+    flag: str | None  # the flag choosing it (None: the default)
+    simulates: bool  # the emulator's kubelet and workload controllers can run on it
+    authorization: str  # its --authorization-mode default
+    modes: tuple[str, ...]  # the --authorization-mode values it takes
+    tls_only: bool  # always HTTPS
+
+
+EMULATOR = Server("the emulator", None, True, "AlwaysAllow", ("AlwaysAllow", "RBAC"), False)
+REAL = Server("the real kube-apiserver", "--real", False, "RBAC", ("RBAC",), True)
+SERVERS = (EMULATOR, REAL)
 
 
 @app.command()
@@ -24,11 +47,16 @@ def serve(
     kubeconfig_out: Path | None = typer.Option(
         None, "--kubeconfig-out", help="Write the kubeconfig here (default: a temp file)."
     ),
-    kubelet: bool = typer.Option(True, "--kubelet/--no-kubelet", help="Simulate a kubelet that runs Pods."),
-    workloads: bool = typer.Option(
-        True,
+    kubelet: bool | None = typer.Option(
+        None,
+        "--kubelet/--no-kubelet",
+        help="Simulate a kubelet that runs Pods (default: on for the emulator; --real has none).",
+    ),
+    workloads: bool | None = typer.Option(
+        None,
         "--workloads/--no-workloads",
-        help="Simulate the workload controllers (Deployments, Jobs, ServiceAccounts, EndpointSlices...).",
+        help="Simulate the workload controllers (Deployments, Jobs, ServiceAccounts, EndpointSlices...; "
+        "default: on for the emulator; --real has none).",
     ),
     webhooks: list[Path] = typer.Option(
         [],
@@ -47,25 +75,41 @@ def serve(
         None,
         "--webhook-ca",
         metavar="<path>",
-        help="CA file to trust for those Services (read at each call; `make run` writes its ca.crt).",
+        help="CA file to trust for those Services (`make run` writes its ca.crt; the emulator reads it at "
+        "each call, --real re-installs the webhooks when it changes).",
     ),
     tls: bool | None = typer.Option(
         None,
         "--tls/--no-tls",
         help="Serve HTTPS with a CA made at start; the kubeconfig carries it and an admin client "
-        "certificate (CN=admin, O=system:masters). Default: on with --authorization-mode=RBAC.",
+        "certificate (CN=admin, O=system:masters). Default: on with --authorization-mode=RBAC and --real.",
     ),
-    authorization_mode: str = typer.Option(
-        "AlwaysAllow",
+    authorization_mode: str | None = typer.Option(
+        None,
         "--authorization-mode",
         metavar="<mode>",
-        help="AlwaysAllow, or RBAC: authorize every request against the stored Roles and bindings "
-        "(as kube-apiserver's --authorization-mode=RBAC; implies --tls).",
+        help="AlwaysAllow (the emulator's default), or RBAC: authorize every request against the stored "
+        "Roles and bindings (as kube-apiserver's --authorization-mode=RBAC; implies --tls; "
+        "--real's only mode).",
+    ),
+    real: bool = typer.Option(
+        False,
+        "--real",
+        help="Run the real kube-apiserver + etcd instead of the emulator (binaries from --assets), "
+        "with the same kubeconfig output, --crds and webhooks.",
+    ),
+    assets: Path | None = typer.Option(
+        None,
+        "--assets",
+        metavar="<folder>",
+        help="Folder holding kube-apiserver and etcd for --real (default: $PYOP_ENVTEST_ASSETS, else "
+        "$KUBEBUILDER_ASSETS; `make oracles` of a pyop checkout builds them into its bin/).",
     ),
 ) -> None:
-    """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
+    """Serve an API server until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     from pyscaffold_op.errors import PyopError, ValidationError
 
+    server = REAL if real else EMULATOR
     if not 0 <= port <= 65535:
         raise ValidationError(f"--port {port}: must be a port number from 0 to 65535 (0: any free port)")
     for p in crds:
@@ -81,16 +125,22 @@ def serve(
         if not (sep and slash and ns and name and url.startswith("https://")):
             raise ValidationError(f"--webhook-service {spec}: expected NAMESPACE/NAME=https://HOST:PORT")
         services.append((ns, name, url))
-    if authorization_mode not in ("AlwaysAllow", "RBAC"):
-        raise ValidationError(f"--authorization-mode {authorization_mode}: expected AlwaysAllow or RBAC")
-    if authorization_mode == "RBAC" and tls is False:
-        raise ValidationError(
-            "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
-        )
-    access = Access(authorization_mode == "RBAC" if tls is None else tls, authorization_mode)
+    if assets is not None and server is not REAL:
+        raise ValidationError(f"--assets {assets}: only --real runs binaries")
+    simulated = _simulated(server, kubelet=kubelet, workloads=workloads)
+    access = _access(server, tls, authorization_mode)
+    if port and server is REAL:  # kube-apiserver would only log it: say it here, before starting anything
+        _check_port(port)
     try:
         _serve(
-            crds, port, kubeconfig_out, kubelet, workloads, Webhooks(webhooks, services, webhook_ca), access
+            server,
+            crds,
+            port,
+            kubeconfig_out,
+            simulated,
+            Webhooks(webhooks, services, webhook_ca),
+            access,
+            assets,
         )
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
@@ -101,26 +151,77 @@ class Access(NamedTuple):
     authorization: str  # AlwaysAllow or RBAC
 
 
+class Simulated(NamedTuple):
+    kubelet: bool
+    workloads: bool
+
+
 class Webhooks(NamedTuple):
     manifests: list[Path]
     services: list[tuple[str, str, str]]  # namespace, name, URL
     ca: Path | None
 
 
+def _simulated(server: Server, *, kubelet: bool | None, workloads: bool | None) -> Simulated:
+    """The emulator's simulations asked for (on by default where the server can run them)."""
+    from pyscaffold_op.errors import ValidationError
+
+    for flag, asked in (("--kubelet", kubelet), ("--workloads", workloads)):
+        if asked and not server.simulates:
+            raise ValidationError(
+                f"{flag}: {server.name} has no such simulation (it is the emulator's); drop {flag}"
+            )
+    default = server.simulates
+    return Simulated(default if kubelet is None else kubelet, default if workloads is None else workloads)
+
+
+def _access(server: Server, tls: bool | None, mode: str | None) -> Access:
+    from pyscaffold_op.errors import ValidationError
+
+    authorization = mode or server.authorization
+    if authorization not in server.modes:
+        raise ValidationError(
+            f"--authorization-mode {authorization}: {server.name} takes {' or '.join(server.modes)}"
+        )
+    if server.tls_only and tls is False:
+        raise ValidationError(f"--no-tls: {server.name} serves HTTPS only")
+    if authorization == "RBAC" and tls is False:
+        raise ValidationError(
+            "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
+        )
+    return Access(server.tls_only or (authorization == "RBAC" if tls is None else tls), authorization)
+
+
+def _check_port(port: int) -> None:
+    import socket
+
+    from pyscaffold_op.errors import ValidationError
+
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as err:
+            raise ValidationError(
+                f"--port {port}: cannot serve on 127.0.0.1:{port}: {err.strerror or err}"
+            ) from None
+
+
 def _serve(
+    server: Server,
     crds: list[Path],
     port: int,
     kubeconfig_out: Path | None,
-    kubelet: bool,
-    workloads: bool,
+    simulated: Simulated,
     hooks: Webhooks,
     access: Access,
+    assets: Path | None,
 ) -> None:
     """Run until SIGINT/SIGTERM (KeyboardInterrupt escapes only before the server is up)."""
     import asyncio
     import signal
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator
+    from pyscaffold_op.envtest.controlplane import ControlPlaneError, apiserver_version, assets_dir
     from pyscaffold_op.envtest.gctuning import own_process
     from pyscaffold_op.envtest.loops import new_event_loop
     from pyscaffold_op.envtest.registry.crds import CrdFileError, load_crd_files
@@ -131,18 +232,27 @@ def _serve(
         load_crd_files(list(crds))  # read before serving: a bad file is named, nothing starts
     except CrdFileError as err:
         raise ValidationError(f"--crds {err}") from None
+    real = server is REAL
+    what = "pyop's emulator"
+    if real:
+        try:
+            what = f"kube-apiserver {apiserver_version(assets)} + etcd from {assets_dir(assets)}"
+        except ControlPlaneError as err:
+            raise ValidationError(f"--real: {err}") from None
     started = False
 
     async def main() -> None:
         nonlocal started
         env = Environment(
-            crd_paths=crds,  # installed before the socket opens: an invalid CRD fails the start
-            kubelet=KubeletSimulator() if kubelet else None,
-            workloads=workloads,
+            crd_paths=crds,  # installed before the kubeconfig is written: an invalid CRD fails the start
+            kubelet=KubeletSimulator() if simulated.kubelet else None,
+            workloads=simulated.workloads,
             port=port,
             kubeconfig_path=kubeconfig_out,
             tls=access.tls,
             authorization=access.authorization,
+            real=real,
+            assets=assets,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -151,14 +261,16 @@ def _serve(
                 loop.add_signal_handler(sig, stop.set)
         async with env:
             started = True
-            own_process()  # this process only serves the emulator
+            if not real:
+                own_process()  # this process only serves the emulator
             for ns, name, url in hooks.services:
                 env.webhook_service_url(ns, name, url, ca=hooks.ca)
             if hooks.manifests:
                 await env.install_webhooks(hooks.manifests)
             typer.echo(str(env.kubeconfig_path))
             typer.echo(
-                f"# serving {env.url}; try: kubectl --kubeconfig {env.kubeconfig_path} get ns", err=True
+                f"# serving {env.url} ({what}); try: kubectl --kubeconfig {env.kubeconfig_path} get ns",
+                err=True,
             )
             await stop.wait()
 
@@ -170,6 +282,12 @@ def _serve(
             raise
     except ApiError as err:  # the API server's own answer to an invalid CRD
         raise ValidationError(f"--crds: {err.message}") from None
+    except ControlPlaneError as err:  # kube-apiserver or etcd did not start
+        raise ValidationError(f"--real: {err}") from None
+    except RuntimeError as err:
+        if real and str(err).startswith("CRD "):  # the real server refused a CRD
+            raise ValidationError(f"--crds: {err}") from None
+        raise
     except OSError as err:
         reason = err.strerror or str(err)
         if kubeconfig_out is not None and err.filename and kubeconfig_out.is_relative_to(err.filename):

@@ -66,6 +66,16 @@ def assets_dir(explicit: str | Path | None = None) -> Path:
     return folder
 
 
+def apiserver_version(assets: str | Path | None = None) -> str:
+    """`kube-apiserver --version`'s version (`v1.37.2`) of the binary in `assets_dir(assets)`."""
+    binary = assets_dir(assets) / "kube-apiserver"
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ControlPlaneError(f"{binary} --version: {err}") from None
+    return out.split()[-1] if out.split() else "(unknown version)"
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -78,6 +88,7 @@ class ControlPlane:
 
     assets: Path | None = None
     host: str = "127.0.0.1"
+    port: int = 0  # kube-apiserver's --secure-port; 0: a free one
     start_timeout: float = 60.0
     extra_apiserver_args: list[str] = field(default_factory=list)
     url: str = ""
@@ -173,7 +184,7 @@ class ControlPlane:
         pub.write_bytes(pub_pem)
         tokens = self._dir / "tokens.csv"
         tokens.write_text(f'{self.token},{ADMIN},{ADMIN},"system:masters"\n')
-        port = free_port(self.host)
+        port = self.port or free_port(self.host)
         self.url = f"https://{self.host}:{port}"
         self._spawn(
             "kube-apiserver",
@@ -355,4 +366,4 @@ def _signing_key_pair() -> tuple[bytes, bytes]:
     return private, public
 
 
-__all__ = ["ControlPlane", "ControlPlaneError", "assets_dir", "free_port"]
+__all__ = ["ControlPlane", "ControlPlaneError", "apiserver_version", "assets_dir", "free_port"]

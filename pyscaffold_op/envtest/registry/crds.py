@@ -146,7 +146,7 @@ def load_crd_files(paths: list[str | Path]) -> list[dict[str, Any]]:
         )
         for f in files:
             try:
-                found = list(yaml.safe_load_all(f.read_text()))
+                found = list(yaml.load_all(f.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
             except yaml.YAMLError as err:
                 mark = getattr(err, "problem_mark", None)
                 where = f" (line {mark.line + 1})" if mark is not None else ""
