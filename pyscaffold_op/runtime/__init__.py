@@ -127,6 +127,9 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.controller import (
         controllerutil as controllerutil,
     )
+    from pyscaffold_op.runtime.objects.reference import (
+        object_reference as object_reference,
+    )
     from pyscaffold_op.runtime.controller import (
         event as event,
     )
