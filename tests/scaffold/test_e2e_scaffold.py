@@ -1,0 +1,99 @@
+"""`make test-e2e` of generated projects, run as a user runs it: the manager as `make run` starts it,
+against `make envtest` (the emulator) and against the real kube-apiserver + etcd (`ENVTEST=real`).
+
+The at example (testdata/at: the scaffold's e2e tests plus its own PENDING -> RUNNING -> DONE one) and a
+fresh scaffold with defaulting and validating webhooks, whose samples must reach the webhook server
+through the API server (the webhook request counters of the manager's /metrics say so).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pyscaffold_op.dev.oracles import missing_reason, oracle_bin
+from pyscaffold_op.dev.regen import REPO_ROOT
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed"),
+]
+
+APISERVER = oracle_bin("kube-apiserver")
+SERVERS = [
+    pytest.param("emulator", id="emulator"),
+    pytest.param(
+        "real",
+        id="real",
+        marks=[
+            pytest.mark.oracle,
+            pytest.mark.skipif(
+                APISERVER is None or oracle_bin("etcd") is None, reason=missing_reason("kube-apiserver")
+            ),
+        ],
+    ),
+]
+
+
+def make_test_e2e(root: Path, server: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYOP_ENVTEST", "USE_EXISTING_CLUSTER")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    if APISERVER is not None:
+        env["PYOP_ENVTEST_ASSETS"] = str(APISERVER.parent)
+    return subprocess.run(
+        [
+            "make", "test-e2e", f"ENVTEST={server}",
+            f"PYTHON={sys.executable}", f"PYOP={sys.executable} -m pyscaffold_op",
+        ],
+        cwd=root, capture_output=True, text=True, timeout=800, env=env,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_the_at_example_passes_make_test_e2e(tmp_path: Path, server: str) -> None:
+    root = tmp_path / "at"
+    shutil.copytree(REPO_ROOT / "testdata" / "at", root, ignore=shutil.ignore_patterns("wheels", ".venv"))
+    run = make_test_e2e(root, server)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "4 passed" in run.stdout, run.stdout
+    header = "envtest: emulator" if server == "emulator" else "envtest: kube-apiserver v"
+    assert header in run.stdout
+    # nothing of the servers or the manager is left behind
+    assert not list((tmp_path).glob("**/pyop-e2e-*"))
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_scaffold_with_webhooks_passes_make_test_e2e(tmp_path: Path, server: str) -> None:
+    root = tmp_path / "demo"
+    root.mkdir()
+    pyop = [sys.executable, "-m", "pyscaffold_op"]
+    for args in (
+        ["init", "--domain", "example.com", "--repo", "example.com/demo"],
+        ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Captain",
+         "--resource", "--controller"],
+        ["create", "webhook", "--group", "crew", "--version", "v1", "--kind", "Captain", "--defaulting",
+         "--programmatic-validation"],
+    ):  # fmt: skip
+        done = subprocess.run([*pyop, *args], cwd=root, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    run = make_test_e2e(root, server)
+    assert run.returncode == 0, run.stdout + run.stderr
+    # the manager runs, its metrics filter answers 401/403/200, and the sample went through both webhooks
+    assert "3 passed" in run.stdout, run.stdout
+
+
+def test_make_test_leaves_the_e2e_tests_to_make_test_e2e(tmp_path: Path) -> None:
+    root = tmp_path / "at"
+    shutil.copytree(REPO_ROOT / "testdata" / "at", root, ignore=shutil.ignore_patterns("wheels", ".venv"))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=root, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tests/e2e" not in done.stdout and "deselected" in done.stdout
