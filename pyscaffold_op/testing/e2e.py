@@ -45,6 +45,7 @@ __all__ = [
     "Operator",
     "Sample",
     "Target",
+    "curl_answer",
     "metric_value",
     "samples",
     "start_operator",
@@ -247,7 +248,25 @@ class Operator:
         for proc in reversed(self._procs):
             _stop(proc)
         self._procs.clear()
-        if self.target == "kubeconfig":
+        if self.target == "kubeconfig":  # kubebuilder's AfterAll: what the suite added, then the operator
+            _kubectl(
+                self,
+                "delete",
+                "pod",
+                "curl-metrics",
+                "-n",
+                self.metrics_namespace,
+                "--ignore-not-found",
+                check=False,
+            )
+            _kubectl(
+                self,
+                "delete",
+                "clusterrolebinding",
+                f"{self.metrics_reader_role}-e2e",
+                "--ignore-not-found",
+                check=False,
+            )
             for target_ in ("undeploy", "uninstall"):
                 _make(self.root, target_, "ignore-not-found=true", check=False)
         if self._tmp is not None:
@@ -471,8 +490,13 @@ def _curl_pod(operator: Operator, token: str | None) -> tuple[int, str]:
         if time.monotonic() > deadline:
             raise AssertionError("the curl-metrics Pod did not finish in 5 minutes")
         time.sleep(2)
-    body, _, status = _kubectl(operator, "logs", pod, "-n", operator.metrics_namespace).rpartition("\n")
-    return int(status or 0), body
+    return curl_answer(_kubectl(operator, "logs", pod, "-n", operator.metrics_namespace))
+
+
+def curl_answer(output: str) -> tuple[int, str]:
+    """(status, body) of `curl -s -w '\\n%{http_code}'`'s output: the status is its last line."""
+    body, _, status = output.rpartition("\n")
+    return (int(status), body) if status.strip().isdigit() else (0, output)
 
 
 def _kubectl(operator: Operator, *args: str, check: bool = True) -> str:
