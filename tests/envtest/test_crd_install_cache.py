@@ -9,18 +9,24 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pyscaffold_op.apiextensions import schemacache
+import importlib
+from types import ModuleType
+
 from pyscaffold_op.envtest import Environment
-from pyscaffold_op.envtest.registry import crds
 
 from .conftest import CRDS, at
 
 AT_CRD = Path(CRDS) / "cnat.programming-kubernetes.info_ats.yaml"
 
 
+def cache() -> ModuleType:
+    """The module as the code under test imports it now (some tests re-import pyop's modules)."""
+    return importlib.import_module("pyscaffold_op.apiextensions.schemacache")
+
+
 @pytest.fixture(autouse=True)
 def fresh_cache() -> None:
-    schemacache.clear()
+    cache().clear()
 
 
 def _served(env: Environment, version: str = "v1alpha1") -> object:
@@ -32,13 +38,13 @@ async def test_a_second_environment_shares_the_schema_its_compilation_and_the_cr
         info = _served(first)
         first.store.create(info, "default", at("one"))  # compiles what a write needs
         compiled = info.compiled_schema  # type: ignore[attr-defined]
-    before = schemacache.stats()
+    before = cache().stats()
     async with Environment(crd_paths=[AT_CRD]) as second:
         again = _served(second)
         assert again.schema is info.schema  # type: ignore[attr-defined]
         assert again.compiled_schema is compiled  # type: ignore[attr-defined]
         second.store.create(again, "default", at("two"))
-    after = schemacache.stats()
+    after = cache().stats()
     # the file's CRDs are not checked again (a hit each) and no schema is new
     assert after["memo_misses"] == before["memo_misses"] and after["memo_hits"] == before["memo_hits"] + 2
     assert after["schema_misses"] == before["schema_misses"]
@@ -77,6 +83,7 @@ async def test_a_changed_crd_file_is_read_again_and_served_with_its_new_schema(t
 
 
 def test_each_load_of_a_cached_file_is_a_fresh_object() -> None:
+    crds = importlib.import_module("pyscaffold_op.envtest.registry.crds")
     first, second = crds.load_crd_files([AT_CRD]), crds.load_crd_files([AT_CRD])
     assert first == second and first[0] is not second[0]
     first[0]["spec"]["group"] = "changed"
@@ -84,9 +91,10 @@ def test_each_load_of_a_cached_file_is_a_fresh_object() -> None:
 
 
 def test_the_cache_is_bounded_by_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    schemacache = cache()
     monkeypatch.setattr(schemacache, "MAX_SCHEMAS", 3)
     kept = [schemacache.canonical({"type": "object", "description": str(i)}) for i in range(5)]
-    assert schemacache.stats()["schemas"] == 3
+    assert cache().stats()["schemas"] == 3
     # the oldest were dropped: asking again makes a new instance
     assert schemacache.canonical({"type": "object", "description": "0"}) is not kept[0]
     assert schemacache.canonical({"type": "object", "description": "4"}) is kept[4]
