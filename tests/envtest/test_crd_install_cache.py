@@ -4,13 +4,12 @@ environment does to its objects reaches another."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
-
-import importlib
-from types import ModuleType
 
 from pyscaffold_op.envtest import Environment
 
