@@ -3,10 +3,11 @@
 aiohttp and the emulator are imported inside the command so `pyop --help` stays fast. Every failure
 to start is one line on stderr and exit status 2 (`PyopError`), naming the flag to blame.
 
-One command, several servers behind it (`SERVERS`): the emulator (the default) and, with `--real`, the
-real kube-apiserver + etcd (`Environment(real=True)`). What differs between them is data in a
-`Server` row (what it simulates, how it authorizes, what it is called), so another server is one row
-and one flag, not a second command.
+One command, several servers behind it (`SERVERS`): the emulator (the default), with `--real` the real
+kube-apiserver + etcd (`Environment(real=True)`), with `--bare` the emulator as envtest's bare
+kube-apiserver (`Environment(bare=True)`: no kube-controller-manager controllers). What differs
+between them is data in a `Server` row (what it simulates, how it authorizes, what it is called), so
+another server is one row and one flag, not a second command.
 """
 
 from __future__ import annotations
@@ -31,11 +32,15 @@ class Server:
     authorization: str  # its --authorization-mode default
     modes: tuple[str, ...]  # the --authorization-mode values it takes
     tls_only: bool  # always HTTPS
+    bare: bool = (
+        False  # the emulator without kube-controller-manager's controllers (`Environment(bare=True)`)
+    )
 
 
 EMULATOR = Server("the emulator", None, True, "AlwaysAllow", ("AlwaysAllow", "RBAC"), False)
 REAL = Server("the real kube-apiserver", "--real", False, "RBAC", ("RBAC",), True)
-SERVERS = (EMULATOR, REAL)
+BARE = Server("the bare emulator", "--bare", False, "AlwaysAllow", ("AlwaysAllow", "RBAC"), False, bare=True)
+SERVERS = (EMULATOR, REAL, BARE)
 
 
 @app.command()
@@ -84,6 +89,14 @@ def serve(
         help="Serve HTTPS with a CA made at start; the kubeconfig carries it and an admin client "
         "certificate (CN=admin, O=system:masters). Default: on with --authorization-mode=RBAC and --real.",
     ),
+    bare: bool = typer.Option(
+        False,
+        "--bare",
+        help="Serve as envtest's bare kube-apiserver: no kubelet, no workloads and none of "
+        "kube-controller-manager's controllers (no garbage collection; a deleted namespace stays "
+        "Terminating until its /finalize is PUT). For controller-runtime's envtest with "
+        "USE_EXISTING_CLUSTER=true (docs/envtest.md).",
+    ),
     authorization_mode: str | None = typer.Option(
         None,
         "--authorization-mode",
@@ -109,7 +122,10 @@ def serve(
     """Serve an API server until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     from pyscaffold_op.errors import PyopError, ValidationError
 
-    server = REAL if real else EMULATOR
+    chosen = [row for row, asked in ((REAL, real), (BARE, bare)) if asked]
+    if len(chosen) > 1:
+        raise ValidationError(f"{' and '.join(str(row.flag) for row in chosen)}: choose one server")
+    server = chosen[0] if chosen else EMULATOR
     if not 0 <= port <= 65535:
         raise ValidationError(f"--port {port}: must be a port number from 0 to 65535 (0: any free port)")
     for p in crds:
@@ -169,7 +185,7 @@ def _simulated(server: Server, *, kubelet: bool | None, workloads: bool | None) 
     for flag, asked in (("--kubelet", kubelet), ("--workloads", workloads)):
         if asked and not server.simulates:
             raise ValidationError(
-                f"{flag}: {server.name} has no such simulation (it is the emulator's); drop {flag}"
+                f"{flag}: {server.name} runs no such simulation (the emulator does); drop {flag}"
             )
     default = server.simulates
     return Simulated(default if kubelet is None else kubelet, default if workloads is None else workloads)
@@ -233,7 +249,9 @@ def _serve(
     except CrdFileError as err:
         raise ValidationError(f"--crds {err}") from None
     real = server is REAL
-    what = "pyop's emulator"
+    what = (
+        "pyop's emulator, bare: no kube-controller-manager controllers" if server.bare else "pyop's emulator"
+    )
     if real:
         try:
             what = f"kube-apiserver {apiserver_version(assets)} + etcd from {assets_dir(assets)}"
@@ -253,6 +271,7 @@ def _serve(
             authorization=access.authorization,
             real=real,
             assets=assets,
+            bare=server.bare,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -59,14 +59,16 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--real", "--kubelet"], "--kubelet: the real kube-apiserver has no such simulation"),
-        (["--real", "--workloads"], "--workloads: the real kube-apiserver has no such simulation"),
+        (["--real", "--kubelet"], "--kubelet: the real kube-apiserver runs no such simulation"),
+        (["--real", "--workloads"], "--workloads: the real kube-apiserver runs no such simulation"),
         (["--real", "--no-tls"], "--no-tls: the real kube-apiserver serves HTTPS only"),
         (
             ["--real", "--authorization-mode", "AlwaysAllow"],
             "--authorization-mode AlwaysAllow: the real kube-apiserver takes RBAC",
         ),
         (["--assets", "/nowhere"], "--assets /nowhere: only --real runs binaries"),
+        (["--real", "--bare"], "--real and --bare: choose one server"),
+        (["--bare", "--kubelet"], "--kubelet: the bare emulator runs no such simulation"),
         (["--real", "--assets", "/nowhere"], "--real: /nowhere: no executable kube-apiserver or etcd"),
     ],
 )
