@@ -31,9 +31,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# A check returns its value or something falsy meaning "not yet", typically None; what `eventually`
+# returns is a value the check returned truthy, so its type is the check's without None (`At | None`
+# checks give an `At`).
 @overload
 async def eventually(
-    check: Callable[[], Awaitable[T]],
+    check: Callable[[], Awaitable[T | None]],
     *,
     timeout: float = ...,  # noqa: ASYNC109
     interval: float = ...,
@@ -41,7 +44,7 @@ async def eventually(
 
 
 @overload
-async def eventually(check: Callable[[], T], *, timeout: float = ..., interval: float = ...) -> T: ...  # noqa: ASYNC109
+async def eventually(check: Callable[[], T | None], *, timeout: float = ..., interval: float = ...) -> T: ...  # noqa: ASYNC109
 
 
 async def eventually(
@@ -79,15 +82,15 @@ async def eventually(
 
 @overload
 async def consistently(
-    check: Callable[[], Awaitable[T]],
+    check: Callable[[], Awaitable[T | None]],
     *,
     duration: float = ...,
     interval: float = ...,
-) -> T: ...
+) -> T: ...  # like `eventually`: every value it returns was truthy, so never None
 
 
 @overload
-async def consistently(check: Callable[[], T], *, duration: float = ..., interval: float = ...) -> T: ...
+async def consistently(check: Callable[[], T | None], *, duration: float = ..., interval: float = ...) -> T: ...
 
 
 async def consistently(
