@@ -90,7 +90,9 @@ async def consistently(
 
 
 @overload
-async def consistently(check: Callable[[], T | None], *, duration: float = ..., interval: float = ...) -> T: ...
+async def consistently(
+    check: Callable[[], T | None], *, duration: float = ..., interval: float = ...
+) -> T: ...
 
 
 async def consistently(
