@@ -49,9 +49,16 @@ def reconcile_fields(
 
 @contextlib.contextmanager
 def reconcile_context(
-    controller: str, request: Any, reconcile_id: str, group_kind: tuple[str, str] | None = None
+    controller: str,
+    request: Any,
+    reconcile_id: str,
+    group_kind: tuple[str, str] | None = None,
+    **extra: Any,
 ) -> Iterator[None]:
-    token = _context.set(reconcile_fields(controller, request, reconcile_id, group_kind))
+    """The reconcile's keys (plus `extra`, such as a daemon's name) on every log record made inside."""
+    fields = reconcile_fields(controller, request, reconcile_id, group_kind)
+    fields.update(extra)
+    token = _context.set(fields)
     try:
         yield
     finally:
