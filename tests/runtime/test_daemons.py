@@ -23,7 +23,13 @@ from pyscaffold_op.runtime import (
     Result,
     TerminalError,
 )
-from pyscaffold_op.runtime.controller.daemon import DELETED, FILTERED_OUT, LEADERSHIP_LOST, SHUTDOWN, DaemonSpec
+from pyscaffold_op.runtime.controller.daemon import (
+    DELETED,
+    FILTERED_OUT,
+    LEADERSHIP_LOST,
+    SHUTDOWN,
+    DaemonSpec,
+)
 from pyscaffold_op.testing import FakeClock, eventually
 
 from .conftest import make_manager
@@ -43,7 +49,9 @@ class Log:
         return sum(1 for line in self.lines if line[: len(prefix)] == prefix)
 
 
-async def test_a_daemon_runs_per_object_sees_it_and_stops_when_it_is_deleted(env: Environment, api: Client) -> None:
+async def test_a_daemon_runs_per_object_sees_it_and_stops_when_it_is_deleted(
+    env: Environment, api: Client
+) -> None:
     seen = Log()
 
     async def watch_widget(ctx: DaemonContext) -> None:
@@ -102,11 +110,18 @@ async def test_a_failing_daemon_restarts_with_backoff_and_a_terminal_error_ends_
         await asyncio.sleep(0.1)
         assert seen.lines == [("call", "0"), ("call", "1"), ("call", "2")]  # not restarted after terminal
     m = mgr.metrics
-    assert m.value("pyop_daemon_runs_total", {"controller": "widget", "daemon": "flaky", "result": "error"}) == 2
-    assert m.value("pyop_daemon_runs_total", {"controller": "widget", "daemon": "flaky", "result": "terminal"}) == 1
+    assert (
+        m.value("pyop_daemon_runs_total", {"controller": "widget", "daemon": "flaky", "result": "error"}) == 2
+    )
+    assert (
+        m.value("pyop_daemon_runs_total", {"controller": "widget", "daemon": "flaky", "result": "terminal"})
+        == 1
+    )
 
 
-async def test_a_daemon_that_returns_is_done_unless_it_asks_to_run_again(env: Environment, api: Client) -> None:
+async def test_a_daemon_that_returns_is_done_unless_it_asks_to_run_again(
+    env: Environment, api: Client
+) -> None:
     clock = FakeClock()
     seen = Log()
 
@@ -127,10 +142,17 @@ async def test_a_daemon_that_returns_is_done_unless_it_asks_to_run_again(env: En
         clock.advance(30)
         await eventually(lambda: seen.count("again") == 2)
         assert seen.count("once") == 1
-    assert mgr.metrics.value("pyop_daemon_runs_total", {"controller": "widget", "daemon": "again", "result": "success"}) == 2
+    assert (
+        mgr.metrics.value(
+            "pyop_daemon_runs_total", {"controller": "widget", "daemon": "again", "result": "success"}
+        )
+        == 2
+    )
 
 
-async def test_a_daemon_ignoring_its_stop_is_cancelled_after_the_grace_period(env: Environment, api: Client) -> None:
+async def test_a_daemon_ignoring_its_stop_is_cancelled_after_the_grace_period(
+    env: Environment, api: Client
+) -> None:
     clock = FakeClock()
     seen = Log()
 
@@ -182,7 +204,9 @@ async def test_a_daemon_that_never_ends_is_abandoned_with_a_warning(
             await clock.wait_for_timers()
             clock.advance(2)
             await eventually(lambda: ctrl.daemons.running(Request("default", "w")) == [])
-            assert "daemon unkillable did not stop in time (stopped: object deleted); abandoned" in caplog.text
+            assert (
+                "daemon unkillable did not stop in time (stopped: object deleted); abandoned" in caplog.text
+            )
     finally:
         release.set()
 
@@ -332,7 +356,9 @@ def _size_seen(mgr: Any, size: int) -> bool:
     return obj is not None and obj.spec.size == size
 
 
-async def test_a_plain_def_daemon_runs_in_its_own_thread_and_checks_stopped(env: Environment, api: Client) -> None:
+async def test_a_plain_def_daemon_runs_in_its_own_thread_and_checks_stopped(
+    env: Environment, api: Client
+) -> None:
     seen = Log()
     main = threading.get_ident()
 
@@ -351,7 +377,9 @@ async def test_a_plain_def_daemon_runs_in_its_own_thread_and_checks_stopped(env:
         await eventually(lambda: ("stop", DELETED) in seen.lines)
 
 
-async def test_a_daemon_finalizer_holds_the_object_until_the_daemon_ended(env: Environment, api: Client) -> None:
+async def test_a_daemon_finalizer_holds_the_object_until_the_daemon_ended(
+    env: Environment, api: Client
+) -> None:
     seen = Log()
     finalizer = "test.pyop.io/daemons"
 
