@@ -175,6 +175,12 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.controller.event import (
         UpdateEvent as UpdateEvent,
     )
+    from pyscaffold_op.runtime.controller.fromkopf import (
+        KopfMarks as KopfMarks,
+    )
+    from pyscaffold_op.runtime.controller.fromkopf import (
+        release_from_kopf as release_from_kopf,
+    )
     from pyscaffold_op.runtime.controller.handler import (
         EnqueueRequestForObject as EnqueueRequestForObject,
     )

@@ -13,6 +13,8 @@
   `@kopf.daemon`/`@kopf.timer`; controller/daemon.py). A controller of daemons and timers alone is
   `complete()`d without a reconciler.
 * `with_options(error_events=False)`: no Warning Event on the object when its reconcile fails.
+* `taking_over_from_kopf()`: after each successful reconcile, remove what a kopf operator left on the
+  object (its finalizer, annotations, `status.kopf`: controller/fromkopf.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pyscaffold_op.runtime.client.errors import Conflict
 from pyscaffold_op.runtime.controller.daemon import Daemons, DaemonSpec, Delay
+from pyscaffold_op.runtime.controller.fromkopf import KopfMarks, release_from_kopf
 from pyscaffold_op.runtime.controller.handler import (
     EnqueueRequestForObject,
     EnqueueRequestForOwner,
@@ -35,6 +39,7 @@ from pyscaffold_op.runtime.controller.predicate import (
 )
 from pyscaffold_op.runtime.controller.source import Kind, Source
 from pyscaffold_op.runtime.objects.kinds import info_for
+from pyscaffold_op.runtime.objects.rawobj import RawObject
 
 if TYPE_CHECKING:
     from pyscaffold_op.runtime.controller.controller import Controller
@@ -52,6 +57,7 @@ class Builder:
         self._name: str | None = None
         self._status_events = False
         self._daemons: list[DaemonSpec] = []
+        self._kopf_marks: KopfMarks | None = None
 
     def for_(self, kind: type, *predicates: Predicate) -> Builder:
         if self._for is not None:
@@ -147,6 +153,12 @@ class Builder:
         )
         return self
 
+    def taking_over_from_kopf(self, marks: KopfMarks | None = None) -> Builder:
+        """Release `for_()` objects from a kopf operator once this controller reconciled them: kopf's
+        finalizer, its annotations and `status.kopf` are removed (`marks`: kopf's defaults)."""
+        self._kopf_marks = marks or KopfMarks()
+        return self
+
     def with_options(self, **options: Any) -> Builder:
         allowed = {
             "max_concurrent_reconciles",
@@ -213,6 +225,8 @@ class Builder:
             ctrl.watch(Kind(kind), ctrl.daemons)
         if reconciler is None:
             return ctrl  # daemons and timers only: nothing is enqueued
+        if self._kopf_marks is not None and self._for is not None:
+            ctrl.after_reconcile.append(_kopf_release(ctrl, self._mgr.client, self._for[0], self._kopf_marks))
         if self._for is not None:
             own = () if self._status_events else (IgnoreStatusChanges(),)
             ctrl.watch(Kind(self._for[0]), EnqueueRequestForObject(), *own, *glob, *self._for[1])
@@ -242,3 +256,22 @@ def _filter(
     when: Callable[[Any], bool] | None,
 ) -> ObjectFilter | None:
     return ObjectFilter(labels, annotations, when) if labels or annotations or when else None
+
+
+def _kopf_release(ctrl: Controller, client: Any, kind: type, marks: KopfMarks) -> Any:
+    """The after-reconcile step of `taking_over_from_kopf()`: reads the cache's JSON (which shows
+    `status.kopf` too) and patches kopf's marks away."""
+    decode = info_for(kind).decode
+
+    async def release(req: Any) -> None:
+        stored = ctrl.stored(req)
+        if stored is None:
+            return
+        obj = RawObject(stored, decode) if isinstance(stored, bytes) else stored
+        try:
+            await release_from_kopf(client, obj, kind=kind, marks=marks)
+        except Conflict:
+            # the cache is behind this reconcile's own write: its event reconciles (and releases) again
+            ctrl.queue.add_after(req, 1.0)
+
+    return release

@@ -24,7 +24,7 @@ import asyncio
 import inspect
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -84,6 +84,8 @@ class Controller:
         self.daemons: Any = None  # a daemon.Daemons (the builder's daemon() and timer()), started with us
         # with a ReconcileContext: per key, the object as the last successful reconcile saw it
         self._handled: dict[Request, Any] = {}
+        # run after each successful reconcile, as its last step (builder.taking_over_from_kopf())
+        self.after_reconcile: list[Callable[[Request], Awaitable[None]]] = []
         self.clock = clock or REAL_CLOCK
         self.queue = RateLimitingQueue(
             rate_limiter,
@@ -269,6 +271,8 @@ class Controller:
                             m.reconcile_timeouts.labels(name).inc()
                 else:
                     result = await self._reconcile(*args)
+                for hook in self.after_reconcile:
+                    await hook(req)
             if self._wants_context:
                 self._handled_now(req, args[1])
             outcome = self._after_success(req, result)
@@ -319,7 +323,7 @@ class Controller:
         return "error"
 
     # -- what the cache holds of the for_() kind: the context's objects, the error events' object -------
-    def _stored(self, req: Request) -> Any:
+    def stored(self, req: Request) -> Any:
         """The for_() object of `req` as the cache keeps it (JSON bytes or an object), None if absent."""
         if self.for_kind is None or self.cache is None:
             return None
@@ -332,7 +336,7 @@ class Controller:
         return info_for(self.for_kind).decode(stored) if isinstance(stored, bytes) else stored
 
     def _context(self, req: Request, reconcile_id: str) -> ReconcileContext:
-        stored = self._stored(req)
+        stored = self.stored(req)
         old = self._handled.get(req)
         return ReconcileContext(
             request=req,
@@ -356,7 +360,7 @@ class Controller:
         if self.recorder is None:
             return
         try:
-            obj = self._decode(self._stored(req))
+            obj = self._decode(self.stored(req))
             if obj is not None:
                 self.recorder.event(obj, "Warning", "ReconcileError", message)
         except Exception as event_err:  # an event must never break the controller

@@ -1,0 +1,84 @@
+"""14-daemons: per object, a daemon that checks `ctx.stopped` and one that is cancelled, both restarted
+after failures, the second only for annotated objects; a deleted object waits for the first."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import daemons
+import pytest
+from kopfexample import KopfExample, kopf_example
+
+from pyscaffold_op.runtime import Client, NotFound
+from pyscaffold_op.testing import FakeClock, eventually
+
+
+async def test_daemons_accompany_each_example(
+    client: Client, running: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="daemons")
+    clock = FakeClock()
+
+    def pings(name: str, which: str) -> int:
+        return sum(
+            1
+            for r in caplog.records
+            if r.name == "daemons" and r.name_ == name and r.getMessage().startswith(f"=> Ping from {which}")  # type: ignore[attr-defined]
+        )
+
+    async def message(name: str) -> str | None:
+        kex = await client.get(KopfExample, name, namespace="default")
+        return kex.status.message if kex.status else None
+
+    async def until(check: Any, step: float) -> None:
+        """Move the clock `step` seconds at a time until `check()` holds (a step made before a daemon
+        armed its timer is made again, so a slow machine only takes longer)."""
+
+        async def moved() -> bool:
+            if await check():
+                return True
+            await asyncio.sleep(0.05)
+            clock.advance(step)
+            return False
+
+        await eventually(moved, timeout=20)
+
+    async def pinged_both() -> bool:
+        return pings("kex-1", "a checked daemon") == 1 and pings("kex-2", "a checked daemon") == 1
+
+    quiet = kopf_example("kex-2")
+    quiet.metadata.annotations = {}
+    async with running(daemons.setup, clock=clock) as mgr:
+        await client.create(kopf_example("kex-1"))
+        await client.create(quiet)
+        for failures in (1, 2):  # kopf's retry: three failures, each restarted after backoff=1 s
+            await eventually(lambda f=failures: all_equal(message, f"Failed {f} times."))
+            await until(lambda f=failures: all_equal(message, f"Failed {f + 1} times."), 1)
+        await until(pinged_both, 1)  # the fourth call runs
+        await eventually(lambda: pings("kex-1", "an async daemon") == 1)
+        assert pings("kex-2", "an async daemon") == 0  # annotations={"someannotation": "somevalue"}
+        kex = await client.get(KopfExample, "kex-1", namespace="default")
+        assert "kopf.dev/daemons" in (kex.metadata.finalizers or [])
+
+        await client.delete(KopfExample, "kex-1", namespace="default")  # both stop; the object waits
+
+        async def gone() -> bool:  # the async daemon's grace period and cancellation run on the clock
+            try:
+                await client.get(KopfExample, "kex-1", namespace="default")
+            except NotFound:
+                return True
+            return False
+
+        await until(gone, 0.5)
+        runs = {"controller": "kopfexample-daemons", "daemon": "background_checked", "result": "success"}
+        assert mgr.metrics.value("pyop_daemon_runs_total", runs) == 1  # it reported before it went
+
+        # kex-2's checked daemon accompanies it for 30 s, then reports
+        await until(lambda: all_equal(message, "Accompanying is finished.", names=("kex-2",)), daemons.PING)
+        assert pings("kex-2", "a checked daemon") == 7  # at 0, 5, ... 30 s
+
+
+async def all_equal(message: Any, want: str, names: tuple[str, ...] = ("kex-1", "kex-2")) -> bool:
+    return all([await message(name) == want for name in names])
