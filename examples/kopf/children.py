@@ -1,8 +1,7 @@
 """kopf's examples/02-children on pyop: a Pod per KopfExample, owned by it, listed in its status.
 
 kopf's `@kopf.on.create` runs once; this reconcile runs for any change and makes the state right:
-the Pod exists (found by its label, created if missing), and `status.children` names it. `kopf.adopt`
-is `set_controller_reference` plus the owner's namespace and labels and `generateName`.
+the Pod exists (found by its label, created if missing), and `status.children` names it.
 
     python examples/kopf/children.py --kubeconfig ~/.kube/config
 """
@@ -51,11 +50,7 @@ class ChildrenReconciler:
 def child_pod(kex: KopfExample) -> Pod:
     field = kex.spec.field or "default-value"
     pod = Pod(
-        metadata=ObjectMeta(
-            generate_name=f"{kex.metadata.name}-",
-            namespace=kex.metadata.namespace,
-            labels={**(kex.metadata.labels or {}), OWNER: kex.metadata.name or ""},
-        ),
+        metadata=ObjectMeta(labels={OWNER: kex.metadata.name or ""}),
         spec=PodSpec(
             containers=[
                 Container(
@@ -68,7 +63,7 @@ def child_pod(kex: KopfExample) -> Pod:
             ]
         ),
     )
-    controllerutil.set_controller_reference(kex, pod)
+    controllerutil.adopt(kex, pod)  # kopf.adopt: namespace, owner's labels, generateName, owner reference
     return pod
 
 

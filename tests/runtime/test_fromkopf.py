@@ -78,3 +78,22 @@ async def test_release_writes_once_and_status_through_its_subresource_too() -> N
     client.patches.clear()
     assert not await release_from_kopf(client, {"metadata": {"name": "w"}}, kind=Widget)
     assert client.patches == []
+
+
+def test_adopt_is_kopfs() -> None:
+    from pyscaffold_op.apimachinery import ObjectMeta
+    from pyscaffold_op.models.core_v1 import Pod
+    from pyscaffold_op.runtime import controllerutil
+
+    owner = Widget.model_validate(
+        {"metadata": {"name": "w", "namespace": "ns", "uid": "u-1", "labels": {"app": "a", "tier": "t"}}}
+    )
+    pod = Pod(metadata=ObjectMeta(labels={"tier": "mine"}))
+    controllerutil.adopt(owner, pod)
+    assert (pod.metadata.namespace, pod.metadata.generate_name) == ("ns", "w-")
+    assert pod.metadata.labels == {"app": "a", "tier": "mine"}  # the child's own label wins
+    [ref] = pod.metadata.owner_references or []
+    assert (ref.kind, ref.name, ref.uid, ref.controller) == ("Widget", "w", "u-1", True)
+    named = Pod(metadata=ObjectMeta(name="given"))
+    controllerutil.adopt(owner, named, labels=False)
+    assert named.metadata.generate_name is None and not named.metadata.labels
