@@ -23,11 +23,14 @@ async def test_each_example_gets_one_child_pod_named_in_its_status(client: Clien
                 return pods[0]
             return None
 
-        pod = await eventually(child)
-        assert pod.metadata.name.startswith("kex-1-")  # kopf.adopt's generateName
+        found = await eventually(child)
+        assert found is not None
+        pod = found
+        assert pod.metadata.name and pod.metadata.name.startswith("kex-1-")  # kopf.adopt's generateName
         assert pod.metadata.labels == {"somelabel": "somevalue", children.OWNER: "kex-1"}  # and labels
-        [owner] = pod.metadata.owner_references
+        [owner] = pod.metadata.owner_references or []
         assert (owner.kind, owner.name, owner.controller) == ("KopfExample", "kex-1", True)
+        assert pod.spec is not None
         container = pod.spec.containers[0]
         assert container.args == ['echo "FIELD=$FIELD"\nsleep 30\n']
         assert [(e.name, e.value) for e in container.env or []] == [("FIELD", "value")]

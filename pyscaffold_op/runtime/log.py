@@ -164,7 +164,9 @@ class TextFormatter(logging.Formatter):
         if record.exc_info and self.stacktrace_level is not None and record.levelno < self.stacktrace_level:
             from pyscaffold_op.runtime.panics import safe_str
 
-            fields = " ".join(f for f in (fields, f"error={safe_str(record.exc_info[1])}") if f)
+            error = record.exc_info[1]
+            shown = safe_str(error) if error is not None else "None"
+            fields = " ".join(f for f in (fields, f"error={shown}") if f)
             record = logging.makeLogRecord({**vars(record), "exc_info": None, "exc_text": None})
         line = f"{ts} {record.levelname:<5} {record.name} {record.getMessage()}" + (
             f" {fields}" if fields else ""

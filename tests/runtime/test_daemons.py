@@ -443,3 +443,24 @@ def test_daemon_options_are_checked_when_declared() -> None:
         DaemonSpec(fn=fn, name="fn", timer=True, idle=5, sharp=True)
     with pytest.raises(ValueError, match="grace_period must not be negative"):
         DaemonSpec(fn=fn, name="fn", grace_period=-1)
+
+
+async def test_a_managers_stop_is_bounded_in_real_time_even_on_a_fake_clock(
+    env: Environment, api: Client
+) -> None:
+    clock = FakeClock()  # nobody moves it while the manager stops
+    seen = Log()
+
+    async def deaf(ctx: DaemonContext) -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            seen.add("cancelled", ctx.stopped.reason)
+            raise
+
+    mgr = make_manager(env, clock=clock)
+    ctrl = mgr.builder().for_(Widget).daemon(deaf, grace_period=0.2, cancellation_timeout=0.2).complete()
+    async with mgr.running():
+        await api.create(widget("w"))
+        await eventually(lambda: ctrl.daemons.running(Request("default", "w")) == ["deaf"])
+    assert seen.lines == [("cancelled", SHUTDOWN)]  # within its grace period, in real time

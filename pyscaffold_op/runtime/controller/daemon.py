@@ -283,6 +283,7 @@ class Daemons(EventHandler):
             s.name: ItemExponentialFailureRateLimiter(_BACKOFF_BASE, _BACKOFF_MAX) for s in specs
         }
         self._closed: str | None = None  # the reason once the controller stopped: nothing new starts
+        self._closing = asyncio.Event()  # set with _closed: a finalizer write's retry wait ends
         self._running: dict[str, int] = dict.fromkeys(names, 0)
         if metrics is not None:
             for spec in specs:
@@ -403,11 +404,18 @@ class Daemons(EventHandler):
             self._evaluate(state)
 
     async def _finished_within(self, task: asyncio.Task[None], seconds: float) -> bool:
+        """Whether `task` ends within `seconds`: on the controller's clock (a FakeClock in tests) while
+        it runs; once it stops, in real time, as its reconciles' drain is (a stop never waits on a
+        fake clock nobody moves)."""
         if task.done():
             return True
-        with contextlib.suppress(TimeoutError):
-            async with self.clock.timeout(seconds):
-                await asyncio.wait([task])
+        if self._closed is None:
+            with contextlib.suppress(TimeoutError):
+                async with self.clock.timeout(seconds):
+                    await _first(asyncio.wait([task]), self._closing.wait())
+            if task.done() or self._closed is None:
+                return task.done()
+        await asyncio.wait([task], timeout=seconds)
         return task.done()
 
     async def _run(self, state: _Object, runner: _Runner) -> None:
@@ -560,9 +568,9 @@ class Daemons(EventHandler):
                 state.meta = _meta(written)
         finally:
             state.finalizer_busy = False
-        if failed:
-            await self.clock.sleep(1.0)
-        if self._objects.get(req) is state:
+        if failed:  # retried in a second (or by the object's next event), not after the controller stopped
+            await _first(self.clock.sleep(1.0), self._closing.wait())
+        if self._objects.get(req) is state and not self._closed:
             self._sync_finalizers(state)  # events that came while writing were not acted on
 
     # -- the controller's stop ------------------------------------------------------------------------
@@ -570,6 +578,7 @@ class Daemons(EventHandler):
         """Stop every daemon and timer (the controller stops, or lost its lease); nothing new starts."""
         if self._closed is None:
             self._closed = reason
+            self._closing.set()
         for state in list(self._objects.values()):
             for runner in list(state.runners.values()):
                 self._stop(state, runner, reason)

@@ -39,7 +39,8 @@ class KopfMarks:
         """What kopf left on `obj` (typed, a dict, or the cache's JSON) as the merge patch removing it
         (guarded by the object's resourceVersion); empty when there is nothing."""
         data = wire(obj)
-        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        raw_meta = data.get("metadata")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         status = data.get("status")
         patch: dict[str, Any] = {}
         finalizers = meta.get("finalizers") or []
