@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.runtime.client.errors import Conflict
-from pyscaffold_op.runtime.controller.daemon import Daemons, DaemonSpec, Delay
+from pyscaffold_op.runtime.controller.daemon import DaemonSpec, Delay
+from pyscaffold_op.runtime.controller.daemonset import Daemons
 from pyscaffold_op.runtime.controller.fromkopf import KopfMarks, release_from_kopf
 from pyscaffold_op.runtime.controller.handler import (
     EnqueueRequestForObject,
