@@ -4,8 +4,10 @@ every test runs on the emulator and, with `PYOP_ENVTEST=real`, on kube-apiserver
 
 from __future__ import annotations
 
+import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,8 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))  # the examples import kopfexample as kopf's examples are run: as scripts
 
 from pyscaffold_op.envtest import Environment  # noqa: E402
-from pyscaffold_op.runtime import Manager, ManagerOptions  # noqa: E402
+from pyscaffold_op.runtime import Clock, Manager, ManagerOptions  # noqa: E402
+from pyscaffold_op.runtime.log import current_reconcile  # noqa: E402
 
 
 @pytest.fixture
@@ -62,3 +65,44 @@ async def running(manager: Any) -> AsyncIterator[Any]:
             yield mgr
 
     yield run
+
+
+@dataclass
+class Line:
+    message: str
+    keys: dict[str, Any]  # the reconcile's log keys it was written under (daemon, name, ...)
+    at: float  # when, on the manager's clock
+
+
+@dataclass
+class Lines(logging.Filter):
+    """What one logger writes, with the keys every line inside a daemon or timer carries."""
+
+    clock: Clock | None = None
+    lines: list[Line] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        at = self.clock.monotonic() if self.clock is not None else 0.0
+        self.lines.append(Line(record.getMessage(), dict(current_reconcile() or {}), at))
+        return True
+
+
+@pytest.fixture
+def lines_of() -> Iterator[Callable[..., Lines]]:
+    """`lines_of("timers", clock)`: the lines logger "timers" writes during the test."""
+    attached: list[tuple[logging.Logger, Lines]] = []
+
+    def attach(name: str, clock: Clock | None = None) -> Lines:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.INFO)
+        lines = Lines(clock)
+        logger.addFilter(lines)
+        attached.append((logger, lines))
+        return lines
+
+    yield attach
+    for logger, lines in attached:
+        logger.removeFilter(lines)

@@ -4,29 +4,23 @@ after failures, the second only for annotated objects; a deleted object waits fo
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
 import daemons
-import pytest
 from kopfexample import KopfExample, kopf_example
 
 from pyscaffold_op.runtime import Client, NotFound
 from pyscaffold_op.testing import FakeClock, eventually
 
 
-async def test_daemons_accompany_each_example(
-    client: Client, running: Any, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO, logger="daemons")
+async def test_daemons_accompany_each_example(client: Client, running: Any, lines_of: Any) -> None:
     clock = FakeClock()
+    logged = lines_of("daemons")
 
     def pings(name: str, which: str) -> int:
-        """Ping lines of one daemon for one object: its log keys name it (`name`, written from `name_`)."""
+        """Ping lines of one daemon for one object: the line's log keys name the object."""
         prefix = f"=> Ping from {which}"
-        return len(
-            [r for r in caplog.records if getattr(r, "name_", None) == name and r.msg.startswith(prefix)]
-        )
+        return len([x for x in logged.lines if x.keys.get("name_") == name and x.message.startswith(prefix)])
 
     async def message(name: str) -> str | None:
         kex = await client.get(KopfExample, name, namespace="default")

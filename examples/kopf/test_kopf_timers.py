@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
-import pytest
 import timers
 from kopfexample import KopfExample, kopf_example
 
@@ -15,48 +13,33 @@ from pyscaffold_op.runtime import Client
 from pyscaffold_op.testing import FakeClock, eventually
 
 
-async def test_timers_ping_once_the_object_is_quiet(
-    client: Client, running: Any, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO, logger="timers")
+async def test_timers_ping_once_the_object_is_quiet(client: Client, running: Any, lines_of: Any) -> None:
     clock = FakeClock()
+    logged = lines_of("timers", clock)
 
-    def seen() -> list[tuple[str, Any, float]]:
-        """(timer, spec.field, when) of each ping: the log line's `daemon` key names the timer."""
+    def seen() -> list[tuple[str, str, float]]:
+        """(timer, spec.field, seconds since the start) of each ping: its `daemon` key names the timer."""
         return [
-            (
-                str(r.__dict__["daemon"]).split("_")[-1],
-                r.getMessage().split("field=")[1].strip("'"),
-                r.__dict__["pinged_at"],
-            )
-            for r in caplog.records
+            (line.keys["daemon"].split("_")[-1], line.message.split("field=")[1].strip("'"), line.at - start)
+            for line in logged.lines
         ]
 
-    class Stamp(logging.Filter):  # when, on the fake clock, each ping was logged
-        def filter(self, record: logging.LogRecord) -> bool:
-            record.pinged_at = clock.monotonic() - start
-            return True
-
-    logging.getLogger("timers").addFilter(stamp := Stamp())
-    try:
-        async with running(timers.setup, clock=clock) as mgr:
-            start = clock.monotonic()
-            await client.create(kopf_example("kex-1"))
-            await clock.wait_for_timers(2)
-            await ticks(clock, 12)
-            assert seen() == [
-                ("sync", "value", 5), ("sync", "value", 7), ("sync", "value", 9),
-                ("async", "value", 10), ("sync", "value", 11),
-            ]  # fmt: skip
-            kex = await client.get(KopfExample, "kex-1", namespace="default")
-            kex.spec.field = "changed"
-            await client.update(kex)
-            cached = mgr.cache.get_informer(KopfExample).store
-            await eventually(lambda: cached.get("default/kex-1").spec.field == "changed")
-            await ticks(clock, 6)  # the change at 12 restarts both quiet periods
-            assert seen()[5:] == [("sync", "changed", 17)]
-    finally:
-        logging.getLogger("timers").removeFilter(stamp)
+    async with running(timers.setup, clock=clock) as mgr:
+        start = clock.monotonic()
+        await client.create(kopf_example("kex-1"))
+        await clock.wait_for_timers(2)
+        await ticks(clock, 12)
+        assert seen() == [
+            ("sync", "value", 5), ("sync", "value", 7), ("sync", "value", 9),
+            ("async", "value", 10), ("sync", "value", 11),
+        ]  # fmt: skip
+        kex = await client.get(KopfExample, "kex-1", namespace="default")
+        kex.spec.field = "changed"
+        await client.update(kex)
+        cached = mgr.cache.get_informer(KopfExample).store
+        await eventually(lambda: cached.get("default/kex-1").spec.field == "changed")
+        await ticks(clock, 6)  # the change at 12 restarts both quiet periods
+        assert seen()[5:] == [("sync", "changed", 17)]
 
 
 async def ticks(clock: FakeClock, seconds: int) -> None:

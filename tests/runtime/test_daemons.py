@@ -4,6 +4,8 @@ semantics point by point (docs/runtime.md, "Daemons and timers")."""
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import logging
 import threading
 from datetime import UTC, datetime
@@ -30,6 +32,7 @@ from pyscaffold_op.runtime.controller.daemon import (
     SHUTDOWN,
     DaemonSpec,
 )
+from pyscaffold_op.runtime.log import setup_logging
 from pyscaffold_op.testing import FakeClock, eventually
 
 from .conftest import make_manager
@@ -410,26 +413,38 @@ async def test_a_daemon_finalizer_holds_the_object_until_the_daemon_ended(
         assert seen.lines == [("cleaned up", "True")]
 
 
-async def test_daemon_logs_carry_the_reconcile_keys_and_the_daemon(
-    env: Environment, api: Client, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_daemon_logs_carry_the_reconcile_keys_and_the_daemon(env: Environment, api: Client) -> None:
     async def chatty(ctx: DaemonContext) -> None:
         logging.getLogger("user.daemon").info("hello from %s", ctx.name)
         raise RuntimeError("broken")
 
-    mgr = make_manager(env)
-    mgr.builder().for_(Widget).daemon(chatty, backoff=60).complete()
-    caplog.set_level(logging.INFO)
-    async with mgr.running():
-        await api.create(widget("w"))
-        await eventually(lambda: any(r.getMessage() == "daemon error" for r in caplog.records))
-    hello = next(r for r in caplog.records if r.getMessage() == "hello from w")
-    failed = next(r for r in caplog.records if r.getMessage() == "daemon error")
-    for record in (hello, failed):
-        assert record.controller == "widget" and record.daemon == "chatty"  # type: ignore[attr-defined]
-        assert record.namespace == "default" and record.name_ == "w"  # type: ignore[attr-defined]
-        assert record.Widget == {"name": "w", "namespace": "default"}  # type: ignore[attr-defined]
-    assert failed.error == "broken" and failed.errorType == "RuntimeError"  # type: ignore[attr-defined]
+    out = io.StringIO()
+    handler = setup_logging("info", "json", out)  # the lines as a manager writes them
+    try:
+        mgr = make_manager(env)
+        mgr.builder().for_(Widget).daemon(chatty, backoff=60).complete()
+        async with mgr.running():
+            await api.create(widget("w"))
+            await eventually(lambda: '"msg": "daemon error"' in out.getvalue())
+    finally:
+        logging.getLogger().removeHandler(handler)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    hello = next(x for x in lines if x["msg"] == "hello from w")
+    failed = next(x for x in lines if x["msg"] == "daemon error")
+    for line in (hello, failed):
+        assert (line["controller"], line["daemon"], line["namespace"], line["name"]) == (
+            "widget",
+            "chatty",
+            "default",
+            "w",
+        )
+        assert line["Widget"] == {"name": "w", "namespace": "default"} and line["reconcileID"]
+    assert hello["reconcileID"] == failed["reconcileID"]  # one run, one id
+    assert (failed["error"], failed["errorType"], failed["logger"]) == (
+        "broken",
+        "RuntimeError",
+        "pyscaffold_op.runtime.daemon",
+    )
     running = {"controller": "widget", "daemon": "chatty"}
     assert mgr.metrics.value("pyop_daemons_running", running) == 0  # stopped with the manager
 
