@@ -254,8 +254,8 @@ class Controller:
         error: BaseException | None = None
         started = self.clock.monotonic()
         reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
-        args: tuple[Any, ...] = (req, self._context(req, reconcile_id)) if self._wants_context else (req,)
         try:
+            args: tuple[Any, ...] = (req, self._context(req, reconcile_id)) if self._wants_context else (req,)
             with reconcile_context(name, req, reconcile_id, self.group_kind):
                 if self.shard is not None or self.reconcile_timeout:
                     # with sharding, a scope revoke() can end: the key may move mid-reconcile
