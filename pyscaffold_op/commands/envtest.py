@@ -55,6 +55,14 @@ def serve(
         help="Serve HTTPS with a CA made at start; the kubeconfig carries it and an admin client "
         "certificate (CN=admin, O=system:masters). Default: on with --authorization-mode=RBAC.",
     ),
+    bare: bool = typer.Option(
+        False,
+        "--bare",
+        help="Serve as envtest's bare kube-apiserver: no kubelet, no workloads and none of "
+        "kube-controller-manager's controllers (no garbage collection; a deleted namespace stays "
+        "Terminating until its /finalize is PUT). For controller-runtime's envtest with "
+        "USE_EXISTING_CLUSTER=true (docs/envtest.md).",
+    ),
     authorization_mode: str = typer.Option(
         "AlwaysAllow",
         "--authorization-mode",
@@ -87,10 +95,16 @@ def serve(
         raise ValidationError(
             "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
         )
-    access = Access(authorization_mode == "RBAC" if tls is None else tls, authorization_mode)
+    access = Access(authorization_mode == "RBAC" if tls is None else tls, authorization_mode, bare)
     try:
         _serve(
-            crds, port, kubeconfig_out, kubelet, workloads, Webhooks(webhooks, services, webhook_ca), access
+            crds,
+            port,
+            kubeconfig_out,
+            kubelet and not bare,
+            workloads and not bare,
+            Webhooks(webhooks, services, webhook_ca),
+            access,
         )
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
@@ -99,6 +113,7 @@ def serve(
 class Access(NamedTuple):
     tls: bool
     authorization: str  # AlwaysAllow or RBAC
+    bare: bool = False  # envtest's bare kube-apiserver: no kube-controller-manager controllers
 
 
 class Webhooks(NamedTuple):
@@ -143,6 +158,7 @@ def _serve(
             kubeconfig_path=kubeconfig_out,
             tls=access.tls,
             authorization=access.authorization,
+            bare=access.bare,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
