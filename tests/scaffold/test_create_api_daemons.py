@@ -64,7 +64,7 @@ def test_the_scaffolded_daemon_and_timer_tests_pass(pyop: RunPyop, initialized: 
     )
     assert generated.returncode == 0, generated.stderr
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests"],
         cwd=initialized,
         capture_output=True,
         text=True,
@@ -73,4 +73,9 @@ def test_the_scaffolded_daemon_and_timer_tests_pass(pyop: RunPyop, initialized: 
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "5 passed" in run.stdout.strip().splitlines()[-1], run.stdout
+    for test in (
+        "test_the_daemon_runs_while_the_navigator_exists",
+        "test_the_timer_ticks_once_the_navigator_is_quiet",
+        "test_the_timer_ticks_once_the_harbor_is_quiet",
+    ):
+        assert f"{test} PASSED" in run.stdout, run.stdout
