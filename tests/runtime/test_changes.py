@@ -161,3 +161,18 @@ async def test_a_failed_reconcile_posts_a_warning_event_unless_turned_off(
     assert event.message == "Reconciler error: cannot handle w"
     assert event.source is not None and event.source.component == "widget-controller"
     assert {e.source.component for e in found if e.source is not None} == {"widget-controller"}
+
+
+async def test_a_role_without_events_is_said_once_with_the_fix(caplog: pytest.LogCaptureFixture) -> None:
+    from pyscaffold_op.runtime import EventRecorder, Forbidden
+
+    class NoEvents:
+        async def request(self, *args: Any, **kwargs: Any) -> bytes:
+            raise Forbidden('events is forbidden: User "system:serviceaccount:x:y" cannot create resource')
+
+    recorder = EventRecorder(NoEvents(), "widget-controller")
+    for n in range(3):  # a reconcile error that keeps failing posts an Event each time
+        recorder.event(widget("w"), "Warning", "ReconcileError", f"Reconciler error: {n}")
+        await recorder.flush()
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and "resources=events,verbs=create;patch" in warned[0]
