@@ -43,8 +43,8 @@ stress-test: ## Run the whole suite RUNS times (default 10) with a second proces
 
 .PHONY: lint
 lint: ## Lint and check formatting with ruff.
-	$(PYTHON) -m ruff check pyscaffold_op tests benchmarks
-	$(PYTHON) -m ruff format --check pyscaffold_op tests benchmarks
+	$(PYTHON) -m ruff check pyscaffold_op tests benchmarks examples
+	$(PYTHON) -m ruff format --check pyscaffold_op tests benchmarks examples
 
 .PHONY: bench
 BENCHES ?= bench_scaffold bench_generate bench_envtest bench_runtime bench_install
