@@ -74,8 +74,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @dataclass(eq=False)  # identity: live planes are kept in a WeakSet
 class ControlPlane:
-    """kube-apiserver + etcd, started by `start()` and removed (processes and files) by `stop()`."""
+    """kube-apiserver + etcd, started by `start()` and removed (processes and files) by `stop()`.
 
+    A subclass adds components (`cluster.Cluster`: controller-manager, scheduler, kwok) by overriding
+    `binaries`, `_apiserver_args` and `_start_components`."""
+
+    binaries: tuple[str, ...] = field(default=BINARIES, init=False)
     assets: Path | None = None
     host: str = "127.0.0.1"
     port: int = 0  # the API server's; 0: a free one

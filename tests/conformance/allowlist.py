@@ -28,6 +28,16 @@ DELIBERATE: dict[str, str] = {
 
 KNOWN_GAPS: dict[str, str] = {}  # empty: every gap the corpus found is closed
 
+# DELIBERATE scenarios judged by a whole cluster (test_cluster.py) that do not agree yet, each with why
+CLUSTER_PENDING: dict[str, str] = {}
+
+
+def cluster_reason_for(name: str) -> str | None:
+    for pattern, reason in CLUSTER_PENDING.items():
+        if fnmatch.fnmatchcase(name, pattern):
+            return reason
+    return None
+
 
 def reason_for(name: str) -> str | None:
     for table, label in ((DELIBERATE, "deliberate"), (KNOWN_GAPS, "known gap")):

@@ -182,7 +182,9 @@ def _decode(raw: bytes) -> Any:
         return raw.decode(errors="replace")
 
 
-def run(target: Target, scenario: Scenario, ns: str) -> list[Response]:
+def run(target: Target, scenario: Scenario, ns: str, *, service_account: bool = False) -> list[Response]:
+    """The scenario's steps on `target`; with `service_account`, the scenario's namespace is first
+    waited for until a controller-manager made its `default` ServiceAccount (a cluster's Pods need it)."""
     ctx = Ctx(ns)
     if scenario.namespace:
         target.send(
@@ -191,6 +193,11 @@ def run(target: Target, scenario: Scenario, ns: str) -> list[Response]:
             json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}).encode(),
             {"Content-Type": "application/json"},
         )
+        deadline = time.monotonic() + 30
+        while service_account and time.monotonic() < deadline:
+            if target.send("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default", None, {}).status == 200:
+                break
+            time.sleep(0.05)
     for step in scenario.steps:
         try:
             path = _resolve(step.path, ctx)

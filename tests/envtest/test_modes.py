@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pyscaffold_op.envtest import Environment, KubeletSimulator, PodOutcome, Workloads
-from pyscaffold_op.envtest.controlplane import ControlPlane
 from pyscaffold_op.envtest.cluster import Cluster
+from pyscaffold_op.envtest.controlplane import ControlPlane
 from pyscaffold_op.envtest.modes import LABELS, MODES
 from pyscaffold_op.envtest.realmode import EmulatorOnly
 from pyscaffold_op.testing import FakeClock
@@ -43,7 +43,7 @@ async def test_cluster_mode_refuses_only_what_it_cannot_be_told() -> None:
     with pytest.raises(EmulatorOnly, match="a clock that drives the workload controllers"):
         await env.start()
     for poke in (Environment(mode="cluster").drop_watches, lambda: Environment(mode="cluster").policy):
-        with pytest.raises(EmulatorOnly, match="^cluster mode"):
+        with pytest.raises(EmulatorOnly, match=r"^cluster mode"):
             poke()
 
 
@@ -91,7 +91,8 @@ def test_an_unknown_pyop_envtest_value_is_a_usage_error(
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makeconftest('pytest_plugins = ["pyscaffold_op.envtest.pytest_plugin"]\n')
     pytester.makepyfile(
-        "def test_x(request):\n    from pyscaffold_op.envtest.pytest_plugin import envtest_mode\n    envtest_mode(request.config)\n"
+        "from pyscaffold_op.envtest.pytest_plugin import envtest_mode\n\n"
+        "def test_x(request):\n    envtest_mode(request.config)\n"
     )
     monkeypatch.setenv("PYOP_ENVTEST", "kind")
     result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")

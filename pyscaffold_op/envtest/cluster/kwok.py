@@ -10,8 +10,8 @@ kubelet the way the emulator's `KubeletSimulator` does, so a workload behaves al
   Pod that restarts Always) or an exit code (`exit N`, `false` = 1, other short commands 0);
 - an exit with restartPolicy Never (any code) or OnFailure (code 0) ends the Pod Succeeded/Failed, as
   a kubelet does, so Jobs complete; Always (any code) and OnFailure (non-zero) restart the container
-  (`CrashLoopBackOff`, restartCount + 1, running again after a back-off of `BACKOFF_MS`; a kubelet's
-  starts at 10 s and doubles);
+  (`CrashLoopBackOff`, restartCount + 1, running again after a kubelet's back-off: 10 s, doubled per
+  restart, at most 5 minutes);
 - a Pod being deleted has its containers stopped (exit 143, a terminal phase, as kubelets since 1.27
   write) and is then deleted with grace period 0.
 
@@ -30,7 +30,8 @@ NODE_NAME = "envtest-node"  # the emulator's kubelet simulator registers a node 
 # what the emulator's node has: a laptop-sized kind node (kind reports the host's own figures)
 NODE_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"}
 MANAGED = "kwok.x-k8s.io/node"  # kwok's annotation on the nodes it plays ("fake")
-BACKOFF_MS = 1000  # between a container's exit and its restart
+# a kubelet's crash loop back-off: 10 s after the first exit, doubled per restart, at most 5 minutes
+BACKOFF = '.status.containerStatuses[0].restartCount as $n | "\\([10 * pow(2; $n - 1), 300] | min)s"'
 STOP_MS = 50  # the emulator's `stop_seconds`: how long stopping a deleted Pod's containers takes
 
 # -- how a container ends: the jq twin of envtest.controllers.kubelet.default_rule -------------------
@@ -270,15 +271,22 @@ _RUNNING_NOW = _expr(".status.containerStatuses.[0].state.running.startedAt", "E
 
 
 def _stage(
-    name: str, kind: str, exprs: list[dict[str, Any]], next_: dict[str, Any], delay_ms: int = 0
+    name: str,
+    kind: str,
+    exprs: list[dict[str, Any]],
+    next_: dict[str, Any],
+    delay_ms: int = 0,
+    delay_from: str = "",
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "resourceRef": {"apiGroup": "v1", "kind": kind},
         "selector": {"matchExpressions": exprs},
         "next": next_,
     }
-    if delay_ms:
+    if delay_ms or delay_from:
         spec["delay"] = {"durationMilliseconds": delay_ms}
+    if delay_from:
+        spec["delay"]["durationFrom"] = {"jq": {"expression": delay_from}}
     return {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": name}, "spec": spec}
 
 
@@ -330,7 +338,8 @@ def pod_stages() -> list[dict[str, Any]]:
                 _expr(".status.containerStatuses.[0].state.waiting.reason", "In", "CrashLoopBackOff"),
             ],
             {"statusTemplate": _restarted()},
-            delay_ms=BACKOFF_MS,
+            delay_ms=10_000,
+            delay_from=BACKOFF,
         ),
         _stage(
             "pod-stop",
