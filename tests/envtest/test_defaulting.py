@@ -252,3 +252,25 @@ def test_kubectl_replace_of_a_deployment_without_replicas_gets_one(
     assert obj["spec"]["replicas"] == 1
     assert obj["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == "25%"
     assert obj["spec"]["revisionHistoryLimit"] == 10
+
+
+async def test_a_replication_controller_takes_labels_and_selector_from_its_template(
+    http: httpx2.AsyncClient,
+) -> None:
+    """SetDefaults_ReplicationController (found by the workload corpus: the cluster's RC had labels)."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "rc"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"app": "rc"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            }
+        },
+    }
+    r = await http.post("/api/v1/namespaces/default/replicationcontrollers", json=body)
+    assert r.status_code == 201, r.text
+    rc = r.json()
+    assert rc["metadata"]["labels"] == {"app": "rc"} and rc["spec"]["selector"] == {"app": "rc"}
+    assert rc["spec"]["replicas"] == 1

@@ -280,6 +280,22 @@ def _replicaset(obj: Obj, old: Obj | None) -> None:
         s.setdefault("replicas", 1)
 
 
+def _replication_controller(obj: Obj, old: Obj | None) -> None:
+    """SetDefaults_ReplicationController: the template's labels are the selector's and the object's
+    own when those are empty."""
+    s = _spec(obj)
+    if s is None:
+        return
+    labels = ((s.get("template") or {}).get("metadata") or {}).get("labels")
+    if labels:
+        if not s.get("selector"):
+            s["selector"] = dict(labels)
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("labels"):
+            meta["labels"] = dict(labels)
+    s.setdefault("replicas", 1)
+
+
 def _job(obj: Obj, old: Obj | None) -> None:
     _empty_status(obj, old)
     s = _spec(obj)
@@ -516,6 +532,7 @@ _BY_KIND: dict[tuple[str, str], Callable[[Obj, Obj | None], None]] = {
     ("apps", "DaemonSet"): _daemonset,
     ("apps", "ReplicaSet"): _replicaset,
     ("batch", "Job"): _job,
+    ("", "ReplicationController"): _replication_controller,
     ("batch", "CronJob"): _cronjob,
     ("", "Pod"): _pod,
     ("", "Service"): _service,

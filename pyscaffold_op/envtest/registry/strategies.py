@@ -208,6 +208,9 @@ def _template_volumes(obj: dict[str, Any], where: tuple[str, ...]) -> list[Cause
         return []
     path = ".".join(where)
     volumes, out = podvolumes.volume_causes(spec, path)
+    if where[0] == "spec" and isinstance(claims := (obj.get("spec") or {}).get("volumeClaimTemplates"), list):
+        # a StatefulSet's claim templates are its Pods' volumes: validated as such (volumesToAddForTemplates)
+        volumes |= {str((c.get("metadata") or {}).get("name")) for c in claims if isinstance(c, dict)}
     for i, c in enumerate(spec.get("containers") or []):
         if isinstance(c, dict):
             out.extend(podvolumes.mount_causes(c, volumes, f"{path}.containers[{i}]"))
