@@ -71,11 +71,10 @@ def _substitutions(objects: dict[str, list[dict[str, Any]]]) -> list[tuple[str, 
         if kind == "ReplicaSet" and labels.get("pod-template-hash"):
             rev = annotations.get("deployment.kubernetes.io/revision", "?")
             subs[labels["pod-template-hash"]] = f"<hash:{rev}>"
-        if kind == "ControllerRevision":
+        if kind == "ControllerRevision":  # `<owner>-<hash>`, the hash also a label (an orphan has no owner)
             rev = str(o.get("revision", "?"))
-            owner = next((r.get("name", "") for r in meta.get("ownerReferences") or []), "")
-            suffix = name[len(owner) + 1 :] if owner and name.startswith(owner + "-") else name
-            subs[suffix] = f"<rev:{rev}>"
+            hashed = labels.get("controller.kubernetes.io/hash") or labels.get("controller-revision-hash")
+            subs[hashed or name.rsplit("-", 1)[-1]] = f"<rev:{rev}>"
         if kind == "Job":
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("kind") == "CronJob" and name.startswith(ref.get("name", "") + "-"):

@@ -41,6 +41,9 @@ class Cluster(ControlPlane):
 
     binaries: tuple[str, ...] = field(default=CLUSTER_BINARIES, init=False)
     nodes: int = 1
+    # what runs beside the API server: a judge of the controller-manager alone may leave out the
+    # scheduler and kwok (Pods then stay unscheduled, as on a bare API server)
+    components: tuple[str, ...] = ("kube-controller-manager", "kube-scheduler", "kwok")
     start_timeout: float = 120.0
     _pki: Any = None  # server.pki.Authority, made at start
 
@@ -107,9 +110,19 @@ class Cluster(ControlPlane):
     def _start_components(self, assets: Path, deadline: float) -> None:
         assert self._dir is not None
         certs = self._dir / "certs"
-        for name in self.node_names():
-            self._create("/api/v1/nodes", kwok.node(name))
+        if "kwok" in self.components:
+            for name in self.node_names():
+                self._create("/api/v1/nodes", kwok.node(name))
         qps = ["--kube-api-qps=200", "--kube-api-burst=400"]  # many tests at once on one cluster
+        if "kube-controller-manager" in self.components:
+            self._start_controller_manager(assets, certs, qps)
+        if "kube-scheduler" in self.components:
+            self._start_scheduler(assets, qps)
+        if "kwok" in self.components:
+            self._start_kwok(assets)
+        self._wait_cluster(deadline)
+
+    def _start_controller_manager(self, assets: Path, certs: Path, qps: list[str]) -> None:
         self._spawn(
             "kube-controller-manager",
             [
@@ -130,6 +143,8 @@ class Cluster(ControlPlane):
                 *qps,
             ],
         )
+
+    def _start_scheduler(self, assets: Path, qps: list[str]) -> None:
         self._spawn(
             "kube-scheduler",
             [
@@ -144,6 +159,9 @@ class Cluster(ControlPlane):
                 *qps,
             ],
         )
+
+    def _start_kwok(self, assets: Path) -> None:
+        assert self._dir is not None
         config = self._dir / "kwok.yaml"
         config.write_text(kwok.configuration(POD_CIDR))
         self._spawn(
@@ -156,7 +174,6 @@ class Cluster(ControlPlane):
                 "--node-lease-duration-seconds=40",
             ],
         )
-        self._wait_cluster(deadline)
 
     def _create(self, path: str, obj: dict[str, Any]) -> None:
         status, body = self.request("POST", path, obj)
@@ -164,17 +181,19 @@ class Cluster(ControlPlane):
             raise ControlPlaneError(f"POST {path}: the API server answered {status}: {body}")
 
     def _wait_cluster(self, deadline: float) -> None:
-        checks = {
-            "the node is Ready": lambda: all(self._node_ready(n) for n in self.node_names()),
-            "the scheduler holds its lease": lambda: self._lease_held("kube-scheduler"),
-            "the controller-manager made the default ServiceAccount": lambda: self._exists(
-                "/api/v1/namespaces/default/serviceaccounts/default"
+        checks: dict[str, tuple[str, Any]] = {
+            "the node is Ready": ("kwok", lambda: all(self._node_ready(n) for n in self.node_names())),
+            "the scheduler holds its lease": ("kube-scheduler", lambda: self._lease_held("kube-scheduler")),
+            "the controller-manager made the default ServiceAccount": (
+                "kube-controller-manager",
+                lambda: self._exists("/api/v1/namespaces/default/serviceaccounts/default"),
             ),
-            "the controller-manager published the root CA": lambda: self._exists(
-                "/api/v1/namespaces/default/configmaps/kube-root-ca.crt"
+            "the controller-manager published the root CA": (
+                "kube-controller-manager",
+                lambda: self._exists("/api/v1/namespaces/default/configmaps/kube-root-ca.crt"),
             ),
         }
-        pending = dict(checks)
+        pending = {what: check for what, (part, check) in checks.items() if part in self.components}
         while pending:
             self.check_running()
             for what, check in list(pending.items()):
