@@ -129,6 +129,8 @@ def _clean(value: Any, key: str = "") -> Any:
                 "targetRef",
             ):
                 continue
+            if k == "resourceVersion":  # in object references too (a CronJob's active Jobs)
+                continue
             out[k] = _clean(v, k)
         return out
     if isinstance(value, list):
