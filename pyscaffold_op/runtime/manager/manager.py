@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.runtime.cache.cache import InformerCache
+from pyscaffold_op.runtime.cache.liveness import WatchLiveness
 from pyscaffold_op.runtime.client.client import CachedClient, Client
 from pyscaffold_op.runtime.client.rest import RestTransport
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
@@ -98,6 +99,9 @@ class ManagerOptions:
     field_manager: str | None = None
     unsafe_disable_deep_copy: bool = False
     """Cache reads return shared decoded objects instead of decoding a new one per read (see cache.py)."""
+    watch_liveness: WatchLiveness | None = None
+    """How the informers judge a silent watch (None: `WatchLiveness()`, client-go's figures: a probe
+    after 30 s without a byte, 15 s for its answer, watches of 5 to 10 minutes)."""
     clock: Clock | None = None
     """Time for the work queues, rate limiters and leader election; a FakeClock in tests."""
     sharding: ShardingOptions | None = None
@@ -123,6 +127,7 @@ class Manager:
             namespace=opts.namespace,
             resync_period=opts.sync_period,
             unsafe_disable_deep_copy=opts.unsafe_disable_deep_copy,
+            liveness=opts.watch_liveness,
         )
         self.api_reader = Client(self.transport, field_manager=opts.field_manager)
         self.client = CachedClient(self.transport, self.cache, field_manager=opts.field_manager)
