@@ -15,12 +15,14 @@ models: ## Regenerate pyscaffold_op/models/ from the pinned Kubernetes schemas (
 
 # The real Kubernetes tools pyop is judged by, pinned in hack/oracles/versions.env and built from the Go
 # module proxy into LOCALBIN (like kubebuilder's Makefile): kube-apiserver, kube-controller-manager,
-# kube-scheduler, etcd, kwok, controller-gen, kubebuilder, helm, olm-validate. A stamp per tool skips
-# the tools whose inputs did not change; Go's caches make rebuilds cheap.
+# kube-scheduler, etcd, kwok, controller-gen, kubebuilder, helm, olm-validate; and Go's own envtest suites
+# (controller-runtime's, kubebuilder's CronJob tutorial: hack/oracles/gosuites.sh, run by tests/gosuites/).
+# A stamp per tool skips the tools whose inputs did not change; Go's caches make rebuilds cheap.
 LOCALBIN ?= $(CURDIR)/bin
 .PHONY: oracles
-oracles: ## Build the pinned oracle tools (kube-apiserver, controller-manager, scheduler, etcd, kwok, controller-gen, ...) into bin/.
+oracles: ## Build the pinned oracle tools (kube-apiserver, controller-manager, scheduler, etcd, kwok, ...) and Go's envtest suites into bin/.
 	bash hack/oracles/build.sh $(LOCALBIN)
+	bash hack/oracles/gosuites.sh $(LOCALBIN)
 
 .PHONY: test
 test: ## Run the whole test suite.

@@ -56,6 +56,14 @@ def serve(
         help="Serve HTTPS with a CA made at start; the kubeconfig carries it and an admin client "
         "certificate (CN=admin, O=system:masters). Default: on with --authorization-mode=RBAC.",
     ),
+    bare: bool = typer.Option(
+        False,
+        "--bare",
+        help="Serve as envtest's bare kube-apiserver: no kubelet, no workloads and none of "
+        "kube-controller-manager's controllers (no garbage collection; a deleted namespace stays "
+        "Terminating until its /finalize is PUT). For controller-runtime's envtest with "
+        "USE_EXISTING_CLUSTER=true (docs/envtest.md).",
+    ),
     authorization_mode: str = typer.Option(
         "AlwaysAllow",
         "--authorization-mode",
@@ -103,17 +111,19 @@ def serve(
             "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
         )
     if cluster:
+        if bare:
+            raise ValidationError("--bare: --cluster runs a controller-manager (a bare server has none)")
         _check_cluster(kubelet, workloads, tls, assets)
     elif assets is not None:
         raise ValidationError(f"--assets {assets}: only --cluster runs binaries")
-    access = Access(authorization_mode == "RBAC" if tls is None else tls, authorization_mode)
+    access = Access(authorization_mode == "RBAC" if tls is None else tls, authorization_mode, bare)
     try:
         _serve(
             crds,
             port,
             kubeconfig_out,
-            kubelet,
-            workloads,
+            kubelet and not bare,
+            workloads and not bare,
             Webhooks(webhooks, services, webhook_ca),
             access,
             Processes("cluster", assets) if cluster else None,
@@ -152,6 +162,7 @@ class Processes(NamedTuple):
 class Access(NamedTuple):
     tls: bool
     authorization: str  # AlwaysAllow or RBAC
+    bare: bool = False  # envtest's bare kube-apiserver: no kube-controller-manager controllers
 
 
 class Webhooks(NamedTuple):
@@ -198,6 +209,7 @@ def _serve(
             kubeconfig_path=kubeconfig_out,
             tls=access.tls,
             authorization=access.authorization,
+            bare=access.bare,
             mode=processes.mode if processes else None,
             assets=processes.assets if processes else None,
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from pyscaffold_op.envtest.registry.namespaces import KUBERNETES, spec_finalizers
 from pyscaffold_op.envtest.storage.storeaccess import StoreAccess
 from pyscaffold_op.envtest.types import NAMESPACES
 
@@ -68,15 +69,18 @@ class NamespaceController:
                 if not obj["metadata"].get("deletionTimestamp"):
                     self.store.delete(info, key[0], key[1])
                 left = left or self.store.find(gr, *key) is not None
-        if left or ns["metadata"].get("finalizers"):
+        if left:
             return  # a DELETED event of what is left brings it back here
         current = self.store.find(NAMESPACES, "", name)
-        if current is not None:
-            # like the controller: PUT .../finalize without `kubernetes` (MODIFIED), then it is gone
+        if current is not None and KUBERNETES in spec_finalizers(current):
+            # like the controller: PUT .../finalize without `kubernetes` (MODIFIED); with no other
+            # finalizer, spec or metadata, left, it is gone
+            rest = [f for f in spec_finalizers(current) if f != KUBERNETES]
             spec = {k: v for k, v in (current.get("spec") or {}).items() if k != "finalizers"}
-            final = {**current, "spec": spec}
+            final = {**current, "spec": {**spec, "finalizers": rest} if rest else spec}
             self.store.put(NAMESPACES, ("", name), current, final)
-            self.store.drop(NAMESPACES, ("", name), final)
+            if not rest and not final["metadata"].get("finalizers"):
+                self.store.drop(NAMESPACES, ("", name), final)
         self._active.discard(name)
 
     # -- the schedule ------------------------------------------------------------------------------

@@ -281,13 +281,15 @@ def _replicaset(obj: Obj, old: Obj | None) -> None:
 
 
 def _replication_controller(obj: Obj, old: Obj | None) -> None:
-    """SetDefaults_ReplicationController: the template's labels are the selector's and the object's
-    own when those are empty."""
+    """SetDefaults_ReplicationController: the template's labels are the selector and the labels
+    when those are empty; one replica."""
+    _empty_status(obj, old, replicas=0)
     s = _spec(obj)
     if s is None:
         return
-    labels = ((s.get("template") or {}).get("metadata") or {}).get("labels")
-    if labels:
+    template = s.get("template")
+    labels = ((template.get("metadata") or {}) if isinstance(template, dict) else {}).get("labels")
+    if isinstance(labels, dict):
         if not s.get("selector"):
             s["selector"] = dict(labels)
         meta = obj.setdefault("metadata", {})
@@ -531,8 +533,8 @@ _BY_KIND: dict[tuple[str, str], Callable[[Obj, Obj | None], None]] = {
     ("apps", "StatefulSet"): _statefulset,
     ("apps", "DaemonSet"): _daemonset,
     ("apps", "ReplicaSet"): _replicaset,
-    ("batch", "Job"): _job,
     ("", "ReplicationController"): _replication_controller,
+    ("batch", "Job"): _job,
     ("batch", "CronJob"): _cronjob,
     ("", "Pod"): _pod,
     ("", "Service"): _service,

@@ -69,6 +69,7 @@ class Connection(asyncio.Protocol):
         self.closed = False
         self.counted = True  # holds one of the pool's `limit` slots
         self.requests = 0  # responses read: a reused connection has > 0
+        self.generation = pool.generation  # a connection older than the pool's is not reused
         self.idle_since = 0.0
         self._waiter: asyncio.Future[None] | None = None
         # watches: body pieces not yet taken, and the waiter of the reader that takes them
@@ -259,6 +260,7 @@ class Pool:
         self.server_hostname = server_hostname if ssl_context is not None else None
         self.limit = limit
         self.count = 0  # open or opening connections, idle ones included
+        self.generation = 0  # bumped by renew_connections()
         self._idle: list[Connection] = []
         self._waiters: deque[asyncio.Future[Connection | None]] = deque()
         self.closed = False
@@ -304,8 +306,16 @@ class Pool:
             conn.close()
             raise
 
+    def renew_connections(self) -> None:
+        """Open new connections from now on: idle ones are closed, busy ones when their response is
+        read (a client certificate was reloaded: the server must see the new one)."""
+        self.generation += 1
+        for conn in list(self._idle):
+            conn.close()
+        self._idle.clear()
+
     def release(self, conn: Connection) -> None:
-        if not conn.reusable or self.closed:
+        if not conn.reusable or self.closed or conn.generation != self.generation:
             conn.close()
             return
         while self._waiters:

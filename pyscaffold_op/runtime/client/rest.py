@@ -22,12 +22,13 @@ import collections
 import contextlib
 import logging
 import re
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from pyscaffold_op.runtime import tracing
-from pyscaffold_op.runtime.client.credentials import credentials_for
+from pyscaffold_op.runtime.client.credentials import Credentials, credentials_for
 from pyscaffold_op.runtime.client.errors import (
     ConfigError,
     ServerError,
@@ -144,6 +145,24 @@ class RestTransport:
                 limit=self.max_connections,
             )
         return pool
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The client TLS context of every connection (None for http): a watcher reloads a rotated
+        client certificate into it (runtime/certs)."""
+        return self._ssl
+
+    def renew_connections(self) -> None:
+        """New connections for the requests from now on (client-go closes its connections when a
+        client certificate rotates); a watch keeps its own until it ends. Through a kubeconfig's
+        proxy-url, aiohttp's connections stay as they are."""
+        if self._pool is not None:
+            self._pool.renew_connections()
+
+    @property
+    def credentials(self) -> Credentials:
+        """Where each request's Authorization header comes from (start-up reports ask it what it waits on)."""
+        return self._credentials
 
     @property
     def open_connections(self) -> int:

@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, csr, custom, fidelity, protobuf, quantities, rbac, smp
+from tests.conformance.scenarios import (
+    api,
+    builtin,
+    csr,
+    custom,
+    decoding,
+    fidelity,
+    protobuf,
+    quantities,
+    rbac,
+    registry,
+    smp,
+)
 
 SCENARIOS: list[Scenario] = [
     *builtin.SCENARIOS,
@@ -15,4 +27,6 @@ SCENARIOS: list[Scenario] = [
     *fidelity.SCENARIOS,
     *quantities.SCENARIOS,
     *csr.SCENARIOS,
+    *registry.SCENARIOS,
+    *decoding.SCENARIOS,
 ]
