@@ -14,6 +14,7 @@ garbage collector finishes a deletion a moment after it). Differences left are l
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -65,7 +66,7 @@ def test_the_deliberate_scenarios_include_the_sixteen_that_differ() -> None:
     oracle among them), except /version, which no controller-manager explains."""
     assert len(JUDGED) >= 16, [s.name for s in JUDGED]
     assert {p for p in DELIBERATE if p != "discovery/version"} <= {
-        p for p in DELIBERATE for s in JUDGED if __import__("fnmatch").fnmatchcase(s.name, p)
+        p for p in DELIBERATE for s in JUDGED if fnmatch.fnmatchcase(s.name, p)
     }
 
 

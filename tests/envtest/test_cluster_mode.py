@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import shutil
 import subprocess
 import sys
@@ -131,7 +132,7 @@ async def test_pods_run_to_the_end_their_command_says(cluster: Environment) -> N
 
 def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
-        **{k: v for k, v in __import__("os").environ.items() if k != "PYOP_ENVTEST"},
+        **{k: v for k, v in os.environ.items() if k != "PYOP_ENVTEST"},
         "PYOP_ENVTEST": "cluster",
         "PYOP_ENVTEST_ASSETS": str(ASSETS),
     }

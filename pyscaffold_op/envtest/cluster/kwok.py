@@ -290,9 +290,16 @@ def _stage(
     return {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": name}, "spec": spec}
 
 
+def _outcome(op: str, *values: str) -> dict[str, Any]:
+    """How the first container ends (`OUTCOME`) is, or is not, one of `values`."""
+    return _expr(OUTCOME, op, *values)
+
+
+def _policy(*values: str) -> dict[str, Any]:
+    return _expr(".spec.restartPolicy", "In", *values)
+
+
 def pod_stages() -> list[dict[str, Any]]:
-    outcome = lambda op, *v: _expr(OUTCOME, op, *v)  # noqa: E731 - one selector, many operators
-    policy = lambda *v: _expr(".spec.restartPolicy", "In", *v)  # noqa: E731
     running = [_ALIVE, _expr(".status.phase", "In", "Running"), _RUNNING_NOW]
     return [
         _stage(
@@ -304,28 +311,28 @@ def pod_stages() -> list[dict[str, Any]]:
         _stage(
             "pod-succeed",
             "Pod",
-            [*running, policy("Never", "OnFailure"), outcome("In", "0")],
+            [*running, _policy("Never", "OnFailure"), _outcome("In", "0")],
             {"statusTemplate": _ended("Succeeded")},
             delay_ms=100,
         ),
         _stage(
             "pod-fail",
             "Pod",
-            [*running, policy("Never"), outcome("NotIn", "0", "run")],
+            [*running, _policy("Never"), _outcome("NotIn", "0", "run")],
             {"statusTemplate": _ended("Failed")},
             delay_ms=100,
         ),
         _stage(
             "pod-exit-restart",
             "Pod",
-            [*running, policy("Always"), outcome("In", "0")],
+            [*running, _policy("Always"), _outcome("In", "0")],
             {"statusTemplate": _crashed("0")},
             delay_ms=100,
         ),
         _stage(
             "pod-crash-restart",
             "Pod",
-            [*running, policy("Always", "OnFailure"), outcome("NotIn", "0", "run")],
+            [*running, _policy("Always", "OnFailure"), _outcome("NotIn", "0", "run")],
             {"statusTemplate": _crashed("code")},
             delay_ms=100,
         ),

@@ -20,11 +20,14 @@ import ssl
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op import yamlio
 from pyscaffold_op.envtest.cluster import kwok
 from pyscaffold_op.envtest.controlplane import BINARIES, ControlPlane, ControlPlaneError, free_port
+
+if TYPE_CHECKING:
+    from pyscaffold_op.envtest.server.pki import Authority
 
 CLUSTER_BINARIES = (*BINARIES, "kube-controller-manager", "kube-scheduler", "kwok")
 ADMIN = "kubernetes-admin"  # kind's and kubeadm's admin, in system:masters
@@ -45,7 +48,7 @@ class Cluster(ControlPlane):
     # scheduler and kwok (Pods then stay unscheduled, as on a bare API server)
     components: tuple[str, ...] = ("kube-controller-manager", "kube-scheduler", "kwok")
     start_timeout: float = 120.0
-    _pki: Any = None  # server.pki.Authority, made at start
+    _pki: Authority | None = None  # the cluster's CA, made at start
 
     def node_names(self) -> list[str]:
         return [kwok.NODE_NAME if i == 0 else f"{kwok.NODE_NAME}-{i + 1}" for i in range(self.nodes)]

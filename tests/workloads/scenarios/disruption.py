@@ -4,6 +4,7 @@ after the others, and leave the node schedulable again."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.workloads.harness import Scenario
@@ -67,7 +68,7 @@ def _evict(allowed: bool) -> Any:
         resp = k.target.send(
             "POST",
             k.path("pods", victim, "eviction"),
-            __import__("json").dumps(eviction).encode(),
+            json.dumps(eviction).encode(),
             {"Content-Type": "application/json"},
         )
         body = resp.body if isinstance(resp.body, dict) else {}
