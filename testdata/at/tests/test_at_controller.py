@@ -108,7 +108,12 @@ async def test_future_schedule_waits_then_runs_on_time(envtest: Environment, cli
         clock.advance(0.001)
         pod = await eventually(lambda: get_pod(client, "later"), timeout=3)
         assert pod is not None
-        at = await client.get(At, "later", namespace=NAMESPACE)
+
+        async def started() -> At | None:  # the reconciler records the start after creating the Pod
+            at = await client.get(At, "later", namespace=NAMESPACE)
+            return at if at.status is not None and at.status.start_time is not None else None
+
+        at = await eventually(started, timeout=3)
         assert at.status is not None and at.status.start_time == due.replace(microsecond=0)
 
 
