@@ -3,11 +3,13 @@
 aiohttp and the emulator are imported inside the command so `pyop --help` stays fast. Every failure
 to start is one line on stderr and exit status 2 (`PyopError`), naming the flag to blame.
 
-One command, several servers behind it (`SERVERS`): the emulator (the default), with `--real` the real
-kube-apiserver + etcd (`Environment(real=True)`), with `--bare` the emulator as envtest's bare
-kube-apiserver (`Environment(bare=True)`: no kube-controller-manager controllers). What differs
-between them is data in a `Server` row (what it simulates, how it authorizes, what it is called), so
-another server is one row and one flag, not a second command.
+One command, several servers behind it (`SERVERS`): the emulator (the default); with `--bare` the
+emulator as envtest's bare kube-apiserver (`Environment(bare=True)`: no kube-controller-manager
+controllers); with `--real` the real kube-apiserver + etcd (`Environment(mode="real")`); with
+`--cluster` a cluster of real processes (kube-apiserver, kube-controller-manager, kube-scheduler,
+kwok: `Environment(mode="cluster")`). What differs between them is data in a `Server` row (what runs
+Pods and controllers, how it authorizes, what it is called), so a server is one row and one flag, not
+a second command.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import typer
 
@@ -28,19 +30,37 @@ class Server:
 
     name: str  # how messages call it
     flag: str | None  # the flag choosing it (None: the default)
-    simulates: bool  # the emulator's kubelet and workload controllers can run on it
+    mode: str  # `Environment(mode=...)`: emulator, real or cluster
+    # the kubelet and workload controllers: the emulator's simulations, on unless turned off
+    # ("optional"); none at all ("none"); or the server's own, always on ("own", with what runs them)
+    simulations: Literal["optional", "none", "own"]
     authorization: str  # its --authorization-mode default
-    modes: tuple[str, ...]  # the --authorization-mode values it takes
+    authorizations: tuple[str, ...]  # the --authorization-mode values it takes
     tls_only: bool  # always HTTPS
-    bare: bool = (
-        False  # the emulator without kube-controller-manager's controllers (`Environment(bare=True)`)
-    )
+    bare: bool = False  # the emulator without kube-controller-manager's controllers
+    own: tuple[str, str] = ("", "")  # what runs Pods and what runs the controllers ("own" only)
+
+    @property
+    def processes(self) -> bool:
+        """Runs binaries (from --assets) rather than the in-process emulator."""
+        return self.mode != "emulator"
 
 
-EMULATOR = Server("the emulator", None, True, "AlwaysAllow", ("AlwaysAllow", "RBAC"), False)
-REAL = Server("the real kube-apiserver", "--real", False, "RBAC", ("RBAC",), True)
-BARE = Server("the bare emulator", "--bare", False, "AlwaysAllow", ("AlwaysAllow", "RBAC"), False, bare=True)
-SERVERS = (EMULATOR, REAL, BARE)
+_BOTH = ("AlwaysAllow", "RBAC")
+EMULATOR = Server("the emulator", None, "emulator", "optional", "AlwaysAllow", _BOTH, False)
+BARE = Server("the bare emulator", "--bare", "emulator", "none", "AlwaysAllow", _BOTH, False, bare=True)
+REAL = Server("the real kube-apiserver", "--real", "real", "none", "RBAC", ("RBAC",), True)
+CLUSTER = Server(
+    "--cluster",
+    "--cluster",
+    "cluster",
+    "own",
+    "RBAC",
+    ("RBAC",),
+    True,
+    own=("kwok's fake node, which runs Pods", "kube-controller-manager, whose controllers act"),
+)
+SERVERS = (EMULATOR, BARE, REAL, CLUSTER)
 
 
 @app.command()
@@ -55,13 +75,15 @@ def serve(
     kubelet: bool | None = typer.Option(
         None,
         "--kubelet/--no-kubelet",
-        help="Simulate a kubelet that runs Pods (default: on for the emulator; --real has none).",
+        help="Simulate a kubelet that runs Pods (default: on for the emulator and --cluster, whose kwok "
+        "runs them; --real and --bare have none).",
     ),
     workloads: bool | None = typer.Option(
         None,
         "--workloads/--no-workloads",
         help="Simulate the workload controllers (Deployments, Jobs, ServiceAccounts, EndpointSlices...; "
-        "default: on for the emulator; --real has none).",
+        "default: on for the emulator and --cluster, whose controller-manager runs them; --real and --bare "
+        "have none).",
     ),
     webhooks: list[Path] = typer.Option(
         [],
@@ -111,18 +133,25 @@ def serve(
         help="Run the real kube-apiserver + etcd instead of the emulator (binaries from --assets), "
         "with the same kubeconfig output, --crds and webhooks.",
     ),
+    cluster: bool = typer.Option(
+        False,
+        "--cluster",
+        help="Serve a cluster of real processes instead of the emulator: etcd, kube-apiserver, "
+        "kube-controller-manager, kube-scheduler and kwok's fake node (kind's kubeconfig: TLS, "
+        "kubernetes-admin's client certificate; RBAC).",
+    ),
     assets: Path | None = typer.Option(
         None,
         "--assets",
-        metavar="<folder>",
-        help="Folder holding kube-apiserver and etcd for --real (default: $PYOP_ENVTEST_ASSETS, else "
-        "$KUBEBUILDER_ASSETS; `make oracles` of a pyop checkout builds them into its bin/).",
+        metavar="<dir>",
+        help="With --real or --cluster: the folder holding the binaries (default $PYOP_ENVTEST_ASSETS, "
+        "else $KUBEBUILDER_ASSETS; `make oracles` builds them into bin/ of a pyop checkout).",
     ),
 ) -> None:
     """Serve an API server until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     from pyscaffold_op.errors import PyopError, ValidationError
 
-    chosen = [row for row, asked in ((REAL, real), (BARE, bare)) if asked]
+    chosen = [row for row, asked in ((BARE, bare), (REAL, real), (CLUSTER, cluster)) if asked]
     if len(chosen) > 1:
         raise ValidationError(f"{' and '.join(str(row.flag) for row in chosen)}: choose one server")
     server = chosen[0] if chosen else EMULATOR
@@ -141,12 +170,14 @@ def serve(
         if not (sep and slash and ns and name and url.startswith("https://")):
             raise ValidationError(f"--webhook-service {spec}: expected NAMESPACE/NAME=https://HOST:PORT")
         services.append((ns, name, url))
-    if assets is not None and server is not REAL:
-        raise ValidationError(f"--assets {assets}: only --real runs binaries")
     simulated = _simulated(server, kubelet=kubelet, workloads=workloads)
     access = _access(server, tls, authorization_mode)
-    if port and server is REAL:  # kube-apiserver would only log it: say it here, before starting anything
-        _check_port(port)
+    if server.processes:
+        _check_binaries(server, assets)
+        if port:  # kube-apiserver would only log it: say it here, before starting anything
+            _check_port(port)
+    elif assets is not None:
+        raise ValidationError(f"--assets {assets}: only --real and --cluster run binaries")
     try:
         _serve(
             server,
@@ -160,6 +191,20 @@ def serve(
         )
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
+
+
+def _check_binaries(server: Server, assets: Path | None) -> None:
+    """The server's binaries found before anything starts."""
+    from pyscaffold_op.envtest.cluster import CLUSTER_BINARIES
+    from pyscaffold_op.envtest.controlplane import BINARIES, ControlPlaneError, assets_dir
+    from pyscaffold_op.errors import ValidationError
+
+    if assets is not None and not assets.is_dir():
+        raise ValidationError(f"--assets {assets}: no such folder")
+    try:
+        assets_dir(assets, CLUSTER_BINARIES if server is CLUSTER else BINARIES)
+    except ControlPlaneError as err:
+        raise ValidationError(f"{server.flag}: {err}") from None
 
 
 class Access(NamedTuple):
@@ -182,12 +227,14 @@ def _simulated(server: Server, *, kubelet: bool | None, workloads: bool | None) 
     """The emulator's simulations asked for (on by default where the server can run them)."""
     from pyscaffold_op.errors import ValidationError
 
-    for flag, asked in (("--kubelet", kubelet), ("--workloads", workloads)):
-        if asked and not server.simulates:
+    for flag, asked, runner in (("kubelet", kubelet, server.own[0]), ("workloads", workloads, server.own[1])):
+        if asked and server.simulations == "none":
             raise ValidationError(
-                f"{flag}: {server.name} runs no such simulation (the emulator does); drop {flag}"
+                f"--{flag}: {server.name} runs no such simulation (the emulator does); drop --{flag}"
             )
-    default = server.simulates
+        if asked is False and server.simulations == "own":
+            raise ValidationError(f"--no-{flag}: {server.name} runs {runner}")
+    default = server.simulations != "none"
     return Simulated(default if kubelet is None else kubelet, default if workloads is None else workloads)
 
 
@@ -195,9 +242,9 @@ def _access(server: Server, tls: bool | None, mode: str | None) -> Access:
     from pyscaffold_op.errors import ValidationError
 
     authorization = mode or server.authorization
-    if authorization not in server.modes:
+    if authorization not in server.authorizations:
         raise ValidationError(
-            f"--authorization-mode {authorization}: {server.name} takes {' or '.join(server.modes)}"
+            f"--authorization-mode {authorization}: {server.name} takes {' or '.join(server.authorizations)}"
         )
     if server.tls_only and tls is False:
         raise ValidationError(f"--no-tls: {server.name} serves HTTPS only")
@@ -248,15 +295,15 @@ def _serve(
         load_crd_files(list(crds))  # read before serving: a bad file is named, nothing starts
     except CrdFileError as err:
         raise ValidationError(f"--crds {err}") from None
-    real = server is REAL
     what = (
         "pyop's emulator, bare: no kube-controller-manager controllers" if server.bare else "pyop's emulator"
     )
-    if real:
+    if server.processes:
+        parts = "etcd" if server is REAL else "etcd, kube-controller-manager, kube-scheduler, kwok"
         try:
-            what = f"kube-apiserver {apiserver_version(assets)} + etcd from {assets_dir(assets)}"
+            what = f"kube-apiserver {apiserver_version(assets)} + {parts} from {assets_dir(assets)}"
         except ControlPlaneError as err:
-            raise ValidationError(f"--real: {err}") from None
+            raise ValidationError(f"{server.flag}: {err}") from None
     started = False
 
     async def main() -> None:
@@ -269,7 +316,7 @@ def _serve(
             kubeconfig_path=kubeconfig_out,
             tls=access.tls,
             authorization=access.authorization,
-            real=real,
+            mode=server.mode,
             assets=assets,
             bare=server.bare,
         )
@@ -280,7 +327,7 @@ def _serve(
                 loop.add_signal_handler(sig, stop.set)
         async with env:
             started = True
-            if not real:
+            if not server.processes:
                 own_process()  # this process only serves the emulator
             for ns, name, url in hooks.services:
                 env.webhook_service_url(ns, name, url, ca=hooks.ca)
@@ -301,12 +348,10 @@ def _serve(
             raise
     except ApiError as err:  # the API server's own answer to an invalid CRD
         raise ValidationError(f"--crds: {err.message}") from None
-    except ControlPlaneError as err:  # kube-apiserver or etcd did not start
-        raise ValidationError(f"--real: {err}") from None
-    except RuntimeError as err:
-        if real and str(err).startswith("CRD "):  # the real server refused a CRD
+    except ControlPlaneError as err:
+        if str(err).startswith("CRD "):  # the real API server's answer to an invalid CRD
             raise ValidationError(f"--crds: {err}") from None
-        raise
+        raise ValidationError(f"{server.flag}: {err}") from None  # a process that would not start: its log
     except OSError as err:
         reason = err.strerror or str(err)
         if kubeconfig_out is not None and err.filename and kubeconfig_out.is_relative_to(err.filename):

@@ -66,10 +66,12 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
             ["--real", "--authorization-mode", "AlwaysAllow"],
             "--authorization-mode AlwaysAllow: the real kube-apiserver takes RBAC",
         ),
-        (["--assets", "/nowhere"], "--assets /nowhere: only --real runs binaries"),
-        (["--real", "--bare"], "--real and --bare: choose one server"),
+        (["--assets", "/nowhere"], "--assets /nowhere: only --real and --cluster run binaries"),
+        (["--real", "--bare"], "--bare and --real: choose one server"),
+        (["--cluster", "--real"], "--real and --cluster: choose one server"),
         (["--bare", "--kubelet"], "--kubelet: the bare emulator runs no such simulation"),
-        (["--real", "--assets", "/nowhere"], "--real: /nowhere: no executable kube-apiserver or etcd"),
+        (["--real", "--assets", "/nowhere"], "--assets /nowhere: no such folder"),
+        (["--real", "--assets", "/tmp"], "--real: /tmp: no executable kube-apiserver or etcd"),
     ],
 )
 def test_flags_the_real_server_cannot_honour_are_one_line(args: list[str], message: str) -> None:
