@@ -21,6 +21,7 @@ AT = REPO_ROOT / "testdata" / "at"
         ("", "real", "", "real"),
         ("", None, "real", "real"),
         ("", "emulator", "real", "emulator"),  # the command line wins over the environment
+        ("", "cluster", "", "cluster"),
         ("true", "real", "", "kubeconfig"),  # USE_EXISTING_CLUSTER=true: the kubeconfig's cluster
         ("TRUE", None, "", "kubeconfig"),
         ("false", None, "", "emulator"),

@@ -8,6 +8,8 @@ a scaffold's `make test-e2e` does the same here, but needs no cluster by default
   server and local CA, secure metrics), both as subprocesses of the test session;
 * `real` (`make test-e2e ENVTEST=real`, `pytest --envtest=real` or `PYOP_ENVTEST=real`): the same over
   the real kube-apiserver + etcd (`make envtest ENVTEST_FLAGS=--real`); no kubelet runs Pods there;
+* `cluster` (`ENVTEST=cluster`): over `pyop envtest serve --cluster` (kube-controller-manager,
+  kube-scheduler and kwok beside them: kwok's fake node runs Pods);
 * `kubeconfig` (`USE_EXISTING_CLUSTER=true`, controller-runtime's name for it): the cluster of your
   kubeconfig, as kubebuilder's e2e: `make docker-build`, `kind load` when `KIND_CLUSTER` is set,
   `make install` and `make deploy`; the manager runs in its Pod, metrics are read by a curl Pod, and
@@ -53,7 +55,8 @@ __all__ = [
     "webhook_paths",
 ]
 
-Target = Literal["emulator", "real", "kubeconfig"]
+Target = Literal["emulator", "real", "cluster", "kubeconfig"]
+SERVE_FLAGS = {"emulator": "", "real": "--real", "cluster": "--cluster"}  # `make envtest ENVTEST_FLAGS=...`
 EXISTING_CLUSTER_ENV = "USE_EXISTING_CLUSTER"
 START_TIMEOUT = 180.0  # make manifests + a server + the manager's caches, on a loaded CI machine
 
@@ -64,7 +67,7 @@ def target(envtest_option: str | None = None) -> Target:
     if os.environ.get(EXISTING_CLUSTER_ENV, "").lower() == "true":
         return "kubeconfig"
     chosen = envtest_option or os.environ.get("PYOP_ENVTEST") or "emulator"
-    return "real" if chosen == "real" else "emulator"
+    return "real" if chosen == "real" else "cluster" if chosen == "cluster" else "emulator"
 
 
 def free_port() -> int:
@@ -299,14 +302,14 @@ def _run_locally(root: Path, where: Target) -> Operator:
         metrics_namespace="system",  # config/rbac's names, which `make deploy` prefixes
         metrics_service_account="controller-manager",
         metrics_reader_role="metrics-reader",
-        runs_pods=where == "emulator",
+        runs_pods=where != "real",  # the emulator's kubelet simulator, the cluster's kwok
         _tmp=tmp,
     )
     try:
         server = _start_make(
             operator, "server", "envtest",
             f"ENVTEST_KUBECONFIG={kubeconfig}", f"WEBHOOK_URL=https://127.0.0.1:{webhook}",
-            f"WEBHOOK_CA={certs / 'ca.crt'}", f"ENVTEST_FLAGS={'--real' if where == 'real' else ''}",
+            f"WEBHOOK_CA={certs / 'ca.crt'}", f"ENVTEST_FLAGS={SERVE_FLAGS[where]}",
         )  # fmt: skip
         _wait(lambda: kubeconfig.is_file() and kubeconfig.stat().st_size > 0, server, operator, "server")
         flags = [

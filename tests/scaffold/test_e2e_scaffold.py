@@ -1,5 +1,6 @@
 """`make test-e2e` of generated projects, run as a user runs it: the manager as `make run` starts it,
-against `make envtest` (the emulator) and against the real kube-apiserver + etcd (`ENVTEST=real`).
+against `make envtest` (the emulator), the real kube-apiserver + etcd (`ENVTEST=real`) and, for the at
+example, a cluster of real processes (`ENVTEST=cluster`: kwok runs its Pod).
 
 The at example (testdata/at: the scaffold's e2e tests plus its own PENDING -> RUNNING -> DONE one) and a
 fresh scaffold with defaulting and validating webhooks, whose samples must reach the webhook server
@@ -40,6 +41,21 @@ SERVERS = [
     ),
 ]
 
+CLUSTER_BINARIES = ("kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler", "kwok")
+WITH_CLUSTER = [
+    *SERVERS,
+    pytest.param(
+        "cluster",
+        id="cluster",
+        marks=[
+            pytest.mark.oracle,
+            pytest.mark.skipif(
+                any(oracle_bin(b) is None for b in CLUSTER_BINARIES), reason=missing_reason("kwok")
+            ),
+        ],
+    ),
+]
+
 
 def make_test_e2e(root: Path, server: str) -> subprocess.CompletedProcess[str]:
     """`make test-e2e`, its temporary files (the servers', the manager's certificates) under root/tmp."""
@@ -58,14 +74,14 @@ def make_test_e2e(root: Path, server: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("server", SERVERS)
+@pytest.mark.parametrize("server", WITH_CLUSTER)
 def test_the_at_example_passes_make_test_e2e(tmp_path: Path, server: str) -> None:
     root = tmp_path / "at"
     shutil.copytree(REPO_ROOT / "testdata" / "at", root, ignore=shutil.ignore_patterns("wheels", ".venv"))
     run = make_test_e2e(root, server)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "4 passed" in run.stdout, run.stdout
-    header = "envtest: emulator" if server == "emulator" else "envtest: kube-apiserver v"
+    header = "envtest: emulator" if server == "emulator" else "envtest: kube-apiserver v"  # real, cluster
     assert header in run.stdout
     # the suite stopped what it started: the manager's and the server's folders are gone
     assert not list((root / "tmp").glob("pyop-*")), list((root / "tmp").iterdir())

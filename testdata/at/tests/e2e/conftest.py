@@ -19,7 +19,7 @@
 `make run` starts the manager against it, each as a subprocess with its usual flags: the webhook
 server with the local CA it writes, metrics over HTTPS behind TokenReview and SubjectAccessReview.
 `make test-e2e ENVTEST=real` does the same over the real kube-apiserver + etcd (no kubelet runs Pods
-there); `USE_EXISTING_CLUSTER=true make test-e2e` uses the cluster of your kubeconfig instead, as
+there), `ENVTEST=cluster` over a cluster of real processes whose kwok runs them; `USE_EXISTING_CLUSTER=true make test-e2e` uses the cluster of your kubeconfig instead, as
 kubebuilder's e2e does: `make docker-build install deploy` (set KIND_CLUSTER to `kind load` the image;
 webhooks need cert-manager there). pyscaffold_op.testing.e2e has the details.
 """
