@@ -47,7 +47,7 @@ lint: ## Lint and check formatting with ruff.
 	$(PYTHON) -m ruff format --check pyscaffold_op tests benchmarks examples
 
 .PHONY: bench
-BENCHES ?= bench_scaffold bench_generate bench_envtest bench_runtime bench_install
+BENCHES ?= bench_scaffold bench_generate bench_envtest bench_crd_install bench_runtime bench_install
 bench: ## Run every benchmark (scaffolder, generator, emulator, runtime, install closures); print every miss, fail at the end.
 	@failed=""; \
 	for b in $(BENCHES); do \

@@ -66,6 +66,16 @@ def assets_dir(explicit: str | Path | None = None, binaries: tuple[str, ...] = B
     return folder
 
 
+def apiserver_version(assets: str | Path | None = None) -> str:
+    """`kube-apiserver --version`'s version (`v1.37.2`) of the binary in `assets_dir(assets)`."""
+    binary = assets_dir(assets) / "kube-apiserver"
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ControlPlaneError(f"{binary} --version: {err}") from None
+    return out.split()[-1] if out.split() else "(unknown version)"
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -407,4 +417,4 @@ def _signing_key_pair() -> tuple[bytes, bytes]:
     return private, public
 
 
-__all__ = ["ControlPlane", "ControlPlaneError", "assets_dir", "free_port"]
+__all__ = ["ControlPlane", "ControlPlaneError", "apiserver_version", "assets_dir", "free_port"]

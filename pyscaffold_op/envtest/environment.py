@@ -373,16 +373,17 @@ class Environment:
         return self._install(docs)
 
     def _install(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Create or replace `docs`, which are the caller's to give away (`load_crd_files` makes them)."""
         info = self.store.info(crds.CRD_GROUP, "v1", "customresourcedefinitions")
         out = []
         for doc in docs:
             name = (doc.get("metadata") or {}).get("name", "")
             current = self.store.find(info.group_resource, "", name)
             if current is None:
-                out.append(self.store.create(info, "", copy.deepcopy(doc), manager="envtest"))
+                out.append(self.store.create(info, "", doc, manager="envtest", fresh=True))
             else:
                 new = {
-                    **copy.deepcopy(doc),
+                    **doc,
                     "metadata": {
                         **doc.get("metadata", {}),
                         "resourceVersion": current["metadata"]["resourceVersion"],

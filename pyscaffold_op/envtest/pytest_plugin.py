@@ -12,6 +12,13 @@ Deployments, Jobs, ... as a cluster would), `envtest_authorization` ("AlwaysAllo
 path as a string) and `client` (a `pyscaffold_op.runtime` client for it). pytest's log output shows
 the runtime's structured fields (`error=... controller=... request=...`) after each message.
 
+Suite-scoped: `envtest_suite` is one server for the whole session (its own thread; CRDs installed
+once), `envtest_namespace` a fresh namespace of it per test and `suite_client` a client whose default
+namespace is that one. A test's namespaced objects are gone for the next test; cluster-scoped
+objects, CRDs and webhook configurations it adds are not (docs/envtest.md, "One server per suite").
+pytest's header names the server: `envtest: emulator (pyop X.Y.Z)` or
+`envtest: kube-apiserver vX.Y.Z + etcd at <folder>`.
+
 Real mode: with `PYOP_ENVTEST=real` (or `pytest --envtest=real`), `envtest` is the real kube-apiserver +
 etcd from `PYOP_ENVTEST_ASSETS` or `KUBEBUILDER_ASSETS` (pyop's `make oracles` builds them), and the
 same fixtures work against it. What only the emulator simulates (its kubelet, workload controllers,
@@ -33,7 +40,7 @@ config/webhook/manifests.yaml and the CRDs' conversion webhooks name), with the 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +79,23 @@ def pytest_configure(config: pytest.Config) -> None:
         "needs_cluster(reason): needs a kubelet or kube-controller-manager (the emulator simulates them, "
         "cluster mode runs them); skipped in real mode",
     )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Which server the envtest fixtures run: `envtest: emulator (pyop X.Y.Z)`, in real mode
+    `envtest: kube-apiserver vX.Y.Z + etcd at <folder>`, in cluster mode the same plus its parts."""
+    mode = envtest_mode(config)
+    if mode == "emulator":
+        from pyscaffold_op import __version__
+
+        return f"envtest: emulator (pyop {__version__})"
+    from pyscaffold_op.envtest.controlplane import ControlPlaneError, apiserver_version, assets_dir
+
+    parts = " + etcd" if mode == "real" else " + etcd, kube-controller-manager, kube-scheduler, kwok"
+    try:
+        return f"envtest: kube-apiserver {apiserver_version()}{parts} at {assets_dir()}"
+    except ControlPlaneError as err:
+        return f"envtest: {LABELS[mode]}, not usable: {err}"
 
 
 def envtest_mode(config: pytest.Config) -> str:
@@ -138,9 +162,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             handler.setFormatter(FieldsFormatter(formatter))  # type: ignore[union-attr]
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def envtest_crd_paths(request: pytest.FixtureRequest) -> list[Path]:
-    """`<rootdir>/config/crd/bases` when it exists, else no CRDs."""
+    """`<rootdir>/config/crd/bases` when it exists, else no CRDs (session-scoped, so `envtest_suite`
+    can use it too; an override may have any scope `envtest_suite` does not use)."""
     bases = Path(str(request.config.rootpath)) / "config" / "crd" / "bases"
     return [bases] if bases.is_dir() else []
 
@@ -160,7 +185,7 @@ def envtest_workloads() -> Workloads | None:
     return None
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def envtest_authorization() -> str:
     """`"AlwaysAllow"`; return `"RBAC"` to authorize every request against the stored Roles and
     bindings (HTTPS, `envtest.add_user(...)` tokens: docs/envtest.md, "Testing your RBAC"). The real
@@ -188,6 +213,95 @@ async def envtest(
         authorization=envtest_authorization,
     ) as env:
         yield env
+
+
+@pytest.fixture(scope="session")
+def envtest_suite_workloads() -> bool:
+    """Whether `envtest_suite` runs the workload controllers (`Workloads()`); default False."""
+    return False
+
+
+@pytest.fixture(scope="session")
+def envtest_suite(
+    request: pytest.FixtureRequest,
+    envtest_crd_paths: list[Path],
+    envtest_authorization: str,
+    envtest_suite_workloads: bool,
+) -> Iterator[Environment]:
+    """One API server for the whole test session, with the CRDs of `envtest_crd_paths` installed once
+    (the emulator with its kubelet simulator; real mode: kube-apiserver + etcd; cluster mode: a
+    cluster, whose kwok runs Pods). It runs on its own
+    thread, so tests on any event loop reach it. Use it with `envtest_namespace` (a fresh namespace
+    per test) and `suite_client`: what a test creates in its namespace is gone for the next one;
+    cluster-scoped objects, CRDs and webhook configurations a test adds stay (docs/envtest.md)."""
+    from pyscaffold_op.envtest import Environment, KubeletSimulator
+
+    mode = envtest_mode(request.config)
+    env = Environment(
+        crd_paths=envtest_crd_paths,
+        kubelet=KubeletSimulator() if mode == "emulator" else None,
+        workloads=envtest_suite_workloads,
+        mode=mode,
+        authorization=envtest_authorization,
+    )
+    env.start_in_thread(timeout=30 if mode == "emulator" else 180)
+    try:
+        yield env
+    finally:
+        env.stop(timeout=60)
+
+
+@pytest.fixture
+async def envtest_namespace(envtest_suite: Environment, request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """A namespace of `envtest_suite` made for this test (named after it), deleted after it. The
+    emulator's namespace controller then removes what is in it; the real server has none, so there
+    the namespace stays Terminating (harmless: the next test gets another one)."""
+    from pyscaffold_op.apimachinery import ObjectMeta
+    from pyscaffold_op.models.core_v1 import Namespace
+    from pyscaffold_op.runtime import new_client
+
+    async with _closing(new_client(envtest_suite.config)) as admin:
+        created = await admin.create(Namespace(metadata=ObjectMeta(generate_name=_namespace_prefix(request))))
+        name = str(created.metadata.name)
+        try:
+            yield name
+        finally:
+            await admin.delete(Namespace, name)
+
+
+@pytest.fixture
+async def suite_client(envtest_suite: Environment, envtest_namespace: str) -> AsyncIterator[Client]:
+    """A `pyscaffold_op.runtime.Client` of `envtest_suite` whose default namespace is the test's own
+    (`envtest_namespace`): a namespaced object created without a namespace lands there."""
+    import dataclasses
+
+    from pyscaffold_op.runtime import new_client
+
+    async with _closing(
+        new_client(dataclasses.replace(envtest_suite.config, namespace=envtest_namespace))
+    ) as c:
+        yield c
+
+
+def _namespace_prefix(request: pytest.FixtureRequest) -> str:
+    """`test-<the test's name as a DNS label>-` (generateName adds 5 characters)."""
+    import re
+
+    slug = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower().removeprefix("test_")).strip("-")
+    return f"test-{slug[:40].rstrip('-')}-"
+
+
+class _closing:
+    """`async with` for a runtime client: closed whatever the test did."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def __aenter__(self) -> Client:
+        return self.client
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.close()
 
 
 @pytest.fixture

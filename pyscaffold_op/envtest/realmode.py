@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import copy
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +32,12 @@ from pyscaffold_op.envtest.types import Obj
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.environment import Environment
 
+log = logging.getLogger(__name__)
+
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+CA_POLL_SECONDS = 0.5  # how often a CA file given for a Service is looked at
+ServiceKey = tuple[str, str, int]  # a Service's namespace, name and port
+Stamp = tuple[int, int] | None  # a file's mtime and size; None while it does not exist
 WEBHOOK_KINDS = {
     "MutatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
     "ValidatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
@@ -60,7 +67,13 @@ class RealMode:
         else:
             self.plane = ControlPlane(assets=folder, host=env.host, port=env.port)
         # (namespace, name, port) of a Service -> (URL, CA PEM) to call instead
-        self.services: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
+        self.services: dict[ServiceKey, tuple[str, bytes | None]] = {}
+        # a Service's CA given as a file (`make run` writes it when it starts) and its last stamp
+        self.ca_files: dict[ServiceKey, tuple[Path, Stamp]] = {}
+        # the CRDs and webhook configurations installed, as given (before a Service became a URL)
+        self.crd_docs: dict[str, Obj] = {}
+        self.webhook_docs: dict[tuple[str, str], Obj] = {}
+        self._ca_watch: asyncio.Task[None] | None = None
 
     def _refuse_simulations(self) -> None:
         from pyscaffold_op.clock import REAL_CLOCK
@@ -88,21 +101,31 @@ class RealMode:
 
             # installed before a controller-manager starts, so its garbage collector watches them
             docs = crds.load_crd_files(list(env.crd_paths))
+            for doc in docs:  # as given: a Service registered later re-installs them (`_reinstall`)
+                self.crd_docs[doc["metadata"]["name"]] = copy.deepcopy(doc)
             self.plane.crds = [self._redirect_conversion(copy.deepcopy(d)) for d in docs]
         # a plane that fails to start stops itself (`async with` never enters, nothing else would)
         await asyncio.to_thread(self.plane.start)
+        self._ca_watch = asyncio.create_task(self._watch_ca_files(), name="pyop-envtest-webhook-ca")
         env.url, env.token, env.ca_pem = self.plane.url, self.plane.token, self.plane.ca_pem
         env.client_cert_pem = self.plane.client_cert_pem or None
         env.client_key_pem = self.plane.client_key_pem or None
         env.port = int(env.url.rsplit(":", 1)[1])
 
     async def stop(self) -> None:
+        if self._ca_watch is not None:
+            self._ca_watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ca_watch
+            self._ca_watch = None
         await asyncio.to_thread(self.plane.stop)
 
     def kubeconfig_dict(self) -> dict[str, Any]:
         return self.plane.kubeconfig_dict(self.env.namespace)
 
     async def install_crds(self, docs: list[Obj]) -> list[Obj]:
+        for doc in docs:
+            self.crd_docs[doc["metadata"]["name"]] = copy.deepcopy(doc)
         docs = [self._redirect_conversion(copy.deepcopy(d)) for d in docs]
         try:
             return await asyncio.to_thread(self.plane.install_crds, docs)
@@ -115,6 +138,7 @@ class RealMode:
     def _put_webhooks(self, docs: list[Obj]) -> list[Obj]:
         out = []
         for doc in docs:
+            self.webhook_docs[(doc["kind"], doc["metadata"]["name"])] = copy.deepcopy(doc)
             for hook in doc.get("webhooks") or []:
                 self._redirect(hook.setdefault("clientConfig", {}))
             base, name = WEBHOOK_KINDS[doc["kind"]], doc["metadata"]["name"]
@@ -124,20 +148,45 @@ class RealMode:
     def webhook_service_url(
         self, namespace: str, name: str, url: str, port: int, ca: bytes | Path | None
     ) -> None:
-        pem = ca.read_bytes() if isinstance(ca, Path) else ca
-        self.services[(namespace, name, port)] = (url.rstrip("/"), pem)
-        # CRDs installed before the webhook server started: point their conversion webhooks at it now
+        """Calls for the Service go to `url`; a CA file is read now and again whenever it changes."""
+        key = (namespace, name, port)
+        if isinstance(ca, Path):
+            self.ca_files[key] = (ca, _stamp(ca))
+            pem = _read(ca)
+        else:
+            self.ca_files.pop(key, None)
+            pem = ca
+        self.services[key] = (url.rstrip("/"), pem)
+        self._reinstall(key)
+
+    def _reinstall(self, key: ServiceKey) -> None:
+        """Point what was installed before (CRD conversion webhooks, webhook configurations) at the
+        Service's URL and CA now: the real server has no cluster DNS and reads no files of ours."""
         for crd in self.plane.request("GET", CRDS)[1].get("items", []):
-            service = (
-                ((crd["spec"].get("conversion") or {}).get("webhook") or {}).get("clientConfig") or {}
-            ).get("service")
-            if service and (service.get("namespace"), service.get("name"), service.get("port", 443)) == (
-                namespace,
-                name,
-                port,
-            ):
+            name = crd["metadata"]["name"]
+            crd = copy.deepcopy(self.crd_docs.get(name, crd))  # as installed here: the Service, no caBundle
+            if _names(_conversion_client(crd), key):
                 crd.pop("status", None)
-                self._put(CRDS, crd["metadata"]["name"], self._redirect_conversion(crd))
+                self._put(CRDS, name, self._redirect_conversion(crd))
+        for doc in list(self.webhook_docs.values()):
+            if any(_names(hook.get("clientConfig"), key) for hook in doc.get("webhooks") or []):
+                self._put_webhooks([copy.deepcopy(doc)])
+
+    async def _watch_ca_files(self) -> None:
+        """Re-install what names a Service whose CA file changed (`make run` writes it after the
+        server started; a restarted manager writes a new one)."""
+        while True:
+            await asyncio.sleep(CA_POLL_SECONDS)
+            for key, (path, stamp) in list(self.ca_files.items()):
+                now = _stamp(path)
+                if now == stamp:
+                    continue
+                self.ca_files[key] = (path, now)
+                self.services[key] = (self.services[key][0], _read(path))
+                try:
+                    await asyncio.to_thread(self._reinstall, key)
+                except (OSError, RuntimeError) as err:  # the server stopping, or refusing: say so, go on
+                    log.warning("re-installing the webhooks of Service %s/%s failed: %s", key[0], key[1], err)
 
     def _redirect_conversion(self, crd: Obj) -> Obj:
         webhook = (crd.get("spec", {}).get("conversion") or {}).get("webhook")
@@ -170,6 +219,36 @@ class RealMode:
             message = stored.get("message", stored) if isinstance(stored, dict) else stored
             raise RuntimeError(f"{doc.get('kind')} {name}: the API server answered {status}: {message}")
         return stored
+
+
+def _names(client_config: dict[str, Any] | None, key: ServiceKey) -> bool:
+    """Whether a webhook's clientConfig names the Service `key`."""
+    service: dict[str, Any] = (client_config or {}).get("service") or {}
+    if not service:
+        return False
+    return (service.get("namespace", ""), service.get("name", ""), int(service.get("port", 443))) == key
+
+
+def _conversion_client(crd: Obj) -> dict[str, Any] | None:
+    client_config: dict[str, Any] | None = (
+        ((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
+    ).get("clientConfig")
+    return client_config
+
+
+def _stamp(path: Path) -> Stamp:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() or None
+    except OSError:
+        return None
 
 
 __all__ = ["EmulatorOnly", "RealMode"]
