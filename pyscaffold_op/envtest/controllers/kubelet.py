@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyscaffold_op.envtest.kubeversion import KUBERNETES_VERSION
 from pyscaffold_op.envtest.status import StatusError
 from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
 
@@ -185,8 +186,8 @@ class KubeletSimulator:
                             "bootID": "envtest",
                             "containerRuntimeVersion": "containerd://1.7.0",
                             "kernelVersion": "6.0.0",
-                            "kubeProxyVersion": "v1.32.0",
-                            "kubeletVersion": "v1.32.0-pyop",
+                            "kubeProxyVersion": KUBERNETES_VERSION,
+                            "kubeletVersion": KUBERNETES_VERSION,
                             "machineID": "envtest",
                             "operatingSystem": "linux",
                             "osImage": "pyop envtest",
@@ -329,7 +330,8 @@ class KubeletSimulator:
         base = {
             "hostIP": "10.0.0.1",
             "hostIPs": [{"ip": "10.0.0.1"}],
-            "qosClass": "BestEffort",
+            # the API server computed it at create (immutable); the kubelet reports the same class
+            "qosClass": (pod.get("status") or {}).get("qosClass") or "BestEffort",
             "startTime": started,
         }
         containers = [c.get("name", "") for c in pod["spec"].get("containers") or [] if isinstance(c, dict)]

@@ -9,6 +9,7 @@ from typing import Any
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.registry import certificates, podvolumes
+from pyscaffold_op.envtest.registry.podqos import pod_qos
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
 
@@ -23,7 +24,7 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
     if key == ("", "pods"):
         spec = obj.setdefault("spec", {})
         spec.setdefault("serviceAccountName", "default")  # the ServiceAccount admission plugin
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        obj["status"] = {"phase": "Pending", "qosClass": pod_qos(obj)}
     elif key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
@@ -69,6 +70,16 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
         obj["status"] = {"phase": "Pending"}  # SetDefaults_PersistentVolumeClaim
     elif key == certificates.GROUP_RESOURCE:
         certificates.prepare_create(obj)
+
+
+def prepare_status_update(info: ServedResource, new: dict[str, Any], old: dict[str, Any]) -> None:
+    """What a built-in's status strategy keeps of the old object (PrepareForUpdate): a Pod's QoS class
+    is immutable, so a status that leaves it out keeps it (old kubelets dropped it)."""
+    if info.group_resource == ("", "pods"):
+        status, old_status = new.get("status"), old.get("status")
+        kept = old_status.get("qosClass") if isinstance(old_status, dict) else None
+        if isinstance(status, dict) and kept and not status.get("qosClass"):
+            status["qosClass"] = kept
 
 
 def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:

@@ -447,6 +447,7 @@ class Store:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             else:
                 defaulting.apply_types(info, new)  # the status as decoded into the Go type
+                strategies.prepare_status_update(info, new, old)
             return new
         new = json_copy(obj)
         new["apiVersion"], new["kind"] = info.storage_type

@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from tests.conformance.harness import Scenario
-from tests.conformance.scenarios import api, builtin, csr, custom, fidelity, protobuf, quantities, rbac, smp
+from tests.conformance.scenarios import (
+    api,
+    builtin,
+    csr,
+    custom,
+    fidelity,
+    protobuf,
+    quantities,
+    rbac,
+    smp,
+    workload_facts,
+)
 
 SCENARIOS: list[Scenario] = [
     *builtin.SCENARIOS,
@@ -15,4 +26,5 @@ SCENARIOS: list[Scenario] = [
     *fidelity.SCENARIOS,
     *quantities.SCENARIOS,
     *csr.SCENARIOS,
+    *workload_facts.SCENARIOS,
 ]
