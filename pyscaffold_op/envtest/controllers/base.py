@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from pyscaffold_op.clock import REAL_CLOCK, Clock, Timer
+from pyscaffold_op.envtest.controllers.events import EventRecorder
 from pyscaffold_op.envtest.status import StatusError
 from pyscaffold_op.envtest.types import Key, Obj
 
@@ -30,8 +31,10 @@ class SimulatedController:
     primary: tuple[str, str, str]
     owns: tuple[str, str] | None = None
     kind: str = ""
+    component: str = ""  # the EventSource the real controller records its Events as
 
     def __init__(self) -> None:
+        self.recorder: EventRecorder | None = EventRecorder(self.component) if self.component else None
         self._store: Store | None = None
         self.clock: Clock = REAL_CLOCK
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -44,15 +47,20 @@ class SimulatedController:
         assert self._store is not None, "attach the controller first"
         return self._store
 
-    def attach(self, store: Store, clock: Clock) -> None:
-        """Start on the running loop: reconcile every existing primary object, then follow changes."""
+    def attach(self, store: Store, clock: Clock, *, events: bool = True) -> None:
+        """Start on the running loop: reconcile every existing primary object, then follow changes.
+        `events=False`: record no Events."""
         self._store, self.clock = store, clock
+        if self.recorder is not None and events:
+            self.recorder.attach(store, clock)
         self._loop = asyncio.get_running_loop()
         store.on_change.append(self._on_event)
         for obj in self.list(self.primary):
             self.enqueue(_key(obj))
 
     def detach(self) -> None:
+        if self.recorder is not None:
+            self.recorder.detach()
         if self._store is not None and self._on_event in self._store.on_change:
             self._store.on_change.remove(self._on_event)
         for t in self._timers.values():
@@ -114,6 +122,11 @@ class SimulatedController:
 
     def reconcile(self, namespace: str, name: str) -> None:
         raise NotImplementedError
+
+    def record(self, obj: Obj, type_: str, reason: str, message: str) -> None:
+        """An Event about `obj`, as the real controller records it (nothing without a component)."""
+        if self.recorder is not None:
+            self.recorder.event(obj, type_, reason, message)
 
     # -- store helpers -----------------------------------------------------------------------------
 

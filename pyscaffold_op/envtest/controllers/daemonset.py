@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
-from pyscaffold_op.envtest.controllers.deployment import _int_or_percent, template_hash
+from pyscaffold_op.envtest.controllers.deploymentutil import scaled_value, template_hash
 from pyscaffold_op.envtest.controllers.kubelet import required_node
 from pyscaffold_op.envtest.types import Key, Obj
 
@@ -78,7 +78,7 @@ class DaemonSetController(SimulatedController):
         strategy = spec.get("updateStrategy") or {}
         if strategy.get("type", "RollingUpdate") == "RollingUpdate":
             max_unavailable = max(
-                _int_or_percent(
+                scaled_value(
                     (strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1), len(nodes), False
                 ),
                 1,

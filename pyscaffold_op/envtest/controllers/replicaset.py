@@ -1,45 +1,50 @@
 """The ReplicaSet (and ReplicationController) controller: keeps `spec.replicas` Pods of the template
-running and reports how many are ready and available."""
+running, reports how many are ready, available and terminating, and records `SuccessfulCreate`/
+`SuccessfulDelete` Events as kube-controller-manager's replicaset-controller (and
+replication-controller) do."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
+from pyscaffold_op.envtest.controllers.events import NORMAL
 from pyscaffold_op.envtest.types import Obj
-
-if TYPE_CHECKING:
-    pass
 
 
 class ReplicaSetController(SimulatedController):
     primary = ("apps", "v1", "replicasets")
     owns = ("", "pods")
     kind = "ReplicaSet"
+    component = "replicaset-controller"
+    terminating_replicas = True  # status.terminatingReplicas (DeploymentReplicaSetTerminatingReplicas)
 
     def reconcile(self, namespace: str, name: str) -> None:
         rs = self.get(self.primary, namespace, name)
         if rs is None:
             return
         spec = rs.get("spec") or {}
-        pods = [p for p in self.owned(P.PODS, rs) if P.is_active(p)]
+        owned = self.owned(P.PODS, rs)
+        pods = [p for p in owned if P.is_active(p)]
+        terminating = [p for p in owned if p["metadata"].get("deletionTimestamp") and not P.is_terminal(p)]
         want = int(spec.get("replicas", 1) or 0)
         if not rs["metadata"].get("deletionTimestamp"):
             if len(pods) < want:
                 ref = new_owner_ref(rs)
                 for _ in range(want - len(pods)):
                     pod = P.from_template(spec.get("template"), ref, generate_name=f"{name}-")
-                    pods.append(self.create(P.PODS, namespace, pod))
+                    created = self.create(P.PODS, namespace, pod)
+                    self.record(rs, NORMAL, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+                    pods.append(created)
             elif len(pods) > want:
                 doomed = P.scale_down_order(pods)[: len(pods) - want]
                 for pod in doomed:
                     self.delete(P.PODS, pod)
+                    self.record(rs, NORMAL, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
                 gone = {p["metadata"]["uid"] for p in doomed}
                 pods = [p for p in pods if p["metadata"]["uid"] not in gone]
-        self.write_status(self.primary, rs, self.status(rs, pods))
+        self.write_status(self.primary, rs, self.status(rs, pods, terminating))
 
-    def status(self, rs: Obj, pods: list[Obj]) -> Obj:
+    def status(self, rs: Obj, pods: list[Obj], terminating: list[Obj]) -> Obj:
         spec = rs.get("spec") or {}
         min_ready = int(spec.get("minReadySeconds") or 0)
         labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
@@ -68,12 +73,17 @@ class ReplicaSetController(SimulatedController):
         ):
             if v:
                 status[k] = v
+        if self.terminating_replicas:
+            status["terminatingReplicas"] = len(terminating)
         status["observedGeneration"] = rs["metadata"].get("generation", 1)
         return status
 
 
 class ReplicationControllerController(ReplicaSetController):
-    """ReplicationControllers: a ReplicaSet whose selector is a plain label map."""
+    """ReplicationControllers: a ReplicaSet whose selector is a plain label map (and whose status
+    has no terminatingReplicas)."""
 
     primary = ("", "v1", "replicationcontrollers")
     kind = "ReplicationController"
+    component = "replication-controller"
+    terminating_replicas = False

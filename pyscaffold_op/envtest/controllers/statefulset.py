@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
-from pyscaffold_op.envtest.controllers.deployment import template_hash
+from pyscaffold_op.envtest.controllers.deploymentutil import template_hash
 from pyscaffold_op.envtest.types import Obj
 
 if TYPE_CHECKING:
