@@ -18,6 +18,7 @@ from pyscaffold_op.envtest.controllers.daemonset import DaemonSetController
 from pyscaffold_op.envtest.controllers.deployment import DeploymentController
 from pyscaffold_op.envtest.controllers.endpoints import EndpointSliceController
 from pyscaffold_op.envtest.controllers.job import JobController
+from pyscaffold_op.envtest.controllers.nodelifecycle import NodeLifecycleController
 from pyscaffold_op.envtest.controllers.replicaset import ReplicaSetController, ReplicationControllerController
 from pyscaffold_op.envtest.controllers.serviceaccount import ServiceAccountController
 from pyscaffold_op.envtest.controllers.statefulset import StatefulSetController
@@ -37,6 +38,7 @@ class Workloads:
         self.clock = clock or REAL_CLOCK
         self.controllers: list[SimulatedController] = [
             ServiceAccountController(),
+            NodeLifecycleController(),
             ReplicaSetController(),
             ReplicationControllerController(),
             DeploymentController(),

@@ -32,6 +32,7 @@ class SimulatedController:
     owns: tuple[str, str] | None = None
     kind: str = ""
     component: str = ""  # the EventSource the real controller records its Events as
+    manager: str = MANAGER  # the field manager of its writes
 
     def __init__(self) -> None:
         self.recorder: EventRecorder | None = EventRecorder(self.component) if self.component else None
@@ -154,12 +155,12 @@ class SimulatedController:
         return [o for o in self.list(gvr, ns or None) if (controller_ref(o) or {}).get("uid") == uid]
 
     def create(self, gvr: tuple[str, str, str], namespace: str, obj: Obj) -> Obj:
-        return self.store.create(self.info(gvr), namespace, obj, manager=MANAGER, fresh=True)
+        return self.store.create(self.info(gvr), namespace, obj, manager=self.manager, fresh=True)
 
     def update(self, gvr: tuple[str, str, str], obj: Obj) -> Obj:
         meta = obj["metadata"]
         return self.store.update(
-            self.info(gvr), meta.get("namespace", ""), meta["name"], obj, manager=MANAGER
+            self.info(gvr), meta.get("namespace", ""), meta["name"], obj, manager=self.manager
         )
 
     def write_status(self, gvr: tuple[str, str, str], obj: Obj, status: Obj) -> Obj:
@@ -171,7 +172,7 @@ class SimulatedController:
             meta["name"],
             {**obj, "status": status},
             subresource="status",
-            manager=MANAGER,
+            manager=self.manager,
         )
 
     def delete(self, gvr: tuple[str, str, str], obj: Obj, propagation: str | None = None) -> None:

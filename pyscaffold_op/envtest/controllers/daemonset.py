@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
 from pyscaffold_op.envtest.controllers.deploymentutil import scaled_value, template_hash
+from pyscaffold_op.envtest.controllers.events import NORMAL, WARNING
 from pyscaffold_op.envtest.controllers.kubelet import required_node
 from pyscaffold_op.envtest.types import Key, Obj
 
@@ -36,6 +37,7 @@ class DaemonSetController(SimulatedController):
     primary = ("apps", "v1", "daemonsets")
     owns = ("", "pods")
     kind = "DaemonSet"
+    component = "daemonset-controller"
 
     def keys_for(self, event: Event) -> Iterable[Key]:
         yield from super().keys_for(event)
@@ -64,16 +66,23 @@ class DaemonSetController(SimulatedController):
             if node not in nodes:  # misscheduled: the node left or no longer matches
                 for p in node_pods:
                     if P.is_active(p):
-                        self.delete(P.PODS, p)
+                        self._delete_pod(ds, p)
         for node in nodes:
             active = [p for p in by_node.get(node, []) if P.is_active(p)]
             for p in by_node.get(node, []):
                 if P.is_terminal(p) and not p["metadata"].get("deletionTimestamp"):
-                    self.delete(P.PODS, p)
+                    ref = f"{p['metadata'].get('namespace', '')}/{p['metadata']['name']}"
+                    if (p.get("status") or {}).get("phase") == "Failed":
+                        msg = f"Found failed daemon pod {ref} on node {node}, will try to kill it"
+                        self.record(ds, WARNING, "FailedDaemonPod", msg)
+                    else:
+                        msg = f"Found succeeded daemon pod {ref} on node {node}, will try to delete it"
+                        self.record(ds, NORMAL, "SucceededDaemonPod", msg)
+                    self._delete_pod(ds, p)
             if not active and not any(p["metadata"].get("deletionTimestamp") for p in by_node.get(node, [])):
                 self._create_pod(ds, node, revision)
             for extra in active[1:]:
-                self.delete(P.PODS, extra)
+                self._delete_pod(ds, extra)
         # rolling update: replace old pods while at most maxUnavailable are unavailable
         strategy = spec.get("updateStrategy") or {}
         if strategy.get("type", "RollingUpdate") == "RollingUpdate":
@@ -93,7 +102,7 @@ class DaemonSetController(SimulatedController):
                 if unavailable >= max_unavailable:
                     break
                 if P.is_active(p) and (p["metadata"].get("labels") or {}).get(REVISION_LABEL) != revision:
-                    self.delete(P.PODS, p)
+                    self._delete_pod(ds, p)
                     unavailable += 1
         self._status(ds, nodes, revision)
 
@@ -119,7 +128,12 @@ class DaemonSetController(SimulatedController):
             if not any(t.get("key") == key for t in tolerations):
                 tolerations.append({"key": key, "operator": "Exists", "effect": effect})
         spec["tolerations"] = tolerations
-        self.create(P.PODS, ds["metadata"].get("namespace", ""), pod)
+        created = self.create(P.PODS, ds["metadata"].get("namespace", ""), pod)
+        self.record(ds, NORMAL, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+
+    def _delete_pod(self, ds: Obj, pod: Obj) -> None:
+        self.delete(P.PODS, pod)
+        self.record(ds, NORMAL, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
 
     def _status(self, ds: Obj, nodes: list[str], revision: str) -> None:
         pods = [p for p in self.owned(P.PODS, ds) if P.is_active(p)]

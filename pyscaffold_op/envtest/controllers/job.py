@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref, set_condition
+from pyscaffold_op.envtest.controllers.events import NORMAL, WARNING
 from pyscaffold_op.envtest.controllers.timestamps import parse_time, rfc3339
 from pyscaffold_op.envtest.types import Key, Obj
 
@@ -36,6 +37,7 @@ class JobController(SimulatedController):
     primary = ("batch", "v1", "jobs")
     owns = ("", "pods")
     kind = "Job"
+    component = "job-controller"
 
     def __init__(self, backoff_seconds: float = 0.1) -> None:
         super().__init__()
@@ -94,13 +96,14 @@ class JobController(SimulatedController):
         complete = (
             n_succeeded >= int(completions) if completions is not None else bool(succeeded) and not active
         )
+        was_suspended = any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds)
         if failure is not None:
-            for p in active:
-                self.delete(P.PODS, p)
+            self._delete_pods(job, active)
             reason, message = failure
             for typ in ("FailureTarget", "Failed"):
                 conds = set_condition(conds, _cond(typ, reason, message, stamp))
             active = []
+            self.record(job, WARNING, reason, message)
         elif complete:
             for typ in ("SuccessCriteriaMet", "Complete"):
                 conds = set_condition(
@@ -108,16 +111,26 @@ class JobController(SimulatedController):
                     _cond(typ, "CompletionsReached", "Reached expected number of succeeded pods", stamp),
                 )
             status["completionTime"] = stamp
+            if completions is not None and len(succeeded) > int(completions):
+                self.record(
+                    job,
+                    WARNING,
+                    "TooManySucceededPods",
+                    "Too many succeeded pods running after completion count reached",
+                )
+            self.record(job, NORMAL, "Completed", "Job completed")
         elif suspended:
-            for p in active:
-                self.delete(P.PODS, p)
+            self._delete_pods(job, active)
             active = []
             conds = set_condition(conds, _cond("Suspended", "JobSuspended", "Job suspended", stamp))
+            if not was_suspended:
+                self.record(job, NORMAL, "Suspended", "Job suspended")
         else:
-            if any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds):
+            if was_suspended:
                 conds = set_condition(
                     conds, {**_cond("Suspended", "JobResumed", "Job resumed", stamp), "status": "False"}
                 )
+                self.record(job, NORMAL, "Resumed", "Job resumed")
             active += self._start_pods(job, active, succeeded, failed, parallelism, completions, indexed, key)
 
         status["active"] = len(active)
@@ -182,8 +195,15 @@ class JobController(SimulatedController):
                 pod["spec"]["hostname"] = f"{name}-{index}"
             else:
                 pod = P.from_template(template, ref, generate_name=f"{name}-")
-            started.append(self.create(P.PODS, job["metadata"].get("namespace", ""), pod))
+            created = self.create(P.PODS, job["metadata"].get("namespace", ""), pod)
+            self.record(job, NORMAL, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+            started.append(created)
         return started
+
+    def _delete_pods(self, job: Obj, pods: list[Obj]) -> None:
+        for pod in pods:
+            self.delete(P.PODS, pod)
+            self.record(job, NORMAL, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
 
     def _expire(self, job: Obj, key: Key) -> None:
         """ttlSecondsAfterFinished: delete the finished Job (and its Pods) once the TTL has passed."""

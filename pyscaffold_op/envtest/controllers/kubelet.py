@@ -1,5 +1,6 @@
-"""A kubelet stand-in: schedules Pods onto one fake node and moves them Pending → Running →
-Succeeded/Failed (or restarts them) on a schedule or by a rule, writing pods/status like the kubelet."""
+"""A kubelet stand-in: one fake node whose Pods (bound by the simulated scheduler beside it) move
+Pending → Running → Succeeded/Failed (or restart) on a schedule or by a rule, writing pods/status and
+recording the kubelet's Events (Pulling/Pulled, Created, Started, BackOff, Killing) like the kubelet."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import logging
 import os
 import re
 import shlex
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyscaffold_op.clock import REAL_CLOCK
+from pyscaffold_op.envtest.controllers.events import NORMAL, WARNING, EventRecorder
+from pyscaffold_op.envtest.controllers.scheduler import Scheduler
 from pyscaffold_op.envtest.kubeversion import KUBERNETES_VERSION
 from pyscaffold_op.envtest.status import StatusError
 from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
@@ -129,7 +134,11 @@ class KubeletSimulator:
         node_name: str = "envtest-node",
         restart_backoff: float = 0.2,
         stop_seconds: float = 0.05,
+        scheduler: bool = True,
+        events: bool = True,
     ) -> None:
+        """`scheduler=False`: no simulated kube-scheduler binds Pods (bind them yourself, through
+        pods/binding or spec.nodeName); `events=False`: record no Events."""
         self.rule = rule or default_rule
         # how long containers take to stop after a graceful delete (at most the grace period)
         self.stop_seconds = stop_seconds
@@ -141,6 +150,10 @@ class KubeletSimulator:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._logs: dict[str, str] = {}  # pod uid -> log text of its runs
         self._stopping: dict[str, asyncio.Task[None]] = {}  # pod uid -> graceful termination
+        self.scheduler: Scheduler | None = Scheduler() if scheduler else None
+        self.events = events
+        self.recorder = EventRecorder("kubelet", node_name, manager="kubelet")
+        self._images: set[str] = set()  # what this node has pulled
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -148,6 +161,8 @@ class KubeletSimulator:
         """Register the node and start following pods (call on the server's loop)."""
         self._store = store
         store.pod_logs = self.logs
+        if self.events:
+            self.recorder.attach(store)
         nodes = store.info("", "v1", "nodes")
         if store.find(("", "nodes"), "", self.node_name) is None:
             store.create(
@@ -199,6 +214,8 @@ class KubeletSimulator:
                 manager="kubelet",
             )
         store.on_change.append(self._on_event)
+        if self.scheduler is not None:
+            self.scheduler.attach(store, REAL_CLOCK, events=self.events)
         pods, _rv, _c, _r = store.list(store.info("", "v1", "pods"), None)
         for pod in pods:
             if pod["metadata"].get("deletionTimestamp"):
@@ -211,6 +228,9 @@ class KubeletSimulator:
         return self._logs.get(pod["metadata"]["uid"])
 
     async def detach(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.detach()
+        self.recorder.detach()
         if self._store is not None and self._on_event in self._store.on_change:
             self._store.on_change.remove(self._on_event)
         tasks = list(self._tasks.values()) + list(self._stopping.values())
@@ -255,6 +275,14 @@ class KubeletSimulator:
             if pod is None or pod["metadata"]["uid"] != uid:
                 return
             grace = pod["metadata"].get("deletionGracePeriodSeconds") or 0
+            running = {
+                cs.get("name")
+                for cs in (pod.get("status") or {}).get("containerStatuses") or []
+                if "running" in (cs.get("state") or {})
+            }
+            for c in (pod.get("spec") or {}).get("containers") or []:
+                if isinstance(c, dict) and c.get("name") in running:
+                    self._event(pod, c, NORMAL, "Killing", f"Stopping container {c.get('name', '')}")
             await asyncio.sleep(min(self.stop_seconds, grace))
             pod = store.find(("", "pods"), ns, name)
             if pod is None or pod["metadata"]["uid"] != uid:
@@ -281,9 +309,8 @@ class KubeletSimulator:
         phase = (pod.get("status") or {}).get("phase")
         if uid in self._tasks or phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp"):
             return
-        node = (pod.get("spec") or {}).get("nodeName") or required_node(pod)
-        if node and node != self.node_name:
-            return
+        if (pod.get("spec") or {}).get("nodeName") != self.node_name:
+            return  # not (yet) bound here: the scheduler binds, the node's kubelet runs
         task = asyncio.get_running_loop().create_task(self._run(meta.get("namespace", ""), meta["name"], uid))
         self._tasks[uid] = task
 
@@ -319,14 +346,8 @@ class KubeletSimulator:
         pod = self._pod(ns, name, uid)
         if pod is None:
             return
-        if not (pod.get("spec") or {}).get("nodeName"):
-            info = self._store.info("", "v1", "pods")
-            spec = {**pod["spec"], "nodeName": self.node_name}
-            self._store.update(info, ns, name, {**pod, "spec": spec}, manager="kube-scheduler")
-            pod = self._pod(ns, name, uid)
-            if pod is None:
-                return
         started = now_rfc3339()
+        scheduled = _scheduled_since(pod) or started
         base = {
             "hostIP": "10.0.0.1",
             "hostIPs": [{"ip": "10.0.0.1"}],
@@ -347,7 +368,7 @@ class KubeletSimulator:
             {
                 **base,
                 "phase": "Pending",
-                "conditions": [_cond("PodScheduled", "True", started)],
+                "conditions": [_cond("PodScheduled", "True", scheduled)],
                 "containerStatuses": [
                     _cstatus(c, images[c], False, 0, {"waiting": {"reason": "ContainerCreating"}})
                     for c in containers
@@ -363,13 +384,14 @@ class KubeletSimulator:
             pod = self._pod(ns, name, uid)
             if pod is None:
                 return
+            self._start_containers(pod, restarts > 0)
             run_start = now_rfc3339()
             running = {
                 **base,
                 "phase": "Running",
                 "podIP": ip,
                 "podIPs": [{"ip": ip}],
-                "conditions": _conds("True", started, run_start),
+                "conditions": _conds("True", started, run_start, scheduled=scheduled),
                 "containerStatuses": [
                     _cstatus(c, images[c], True, restarts, {"running": {"startedAt": run_start}}, last_state)
                     for c in containers
@@ -407,7 +429,9 @@ class KubeletSimulator:
                         "phase": phase,
                         "podIP": ip,
                         "podIPs": [{"ip": ip}],
-                        "conditions": _conds("False", started, finished, reason="PodCompleted"),
+                        "conditions": _conds(
+                            "False", started, finished, reason="PodCompleted", scheduled=scheduled
+                        ),
                         "containerStatuses": [
                             _cstatus(c, images[c], False, restarts, {"terminated": terminated}, last_state)
                             for c in containers
@@ -428,7 +452,9 @@ class KubeletSimulator:
                     "phase": "Running",
                     "podIP": ip,
                     "podIPs": [{"ip": ip}],
-                    "conditions": _conds("False", started, finished, reason="ContainersNotReady"),
+                    "conditions": _conds(
+                        "False", started, finished, reason="ContainersNotReady", scheduled=scheduled
+                    ),
                     "containerStatuses": [
                         _cstatus(
                             c,
@@ -447,7 +473,52 @@ class KubeletSimulator:
                     ],
                 },
             )
+            for c in pod["spec"].get("containers") or []:
+                if isinstance(c, dict):
+                    self._event(
+                        pod,
+                        c,
+                        WARNING,
+                        "BackOff",
+                        f"Back-off restarting failed container {c.get('name', '')} in pod {_pod_desc(pod)}",
+                    )
             await asyncio.sleep(min(self.restart_backoff * 2 ** (restarts - 1), 2.0))
+
+    # -- the kubelet's Events ------------------------------------------------------------------------
+
+    def _event(
+        self, pod: dict[str, Any], container: dict[str, Any], type_: str, reason: str, msg: str
+    ) -> None:
+        """An Event about one container (GenerateContainerRef: the Pod, fieldPath spec.containers{name})."""
+        if self.events:
+            path = f"spec.containers{{{container.get('name', '')}}}"
+            self.recorder.event(pod, type_, reason, msg, field_path=path)
+
+    def _start_containers(self, pod: dict[str, Any], again: bool) -> None:
+        """What the kubelet records as it starts each container: the image (pulled, or already there
+        under IfNotPresent/Never), Created, Started."""
+        for c in pod["spec"].get("containers") or []:
+            if not isinstance(c, dict):
+                continue
+            image = str(c.get("image", ""))
+            policy = c.get("imagePullPolicy") or "IfNotPresent"
+            if policy == "Always" or (image not in self._images and policy != "Never"):
+                self._event(pod, c, NORMAL, "Pulling", f'Pulling image "{image}"')
+                took = go_duration(self.pending_seconds)
+                self._event(
+                    pod,
+                    c,
+                    NORMAL,
+                    "Pulled",
+                    f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
+                    f"Image size: {image_size(image)} bytes.",
+                )
+                self._images.add(image)
+            else:
+                msg = f'Container image "{image}" already present on machine and can be accessed by the pod'
+                self._event(pod, c, NORMAL, "Pulled", msg)
+            self._event(pod, c, NORMAL, "Created", "Container created")
+            self._event(pod, c, NORMAL, "Started", "Container started")
 
 
 def node_labels(name: str) -> dict[str, str]:
@@ -508,14 +579,50 @@ def _cond(typ: str, status: str, ts: str, reason: str | None = None) -> dict[str
     return c
 
 
-def _conds(ready: str, scheduled: str, ts: str, reason: str | None = None) -> list[dict[str, Any]]:
+def _conds(
+    ready: str, started: str, ts: str, reason: str | None = None, *, scheduled: str | None = None
+) -> list[dict[str, Any]]:
     return [
-        _cond("PodReadyToStartContainers", "True", scheduled),
-        _cond("Initialized", "True", scheduled),
+        _cond("PodReadyToStartContainers", "True", started),
+        _cond("Initialized", "True", started),
         _cond("Ready", ready, ts, reason),
         _cond("ContainersReady", ready, ts, reason),
-        _cond("PodScheduled", "True", scheduled),
+        _cond("PodScheduled", "True", scheduled or started),
     ]
+
+
+def _scheduled_since(pod: dict[str, Any]) -> str | None:
+    """When the binding set PodScheduled (the kubelet keeps that condition as it found it)."""
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "True":
+            return str(c.get("lastTransitionTime") or "") or None
+    return None
+
+
+def _pod_desc(pod: dict[str, Any]) -> str:
+    """format.Pod: name_namespace(uid)."""
+    meta = pod["metadata"]
+    return f"{meta['name']}_{meta.get('namespace', '')}({meta['uid']})"
+
+
+def go_duration(seconds: float) -> str:
+    """A duration truncated to milliseconds as Go's time.Duration prints it (750ms, 1.5s, 2m3.25s)."""
+    ms = int(seconds * 1000)
+    if ms == 0:
+        return "0s"
+    if ms < 1000:
+        return f"{ms}ms"
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    secs = f"{rest // 1000}.{rest % 1000:03d}".rstrip("0").rstrip(".") + "s"
+    if hours:
+        return f"{hours}h{minutes}m{secs}"
+    return f"{minutes}m{secs}" if minutes else secs
+
+
+def image_size(image: str) -> int:
+    """A made-up but stable image size (the emulator pulls nothing)."""
+    return 10_000_000 + zlib.crc32(image.encode()) % 90_000_000
 
 
 def _cstatus(

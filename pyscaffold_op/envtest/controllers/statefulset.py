@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
 from pyscaffold_op.envtest.controllers.deploymentutil import template_hash
+from pyscaffold_op.envtest.controllers.events import NORMAL
 from pyscaffold_op.envtest.types import Obj
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class StatefulSetController(SimulatedController):
     primary = ("apps", "v1", "statefulsets")
     owns = ("", "pods")
     kind = "StatefulSet"
+    component = "statefulset-controller"
 
     def reconcile(self, namespace: str, name: str) -> None:
         sts = self.live(namespace, name)
@@ -45,7 +47,7 @@ class StatefulSetController(SimulatedController):
         # failed or succeeded pods are replaced
         for i, existing in list(pods.items()):
             if P.is_terminal(existing) and not existing["metadata"].get("deletionTimestamp"):
-                self.delete(P.PODS, existing)
+                self._delete_pod(sts, existing)
                 del pods[i]
         blocked = False
         for i in range(replicas):
@@ -64,7 +66,7 @@ class StatefulSetController(SimulatedController):
         if condemned and not blocked:
             for i in condemned if parallel else condemned[:1]:
                 if not pods[i]["metadata"].get("deletionTimestamp"):
-                    self.delete(P.PODS, pods[i])
+                    self._delete_pod(sts, pods[i])
                 if not parallel:
                     break
         elif (
@@ -79,7 +81,7 @@ class StatefulSetController(SimulatedController):
                     continue
                 if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) != update_revision:
                     if not p["metadata"].get("deletionTimestamp"):
-                        self.delete(P.PODS, p)
+                        self._delete_pod(sts, p)
                     break
         self._status(sts, update_revision, current_revision)
 
@@ -157,11 +159,30 @@ class StatefulSetController(SimulatedController):
                         "spec": copy.deepcopy(claim.get("spec") or {}),
                     },
                 )
+                self.record(
+                    sts,
+                    NORMAL,
+                    "SuccessfulCreate",
+                    f"Create Claim {pvc_name} Pod {name}-{i} in StatefulSet {name} success",
+                )
             volumes[:] = [v for v in volumes if v.get("name") != cname]
             volumes.append({"name": cname, "persistentVolumeClaim": {"claimName": pvc_name}})
         if not volumes:
             del pod["spec"]["volumes"]
-        return self.create(P.PODS, ns, pod)
+        created = self.create(P.PODS, ns, pod)
+        self.record(
+            sts, NORMAL, "SuccessfulCreate", f"Create Pod {name}-{i} in StatefulSet {name} successful"
+        )
+        return created
+
+    def _delete_pod(self, sts: Obj, pod: Obj) -> None:
+        self.delete(P.PODS, pod)
+        self.record(
+            sts,
+            NORMAL,
+            "SuccessfulDelete",
+            f"Delete Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful",
+        )
 
     def _status(self, sts: Obj, update_revision: str, current_revision: str) -> None:
         spec = sts.get("spec") or {}

@@ -12,8 +12,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest import status as E
+from pyscaffold_op.envtest.registry import podbinding
 from pyscaffold_op.envtest.server import wire
 from pyscaffold_op.envtest.server.protocol import HttpRequest, Response, Target, json_response
+from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.server.handlers import Api
@@ -45,31 +47,24 @@ def _created() -> Response:
 
 
 def _binding(api: Api, req: HttpRequest, t: Target) -> Response:
-    """POST pods/NAME/binding (what a scheduler sends): sets spec.nodeName once."""
+    """POST pods/NAME/binding (what a scheduler sends): sets spec.nodeName once (registry.podbinding)."""
     body = wire.read_body(req, t.info, check_kind=False)
     node = ((body.get("target") or {}) if isinstance(body.get("target"), dict) else {}).get("name")
-    store = api.store
-    pod = store.get(t.info, t.namespace or "", t.name or "")
+    api.store.get(t.info, t.namespace or "", t.name or "")  # 404 first
     if not node:
         raise E.invalid(
             "", "Binding", t.name or "", [E.cause("FieldValueRequired", "target.name", "Required value")]
         )
-    bound = (pod.get("spec") or {}).get("nodeName")
-    if bound:
-        raise E.conflict(
-            "", "pods/binding", t.name or "", f'pod {t.name} is already assigned to node "{bound}"'
-        )
-    if pod["metadata"].get("deletionTimestamp"):
-        raise E.conflict(
-            "", "pods/binding", t.name or "", f"pod {t.name} is being deleted, cannot be assigned to a host"
-        )
-    store.update(
-        t.info,
+    meta = given if isinstance(given := body.get("metadata"), dict) else {}
+    annotations = found if isinstance(found := meta.get("annotations"), dict) else None
+    podbinding.bind(
+        api.store,
         t.namespace or "",
         t.name or "",
-        {**pod, "spec": {**pod["spec"], "nodeName": node}},
-        manager=wire.field_manager(req),
-        require_rv=False,
+        str(node),
+        now_rfc3339(),
+        annotations=annotations,
+        dry_run=wire.dry_run(req),
     )
     return _created()
 
