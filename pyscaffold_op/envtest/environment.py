@@ -86,6 +86,9 @@ class Environment:
         self.host = host
         self.port = port
         self.store = Store(history=history)
+        # the ServiceAccount admission plugin needs the `default` ServiceAccounts a controller-manager
+        # makes: on with the simulated one, off on a bare API server (as controller-runtime's envtest)
+        self.store.admission.service_account = self.workloads is not None
         # the control plane's own controllers beside the API server (kube-controller-manager's)
         self.controllers = CoreControllers(
             self.store,
@@ -145,7 +148,7 @@ class Environment:
         self._write_kubeconfig()
         bootstrap.apiserver_objects(self.store, self.host, self.port)
         if self.workloads is not None:
-            self.workloads.attach(self.store)
+            self.workloads.attach(self.store, root_ca_pem=self.ca_pem or _cluster_ca())
         if self._signer is not None:
             self._signer.attach(self.store, REAL_CLOCK)
         if self.kubelet is not None:
@@ -442,6 +445,14 @@ class Environment:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+def _cluster_ca() -> bytes:
+    """A CA for a plain-HTTP emulator's `kube-root-ca.crt` (a cluster always has one; nothing here
+    verifies with it)."""
+    from pyscaffold_op.envtest.server.pki import Authority
+
+    return Authority.new("kubernetes").cert_pem
 
 
 def _yaml_docs(paths: Sequence[str | Path]) -> list[Obj]:

@@ -23,7 +23,6 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     if key == ("", "pods"):
         spec = obj.setdefault("spec", {})
-        spec.setdefault("serviceAccountName", "default")  # the ServiceAccount admission plugin
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos(obj)}
     elif key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}

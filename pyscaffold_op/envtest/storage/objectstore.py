@@ -129,6 +129,8 @@ class Store:
         self.on_change: list[Callable[[Event], None]] = []  # in-process observers (kubelet, tests)
         # pods/log: set by the kubelet simulator (pod -> text, None if not started)
         self.pod_logs: Callable[[Obj], str | None] | None = None
+        # the optional admission plugins (ServiceAccount: on where a controller-manager runs)
+        self.admission = admission_plugins.Plugins()
         for ns in DEFAULT_NAMESPACES:
             # written by kube-apiserver itself, which its managedFields say (later updates are
             # tracked only on objects that have some)
@@ -303,6 +305,7 @@ class Store:
             None,
             pruned=pruned,
             meta_errors=meta_causes(meta, info.name_rule, info.kube_finalizers),
+            admission_name=admission_name,
         )
         key = (namespace if info.namespaced else "", name)
         bucket = self._bucket(info.bucket)
@@ -328,6 +331,7 @@ class Store:
         *,
         pruned: bool = False,
         meta_errors: builtins.list[E.Cause] | None = None,
+        admission_name: str = "",
     ) -> Obj:
         """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise;
         `meta_errors` (ObjectMeta's) lead the 422's causes."""
@@ -350,7 +354,7 @@ class Store:
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
-                admission_plugins.admit_create(info, obj)
+                admission_plugins.admit_create(info, obj, self, admission_name)
             defaulting.apply(info, obj, old)  # every write, like the server's defaulting
             causes = strategies.validate(info, obj, old)
             if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
