@@ -16,6 +16,7 @@ from pyscaffold_op.envtest.controllers.base import SimulatedController
 from pyscaffold_op.envtest.controllers.cronjob import CronJobController
 from pyscaffold_op.envtest.controllers.daemonset import DaemonSetController
 from pyscaffold_op.envtest.controllers.deployment import DeploymentController
+from pyscaffold_op.envtest.controllers.disruption import DisruptionController
 from pyscaffold_op.envtest.controllers.endpoints import EndpointSliceController
 from pyscaffold_op.envtest.controllers.job import JobController
 from pyscaffold_op.envtest.controllers.nodelifecycle import NodeLifecycleController
@@ -54,6 +55,7 @@ class Workloads:
             JobController(job_backoff_seconds),
             CronJobController(),
             EndpointSliceController(),
+            DisruptionController(),
         ]
 
     def attach(self, store: Store, *, root_ca_pem: bytes = b"") -> None:

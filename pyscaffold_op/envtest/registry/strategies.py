@@ -81,6 +81,26 @@ def prepare_status_update(info: ServedResource, new: dict[str, Any], old: dict[s
             status["qosClass"] = kept
 
 
+def validate_status(info: ServedResource, new: dict[str, Any]) -> list[Cause]:
+    """The few status validations that bite: a PodDisruptionBudget's counts are never negative
+    (ValidatePodDisruptionBudgetStatusUpdate, policy/v1)."""
+    out: list[Cause] = []
+    if info.group_resource == ("policy", "poddisruptionbudgets") and info.version == "v1":
+        status = new.get("status") if isinstance(new.get("status"), dict) else {}
+        assert isinstance(status, dict)
+        for field in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
+            value = status.get(field)
+            if isinstance(value, int) and value < 0:
+                out.append(
+                    cause(
+                        "FieldValueInvalid",
+                        f"status.{field}",
+                        f"Invalid value: {value}: must be greater than or equal to 0",
+                    )
+                )
+    return out
+
+
 def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     """Field validation of built-ins: only the checks most likely to catch operator bugs."""
     key = (info.group, info.plural)

@@ -75,6 +75,9 @@ def json_response(status: int, obj: Any) -> Response:
 
 def error_response(err: E.StatusError) -> Response:
     resp = json_response(err.code, err.status())
+    retry = (err.details or {}).get("retryAfterSeconds")
+    if isinstance(retry, int) and retry > 0:  # responsewriters.ErrorNegotiated
+        resp.headers["Retry-After"] = str(retry)
     if err.warnings:
         resp.headers["Warning"] = ", ".join(err.warnings)
     return resp

@@ -452,6 +452,9 @@ class Store:
             else:
                 defaulting.apply_types(info, new)  # the status as decoded into the Go type
                 strategies.prepare_status_update(info, new, old)
+                causes = strategies.validate_status(info, new)
+                if causes:
+                    raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new
         new = json_copy(obj)
         new["apiVersion"], new["kind"] = info.storage_type

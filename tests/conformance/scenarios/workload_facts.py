@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conformance.harness import Scenario, Step
-from tests.conformance.scenarios.steps import at, post
+from tests.conformance.scenarios.steps import at, get, post, setup
 
 PODS = "/api/v1/namespaces/{ns}/pods"
 
@@ -71,4 +71,137 @@ def status_keeps_qos() -> list[Scenario]:
     ]
 
 
-SCENARIOS: list[Scenario] = [*qos_classes(), *status_keeps_qos()]
+PDBS = "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+READY = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+NOT_READY = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]}}
+
+
+def _guarded_pod(name: str = "p", node: str = "") -> dict[str, Any]:
+    pod = _pod(name, {})
+    pod["metadata"]["labels"] = {"app": "g"}
+    if node:
+        pod["spec"]["nodeName"] = node
+    return pod
+
+
+def _budget(name: str = "keep", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"selector": {"matchLabels": {"app": "g"}}, **spec},
+    }
+
+
+def _evict(name: str = "p", **body: Any) -> Step:
+    return Step(
+        "POST",
+        PODS + f"/{name}/eviction",
+        {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}, **body},
+        messages=True,
+        compare_headers=("Retry-After",),
+    )
+
+
+def _pdb_status(**status: Any) -> Step:
+    """The budget's status as a disruption controller would have written it."""
+    return setup(
+        Step(
+            "PUT",
+            PDBS + "/keep/status",
+            lambda ctx: {
+                **next(
+                    r for r in reversed(ctx.responses) if r.body.get("kind") == "PodDisruptionBudget"
+                ).body,
+                "status": {"observedGeneration": 1, "expectedPods": 1, **status},
+            },
+        )
+    )
+
+
+def _compared(step: Step) -> Step:
+    step.compare, step.messages = True, True
+    return step
+
+
+def _pod_status(status: dict[str, Any], name: str = "p") -> Step:
+    return setup(Step("PATCH", PODS + f"/{name}/status", status, patch="merge"))
+
+
+def evictions() -> list[Scenario]:
+    """The eviction subresource on a server without a disruption controller: it judges by the budget's
+    status as it finds it (issue 36's drain)."""
+    running = [setup(post(PODS, _guarded_pod())), _pod_status(READY)]
+    seqs: dict[str, list[Step]] = {
+        "pending-pod-no-budget": [setup(post(PODS, _pod("p", {}))), _evict(), get(PODS + "/p")],
+        "pending-pod-ignores-budget": [
+            setup(post(PODS, _guarded_pod())),
+            setup(post(PDBS, _budget(minAvailable=1))),
+            _evict(),
+        ],
+        "not-observed": [*running, setup(post(PDBS, _budget(minAvailable=1))), _evict()],
+        "no-disruption-allowed": [
+            *running,
+            setup(post(PDBS, _budget(minAvailable=1))),
+            _pdb_status(currentHealthy=1, desiredHealthy=1, disruptionsAllowed=0),
+            _evict(),
+        ],
+        "disruption-allowed": [
+            setup(post(PODS, _guarded_pod(node="n1"))),
+            _pod_status(READY),
+            setup(post(PDBS, _budget(minAvailable=0))),
+            _pdb_status(currentHealthy=1, desiredHealthy=0, disruptionsAllowed=1),
+            _evict(),
+            get(
+                PDBS + "/keep",
+                view=lambda b: {k: v for k, v in b.get("status", {}).items() if k != "disruptedPods"},
+            ),
+            get(PDBS + "/keep", view=lambda b: sorted(b.get("status", {}).get("disruptedPods") or {})),
+            get(
+                PODS + "/p",
+                view=lambda b: [c for c in b["status"]["conditions"] if c["type"] == "DisruptionTarget"],
+            ),
+        ],
+        "negative-counts-refused": [
+            *running,
+            setup(post(PDBS, _budget(minAvailable=1))),
+            _compared(
+                _pdb_status(currentHealthy=-1, desiredHealthy=1, disruptionsAllowed=-1, expectedPods=-2)
+            ),
+            _evict(),
+        ],
+        "two-budgets": [
+            *running,
+            setup(post(PDBS, _budget("one", minAvailable=1))),
+            setup(post(PDBS, _budget("two", maxUnavailable=1))),
+            _evict(),
+        ],
+        "unhealthy-always-allow": [
+            setup(post(PODS, _guarded_pod())),
+            _pod_status(NOT_READY),
+            setup(post(PDBS, _budget(minAvailable=1, unhealthyPodEvictionPolicy="AlwaysAllow"))),
+            _evict(),
+            get(PODS + "/p"),
+        ],
+        "name-mismatch": [
+            *running,
+            Step("POST", PODS + "/p/eviction", {"metadata": {"name": "q"}}, messages=True),
+        ],
+        "ignore-store-read-errors": [
+            *running,
+            _evict(deleteOptions={"ignoreStoreReadErrorWithClusterBreakingPotential": True}),
+        ],
+        "dry-run": [
+            setup(post(PODS, _guarded_pod(node="n1"))),
+            _pod_status(READY),
+            setup(post(PDBS, _budget(minAvailable=0))),
+            _pdb_status(currentHealthy=1, desiredHealthy=0, disruptionsAllowed=1),
+            _evict(deleteOptions={"dryRun": ["All"]}),
+            get(PDBS + "/keep", view=at("status", "disruptionsAllowed")),
+            get(PODS + "/p", view=lambda b: bool(b["metadata"].get("deletionTimestamp"))),
+        ],
+    }
+    return [Scenario(f"workload/eviction/{name}", "workload", steps) for name, steps in seqs.items()]
+
+
+SCENARIOS: list[Scenario] = [*qos_classes(), *status_keeps_qos(), *evictions()]
