@@ -160,7 +160,7 @@ class ReadVerbs:
         version = partial.requested(req, listing=False)
         table = wants_table(req) and version is None
         # the watcher converts itself: its selector sees the stored form
-        raw_pred = selectors.query_selector(req, info.field_selectors)
+        raw_pred = selectors.query_selector(req, info.field_selectors, info)
         watcher = Watcher(info.api_version, t.namespace if info.namespaced else None, raw_pred)
         watcher.convert = info.from_storage
         if table:

@@ -204,4 +204,34 @@ def evictions() -> list[Scenario]:
     return [Scenario(f"workload/eviction/{name}", "workload", steps) for name, steps in seqs.items()]
 
 
-SCENARIOS: list[Scenario] = [*qos_classes(), *status_keeps_qos(), *evictions()]
+def field_selectors() -> list[Scenario]:
+    """An unsupported field selector, worded word for word (lists, watches, several kinds)."""
+    core, fs = "/api/v1/namespaces/{ns}", "fieldSelector="
+    paths = {
+        "configmap-data": "/api/v1/namespaces/{ns}/configmaps?fieldSelector=data.color%3Dgreen",
+        "configmap-two": f"{core}/configmaps?{fs}metadata.name%3Da,data.color%3Dgreen",
+        "configmap-watch": "/api/v1/namespaces/{ns}/configmaps?watch=1&fieldSelector=data.color%3Dgreen",
+        "pod-spec-field": "/api/v1/namespaces/{ns}/pods?fieldSelector=spec.hostname%3Dx",
+        "all-namespaces": "/api/v1/configmaps?fieldSelector=data.color%3Dgreen",
+        "deployment": "/apis/apps/v1/namespaces/{ns}/deployments?fieldSelector=spec.replicas%3D1",
+        "custom": "/apis/conf.example.com/v1/namespaces/{ns}/widgets?fieldSelector=spec.color%3Dgreen",
+        "cluster-scoped": "/api/v1/nodes?fieldSelector=spec.podCIDR%3Dx",
+        "node-namespace": "/api/v1/nodes?fieldSelector=metadata.namespace%3Dx",
+        "job": "/apis/batch/v1/namespaces/{ns}/jobs?fieldSelector=spec.parallelism%3D1",
+        "replicationcontroller-replicas": f"{core}/replicationcontrollers?{fs}status.replicas%3D1",
+        "replicaset-replicas": "/apis/apps/v1/namespaces/{ns}/replicasets?fieldSelector=status.replicas%3D1",
+        "service-type": "/api/v1/namespaces/{ns}/services?fieldSelector=spec.type%3DClusterIP",
+        "namespace-namespace": "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx",
+        "event-source": "/api/v1/namespaces/{ns}/events?fieldSelector=source%3Dkubelet",
+        "new-event-note": "/apis/events.k8s.io/v1/namespaces/{ns}/events?fieldSelector=note%3Dx",
+        "csr-namespace": f"/apis/certificates.k8s.io/v1/certificatesigningrequests?{fs}metadata.namespace%3D",
+        "resourceslice": "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.devices%3Dx",
+        "pod-spec-host": "/api/v1/namespaces/{ns}/pods?fieldSelector=spec.host%3Dn1",
+    }
+    return [
+        Scenario(f"workload/field-selector/{name}", "workload", [get(path, messages=True)])
+        for name, path in paths.items()
+    ]
+
+
+SCENARIOS: list[Scenario] = [*qos_classes(), *status_keeps_qos(), *evictions(), *field_selectors()]
