@@ -139,28 +139,30 @@ async def test_eviction_spends_the_budget(http: httpx2.AsyncClient) -> None:
     assert "Retry-After" not in r.headers
 
 
-async def test_a_budget_not_yet_observed_refuses(http: httpx2.AsyncClient) -> None:
+async def test_a_budget_not_yet_observed_refuses() -> None:
     """Without a disruption controller (a bare API server) every eviction of a budgeted Pod waits."""
-    async with Environment(kubelet=KubeletSimulator(pending_seconds=0.01)) as bare:  # no controller-manager
-        async with httpx2.AsyncClient(base_url=bare.url, timeout=10) as client:
-            pod = {
-                "metadata": {"name": "p", "labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "c", "image": "x"}]},
-            }
-            await client.post(PODS, json=pod)
-            await running_pods(client, 1)
-            await client.post(PDBS, json=budget(minAvailable=1))
-            r = await client.post(f"{PODS}/p/eviction", json={"metadata": {"name": "p"}})
-            assert r.status_code == 429 and r.headers["Retry-After"] == "10"
-            assert r.json()["details"] == {
-                "causes": [
-                    {
-                        "reason": "DisruptionBudget",
-                        "message": "The disruption budget keep is still being processed by the server.",
-                    }
-                ],
-                "retryAfterSeconds": 10,
-            }
+    async with (
+        Environment(kubelet=KubeletSimulator(pending_seconds=0.01)) as bare,  # no controller-manager
+        httpx2.AsyncClient(base_url=bare.url, timeout=10) as client,
+    ):
+        pod = {
+            "metadata": {"name": "p", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        }
+        await client.post(PODS, json=pod)
+        await running_pods(client, 1)
+        await client.post(PDBS, json=budget(minAvailable=1))
+        r = await client.post(f"{PODS}/p/eviction", json={"metadata": {"name": "p"}})
+        assert r.status_code == 429 and r.headers["Retry-After"] == "10"
+        assert r.json()["details"] == {
+            "causes": [
+                {
+                    "reason": "DisruptionBudget",
+                    "message": "The disruption budget keep is still being processed by the server.",
+                }
+            ],
+            "retryAfterSeconds": 10,
+        }
 
 
 @pytest.mark.kubectl

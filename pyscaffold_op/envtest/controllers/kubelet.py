@@ -8,14 +8,15 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import shlex
+import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.clock import REAL_CLOCK
+from pyscaffold_op.envtest.controllers import containerenv, shell
 from pyscaffold_op.envtest.controllers.events import NORMAL, WARNING, EventRecorder
 from pyscaffold_op.envtest.controllers.scheduler import Scheduler
 from pyscaffold_op.envtest.kubeversion import KUBERNETES_VERSION
@@ -40,88 +41,126 @@ class PodOutcome:
     logs: str | None = None  # what `kubectl logs` shows; None: the `echo` output of the command
 
 
-def echo_output(pod: dict[str, Any]) -> str:
-    """What the first container's shell `echo`s print: a stand-in for its logs."""
-    containers = (pod.get("spec") or {}).get("containers") or [{}]
-    c = containers[0] if isinstance(containers[0], dict) else {}
-    argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
-    if not argv:
-        return ""
-    if os.path.basename(argv[0]) in _SHELLS and "-c" in argv:
-        script = " ".join(argv[argv.index("-c") + 1 :])
-    else:
-        script = shlex.join(argv)
-    out = []
-    for part in re.split(r"&&|\|\||;|\n", script):
-        try:
-            words = shlex.split(part)
-        except ValueError:
-            continue
-        if words and os.path.basename(words[0]) == "echo":
-            args = words[1:]
-            newline = "\n"
-            while args and args[0] in ("-n", "-e", "-E"):
-                if args.pop(0) == "-n":
-                    newline = ""
-            out.append(" ".join(args) + newline)
-    return "".join(out)
-
-
-# A container that sleeps this long (the default terminationGracePeriodSeconds) is taken for a
+# A container whose script runs this long (the default terminationGracePeriodSeconds) is taken for a
 # long-running one: it stays Running until the Pod is deleted instead of completing.
 LONG_SLEEP_SECONDS = 30
-_SIMPLE = {"echo", "true", "false", "sleep", "printf", "exit", "date", "env", "cat", "ls"}
+# commands run as the tiny sh's builtins when they are the container's own command
+_SIMPLE = {
+    "echo",
+    "true",
+    "false",
+    "sleep",
+    "printf",
+    "exit",
+    "date",
+    "env",
+    "printenv",
+    "seq",
+    "tail",
+    "hostname",
+}
 
 
-def _sleep_seconds(word: str) -> float:
-    if word == "infinity":
-        return float("inf")
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", word)
-    if not m:
-        return 0.0
-    return float(m[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m[2]]
+def _first_container(pod: dict[str, Any]) -> dict[str, Any]:
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    return containers[0] if isinstance(containers[0], dict) else {}
 
 
-def _long_running_script(script: str) -> bool:
-    """`sleep infinity`, `sleep 300`, `tail -f`, `while true` loops: a script that does not end soon."""
-    if re.search(r"\bwhile\s+(true|:|\[\s*1\s*\])", script) or re.search(r"\btail\s+(-\w*f)", script):
-        return True
-    return any(_sleep_seconds(w) >= LONG_SLEEP_SECONDS for w in re.findall(r"\bsleep\s+(\S+)", script))
+def simulate(
+    pod: dict[str, Any], env: dict[str, str], horizon: float = LONG_SLEEP_SECONDS
+) -> shell.Run | None:
+    """What the first container's command does up to `horizon` virtual seconds (shell.py's tiny sh for
+    `sh -c` scripts and simple commands), None for the image's own process or a command not simulated."""
+    argv = containerenv.command_line(pod, _first_container(pod), env)
+    if not argv:
+        return None
+    base = os.path.basename(argv[0])
+    if base in _SHELLS and "-c" in argv:
+        i = argv.index("-c")
+        script = argv[i + 1] if i + 1 < len(argv) else ""
+        return shell.run_until(script, env, horizon, argv[i + 2 :] or [argv[0]])
+    if base in _SHELLS and len(argv) == 1:
+        return shell.Run([], 0, 0.0)  # a shell without a script or a terminal exits at once
+    if base in _SIMPLE:
+        return shell.run_until(shlex.join(argv), env, horizon)
+    return None
+
+
+def echo_output(pod: dict[str, Any]) -> str:
+    """What the first container prints (up to LONG_SLEEP_SECONDS of its virtual time): the stand-in for
+    its logs, with its environment (ConfigMap and Secret references left out)."""
+    env = containerenv.container_env(pod, _first_container(pod))
+    run = simulate(pod, env)
+    return "".join(text for _at, text in run.output) if run is not None else ""
 
 
 def default_rule(pod: dict[str, Any]) -> PodOutcome:
-    """How the first container ends, guessed from its command: exit N for `sh -c '... exit N'`, 1 for
-    `false`, 0 for other short commands; never (`PodOutcome(None)`, Running until deleted) for a
-    container without a command (the image's server), `sleep 300`/`infinity`, `tail -f`, `while true`,
-    and, in Pods that restart Always, commands that are not simple shell utilities (servers)."""
+    """How the first container ends, from running its command in a tiny sh (shell.py): the script's
+    exit code; never (`PodOutcome(None)`, Running until deleted) for a container without a command
+    (the image's server), one still running after LONG_SLEEP_SECONDS of its virtual time (`sleep 300`,
+    `sleep infinity`, `tail -f`, `while true` loops) and, in Pods that restart Always, a command that is
+    neither a shell nor a simple utility (a server such as `/manager --leader-elect`)."""
     spec = pod.get("spec") or {}
-    containers = spec.get("containers") or [{}]
-    c = containers[0] if isinstance(containers[0], dict) else {}
     always = spec.get("restartPolicy", "Always") == "Always"
-    argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
-    if not argv:
+    c = _first_container(pod)
+    if not (c.get("command") or c.get("args")):
         return PodOutcome(None)
+    run = simulate(pod, containerenv.container_env(pod, c))
+    if run is None:
+        return PodOutcome(None) if always else PodOutcome(0)
+    if run.exit_code is None or run.seconds >= LONG_SLEEP_SECONDS:
+        return PodOutcome(None)
+    return PodOutcome(run.exit_code)
+
+
+def _command_events(
+    pod: dict[str, Any], env: dict[str, str]
+) -> Iterator[tuple[float, str | int | None]] | None:
+    """shell.run over the first container's command, as `simulate` chooses it (None: not simulated)."""
+    argv = containerenv.command_line(pod, _first_container(pod), env)
+    if not argv:
+        return None
     base = os.path.basename(argv[0])
     if base in _SHELLS and "-c" in argv:
-        script = " ".join(argv[argv.index("-c") + 1 :])
-    elif base in _SHELLS and len(argv) == 1:
-        return PodOutcome(0)  # a shell without a script or a terminal exits at once
-    elif base in _SIMPLE:
-        script = shlex.join(argv)
-    else:
-        return PodOutcome(None) if always else PodOutcome(0)
-    if _long_running_script(script):
-        return PodOutcome(None)
-    codes = re.findall(r"(?:^|[;&|\s])exit\s+(\d+)", script)
-    if codes:
-        return PodOutcome(int(codes[-1]) % 256)
-    try:
-        words = shlex.split(script)
-    except ValueError:
-        words = script.split()
-    if words and words[0] == "false":
-        return PodOutcome(1)
-    return PodOutcome(0)
+        i = argv.index("-c")
+        return shell.run(argv[i + 1] if i + 1 < len(argv) else "", env, argv[i + 2 :] or [argv[0]])
+    if base in _SIMPLE:
+        return shell.run(shlex.join(argv), env)
+    return None
+
+
+class _TimedLogs:
+    """A long-running container's output as it happens: what its script has printed by now (its
+    virtual time taken as real time since the container started)."""
+
+    MAX_BYTES = 1 << 20
+
+    def __init__(self, events: Iterator[tuple[float, str | int | None]], started: float) -> None:
+        self._events = events
+        self._started = started
+        self._text: list[str] = []
+        self._size = 0
+        self._next: tuple[float, str | int | None] | None = None
+        self._done = False
+
+    def text(self, now: float) -> str:
+        elapsed = now - self._started
+        while not self._done and self._size < self.MAX_BYTES:
+            if self._next is None:
+                self._next = next(self._events, None)
+                if self._next is None:
+                    self._done = True
+                    break
+            at, item = self._next
+            if at > elapsed:
+                break
+            self._next = None
+            if isinstance(item, str):
+                self._text.append(item)
+                self._size += len(item)
+            else:
+                self._done = True
+        return "".join(self._text)
 
 
 class KubeletSimulator:
@@ -149,6 +188,7 @@ class KubeletSimulator:
         self._store: Store | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._logs: dict[str, str] = {}  # pod uid -> log text of its runs
+        self._timed: dict[str, _TimedLogs] = {}  # pod uid -> a long-running container's output
         self._stopping: dict[str, asyncio.Task[None]] = {}  # pod uid -> graceful termination
         self.scheduler: Scheduler | None = Scheduler() if scheduler else None
         self.events = events
@@ -225,7 +265,37 @@ class KubeletSimulator:
 
     def logs(self, pod: dict[str, Any]) -> str | None:
         """The pod's logs so far; None when its containers have not started."""
-        return self._logs.get(pod["metadata"]["uid"])
+        uid = pod["metadata"]["uid"]
+        done = self._logs.get(uid)
+        timed = self._timed.get(uid)
+        if timed is None:
+            return done
+        return (done or "") + timed.text(time.monotonic())
+
+    def _record_logs(self, pod: dict[str, Any], outcome: PodOutcome) -> None:
+        """A container run's logs: the outcome's own; else what its command prints, at once for one
+        that ends (its run is compressed to run_seconds), as its script's clock goes for one that
+        runs on (a `while true; do echo ...; sleep 5; done` prints every 5 s)."""
+        uid = pod["metadata"]["uid"]
+        self._timed.pop(uid, None)
+        before = self._logs.get(uid, "")
+        if outcome.logs is not None:
+            self._logs[uid] = before + outcome.logs
+            return
+        store = self._store
+
+        def lookup(kind: str, ns: str, name: str) -> dict[str, Any] | None:
+            return store.find(("", kind), ns, name) if store is not None else None
+
+        env = containerenv.container_env(pod, _first_container(pod), lookup)
+        if outcome.exit_code is not None:
+            run = simulate(pod, env)
+            self._logs[uid] = before + ("".join(t for _at, t in run.output) if run is not None else "")
+            return
+        self._logs[uid] = before
+        events = _command_events(pod, env)
+        if events is not None:
+            self._timed[uid] = _TimedLogs(events, time.monotonic())
 
     async def detach(self) -> None:
         if self.scheduler is not None:
@@ -247,6 +317,7 @@ class KubeletSimulator:
             return
         if event.type == "DELETED":
             self._logs.pop(event.obj["metadata"]["uid"], None)
+            self._timed.pop(event.obj["metadata"]["uid"], None)
         elif event.obj["metadata"].get("deletionTimestamp"):
             self._maybe_stop(event.obj)
         else:
@@ -400,9 +471,7 @@ class KubeletSimulator:
             if not self._write_status(ns, name, uid, running):
                 return
             outcome = self.rule(pod)
-            self._logs[uid] = self._logs.get(uid, "") + (
-                outcome.logs if outcome.logs is not None else echo_output(pod)
-            )
+            self._record_logs(pod, outcome)
             if outcome.exit_code is None:  # long-running: Running and Ready until the Pod is deleted
                 await asyncio.Event().wait()
             await asyncio.sleep(self.run_seconds if outcome.run_seconds is None else outcome.run_seconds)
