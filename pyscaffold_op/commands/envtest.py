@@ -49,11 +49,12 @@ def serve(
         metavar="<path>",
         help="CA file to trust for those Services (read at each call; `make run` writes its ca.crt).",
     ),
-    tls: bool | None = typer.Option(
-        None,
+    tls: bool = typer.Option(
+        True,
         "--tls/--no-tls",
         help="Serve HTTPS with a CA made at start; the kubeconfig carries it and an admin client "
-        "certificate (CN=admin, O=system:masters). Default: on with --authorization-mode=RBAC.",
+        "certificate (CN=kubernetes-admin, O=system:masters), as a kind or kubeadm cluster's does. "
+        "--no-tls: plain HTTP and a bearer token.",
     ),
     authorization_mode: str = typer.Option(
         "AlwaysAllow",
@@ -87,7 +88,7 @@ def serve(
         raise ValidationError(
             "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
         )
-    access = Access(authorization_mode == "RBAC" if tls is None else tls, authorization_mode)
+    access = Access(tls, authorization_mode)
     try:
         _serve(
             crds, port, kubeconfig_out, kubelet, workloads, Webhooks(webhooks, services, webhook_ca), access

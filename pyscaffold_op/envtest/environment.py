@@ -122,7 +122,7 @@ class Environment:
             raise ValueError("authorization='RBAC' needs tls: clients send credentials only over TLS")
         self.authorization = authorization
         self.tls = authorization == "RBAC" if tls is None else tls
-        # the admin's client certificate (CN=admin, O=system:masters) when serving HTTPS
+        # the admin's client certificate (CN=kubernetes-admin, O=system:masters) when serving HTTPS
         self.client_cert_pem: bytes | None = None
         self.client_key_pem: bytes | None = None
         self._signer: ClientSigner | None = None  # with TLS: signs approved client-certificate CSRs
@@ -252,10 +252,10 @@ class Environment:
         if self.ca_pem is not None:
             cluster["certificate-authority-data"] = _b64(self.ca_pem)
         if token is None and self.client_cert_pem is not None and self.client_key_pem is not None:
+            # as a cluster's admin kubeconfig (kubeadm's, kind's): the client certificate alone
             user = {
                 "client-certificate-data": _b64(self.client_cert_pem),
                 "client-key-data": _b64(self.client_key_pem),
-                **user,
             }
         return {
             "apiVersion": "v1",
