@@ -104,7 +104,7 @@ async def rollout_undo(http: httpx2.AsyncClient, name: str = "web") -> None:
 async def test_an_old_template_coming_back_takes_the_next_revision(http: httpx2.AsyncClient) -> None:
     await http.post(f"{NS}/deployments", json=deployment())
     await rolled_out(http)
-    await set_image(http, "busybox")
+    await set_image(http, "httpd:2.4")
     await rolled_out(http)
     await set_image(http, "nginx:1.25")  # the first template again: its ReplicaSet is re-adopted
     d = await rolled_out(http)
@@ -112,15 +112,15 @@ async def test_an_old_template_coming_back_takes_the_next_revision(http: httpx2.
     assert len(rss) == 2  # no third ReplicaSet
     assert rss["nginx:1.25"]["metadata"]["annotations"][REVISION] == "3"
     assert rss["nginx:1.25"]["metadata"]["annotations"][HISTORY] == "1"
-    assert rss["busybox"]["metadata"]["annotations"][REVISION] == "2"
+    assert rss["httpd:2.4"]["metadata"]["annotations"][REVISION] == "2"
     assert d["metadata"]["annotations"][REVISION] == "3"
 
-    await rollout_undo(http)  # the previous revision is busybox's (2), not nginx's old number
+    await rollout_undo(http)  # the previous revision is httpd's (2), not nginx's old number
     d = await rolled_out(http)
-    assert d["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox"
+    assert d["spec"]["template"]["spec"]["containers"][0]["image"] == "httpd:2.4"
     rss = await replica_sets(http)
-    assert rss["busybox"]["metadata"]["annotations"][REVISION] == "4"
-    assert rss["busybox"]["metadata"]["annotations"][HISTORY] == "2"
+    assert rss["httpd:2.4"]["metadata"]["annotations"][REVISION] == "4"
+    assert rss["httpd:2.4"]["metadata"]["annotations"][HISTORY] == "2"
     assert d["metadata"]["annotations"][REVISION] == "4"
     await rollout_undo(http)
     d = await rolled_out(http)
@@ -236,7 +236,7 @@ async def test_kubectl_rollout_undo_after_the_template_came_back(
     """The issue 36 sequence, with kubectl's own undo."""
     await http.post(f"{NS}/deployments", json=deployment(image="nginx:1.25"))
     await rolled_out(http)
-    await set_image(http, "busybox")
+    await set_image(http, "httpd:2.4")
     await rolled_out(http)
     await set_image(http, "nginx:1.25")
     await rolled_out(http)
@@ -250,7 +250,7 @@ async def test_kubectl_rollout_undo_after_the_template_came_back(
     )
     assert run.returncode == 0, run.stderr
     d = await rolled_out(http)
-    assert d["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox"
+    assert d["spec"]["template"]["spec"]["containers"][0]["image"] == "httpd:2.4"
     history = await asyncio.to_thread(
         subprocess.run,
         ["kubectl", "--kubeconfig", kc, "rollout", "history", "deployment/web"],

@@ -135,3 +135,40 @@ async def test_pod_logs() -> None:
         r = await http.get("/api/v1/namespaces/default/pods/idle/log")
         assert r.status_code == 400 and "waiting to start" in r.json()["message"]
         await client.close()
+
+
+async def test_a_shell_image_without_a_command_crash_loops_as_on_a_cluster() -> None:
+    """busybox's own command is `sh`: with no terminal it exits at once, so under restartPolicy Always
+    the container restarts in back-off, worded as the kubelet words it."""
+    assert default_rule({"spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}).exit_code == 0
+    tty = {"spec": {"containers": [{"name": "c", "image": "busybox", "stdin": True, "tty": True}]}}
+    assert default_rule(tty).exit_code is None  # kubectl run -it: the shell waits on its terminal
+    assert default_rule({"spec": {"containers": [{"name": "c", "image": "nginx"}]}}).exit_code is None
+    async with Environment(kubelet=KubeletSimulator(pending_seconds=0.01, run_seconds=0.01)) as env:
+        client = lightkube_client(env)
+        await client.create(
+            Pod(
+                metadata=ObjectMeta(name="bb"),
+                spec=PodSpec(containers=[Container(name="main", image="busybox")]),
+            )
+        )
+
+        async def backing_off() -> Pod:
+            p = await client.get(Pod, "bb")
+            state = p.status.containerStatuses[0].state
+            assert state.waiting is not None and state.waiting.reason == "CrashLoopBackOff", state
+            return p
+
+        p = await eventually(backing_off)
+        assert p.status.phase == "Running"
+        status = p.status.containerStatuses[0]
+        assert status.lastState.terminated.reason == "Completed" and status.lastState.terminated.exitCode == 0
+        assert status.state.waiting.message.startswith("back-off ")
+        assert status.state.waiting.message.endswith(
+            f"restarting failed container=main pod=bb_default({p.metadata.uid})"
+        )
+        ready = next(c for c in p.status.conditions if c.type == "Ready")
+        assert (ready.reason, ready.message) == (
+            "ContainersNotReady",
+            "containers with unready status: [main]",
+        )

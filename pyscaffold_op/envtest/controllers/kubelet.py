@@ -61,6 +61,33 @@ _SIMPLE = {
 }
 
 
+# images whose own command is a shell (or a REPL): without a terminal on stdin it exits at once, so a
+# Deployment of plain `busybox` crash-loops on a cluster
+_SHELL_IMAGES = {
+    "busybox",
+    "alpine",
+    "ubuntu",
+    "debian",
+    "centos",
+    "fedora",
+    "rockylinux",
+    "almalinux",
+    "amazonlinux",
+    "archlinux",
+    "bash",
+    "python",
+    "node",
+    "ruby",
+}
+
+
+def _image_runs_a_shell(container: dict[str, Any]) -> bool:
+    if container.get("stdin") or container.get("tty"):
+        return False  # `kubectl run -it`: the shell waits on its terminal
+    name = str(container.get("image") or "").rsplit("/", 1)[-1].split("@", 1)[0].split(":", 1)[0]
+    return name in _SHELL_IMAGES
+
+
 def _first_container(pod: dict[str, Any]) -> dict[str, Any]:
     containers = (pod.get("spec") or {}).get("containers") or [{}]
     return containers[0] if isinstance(containers[0], dict) else {}
@@ -96,15 +123,16 @@ def echo_output(pod: dict[str, Any]) -> str:
 
 def default_rule(pod: dict[str, Any]) -> PodOutcome:
     """How the first container ends, from running its command in a tiny sh (shell.py): the script's
-    exit code; never (`PodOutcome(None)`, Running until deleted) for a container without a command
-    (the image's server), one still running after LONG_SLEEP_SECONDS of its virtual time (`sleep 300`,
+    exit code; 0 at once for an image whose own command is a shell (busybox, alpine, ubuntu ...)
+    without a terminal; never (`PodOutcome(None)`, Running until deleted) for a container without a
+    command (the image's server), one still running after LONG_SLEEP_SECONDS of its virtual time (`sleep 300`,
     `sleep infinity`, `tail -f`, `while true` loops) and, in Pods that restart Always, a command that is
     neither a shell nor a simple utility (a server such as `/manager --leader-elect`)."""
     spec = pod.get("spec") or {}
     always = spec.get("restartPolicy", "Always") == "Always"
     c = _first_container(pod)
     if not (c.get("command") or c.get("args")):
-        return PodOutcome(None)
+        return PodOutcome(0) if _image_runs_a_shell(c) else PodOutcome(None)
     run = simulate(pod, containerenv.container_env(pod, c))
     if run is None:
         return PodOutcome(None) if always else PodOutcome(0)
@@ -511,7 +539,7 @@ class KubeletSimulator:
             # Restart (OnFailure after a failure, Always after any exit): CrashLoopBackOff while waiting.
             restarts += 1
             last_state = {"terminated": terminated}
-            wait_reason = "CrashLoopBackOff" if code != 0 else "Completed"
+            delay = min(self.restart_backoff * 2 ** (restarts - 1), 2.0)
             self._write_status(
                 ns,
                 name,
@@ -522,7 +550,12 @@ class KubeletSimulator:
                     "podIP": ip,
                     "podIPs": [{"ip": ip}],
                     "conditions": _conds(
-                        "False", started, finished, reason="ContainersNotReady", scheduled=scheduled
+                        "False",
+                        started,
+                        finished,
+                        reason="ContainersNotReady",
+                        scheduled=scheduled,
+                        message=f"containers with unready status: [{' '.join(containers)}]",
                     ),
                     "containerStatuses": [
                         _cstatus(
@@ -531,9 +564,10 @@ class KubeletSimulator:
                             False,
                             restarts,
                             {
-                                "waiting": {
-                                    "reason": wait_reason,
-                                    "message": f"back-off restarting failed container {c}",
+                                "waiting": {  # in back-off after any exit, as the kubelet says it
+                                    "reason": "CrashLoopBackOff",
+                                    "message": f"back-off {go_duration(delay)} restarting failed "
+                                    f"container={c} pod={_pod_desc(pod)}",
                                 }
                             },
                             last_state,
@@ -551,7 +585,7 @@ class KubeletSimulator:
                         "BackOff",
                         f"Back-off restarting failed container {c.get('name', '')} in pod {_pod_desc(pod)}",
                     )
-            await asyncio.sleep(min(self.restart_backoff * 2 ** (restarts - 1), 2.0))
+            await asyncio.sleep(delay)
 
     # -- the kubelet's Events ------------------------------------------------------------------------
 
@@ -641,21 +675,29 @@ def stopped_status(pod: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _cond(typ: str, status: str, ts: str, reason: str | None = None) -> dict[str, Any]:
+def _cond(typ: str, status: str, ts: str, reason: str | None = None, message: str = "") -> dict[str, Any]:
     c: dict[str, Any] = {"type": typ, "status": status, "lastProbeTime": None, "lastTransitionTime": ts}
     if reason:
         c["reason"] = reason
+    if message:
+        c["message"] = message
     return c
 
 
 def _conds(
-    ready: str, started: str, ts: str, reason: str | None = None, *, scheduled: str | None = None
+    ready: str,
+    started: str,
+    ts: str,
+    reason: str | None = None,
+    *,
+    scheduled: str | None = None,
+    message: str = "",
 ) -> list[dict[str, Any]]:
     return [
         _cond("PodReadyToStartContainers", "True", started),
         _cond("Initialized", "True", started),
-        _cond("Ready", ready, ts, reason),
-        _cond("ContainersReady", ready, ts, reason),
+        _cond("Ready", ready, ts, reason, message),
+        _cond("ContainersReady", ready, ts, reason, message),
         _cond("PodScheduled", "True", scheduled or started),
     ]
 
