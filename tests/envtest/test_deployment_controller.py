@@ -259,3 +259,22 @@ async def test_kubectl_rollout_undo_after_the_template_came_back(
         timeout=30,
     )
     assert [line.split()[0] for line in history.stdout.splitlines()[2:] if line.strip()] == ["3", "4"]
+
+
+async def test_generation_as_the_deployment_strategy_counts_it(http: httpx2.AsyncClient) -> None:
+    """Annotations bump a Deployment's generation (its strategy: they go to its ReplicaSets); the
+    controller's revision annotation, written with the status, does not."""
+    await http.post(f"{NS}/deployments", json=deployment())
+    d = await rolled_out(http)
+    assert d["metadata"]["annotations"][REVISION] == "1"
+    assert d["metadata"]["generation"] == 1 and d["status"]["observedGeneration"] == 1
+    r = await http.patch(
+        f"{NS}/deployments/web",
+        json={"metadata": {"labels": {"tier": "front"}, "annotations": {"note": "x"}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.json()["metadata"]["generation"] == 2
+    d = await rolled_out(http)
+    assert d["status"]["observedGeneration"] == 2
+    rs = next(iter((await replica_sets(http)).values()))
+    assert rs["metadata"]["annotations"]["note"] == "x"  # copied to the ReplicaSet

@@ -7,10 +7,10 @@ status and the Available/Progressing/ReplicaFailure conditions `kubectl rollout 
 the `ScalingReplicaSet` Events.
 
 Each reconcile does what one sync of the real controller does; the next change (a ReplicaSet's new
-status) brings the next sync, as the real informers do. Differences: the pod-template-hash is not the
-real value (see `template_hash`), and the revision annotation of the Deployment is written by an
-update of the Deployment where the real controller writes it with its status (the emulator's status
-subresource keeps metadata as it was)."""
+status) brings the next sync, as the real informers do. The revision annotation of the Deployment is
+written with its status, as the real controller writes it (a Deployment's status strategy takes the
+annotations; a plain update would bump the generation). The difference: the pod-template-hash is not
+the real value (see `template_hash`)."""
 
 from __future__ import annotations
 
@@ -646,9 +646,8 @@ class DeploymentController(SimulatedController):
         current = self.get(self.primary, d["metadata"].get("namespace", ""), d["metadata"]["name"])
         if current is None or current["metadata"]["uid"] != d["metadata"]["uid"]:
             raise StatusError(409, "Conflict", "the deployment changed")
-        if U.annotations_of(current) != U.annotations_of(d):
-            meta = {**current["metadata"], "annotations": U.annotations_of(d)}
-            current = self.update(self.primary, {**current, "metadata": meta})
+        # the status strategy of Deployments takes the annotations sent: one write, no new generation
+        current = {**current, "metadata": {**current["metadata"], "annotations": U.annotations_of(d)}}
         written = self.write_status(self.primary, current, d.get("status") or {})
         d["metadata"] = copy.deepcopy(written["metadata"])
         return d

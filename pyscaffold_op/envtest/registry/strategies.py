@@ -71,9 +71,33 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
         certificates.prepare_create(obj)
 
 
-def prepare_status_update(info: ServedResource, new: dict[str, Any], old: dict[str, Any]) -> None:
+def bumps_generation(info: ServedResource, new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Besides a spec change: a Deployment's annotations bump its generation too (its strategy's
+    PrepareForUpdate: they are copied to its ReplicaSets)."""
+    if info.group_resource != ("apps", "deployments"):
+        return False
+    return (new["metadata"].get("annotations") or {}) != (old["metadata"].get("annotations") or {})
+
+
+# the metadata a built-in's /status write takes from the object sent (the rest stays as stored): a
+# Deployment's status strategy keeps only its labels, so the deployment controller writes the revision
+# annotation with the status, without bumping the generation
+_STATUS_TAKES_META = {("apps", "deployments"): ("annotations", "finalizers", "ownerReferences")}
+
+
+def prepare_status_update(
+    info: ServedResource, new: dict[str, Any], old: dict[str, Any], sent: dict[str, Any] | None = None
+) -> None:
     """What a built-in's status strategy keeps of the old object (PrepareForUpdate): a Pod's QoS class
-    is immutable, so a status that leaves it out keeps it (old kubelets dropped it)."""
+    is immutable, so a status that leaves it out keeps it (old kubelets dropped it); a Deployment's
+    takes the sent annotations, finalizers and owner references."""
+    sent_meta = (sent or {}).get("metadata")
+    if isinstance(sent_meta, dict):
+        for key in _STATUS_TAKES_META.get(info.group_resource, ()):
+            if sent_meta.get(key):
+                new["metadata"][key] = sent_meta[key]
+            else:
+                new["metadata"].pop(key, None)
     if info.group_resource == ("", "pods"):
         status, old_status = new.get("status"), old.get("status")
         kept = old_status.get("qosClass") if isinstance(old_status, dict) else None

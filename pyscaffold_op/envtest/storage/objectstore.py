@@ -451,7 +451,7 @@ class Store:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             else:
                 defaulting.apply_types(info, new)  # the status as decoded into the Go type
-                strategies.prepare_status_update(info, new, old)
+                strategies.prepare_status_update(info, new, old, obj)
                 causes = strategies.validate_status(info, new)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
@@ -497,7 +497,9 @@ class Store:
                 new["status"] = merged["status"]
         errors = no_new_finalizers(meta, ometa) + meta_causes(meta, None, info.kube_finalizers)
         new = self._admit(info, new, old, meta_errors=errors)
-        if info.generation and _spec_of(new) != _spec_of(old):
+        if info.generation and (
+            _spec_of(new) != _spec_of(old) or strategies.bumps_generation(info, new, old)
+        ):
             new["metadata"]["generation"] = ometa.get("generation", 1) + 1
         return new
 

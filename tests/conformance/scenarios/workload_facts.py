@@ -234,4 +234,73 @@ def field_selectors() -> list[Scenario]:
     ]
 
 
-SCENARIOS: list[Scenario] = [*qos_classes(), *status_keeps_qos(), *evictions(), *field_selectors()]
+DEPLOYMENTS = "/apis/apps/v1/namespaces/{ns}/deployments"
+
+
+def deployment_generations() -> list[Scenario]:
+    """A Deployment's strategy bumps its generation on annotations too; its status strategy takes the
+    annotations sent (how the deployment controller writes its revision) but keeps the labels."""
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "labels": {"a": "1"}},
+        "spec": {
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {
+                "metadata": {"labels": {"app": "x"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    meta = lambda b: {k: b["metadata"].get(k) for k in ("generation", "labels", "annotations")}  # noqa: E731
+    return [
+        Scenario(
+            "workload/deployment/annotations-bump-generation",
+            "workload",
+            [
+                setup(post(DEPLOYMENTS, body)),
+                Step(
+                    "PATCH",
+                    DEPLOYMENTS + "/d",
+                    {"metadata": {"labels": {"b": "2"}}},
+                    patch="merge",
+                    view=meta,
+                ),
+                Step(
+                    "PATCH",
+                    DEPLOYMENTS + "/d",
+                    {"metadata": {"annotations": {"n": "x"}}},
+                    patch="merge",
+                    view=meta,
+                ),
+            ],
+        ),
+        Scenario(
+            "workload/deployment/status-takes-annotations",
+            "workload",
+            [
+                setup(post(DEPLOYMENTS, body)),
+                Step(
+                    "PATCH",
+                    DEPLOYMENTS + "/d/status",
+                    {
+                        "metadata": {
+                            "labels": {"b": "2"},
+                            "annotations": {"deployment.kubernetes.io/revision": "1"},
+                        }
+                    },
+                    patch="merge",
+                    view=meta,
+                ),
+            ],
+        ),
+    ]
+
+
+SCENARIOS: list[Scenario] = [
+    *qos_classes(),
+    *status_keeps_qos(),
+    *evictions(),
+    *field_selectors(),
+    *deployment_generations(),
+]
