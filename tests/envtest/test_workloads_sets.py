@@ -231,3 +231,35 @@ def test_service_gets_endpointslices_of_ready_pods(api: k8s.ApiClient) -> None:
     )
     apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 1}})
     wait(lambda: slice_of(1))
+
+
+def test_statefulset_names_and_revisions_as_the_real_controller(api: k8s.ApiClient) -> None:
+    """ordinals.start numbers the Pods, which carry their prefix as generateName too; the
+    ControllerRevision's label is controller.kubernetes.io/hash, the Pods' controller-revision-hash
+    names the revision (found by the workload corpus against a cluster)."""
+    apps, core = k8s.AppsV1Api(api), k8s.CoreV1Api(api)
+    body = {
+        "metadata": {"name": "num"},
+        "spec": {
+            "replicas": 2,
+            "ordinals": {"start": 5},
+            "serviceName": "num",
+            "selector": {"matchLabels": {"app": "num"}},
+            "template": template("num"),
+        },
+    }
+    apps.create_namespaced_stateful_set("default", body)
+
+    def two_ready() -> list[Any]:
+        pods = core.list_namespaced_pod("default", label_selector="app=num").items
+        assert sorted(p.metadata.name for p in pods) == ["num-5", "num-6"]
+        return pods
+
+    pods = wait(two_ready)
+    assert {p.metadata.generate_name for p in pods} == {"num-"}
+    assert {p.metadata.labels["apps.kubernetes.io/pod-index"] for p in pods} == {"5", "6"}
+    [rev] = apps.list_namespaced_controller_revision("default", label_selector="app=num").items
+    assert "controller-revision-hash" not in rev.metadata.labels
+    assert rev.metadata.name == f"num-{rev.metadata.labels['controller.kubernetes.io/hash']}"
+    assert {p.metadata.labels["controller-revision-hash"] for p in pods} == {rev.metadata.name}
+    apps.delete_namespaced_stateful_set("num", "default")

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 REVISIONS = ("apps", "v1", "controllerrevisions")
 PVCS = ("", "v1", "persistentvolumeclaims")
-REVISION_LABEL = "controller-revision-hash"
+REVISION_LABEL = "controller-revision-hash"  # a Pod's: the name of its ControllerRevision
+HASH_LABEL = "controller.kubernetes.io/hash"  # a ControllerRevision's: its hash
 
 
 def ordinal(sts_name: str, pod: Obj) -> int:
@@ -43,7 +44,9 @@ class StatefulSetController(SimulatedController):
         status: Obj = dict(sts.get("status") or {})
         update_revision = self._revision(sts)
         current_revision = status.get("currentRevision") or update_revision
-        pods = {ordinal(name, p): p for p in self.owned(P.PODS, sts)}
+        start = int((spec.get("ordinals") or {}).get("start") or 0)
+        # by index: replica i is Pod <name>-<start + i>
+        pods = {ordinal(name, p) - start: p for p in self.owned(P.PODS, sts)}
         # failed or succeeded pods are replaced
         for i, existing in list(pods.items()):
             if P.is_terminal(existing) and not existing["metadata"].get("deletionTimestamp"):
@@ -56,7 +59,7 @@ class StatefulSetController(SimulatedController):
                 if blocked:
                     break
                 revision = current_revision if self._partitioned(sts, i) else update_revision
-                pods[i] = self._create_pod(sts, i, revision)
+                pods[i] = self._create_pod(sts, start + i, revision)
                 if not parallel:
                     blocked = True
                 continue
@@ -107,7 +110,7 @@ class StatefulSetController(SimulatedController):
                         "name": rev_name,
                         "labels": {
                             **(((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}),
-                            REVISION_LABEL: h,
+                            HASH_LABEL: h,
                         },
                         "ownerReferences": [new_owner_ref(sts)],
                     },
@@ -131,6 +134,7 @@ class StatefulSetController(SimulatedController):
             template = copy.deepcopy((rev.get("data") or {}).get("spec", {}).get("template") or template)
             template.pop("$patch", None)
         pod = P.from_template(template, new_owner_ref(sts), name=f"{name}-{i}")
+        pod["metadata"]["generateName"] = f"{name}-"  # GetPodFromTemplate's prefix, kept beside the name
         labels = pod["metadata"].setdefault("labels", {})
         labels.update(
             {
