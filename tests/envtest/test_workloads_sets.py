@@ -263,3 +263,85 @@ def test_statefulset_names_and_revisions_as_the_real_controller(api: k8s.ApiClie
     assert rev.metadata.name == f"num-{rev.metadata.labels['controller.kubernetes.io/hash']}"
     assert {p.metadata.labels["controller-revision-hash"] for p in pods} == {rev.metadata.name}
     apps.delete_namespaced_stateful_set("num", "default")
+
+
+def test_daemonsets_over_fake_nodes_with_taints(api: k8s.ApiClient) -> None:
+    """Nodes annotated kwok.x-k8s.io/node=fake are run by the kubelet simulator, as kwok runs them; a
+    DaemonSet runs only where it tolerates the taints (NodeShouldRunDaemonPod), records its templates
+    as ControllerRevisions and rolls a new template node by node (found by the workload corpus)."""
+    apps, core = k8s.AppsV1Api(api), k8s.CoreV1Api(api)
+    taint = {"key": "team", "value": "blue", "effect": "NoSchedule"}
+    for name in ("fake-0", "fake-1"):
+        core.create_node(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"}},
+                "spec": {"taints": [taint]},
+            }
+        )
+    wait(
+        lambda: all(
+            any(c.type == "Ready" and c.status == "True" for c in core.read_node(n).status.conditions or [])
+            for n in ("fake-0", "fake-1")
+        )
+    )
+    body = {
+        "metadata": {"name": "blue"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "blue"}},
+            "template": template(
+                "blue",
+                tolerations=[{"key": "team", "operator": "Equal", "value": "blue", "effect": "NoSchedule"}],
+            ),
+        },
+    }
+    apps.create_namespaced_daemon_set("default", body)
+    plain = {
+        "metadata": {"name": "plain"},
+        "spec": {"selector": {"matchLabels": {"app": "plain"}}, "template": template("plain")},
+    }
+    apps.create_namespaced_daemon_set("default", plain)
+
+    def everywhere() -> Any:
+        s = apps.read_namespaced_daemon_set("blue", "default").status
+        assert (s.desired_number_scheduled, s.number_ready) == (3, 3), s  # envtest-node and both fakes
+        return s
+
+    wait(everywhere)
+    plain_status = wait(
+        lambda: (
+            apps.read_namespaced_daemon_set("plain", "default").status.number_ready == 1
+            and apps.read_namespaced_daemon_set("plain", "default").status
+        )
+    )
+    assert plain_status.desired_number_scheduled == 1  # the tainted fakes are not for it
+    pods = core.list_namespaced_pod("default", label_selector="app=blue").items
+    assert sorted(p.spec.node_name for p in pods) == ["envtest-node", "fake-0", "fake-1"]
+    assert {p.status.host_ip for p in pods} == {"10.0.0.1", "10.0.0.2", "10.0.0.3"}
+    [rev] = apps.list_namespaced_controller_revision("default", label_selector="app=blue").items
+    assert (
+        rev.revision == 1 and rev.metadata.name == f"blue-{rev.metadata.labels['controller-revision-hash']}"
+    )
+    assert {p.metadata.labels["controller-revision-hash"] for p in pods} == {
+        rev.metadata.labels["controller-revision-hash"]
+    }
+    # a new template rolls over every node, one unavailable at a time
+    apps.patch_namespaced_daemon_set(
+        "blue",
+        "default",
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:1.26"}]}}}},
+    )
+
+    def rolled() -> bool:
+        s = apps.read_namespaced_daemon_set("blue", "default").status
+        assert s.observed_generation == 2 and s.updated_number_scheduled == 3 and s.number_ready == 3, s
+        return True
+
+    wait(rolled, timeout=20)
+    revisions = apps.list_namespaced_controller_revision("default", label_selector="app=blue").items
+    assert sorted(r.revision for r in revisions) == [1, 2]
+    for name in ("blue", "plain"):
+        apps.delete_namespaced_daemon_set(name, "default")
+    for name in ("fake-0", "fake-1"):
+        core.delete_node(name)

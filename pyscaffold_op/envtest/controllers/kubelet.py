@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pyscaffold_op.envtest.storage.objectstore import Event, Store
 
 log = logging.getLogger("pyscaffold_op.envtest.controllers.kubelet")
+FAKE_NODE = "kwok.x-k8s.io/node"  # kwok's annotation of the nodes it plays
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
 
 
@@ -203,9 +204,12 @@ class KubeletSimulator:
         stop_seconds: float = 0.05,
         scheduler: bool = True,
         events: bool = True,
+        fake_nodes: bool = True,
     ) -> None:
         """`scheduler=False`: no simulated kube-scheduler binds Pods (bind them yourself, through
-        pods/binding or spec.nodeName); `events=False`: record no Events."""
+        pods/binding or spec.nodeName); `events=False`: record no Events; `fake_nodes=False`: leave
+        the Nodes annotated `kwok.x-k8s.io/node: fake` alone (by default this kubelet runs them too,
+        as kwok does)."""
         self.rule = rule or default_rule
         # how long containers take to stop after a graceful delete (at most the grace period)
         self.stop_seconds = stop_seconds
@@ -220,8 +224,10 @@ class KubeletSimulator:
         self._stopping: dict[str, asyncio.Task[None]] = {}  # pod uid -> graceful termination
         self.scheduler: Scheduler | None = Scheduler() if scheduler else None
         self.events = events
-        self.recorder = EventRecorder("kubelet", node_name, manager="kubelet")
-        self._images: set[str] = set()  # what this node has pulled
+        self.fake_nodes = fake_nodes
+        self._nodes: dict[str, str] = {node_name: "10.0.0.1"}  # the nodes run here -> InternalIP
+        self._recorders: dict[str, EventRecorder] = {}
+        self._images: dict[str, set[str]] = {}  # node -> the images it has pulled
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -229,8 +235,6 @@ class KubeletSimulator:
         """Register the node and start following pods (call on the server's loop)."""
         self._store = store
         store.pod_logs = self.logs
-        if self.events:
-            self.recorder.attach(store)
         nodes = store.info("", "v1", "nodes")
         if store.find(("", "nodes"), "", self.node_name) is None:
             store.create(
@@ -239,48 +243,10 @@ class KubeletSimulator:
                 {"metadata": {"name": self.node_name, "labels": node_labels(self.node_name)}, "spec": {}},
                 manager="kubelet",
             )
-            node = store.get(nodes, "", self.node_name)
-            ts = now_rfc3339()
-            store.update(
-                nodes,
-                "",
-                self.node_name,
-                {
-                    **node,
-                    "status": {
-                        "conditions": [
-                            {
-                                "type": "Ready",
-                                "status": "True",
-                                "reason": "KubeletReady",
-                                "message": "kubelet is posting ready status",
-                                "lastHeartbeatTime": ts,
-                                "lastTransitionTime": ts,
-                            }
-                        ],
-                        "addresses": [
-                            {"type": "InternalIP", "address": "10.0.0.1"},
-                            {"type": "Hostname", "address": self.node_name},
-                        ],
-                        "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-                        "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-                        "nodeInfo": {
-                            "architecture": "amd64",
-                            "bootID": "envtest",
-                            "containerRuntimeVersion": "containerd://1.7.0",
-                            "kernelVersion": "6.0.0",
-                            "kubeProxyVersion": KUBERNETES_VERSION,
-                            "kubeletVersion": KUBERNETES_VERSION,
-                            "machineID": "envtest",
-                            "operatingSystem": "linux",
-                            "osImage": "pyop envtest",
-                            "systemUUID": "00000000-0000-0000-0000-000000000000",
-                        },
-                    },
-                },
-                subresource="status",
-                manager="kubelet",
-            )
+            self._post_status(self.node_name)
+        if self.fake_nodes:
+            for node in store.list(nodes, None)[0]:
+                self._adopt_fake_node(node)
         store.on_change.append(self._on_event)
         if self.scheduler is not None:
             self.scheduler.attach(store, REAL_CLOCK, events=self.events)
@@ -290,6 +256,76 @@ class KubeletSimulator:
                 self._maybe_stop(pod)
             else:
                 self._maybe_start(pod)
+
+    # -- nodes ---------------------------------------------------------------------------------------
+
+    def _recorder(self, node: str) -> EventRecorder:
+        """The Event recorder of the kubelet of `node` (source host: the node)."""
+        recorder = self._recorders.get(node)
+        if recorder is None:
+            recorder = self._recorders[node] = EventRecorder("kubelet", node, manager="kubelet")
+            if self.events and self._store is not None:
+                recorder.attach(self._store)
+        return recorder
+
+    def _adopt_fake_node(self, node: dict[str, Any]) -> None:
+        """A Node annotated `kwok.x-k8s.io/node: fake` is run here too, as kwok runs it: it reports
+        Ready with its own InternalIP, and its Pods live as this node's do."""
+        name = node["metadata"]["name"]
+        if name == self.node_name or (node["metadata"].get("annotations") or {}).get(FAKE_NODE) != "fake":
+            return
+        if name not in self._nodes:
+            self._nodes[name] = f"10.0.{len(self._nodes) // 250}.{len(self._nodes) % 250 + 1}"
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (node.get("status") or {}).get("conditions") or []
+        )
+        if not ready:
+            self._post_status(name)
+
+    def _post_status(self, name: str) -> None:
+        """The node status a kubelet posts: Ready, addresses, capacity, nodeInfo."""
+        assert self._store is not None
+        store = self._store
+        nodes = store.info("", "v1", "nodes")
+        node = store.find(("", "nodes"), "", name)
+        if node is None:
+            return
+        ts = now_rfc3339()
+        status = {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                    "lastHeartbeatTime": ts,
+                    "lastTransitionTime": ts,
+                }
+            ],
+            "addresses": [
+                {"type": "InternalIP", "address": self._nodes.get(name, "10.0.0.1")},
+                {"type": "Hostname", "address": name},
+            ],
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "nodeInfo": {
+                "architecture": "amd64",
+                "bootID": "envtest",
+                "containerRuntimeVersion": "containerd://1.7.0",
+                "kernelVersion": "6.0.0",
+                "kubeProxyVersion": KUBERNETES_VERSION,
+                "kubeletVersion": KUBERNETES_VERSION,
+                "machineID": "envtest",
+                "operatingSystem": "linux",
+                "osImage": "pyop envtest",
+                "systemUUID": "00000000-0000-0000-0000-000000000000",
+            },
+        }
+        try:
+            store.update(nodes, "", name, {**node, "status": status}, subresource="status", manager="kubelet")
+        except StatusError as err:
+            log.debug("kubelet: node %s status: %s", name, err.message)
 
     def logs(self, pod: dict[str, Any]) -> str | None:
         """The pod's logs so far; None when its containers have not started."""
@@ -328,7 +364,8 @@ class KubeletSimulator:
     async def detach(self) -> None:
         if self.scheduler is not None:
             self.scheduler.detach()
-        self.recorder.detach()
+        for recorder in self._recorders.values():
+            recorder.detach()
         if self._store is not None and self._on_event in self._store.on_change:
             self._store.on_change.remove(self._on_event)
         tasks = list(self._tasks.values()) + list(self._stopping.values())
@@ -341,6 +378,13 @@ class KubeletSimulator:
         self._stopping.clear()
 
     def _on_event(self, event: Event) -> None:
+        if event.gr == ("", "nodes"):
+            if event.type == "DELETED":
+                if event.obj["metadata"]["name"] != self.node_name:
+                    self._nodes.pop(event.obj["metadata"]["name"], None)
+            elif self.fake_nodes:  # not while the store is telling: its status is written next
+                asyncio.get_running_loop().call_soon(self._adopt_fake_node, event.obj)
+            return
         if event.gr != ("", "pods"):
             return
         if event.type == "DELETED":
@@ -355,7 +399,7 @@ class KubeletSimulator:
         """A Pod on this node is being deleted gracefully: stop its containers, then remove it."""
         meta = pod["metadata"]
         uid = meta["uid"]
-        if uid in self._stopping or (pod.get("spec") or {}).get("nodeName") != self.node_name:
+        if uid in self._stopping or (pod.get("spec") or {}).get("nodeName") not in self._nodes:
             return
         running = self._tasks.pop(uid, None)
         if running is not None:
@@ -408,7 +452,7 @@ class KubeletSimulator:
         phase = (pod.get("status") or {}).get("phase")
         if uid in self._tasks or phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp"):
             return
-        if (pod.get("spec") or {}).get("nodeName") != self.node_name:
+        if (pod.get("spec") or {}).get("nodeName") not in self._nodes:
             return  # not (yet) bound here: the scheduler binds, the node's kubelet runs
         task = asyncio.get_running_loop().create_task(self._run(meta.get("namespace", ""), meta["name"], uid))
         self._tasks[uid] = task
@@ -448,8 +492,8 @@ class KubeletSimulator:
         started = now_rfc3339()
         scheduled = _scheduled_since(pod) or started
         base = {
-            "hostIP": "10.0.0.1",
-            "hostIPs": [{"ip": "10.0.0.1"}],
+            "hostIP": self._nodes.get(pod["spec"]["nodeName"], "10.0.0.1"),
+            "hostIPs": [{"ip": self._nodes.get(pod["spec"]["nodeName"], "10.0.0.1")}],
             # the API server computed it at create (immutable); the kubelet reports the same class
             "qosClass": (pod.get("status") or {}).get("qosClass") or "BestEffort",
             "startTime": started,
@@ -595,7 +639,9 @@ class KubeletSimulator:
         """An Event about one container (GenerateContainerRef: the Pod, fieldPath spec.containers{name})."""
         if self.events:
             path = f"spec.containers{{{container.get('name', '')}}}"
-            self.recorder.event(pod, type_, reason, msg, field_path=path)
+            self._recorder((pod.get("spec") or {}).get("nodeName") or self.node_name).event(
+                pod, type_, reason, msg, field_path=path
+            )
 
     def _start_containers(self, pod: dict[str, Any], again: bool) -> None:
         """What the kubelet records as it starts each container: the image (pulled, or already there
@@ -605,7 +651,8 @@ class KubeletSimulator:
                 continue
             image = str(c.get("image", ""))
             policy = c.get("imagePullPolicy") or "IfNotPresent"
-            if policy == "Always" or (image not in self._images and policy != "Never"):
+            pulled = self._images.setdefault(pod["spec"].get("nodeName") or self.node_name, set())
+            if policy == "Always" or (image not in pulled and policy != "Never"):
                 self._event(pod, c, NORMAL, "Pulling", f'Pulling image "{image}"')
                 took = go_duration(self.pending_seconds)
                 self._event(
@@ -616,7 +663,7 @@ class KubeletSimulator:
                     f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
                     f"Image size: {image_size(image)} bytes.",
                 )
-                self._images.add(image)
+                pulled.add(image)
             else:
                 msg = f'Container image "{image}" already present on machine and can be accessed by the pod'
                 self._event(pod, c, NORMAL, "Pulled", msg)
