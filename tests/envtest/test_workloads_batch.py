@@ -233,3 +233,39 @@ async def test_suspended_job_stops_its_pods_without_counting_failures(client: As
     await client.patch(Job, "pause", {"spec": {"suspend": False}})
     j = await eventually(lambda: active(2))
     assert cond(j, "Suspended").status == "False" and cond(j, "Suspended").reason == "JobResumed"
+
+
+async def test_job_counts_pods_once_through_its_tracking_finalizer(client: AsyncClient) -> None:
+    """Each Pod carries batch.kubernetes.io/job-tracking until counted; deleting the finished Pods
+    afterwards takes nothing from the Job's counters (the real controller's uncounted tracking)."""
+    await client.create(Job.from_dict(job("track", "echo hi", completions=2, completionMode="Indexed")))
+    j = await finished(client, "track", "Complete")
+    assert j.status.succeeded == 2 and j.status.completedIndexes == "0-1"
+    pods = [p async for p in client.list(Pod, labels={"job-name": "track"})]
+    assert len(pods) == 2 and all(not p.metadata.finalizers for p in pods)
+    env = pods[0].spec.containers[0].env
+    assert [e.name for e in env] == ["JOB_COMPLETION_INDEX"]
+    assert (
+        env[0].valueFrom.fieldRef.fieldPath == "metadata.labels['batch.kubernetes.io/job-completion-index']"
+    )
+    for p in pods:
+        await client.delete(Pod, p.metadata.name)
+    await eventually(lambda: _no_pods(client, "track"))
+    j = await client.get(Job, "track")
+    assert j.status.succeeded == 2 and j.status.completedIndexes == "0-1"
+
+
+async def test_running_job_pods_hold_the_tracking_finalizer(client: AsyncClient) -> None:
+    await client.create(Job.from_dict(job("hold", "sleep 3600")))
+
+    async def running() -> Pod:
+        pods = [p async for p in client.list(Pod, labels={"job-name": "hold"})]
+        assert len(pods) == 1 and pods[0].status.phase == "Running"
+        return pods[0]
+
+    pod = await eventually(running)
+    assert pod.metadata.finalizers == ["batch.kubernetes.io/job-tracking"]
+
+
+async def _no_pods(client: AsyncClient, name: str) -> bool:
+    return [p async for p in client.list(Pod, labels={"job-name": name})] == []

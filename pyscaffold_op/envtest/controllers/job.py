@@ -10,12 +10,14 @@ from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref, set_condition
 from pyscaffold_op.envtest.controllers.events import NORMAL, WARNING
 from pyscaffold_op.envtest.controllers.timestamps import parse_time, rfc3339
+from pyscaffold_op.envtest.status import StatusError
 from pyscaffold_op.envtest.types import Key, Obj
 
 if TYPE_CHECKING:
     pass
 
 INDEX = "batch.kubernetes.io/job-completion-index"
+FINALIZER = "batch.kubernetes.io/job-tracking"  # a Pod's until the Job controller has counted it
 BACKOFF_MAX = 360.0  # the real controller's cap (6 min) on the delay before replacing a failed pod
 
 
@@ -45,37 +47,65 @@ class JobController(SimulatedController):
         self.backoff_seconds = backoff_seconds
 
     def reconcile(self, namespace: str, name: str) -> None:
-        job = self.live(namespace, name)
+        job = self.get(self.primary, namespace, name)
         if job is None:
             return
         key = (namespace, name)
+        pods = self.owned(P.PODS, job)
+        if job["metadata"].get("deletionTimestamp") or finished(job):
+            # nothing more to count: the Pods go with the tracking finalizer removed
+            for pod in pods:
+                self._release(pod)
+            if not job["metadata"].get("deletionTimestamp"):
+                self._expire(job, key)
+            return
         spec = job.get("spec") or {}
         status: Obj = dict(job.get("status") or {})
         now = self.clock.now()
         stamp = rfc3339(now)
-        done = finished(job)
-        if done:
-            self._expire(job, key)
-            return
-        pods = self.owned(P.PODS, job)
-        active = [p for p in pods if P.is_active(p)]
-        # a pod that ended because it was deleted (suspend, scale, failure) is not a result
-        ended = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
-        succeeded = [p for p in ended if (p.get("status") or {}).get("phase") == "Succeeded"]
-        failed = [p for p in ended if (p.get("status") or {}).get("phase") == "Failed"]
-        terminating = [p for p in pods if p["metadata"].get("deletionTimestamp") and not P.is_terminal(p)]
         indexed = spec.get("completionMode") == "Indexed"
         completions = spec.get("completions")
         parallelism = int(spec.get("parallelism", 1) if spec.get("parallelism") is not None else 1)
         backoff_limit = int(spec.get("backoffLimit", 6))
         suspended = bool(spec.get("suspend"))
+        replace_failed_only = spec.get("podReplacementPolicy") == "Failed"
+        # trackJobStatusAndRemoveFinalizers: a finished Pod still holding the tracking finalizer is
+        # counted once into the status, then let go; the counters never go down
+        completed = _parse_ranges(status.get("completedIndexes", ""))
+        for pod in pods:
+            if FINALIZER not in (pod["metadata"].get("finalizers") or []):
+                continue
+            phase = (pod.get("status") or {}).get("phase")
+            failed_pod = phase == "Failed" or (
+                not replace_failed_only and pod["metadata"].get("deletionTimestamp") and phase != "Succeeded"
+            )
+            if phase == "Succeeded":
+                if indexed:
+                    ix = _index(pod)
+                    if 0 <= ix < int(completions or 0) and ix not in completed:
+                        completed.add(ix)
+                        status["succeeded"] = int(status.get("succeeded", 0)) + 1
+                else:
+                    status["succeeded"] = int(status.get("succeeded", 0)) + 1
+            elif failed_pod:
+                status["failed"] = int(status.get("failed", 0)) + 1
+            else:
+                continue
+            self._release(pod)
+        pods = self.owned(P.PODS, job)
+        active = [p for p in pods if P.is_active(p)]
+        terminating = [p for p in pods if p["metadata"].get("deletionTimestamp") and not P.is_terminal(p)]
+        succeeded_pods = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
+        n_failed = int(status.get("failed", 0))
         conds: list[Obj] = list(status.get("conditions") or [])
-        if not suspended and not status.get("startTime"):
+        if suspended:
+            status.pop("startTime", None)  # a suspended Job starts again from its resume
+        elif not status.get("startTime"):
             status["startTime"] = stamp
-        n_succeeded = len({_index(p) for p in succeeded}) if indexed else len(succeeded)
+        n_succeeded = len(completed) if indexed else int(status.get("succeeded", 0))
 
         failure: tuple[str, str] | None = None
-        if len(failed) > backoff_limit or (
+        if n_failed > backoff_limit or (
             spec.get("template", {}).get("spec", {}).get("restartPolicy") == "OnFailure"
             and (
                 sum(_restarts(p) for p in active) >= backoff_limit
@@ -94,14 +124,21 @@ class JobController(SimulatedController):
                 self.enqueue_after(key, left)
 
         complete = (
-            n_succeeded >= int(completions) if completions is not None else bool(succeeded) and not active
+            n_succeeded >= int(completions) if completions is not None else n_succeeded > 0 and not active
         )
         was_suspended = any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds)
         if failure is not None:
-            self._delete_pods(job, active)
+            # deleteActivePods keeps the tracking finalizer: a Pod that had not finished counts as failed
+            self._delete_pods(job, active, release=False)
+            status["failed"] = n_failed + sum(
+                1 for p in active if FINALIZER in (p["metadata"].get("finalizers") or [])
+            )
+            for pod in active:
+                self._release(pod)
             reason, message = failure
             for typ in ("FailureTarget", "Failed"):
                 conds = set_condition(conds, _cond(typ, reason, message, stamp))
+            terminating += active
             active = []
             self.record(job, WARNING, reason, message)
         elif complete:
@@ -111,7 +148,7 @@ class JobController(SimulatedController):
                     _cond(typ, "CompletionsReached", "Reached expected number of succeeded pods", stamp),
                 )
             status["completionTime"] = stamp
-            if completions is not None and len(succeeded) > int(completions):
+            if completions is not None and n_succeeded > int(completions):
                 self.record(
                     job,
                     WARNING,
@@ -121,6 +158,7 @@ class JobController(SimulatedController):
             self.record(job, NORMAL, "Completed", "Job completed")
         elif suspended:
             self._delete_pods(job, active)
+            terminating += active
             active = []
             conds = set_condition(conds, _cond("Suspended", "JobSuspended", "Job suspended", stamp))
             if not was_suspended:
@@ -131,19 +169,23 @@ class JobController(SimulatedController):
                     conds, {**_cond("Suspended", "JobResumed", "Job resumed", stamp), "status": "False"}
                 )
                 self.record(job, NORMAL, "Resumed", "Job resumed")
-            active += self._start_pods(job, active, succeeded, failed, parallelism, completions, indexed, key)
+            if completions is not None or (not succeeded_pods and not n_succeeded):
+                # a work queue (no completions) starts no Pod once one has succeeded
+                active += self._start_pods(
+                    job, active, succeeded_pods, n_failed, parallelism, completions, indexed, key, completed
+                )
 
         status["active"] = len(active)
-        status["succeeded"] = len(succeeded)
-        status["failed"] = len(failed)
         status["ready"] = sum(1 for p in active if P.is_ready(p))
         status["terminating"] = len(terminating)
         status["uncountedTerminatedPods"] = {}
-        if indexed:
-            status["completedIndexes"] = _ranges(sorted({_index(p) for p in succeeded}))
+        if indexed and completed:
+            status["completedIndexes"] = _ranges(sorted(completed))
+        else:
+            status.pop("completedIndexes", None)
         for k in ("active", "succeeded", "failed"):
-            if not status[k]:
-                del status[k]
+            if not status.get(k):
+                status.pop(k, None)
         if conds:
             status["conditions"] = conds
         self.write_status(self.primary, job, status)
@@ -152,27 +194,58 @@ class JobController(SimulatedController):
             if current is not None:
                 self._expire(current, key)
 
+    def _release(self, pod: Obj) -> None:
+        """Remove the tracking finalizer (the Pod has been counted or the Job is done)."""
+        if FINALIZER not in (pod["metadata"].get("finalizers") or []):
+            return
+        current = self.get(P.PODS, pod["metadata"].get("namespace", ""), pod["metadata"]["name"])
+        if current is None or current["metadata"]["uid"] != pod["metadata"]["uid"]:
+            return
+        pod = current
+        finalizers = pod["metadata"].get("finalizers") or []
+        if FINALIZER not in finalizers:
+            return
+        kept = [f for f in finalizers if f != FINALIZER]
+        meta = {**pod["metadata"], "finalizers": kept}
+        if not kept:
+            meta.pop("finalizers")
+        try:
+            self.update(P.PODS, {**pod, "metadata": meta})
+        except StatusError as err:
+            if err.code != 404:
+                raise
+
     def _start_pods(
         self,
         job: Obj,
         active: list[Obj],
         succeeded: list[Obj],
-        failed: list[Obj],
+        failed: int,
         parallelism: int,
         completions: Any,
         indexed: bool,
         key: Key,
+        completed: set[int],
     ) -> list[Obj]:
         want = parallelism
         if completions is not None:
-            done = len({_index(p) for p in succeeded}) if indexed else len(succeeded)
+            done = len(completed) if indexed else int((job.get("status") or {}).get("succeeded", 0))
+            done = max(done, len(succeeded) if not indexed else len(completed))
             want = min(parallelism, int(completions) - done)
         missing = want - len(active)
+        if (job.get("spec") or {}).get("podReplacementPolicy") == "Failed":
+            # a Pod being deleted is replaced only once it has failed
+            missing -= sum(
+                1
+                for p in self.owned(P.PODS, job)
+                if p["metadata"].get("deletionTimestamp") and not P.is_terminal(p)
+            )
         if missing <= 0:
             return []
+        failed_pods = [p for p in self.owned(P.PODS, job) if (p.get("status") or {}).get("phase") == "Failed"]
         if failed:  # replace failed pods after an exponential back-off, counted from the last failure
-            last = max((_finished_at(p) for p in failed), default=None)
-            delay = min(self.backoff_seconds * 2 ** (len(failed) - 1), BACKOFF_MAX)
+            last = max((t for t in (_finished_at(p) for p in failed_pods) if t is not None), default=None)
+            delay = min(self.backoff_seconds * 2 ** (failed - 1), BACKOFF_MAX)
             if last is not None:
                 left = (last - self.clock.now()).total_seconds() + delay
                 if left > 0:
@@ -182,7 +255,7 @@ class JobController(SimulatedController):
         name = job["metadata"]["name"]
         template = (job.get("spec") or {}).get("template")
         started = []
-        taken = {_index(p) for p in active} | {_index(p) for p in succeeded}
+        taken = {_index(p) for p in active} | {_index(p) for p in succeeded} | completed
         free = iter(i for i in range(int(completions or 0)) if i not in taken) if indexed else None
         for _ in range(missing):
             if free is not None:
@@ -193,15 +266,21 @@ class JobController(SimulatedController):
                 pod["metadata"].setdefault("annotations", {})[INDEX] = str(index)
                 pod["metadata"].setdefault("labels", {})[INDEX] = str(index)
                 pod["spec"]["hostname"] = f"{name}-{index}"
+                _add_index_env(pod["spec"])
             else:
                 pod = P.from_template(template, ref, generate_name=f"{name}-")
+            pod["metadata"]["finalizers"] = [*(pod["metadata"].get("finalizers") or []), FINALIZER]
             created = self.create(P.PODS, job["metadata"].get("namespace", ""), pod)
             self.record(job, NORMAL, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
             started.append(created)
         return started
 
-    def _delete_pods(self, job: Obj, pods: list[Obj]) -> None:
+    def _delete_pods(self, job: Obj, pods: list[Obj], release: bool = True) -> None:
+        """deleteJobPods (release: the finalizer goes first, the Pod is not counted) or
+        deleteActivePods (the caller counts it)."""
         for pod in pods:
+            if release:
+                self._release(pod)
             self.delete(P.PODS, pod)
             self.record(job, NORMAL, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}")
 
@@ -248,6 +327,29 @@ def _finished_at(pod: Obj) -> Any:
     ]
     times = [t for t in parsed if t is not None]
     return max(times) if times else None
+
+
+def _add_index_env(spec: Obj) -> None:
+    """addCompletionIndexEnvVariables: JOB_COMPLETION_INDEX from the Pod's index label, in every
+    container and init container that has not its own."""
+    var = {
+        "name": "JOB_COMPLETION_INDEX",
+        "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": f"metadata.labels['{INDEX}']"}},
+    }
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict) and not any(e.get("name") == var["name"] for e in c.get("env") or []):
+                c["env"] = [*(c.get("env") or []), var]
+
+
+def _parse_ranges(text: Any) -> set[int]:
+    """completedIndexes back into indexes: "1,3-5" is {1, 3, 4, 5}."""
+    out: set[int] = set()
+    for part in str(text or "").split(","):
+        lo, _, hi = part.partition("-")
+        if lo.strip().isdigit():
+            out.update(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 def _ranges(indexes: list[int]) -> str:
