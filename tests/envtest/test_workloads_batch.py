@@ -131,6 +131,35 @@ async def test_long_running_job_stays_active_until_deadline() -> None:
         clock.advance(2)
         j = await finished(client, "forever", "Failed")
         assert cond(j, "Failed").reason == "DeadlineExceeded"
+        # the running Pod was deleted and counted as failed; nothing is left terminating
+        assert (j.status.failed, j.status.terminating, j.status.active) == (1, 0, None)
+        await client.close()
+
+
+async def test_failed_job_waits_for_its_pods_to_stop() -> None:
+    """FailureTarget at once, Failed only once no Pod is terminating (enactJobFinished)."""
+    clock = FakeClock()
+    kubelet = KubeletSimulator(pending_seconds=0.01, stop_seconds=1.5)
+    async with Environment(kubelet=kubelet, workloads=Workloads(clock=clock)) as env:
+        client = lightkube_client(env)
+        await client.create(Job.from_dict(job("slow", "sleep 3600", activeDeadlineSeconds=10)))
+
+        async def running() -> bool:
+            j = await client.get(Job, "slow")
+            return bool(j.status and j.status.active == 1)
+
+        await eventually(running)
+        clock.advance(11)
+
+        async def targeted() -> Job:
+            j = await client.get(Job, "slow")
+            assert cond(j, "FailureTarget") is not None, j.status
+            return j
+
+        j = await eventually(targeted)
+        assert cond(j, "Failed") is None and j.status.terminating == 1 and j.status.failed == 1
+        j = await finished(client, "slow", "Failed")
+        assert j.status.terminating == 0 and cond(j, "FailureTarget").reason == "DeadlineExceeded"
         await client.close()
 
 

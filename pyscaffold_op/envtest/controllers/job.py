@@ -29,6 +29,10 @@ def finished(job: Obj) -> str | None:
     return None
 
 
+def _true_cond(conds: list[Obj], typ: str) -> Obj | None:
+    return next((c for c in conds if c.get("type") == typ and c.get("status") == "True"), None)
+
+
 def _restarts(pod: Obj) -> int:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
     statuses += (pod.get("status") or {}).get("initContainerStatuses") or []
@@ -104,8 +108,13 @@ class JobController(SimulatedController):
             status["startTime"] = stamp
         n_succeeded = len(completed) if indexed else int(status.get("succeeded", 0))
 
+        # a FailureTarget or SuccessCriteriaMet condition already written decides the outcome; the
+        # Failed or Complete condition follows once no Pod is terminating (enactJobFinished)
         failure: tuple[str, str] | None = None
-        if n_failed > backoff_limit or (
+        target = _true_cond(conds, "FailureTarget")
+        if target is not None:
+            failure = (str(target.get("reason", "")), str(target.get("message", "")))
+        elif n_failed > backoff_limit or (
             spec.get("template", {}).get("spec", {}).get("restartPolicy") == "OnFailure"
             and (
                 sum(_restarts(p) for p in active) >= backoff_limit
@@ -123,39 +132,48 @@ class JobController(SimulatedController):
             else:
                 self.enqueue_after(key, left)
 
-        complete = (
+        complete = _true_cond(conds, "SuccessCriteriaMet") is not None or (
             n_succeeded >= int(completions) if completions is not None else n_succeeded > 0 and not active
         )
         was_suspended = any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds)
-        if failure is not None:
-            # deleteActivePods keeps the tracking finalizer: a Pod that had not finished counts as failed
+        done = False
+        if failure is not None or complete:
+            # deleteActivePods keeps the tracking finalizer: a Pod that had not finished is counted
+            # (failed, unless the Job succeeded) as it goes
             self._delete_pods(job, active, release=False)
-            status["failed"] = n_failed + sum(
-                1 for p in active if FINALIZER in (p["metadata"].get("finalizers") or [])
-            )
+            if failure is not None:
+                status["failed"] = n_failed + sum(
+                    1 for p in active if FINALIZER in (p["metadata"].get("finalizers") or [])
+                )
             for pod in active:
                 self._release(pod)
-            reason, message = failure
-            for typ in ("FailureTarget", "Failed"):
-                conds = set_condition(conds, _cond(typ, reason, message, stamp))
             terminating += active
             active = []
-            self.record(job, WARNING, reason, message)
-        elif complete:
-            for typ in ("SuccessCriteriaMet", "Complete"):
-                conds = set_condition(
-                    conds,
-                    _cond(typ, "CompletionsReached", "Reached expected number of succeeded pods", stamp),
-                )
-            status["completionTime"] = stamp
-            if completions is not None and n_succeeded > int(completions):
-                self.record(
-                    job,
-                    WARNING,
-                    "TooManySucceededPods",
-                    "Too many succeeded pods running after completion count reached",
-                )
-            self.record(job, NORMAL, "Completed", "Job completed")
+            if failure is not None:
+                reason, message = failure
+                conds = set_condition(conds, _cond("FailureTarget", reason, message, stamp))
+                if not terminating:
+                    done = True
+                    conds = set_condition(conds, _cond("Failed", reason, message, stamp))
+                    self.record(job, WARNING, reason, message)
+            else:
+                reason, message = "CompletionsReached", "Reached expected number of succeeded pods"
+                met = _true_cond(conds, "SuccessCriteriaMet")
+                if met is not None:
+                    reason, message = str(met.get("reason", reason)), str(met.get("message", message))
+                conds = set_condition(conds, _cond("SuccessCriteriaMet", reason, message, stamp))
+                if not terminating:
+                    done = True
+                    conds = set_condition(conds, _cond("Complete", reason, message, stamp))
+                    status["completionTime"] = stamp
+                    if completions is not None and n_succeeded > int(completions):
+                        self.record(
+                            job,
+                            WARNING,
+                            "TooManySucceededPods",
+                            "Too many succeeded pods running after completion count reached",
+                        )
+                    self.record(job, NORMAL, "Completed", "Job completed")
         elif suspended:
             self._delete_pods(job, active)
             terminating += active
@@ -189,7 +207,7 @@ class JobController(SimulatedController):
         if conds:
             status["conditions"] = conds
         self.write_status(self.primary, job, status)
-        if failure is not None or complete:
+        if done:
             current = self.get(self.primary, namespace, name)
             if current is not None:
                 self._expire(current, key)
