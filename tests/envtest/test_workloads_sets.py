@@ -233,6 +233,111 @@ def test_service_gets_endpointslices_of_ready_pods(api: k8s.ApiClient) -> None:
     wait(lambda: slice_of(1))
 
 
+def test_headless_service_endpoints_as_the_real_controllers(api: k8s.ApiClient) -> None:
+    """The labels and annotation the real controllers write (managed-by, headless, the Service's
+    labels, last-change-trigger-time), an EndpointSlice's generation, Pod hostnames under the
+    Service's subdomain, and the Endpoints going with a deleted Service (found by the workload
+    corpus against a cluster)."""
+    apps, core, discovery = k8s.AppsV1Api(api), k8s.CoreV1Api(api), k8s.DiscoveryV1Api(api)
+    core.create_namespaced_service(
+        "default",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "hl", "labels": {"tier": "db"}},
+            "spec": {"clusterIP": "None", "selector": {"app": "hl"}, "ports": [{"port": 8080}]},
+        },
+    )
+    apps.create_namespaced_stateful_set(
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "hl"},
+            "spec": {
+                "replicas": 1,
+                "serviceName": "hl",
+                "selector": {"matchLabels": {"app": "hl"}},
+                "template": template("hl"),
+            },
+        },
+    )
+
+    def ready_slice() -> Any:
+        [s] = discovery.list_namespaced_endpoint_slice(
+            "default", label_selector="kubernetes.io/service-name=hl"
+        ).items
+        assert s.endpoints and s.endpoints[0].conditions.ready, s
+        return s
+
+    s = wait(ready_slice)
+    assert s.metadata.labels == {
+        "tier": "db",
+        "service.kubernetes.io/headless": "",
+        "kubernetes.io/service-name": "hl",
+        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+    }
+    assert s.metadata.generation >= 2  # created as a placeholder, then given the Pod
+    assert "endpoints.kubernetes.io/last-change-trigger-time" in s.metadata.annotations
+    assert s.endpoints[0].hostname == "hl-0" and s.endpoints[0].conditions.serving
+    ep = core.read_namespaced_endpoints("hl", "default")
+    assert ep.metadata.labels == {
+        "tier": "db",
+        "service.kubernetes.io/headless": "",
+        "endpoints.kubernetes.io/managed-by": "endpoint-controller",
+    }
+    assert "endpoints.kubernetes.io/last-change-trigger-time" in ep.metadata.annotations
+    assert ep.subsets[0].addresses[0].hostname == "hl-0"
+    apps.delete_namespaced_stateful_set("hl", "default")
+    core.delete_namespaced_service("hl", "default")
+
+    def endpoints_gone() -> bool:
+        return not [e for e in core.list_namespaced_endpoints("default").items if e.metadata.name == "hl"]
+
+    wait(endpoints_gone)
+
+
+def test_published_not_ready_pod_is_ready_but_not_serving(api: k8s.ApiClient) -> None:
+    core, discovery = k8s.CoreV1Api(api), k8s.DiscoveryV1Api(api)
+    core.create_namespaced_service(
+        "default",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "pub"},
+            "spec": {"selector": {"app": "pub"}, "ports": [{"port": 80}], "publishNotReadyAddresses": True},
+        },
+    )
+    spec = template("pub", image="busybox")["spec"]
+    spec["containers"][0]["command"] = ["sh", "-c", "exit 1"]  # crash-loops: never ready
+    core.create_namespaced_pod(
+        "default",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "pub", "labels": {"app": "pub"}},
+            "spec": spec,
+        },
+    )
+
+    def listed() -> Any:
+        [s] = discovery.list_namespaced_endpoint_slice(
+            "default", label_selector="kubernetes.io/service-name=pub"
+        ).items
+        assert s.endpoints, s
+        c = s.endpoints[0].conditions
+        assert (c.ready, c.serving, c.terminating) == (True, False, False), c
+        return c
+
+    wait(listed)  # once the container has crashed
+    ep = core.read_namespaced_endpoints("pub", "default")
+    assert [a.target_ref.name for a in ep.subsets[0].addresses] == ["pub"] and not ep.subsets[
+        0
+    ].not_ready_addresses
+    core.delete_namespaced_pod("pub", "default")
+    core.delete_namespaced_service("pub", "default")
+
+
 def test_statefulset_names_and_revisions_as_the_real_controller(api: k8s.ApiClient) -> None:
     """ordinals.start numbers the Pods, which carry their prefix as generateName too; the
     ControllerRevision's label is controller.kubernetes.io/hash, the Pods' controller-revision-hash

@@ -73,10 +73,13 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
 
 def bumps_generation(info: ServedResource, new: dict[str, Any], old: dict[str, Any]) -> bool:
     """Besides a spec change: a Deployment's annotations bump its generation too (its strategy's
-    PrepareForUpdate: they are copied to its ReplicaSets)."""
-    if info.group_resource != ("apps", "deployments"):
+    PrepareForUpdate: they are copied to its ReplicaSets), and an EndpointSlice's labels."""
+    key = {("apps", "deployments"): "annotations", ("discovery.k8s.io", "endpointslices"): "labels"}.get(
+        info.group_resource
+    )
+    if key is None:
         return False
-    return (new["metadata"].get("annotations") or {}) != (old["metadata"].get("annotations") or {})
+    return (new["metadata"].get(key) or {}) != (old["metadata"].get(key) or {})
 
 
 # the metadata a built-in's /status write takes from the object sent (the rest stays as stored): a
