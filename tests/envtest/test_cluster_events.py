@@ -146,6 +146,37 @@ async def test_a_cordoned_node_takes_no_pods(http: httpx2.AsyncClient) -> None:
     assert not node["spec"].get("taints")
 
 
+async def test_requests_must_fit_the_nodes_allocatable(http: httpx2.AsyncClient) -> None:
+    """NodeResourcesFit: the node's allocatable (8 CPUs) less what its Pods request; more than the
+    node has at all is beyond preemption, less finds no victims, and a freed node takes the Pod."""
+
+    def asking(name: str, cpu: str) -> dict[str, Any]:
+        body = pod(name)
+        body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
+        return body
+
+    async def failed(name: str) -> str:
+        [e] = [
+            e for e in await events_about(http, name, "FailedScheduling") if e["reason"] == "FailedScheduling"
+        ]
+        return str(e["message"])
+
+    await http.post(PODS, json=asking("huge", "100"))
+    assert await failed("huge") == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 Preemption is not helpful for scheduling."
+    )
+    await http.post(PODS, json=asking("first", "5"))
+    await events_about(http, "first", "Scheduled")
+    await http.post(PODS, json=asking("second", "5"))
+    assert await failed("second") == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod."
+    )
+    await http.delete(f"{PODS}/first", params={"gracePeriodSeconds": "0"})
+    await events_about(http, "second", "Scheduled")
+
+
 async def test_job_and_statefulset_events(http: httpx2.AsyncClient) -> None:
     job = {
         "apiVersion": "batch/v1",
@@ -256,3 +287,26 @@ async def test_the_recorder_counts_aggregates_and_filters(env: Environment, http
     recorder.event(cm, "Warning", "Spam30", "spam")
     assert len([e for e in await mine() if e["reason"].startswith("Spam")]) == 26
     recorder.detach()
+
+
+def test_a_daemon_pods_message_counts_the_other_nodes_as_prefiltered() -> None:
+    """NodeAffinity's PreFilter keeps only the nodes a Pod names (a DaemonSet's Pods name theirs): the
+    rest are 'node(s) didn't satisfy plugin(s) [NodeAffinity]' (the message a cluster gives)."""
+    from pyscaffold_op.envtest.controllers.scheduler import fit_error
+
+    def node(name: str, **status: Any) -> dict[str, Any]:
+        return {"metadata": {"name": name}, "spec": {}, "status": status}
+
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n0"]}]}
+    daemon = pod(
+        "agent",
+        affinity={
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+        },
+    )
+    nodes = [node("n0"), node("n1", allocatable={"pods": "110"}), node("n2")]
+    assert fit_error(daemon, nodes) == (
+        "0/3 nodes are available: 1 Too many pods, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling."
+    )

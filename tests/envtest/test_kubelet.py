@@ -51,7 +51,14 @@ def test_default_rule() -> None:
 async def test_pod_phases() -> None:
     async with Environment(kubelet=KubeletSimulator()) as env:
         client = lightkube_client(env)
-        assert (await client.get(Node, "envtest-node")).status.conditions[0].type == "Ready"
+        conditions = (await client.get(Node, "envtest-node")).status.conditions
+        # a kubelet's order: the pressure conditions, then Ready
+        assert [(c.type, c.status) for c in conditions] == [
+            ("MemoryPressure", "False"),
+            ("DiskPressure", "False"),
+            ("PIDPressure", "False"),
+            ("Ready", "True"),
+        ]
         await client.create(pod("ok", "sh", "-c", "echo hi"))
         await client.create(pod("bad", "sh", "-c", "exit 4"))
 

@@ -391,6 +391,8 @@ def test_daemonsets_over_fake_nodes_with_taints(api: k8s.ApiClient) -> None:
             for n in ("fake-0", "fake-1")
         )
     )
+    # kwok's node-initialize: the resources a node was created without are kwok's defaults
+    assert core.read_node("fake-0").status.allocatable == {"cpu": "1k", "memory": "1Ti", "pods": "1M"}
     body = {
         "metadata": {"name": "blue"},
         "spec": {

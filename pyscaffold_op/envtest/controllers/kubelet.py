@@ -292,8 +292,37 @@ class KubeletSimulator:
         if node is None:
             return
         ts = now_rfc3339()
+        own = node.get("status") or {}
+        fake = name != self.node_name
+        # a kwok node keeps the addresses and resources it was created with, else kwok's defaults
+        # (node-initialize: 1k CPUs, 1Ti, 1M Pods); this kubelet's own node is a modest machine
+        resources = (
+            {"cpu": "1k", "memory": "1Ti", "pods": "1M"}
+            if fake
+            else {
+                "cpu": "8",
+                "memory": "32Gi",
+                "pods": "110",
+            }
+        )
+        pressure = [
+            ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+            ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+            ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+        ]
         status = {
             "conditions": [
+                *(
+                    {
+                        "type": typ,
+                        "status": "False",
+                        "reason": reason,
+                        "message": message,
+                        "lastHeartbeatTime": ts,
+                        "lastTransitionTime": ts,
+                    }
+                    for typ, reason, message in pressure
+                ),
                 {
                     "type": "Ready",
                     "status": "True",
@@ -301,14 +330,15 @@ class KubeletSimulator:
                     "message": "kubelet is posting ready status",
                     "lastHeartbeatTime": ts,
                     "lastTransitionTime": ts,
-                }
+                },
             ],
-            "addresses": [
+            "addresses": (own.get("addresses") if fake else None)
+            or [
                 {"type": "InternalIP", "address": self._nodes.get(name, "10.0.0.1")},
                 {"type": "Hostname", "address": name},
             ],
-            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-            "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "capacity": (own.get("capacity") if fake else None) or resources,
+            "allocatable": (own.get("allocatable") if fake else None) or resources,
             "nodeInfo": {
                 "architecture": "amd64",
                 "bootID": "envtest",
