@@ -179,3 +179,60 @@ async def test_a_shell_image_without_a_command_crash_loops_as_on_a_cluster() -> 
             "ContainersNotReady",
             "containers with unready status: [main]",
         )
+
+
+async def test_init_containers_run_first_one_after_the_other() -> None:
+    """Init containers run in order before the containers (Pending, Initialized=False), each reported
+    in initContainerStatuses; a sidecar (restartPolicy Always) starts and runs on beside them; a
+    failing one fails a restartPolicy Never Pod (found by the workload corpus against a cluster)."""
+
+    def with_inits(name: str, *inits: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {
+                "restartPolicy": "Never",
+                "initContainers": list(inits),
+                "containers": [{"name": "main", "image": "nginx"}],
+            },
+        }
+
+    kubelet = KubeletSimulator(pending_seconds=0.01, run_seconds=0.05)
+    async with Environment(kubelet=kubelet) as env:
+        client = lightkube_client(env)
+        first = {"name": "first", "image": "busybox", "command": ["sh", "-c", "echo one"]}
+        side = {"name": "side", "image": "envoy", "restartPolicy": "Always"}
+        second = {"name": "second", "image": "busybox", "command": ["sh", "-c", "exit 0"]}
+        await client.create(Pod.from_dict(with_inits("ok", first, side, second)))
+
+        async def running() -> Pod:
+            p = await client.get(Pod, "ok")
+            assert p.status.phase == "Running", p.status
+            return p
+
+        p = await eventually(running)
+        inits = {s.name: s for s in p.status.initContainerStatuses}
+        for done in ("first", "second"):
+            term = inits[done].state.terminated
+            assert (term.exitCode, term.reason, inits[done].ready) == (0, "Completed", True)
+        assert inits["side"].state.running and inits["side"].ready and inits["side"].started
+        assert {c.type: c.status for c in p.status.conditions}["Initialized"] == "True"
+
+        bad = {"name": "migrate", "image": "busybox", "command": ["sh", "-c", "exit 3"]}
+        await client.create(Pod.from_dict(with_inits("bad", bad)))
+
+        async def failed() -> Pod:
+            p = await client.get(Pod, "bad")
+            assert p.status.phase == "Failed", p.status
+            return p
+
+        p = await eventually(failed)
+        [st] = p.status.initContainerStatuses
+        assert (st.state.terminated.exitCode, st.state.terminated.reason) == (3, "Error")
+        initialized = next(c for c in p.status.conditions if c.type == "Initialized")
+        assert (initialized.status, initialized.message) == (
+            "False",
+            "containers with incomplete status: [migrate]",
+        )
+        assert p.status.containerStatuses[0].state.waiting.reason == "PodInitializing"

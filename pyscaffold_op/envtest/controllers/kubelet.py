@@ -142,6 +142,21 @@ def default_rule(pod: dict[str, Any]) -> PodOutcome:
     return PodOutcome(run.exit_code)
 
 
+def _init_exit_code(pod: dict[str, Any], container: dict[str, Any]) -> int | None:
+    """How an init container ends: its script's exit code in the tiny sh; 0 for a command not
+    simulated or the image's own (an init container does its job and exits); None for one still
+    running after LONG_SLEEP_SECONDS of its virtual time."""
+    alone = {**pod, "spec": {**(pod.get("spec") or {}), "containers": [container]}}
+    if not (container.get("command") or container.get("args")):
+        return 0
+    run = simulate(alone, containerenv.container_env(alone, container))
+    if run is None:
+        return 0
+    if run.exit_code is None or run.seconds >= LONG_SLEEP_SECONDS:
+        return None
+    return run.exit_code
+
+
 def _command_events(
     pod: dict[str, Any], env: dict[str, str]
 ) -> Iterator[tuple[float, str | int | None]] | None:
@@ -529,6 +544,7 @@ class KubeletSimulator:
             "startTime": started,
         }
         containers = [c.get("name", "") for c in pod["spec"].get("containers") or [] if isinstance(c, dict)]
+        inits = [c for c in pod["spec"].get("initContainers") or [] if isinstance(c, dict)]
         images = {
             c.get("name", ""): c.get("image", "")
             for c in pod["spec"].get("containers") or []
@@ -542,14 +558,43 @@ class KubeletSimulator:
                 **base,
                 "phase": "Pending",
                 "conditions": [_cond("PodScheduled", "True", scheduled)],
+                **(
+                    {
+                        "initContainerStatuses": [
+                            _cstatus(
+                                c.get("name", ""),
+                                c.get("image", ""),
+                                False,
+                                0,
+                                {"waiting": {"reason": "PodInitializing"}},
+                            )
+                            for c in inits
+                        ]
+                    }
+                    if inits
+                    else {}
+                ),
                 "containerStatuses": [
-                    _cstatus(c, images[c], False, 0, {"waiting": {"reason": "ContainerCreating"}})
+                    _cstatus(
+                        c,
+                        images[c],
+                        False,
+                        0,
+                        {"waiting": {"reason": "PodInitializing" if inits else "ContainerCreating"}},
+                    )
                     for c in containers
                 ],
             },
         )
         await asyncio.sleep(self.pending_seconds)
         ip = f"10.244.0.{(hash(uid) % 250) + 2}"
+        if inits:
+            init_statuses = await self._initialize(
+                ns, name, uid, base, ip, started, scheduled, containers, images
+            )
+            if init_statuses is None:
+                return
+            base["initContainerStatuses"] = init_statuses
         restarts = 0
         last_state: dict[str, Any] = {}
         policy = pod["spec"].get("restartPolicy", "Always")
@@ -661,29 +706,196 @@ class KubeletSimulator:
                     )
             await asyncio.sleep(delay)
 
+    async def _initialize(
+        self,
+        ns: str,
+        name: str,
+        uid: str,
+        base: dict[str, Any],
+        ip: str,
+        started: str,
+        scheduled: str,
+        containers: list[str],
+        images: dict[str, str],
+    ) -> list[dict[str, Any]] | None:
+        """The init containers, one after the other (the Pod Pending, Initialized=False): each runs its
+        command in the tiny sh and must exit 0 (a command not simulated or an image's own does); one
+        that fails fails the Pod under restartPolicy Never, else restarts after a back-off
+        (Init:CrashLoopBackOff). A sidecar (restartPolicy Always) starts, is ready and runs on.
+        Returns the init container statuses once all are done, None when the Pod is gone or failed."""
+        pod = self._pod(ns, name, uid)
+        if pod is None:
+            return None
+        inits = [c for c in pod["spec"].get("initContainers") or [] if isinstance(c, dict)]
+        policy = pod["spec"].get("restartPolicy", "Always")
+        statuses = [
+            _cstatus(
+                c.get("name", ""), c.get("image", ""), False, 0, {"waiting": {"reason": "PodInitializing"}}
+            )
+            for c in inits
+        ]
+        waiting = [
+            _cstatus(c, images[c], False, 0, {"waiting": {"reason": "PodInitializing"}}) for c in containers
+        ]
+        unready = f"containers with unready status: [{' '.join(containers)}]"
+
+        def pending(phase: str = "Pending") -> dict[str, Any]:
+            incomplete = [
+                st["name"]
+                for c, st in zip(inits, statuses, strict=True)
+                if not (
+                    (st["state"].get("terminated") or {}).get("exitCode") == 0 and "terminated" in st["state"]
+                )
+                and not (c.get("restartPolicy") == "Always" and st["started"])
+            ]
+            ts = now_rfc3339()
+            return {
+                **base,
+                "phase": phase,
+                "podIP": ip,
+                "podIPs": [{"ip": ip}],
+                "conditions": [
+                    _cond("PodReadyToStartContainers", "True", started),
+                    _cond(
+                        "Initialized",
+                        "False",
+                        started,
+                        "ContainersNotInitialized",
+                        f"containers with incomplete status: [{' '.join(incomplete)}]",
+                    ),
+                    _cond(
+                        "Ready",
+                        "False",
+                        started,
+                        "PodCompleted" if phase == "Failed" else "ContainersNotReady",
+                        unready,
+                    ),
+                    _cond(
+                        "ContainersReady",
+                        "False",
+                        started,
+                        "PodCompleted" if phase == "Failed" else "ContainersNotReady",
+                        unready,
+                    ),
+                    _cond("PodScheduled", "True", scheduled or ts),
+                ],
+                "initContainerStatuses": [dict(st) for st in statuses],
+                "containerStatuses": waiting,
+            }
+
+        for i, c in enumerate(inits):
+            restarts = 0
+            last_state: dict[str, Any] = {}
+            while True:
+                pod = self._pod(ns, name, uid)
+                if pod is None:
+                    return None
+                self._start_containers(pod, restarts > 0, [c], "initContainers")
+                run_start = now_rfc3339()
+                sidecar = c.get("restartPolicy") == "Always"
+                statuses[i] = {
+                    **_cstatus(
+                        c.get("name", ""),
+                        c.get("image", ""),
+                        sidecar,
+                        restarts,
+                        {"running": {"startedAt": run_start}},
+                        last_state,
+                    ),
+                    "containerID": f"containerd://{uid.replace('-', '')}i{i}{restarts}",
+                }
+                if not self._write_status(ns, name, uid, pending()):
+                    return None
+                if sidecar:
+                    break  # started: the next init container runs beside it
+                code = _init_exit_code(pod, c)
+                if code is None:  # runs forever: the Pod never initializes
+                    await asyncio.Event().wait()
+                await asyncio.sleep(self.run_seconds)
+                terminated = {
+                    "exitCode": code,
+                    "reason": "Completed" if code == 0 else "Error",
+                    "startedAt": run_start,
+                    "finishedAt": now_rfc3339(),
+                    "containerID": statuses[i]["containerID"],
+                }
+                if code == 0:
+                    statuses[i] = {
+                        **statuses[i],
+                        "ready": True,
+                        "started": False,
+                        "state": {"terminated": terminated},
+                    }
+                    break
+                if policy == "Never":
+                    statuses[i] = {**statuses[i], "started": False, "state": {"terminated": terminated}}
+                    self._write_status(ns, name, uid, pending("Failed"))
+                    return None
+                restarts += 1
+                last_state = {"terminated": terminated}
+                delay = min(self.restart_backoff * 2 ** (restarts - 1), 2.0)
+                statuses[i] = {
+                    **statuses[i],
+                    "started": False,
+                    "restartCount": restarts,
+                    "lastState": last_state,
+                    "state": {
+                        "waiting": {
+                            "reason": "CrashLoopBackOff",
+                            "message": f"back-off {go_duration(delay)} restarting failed "
+                            f"container={c.get('name', '')} pod={_pod_desc(pod)}",
+                        }
+                    },
+                }
+                if not self._write_status(ns, name, uid, pending()):
+                    return None
+                self._event(
+                    pod,
+                    c,
+                    WARNING,
+                    "BackOff",
+                    f"Back-off restarting failed container {c.get('name', '')} in pod {_pod_desc(pod)}",
+                    "initContainers",
+                )
+                await asyncio.sleep(delay)
+        return statuses
+
     # -- the kubelet's Events ------------------------------------------------------------------------
 
     def _event(
-        self, pod: dict[str, Any], container: dict[str, Any], type_: str, reason: str, msg: str
+        self,
+        pod: dict[str, Any],
+        container: dict[str, Any],
+        type_: str,
+        reason: str,
+        msg: str,
+        field: str = "containers",
     ) -> None:
-        """An Event about one container (GenerateContainerRef: the Pod, fieldPath spec.containers{name})."""
+        """An Event about one container (GenerateContainerRef: the Pod, fieldPath spec.containers{name}
+        or spec.initContainers{name})."""
         if self.events:
-            path = f"spec.containers{{{container.get('name', '')}}}"
+            path = f"spec.{field}{{{container.get('name', '')}}}"
             self._recorder((pod.get("spec") or {}).get("nodeName") or self.node_name).event(
                 pod, type_, reason, msg, field_path=path
             )
 
-    def _start_containers(self, pod: dict[str, Any], again: bool) -> None:
-        """What the kubelet records as it starts each container: the image (pulled, or already there
-        under IfNotPresent/Never), Created, Started."""
-        for c in pod["spec"].get("containers") or []:
+    def _start_containers(
+        self,
+        pod: dict[str, Any],
+        again: bool,
+        only: list[dict[str, Any]] | None = None,
+        field: str = "containers",
+    ) -> None:
+        """What the kubelet records as it starts each container (`only` those): the image (pulled, or
+        already there under IfNotPresent/Never), Created, Started."""
+        for c in pod["spec"].get("containers") or [] if only is None else only:
             if not isinstance(c, dict):
                 continue
             image = str(c.get("image", ""))
             policy = c.get("imagePullPolicy") or "IfNotPresent"
             pulled = self._images.setdefault(pod["spec"].get("nodeName") or self.node_name, set())
             if policy == "Always" or (image not in pulled and policy != "Never"):
-                self._event(pod, c, NORMAL, "Pulling", f'Pulling image "{image}"')
+                self._event(pod, c, NORMAL, "Pulling", f'Pulling image "{image}"', field)
                 took = go_duration(self.pending_seconds)
                 self._event(
                     pod,
@@ -692,13 +904,14 @@ class KubeletSimulator:
                     "Pulled",
                     f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
                     f"Image size: {image_size(image)} bytes.",
+                    field,
                 )
                 pulled.add(image)
             else:
                 msg = f'Container image "{image}" already present on machine and can be accessed by the pod'
-                self._event(pod, c, NORMAL, "Pulled", msg)
-            self._event(pod, c, NORMAL, "Created", "Container created")
-            self._event(pod, c, NORMAL, "Started", "Container started")
+                self._event(pod, c, NORMAL, "Pulled", msg, field)
+            self._event(pod, c, NORMAL, "Created", "Container created", field)
+            self._event(pod, c, NORMAL, "Started", "Container started", field)
 
 
 def node_labels(name: str) -> dict[str, str]:
@@ -744,6 +957,21 @@ def stopped_status(pod: dict[str, Any]) -> dict[str, Any]:
         statuses.append({**cs, "ready": False, "started": False, "state": {"terminated": term}})
     failed = any(s["state"]["terminated"].get("exitCode") for s in statuses)
     started_at = status.get("startTime", ts)
+    inits = []
+    for cs in status.get("initContainerStatuses") or []:
+        running = (cs.get("state") or {}).get("running")
+        if running is not None:  # a sidecar stops with the Pod
+            term = {
+                "exitCode": 143,
+                "reason": "Error",
+                "startedAt": running.get("startedAt") or ts,
+                "finishedAt": ts,
+                "containerID": cs.get("containerID", ""),
+            }
+            cs = {**cs, "ready": False, "started": False, "state": {"terminated": term}}
+        inits.append(cs)
+    if inits:
+        status["initContainerStatuses"] = inits
     return {
         **status,
         "phase": "Failed" if failed else "Succeeded",
