@@ -94,6 +94,8 @@ class Environment:
             self.store,
             namespace_deletion_delay=namespace_deletion_delay,
             namespace_deletion_max_delay=namespace_deletion_max_delay,
+            # a simulated cluster collects dependents whose owners never existed, as a real one
+            collect_dangling=self.workloads is not None,
         )
         self.api = Api(self.store, bookmark_interval=bookmark_interval)
         self.api.namespace_activity = self.controllers.namespaces
