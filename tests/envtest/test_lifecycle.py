@@ -258,6 +258,7 @@ async def test_namespace_deletion_events(env: Environment, http: httpx2.AsyncCli
     assert seen == [
         ("MODIFIED", "namespaces", "Terminating"),
         ("DELETED", "configmaps", ""),
+        ("MODIFIED", "namespaces", "Terminating"),  # the deletion conditions (UpdateStatus)
         ("MODIFIED", "namespaces", "Terminating"),  # spec.finalizers emptied (PUT .../finalize)
         ("DELETED", "namespaces", "Terminating"),
     ]
@@ -365,3 +366,62 @@ async def test_a_simulated_cluster_collects_dependents_of_owners_that_never_were
         await http.post(CMS, json=dependent("orphan", ref("gone", "no-such-uid")))
         await asyncio.sleep(0.1)
         assert (await http.get(f"{CMS}/orphan")).status_code == 200
+
+
+async def test_a_namespace_held_by_content_reports_it_in_its_conditions(http: httpx2.AsyncClient) -> None:
+    """The namespace deleter's conditions: what remains, by resource, and the finalizers holding it
+    (the real messages, `configmaps.` with the core group's empty name)."""
+    await http.post("/api/v1/namespaces", json={"metadata": {"name": "held"}})
+    body = cm("kept")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    await http.post("/api/v1/namespaces/held/configmaps", json=body)
+    await http.delete("/api/v1/namespaces/held")
+
+    async def reported() -> dict:
+        ns = (await http.get("/api/v1/namespaces/held")).json()
+        conds = {c["type"]: c for c in ns["status"].get("conditions") or []}
+        assert conds.get("NamespaceContentRemaining", {}).get("status") == "True", conds
+        return conds
+
+    conds = await eventually(reported)
+    assert [(t, c["status"], c["reason"], c["message"]) for t, c in conds.items()] == [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered",
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed",
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization",
+        ),
+        (
+            "NamespaceContentRemaining",
+            "True",
+            "SomeResourcesRemain",
+            "Some resources are remaining: configmaps. has 1 resource instances",
+        ),
+        (
+            "NamespaceFinalizersRemaining",
+            "True",
+            "SomeFinalizersRemain",
+            "Some content in the namespace has finalizers remaining: "
+            "example.com/hold in 1 resource instances",
+        ),
+    ]
+    await http.patch(
+        "/api/v1/namespaces/held/configmaps/kept", json={"metadata": {"finalizers": None}}, headers=MERGE
+    )
+
+    async def gone() -> bool:
+        return (await http.get("/api/v1/namespaces/held")).status_code == 404
+
+    await eventually(gone)
