@@ -8,7 +8,7 @@ import itertools
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.registry import certificates, podvolumes
+from pyscaffold_op.envtest.registry import certificates, podresources, podvolumes
 from pyscaffold_op.envtest.registry.podqos import pod_qos
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
@@ -23,6 +23,7 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     if key == ("", "pods"):
         spec = obj.setdefault("spec", {})
+        podresources.default_pod_level_resources(obj)  # before the QoS class, as PrepareForCreate
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos(obj)}
     elif key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
@@ -147,6 +148,8 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
             if isinstance(c, dict):
                 out.extend(podvolumes.mount_causes(c, volumes, f"spec.containers[{i}]"))
         out.extend(_init_mounts(spec if isinstance(spec, dict) else {}, volumes, "spec"))
+        if isinstance(spec, dict):
+            out.extend(cause("FieldValueInvalid", f, msg) for f, msg in podresources.consistency_errors(spec))
         rp = (spec or {}).get("restartPolicy")
         if rp not in (None, "Always", "OnFailure", "Never"):
             out.append(

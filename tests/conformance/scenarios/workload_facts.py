@@ -50,6 +50,76 @@ def qos_classes() -> list[Scenario]:
     ]
 
 
+def defaulted_resources() -> list[Scenario]:
+    """Requests the API server defaults on create: a container's (init containers too) from its
+    limits (SetDefaults_Pod), and pod-level requests and limits (DefaultPodLevelResources in the Pod
+    strategy's PrepareForCreate, with its aggregation of the containers' requests and limits)."""
+
+    def resources(body: Any) -> Any:
+        spec = body.get("spec") or {}
+        return {
+            "pod": spec.get("resources"),
+            "containers": [c.get("resources") for c in spec.get("containers") or []],
+            "init": [c.get("resources") for c in spec.get("initContainers") or []],
+            "qos": (body.get("status") or {}).get("qosClass"),
+        }
+
+    def with_pod_level(pod: dict[str, Any], pod_resources: dict[str, Any]) -> dict[str, Any]:
+        return {**pod, "spec": {**pod["spec"], "resources": pod_resources}}
+
+    both = {"cpu": "1", "memory": "1Gi"}
+    cases: dict[str, dict[str, Any]] = {
+        "init-limits-only": _pod("p", {}, init={"limits": {"cpu": "200m"}}),
+        "pod-limits-only": with_pod_level(_pod("p", {}), {"limits": both}),
+        "pod-limits-and-container-requests": with_pod_level(
+            _pod("p", {"requests": {"memory": "64Mi"}}, {"requests": {"memory": "64Mi", "cpu": "100m"}}),
+            {"limits": {"cpu": "1"}},
+        ),
+        "pod-requests-and-container-limits": with_pod_level(
+            _pod("p", {"limits": {"cpu": "300m"}}, {"limits": {"cpu": "200m"}}), {"requests": {"cpu": "100m"}}
+        ),
+        "pod-request-above-container-limits": with_pod_level(
+            _pod("p", {"limits": {"cpu": "300m"}}), {"requests": {"cpu": "2"}}
+        ),
+        "init-floor-and-sidecar": {
+            **_pod("p", {"requests": {"cpu": "100m"}}),
+            "spec": {
+                **_pod("p", {"requests": {"cpu": "100m"}})["spec"],
+                "initContainers": [
+                    {
+                        "name": "side",
+                        "image": "envoy",
+                        "restartPolicy": "Always",
+                        "resources": {"requests": {"cpu": "50m"}},
+                    },
+                    {"name": "init", "image": "busybox", "resources": {"requests": {"cpu": "500m"}}},
+                ],
+                "resources": {"limits": {"cpu": "2", "memory": "1Gi"}},
+            },
+        },
+    }
+    inconsistent = {
+        "requests-below-containers": with_pod_level(
+            _pod("p", {"requests": {"cpu": "300m"}}, {"requests": {"cpu": "200m"}}),
+            {"requests": {"cpu": "100m"}},
+        ),
+        "container-limit-above-pod": with_pod_level(
+            _pod("p", {"limits": {"memory": "2Gi"}}),
+            {"limits": {"memory": "1Gi"}, "requests": {"memory": "1Gi"}},
+        ),
+    }
+    return [
+        *(
+            Scenario(f"workload/resources/{name}", "workload", [post(PODS, body, view=resources)])
+            for name, body in cases.items()
+        ),
+        *(
+            Scenario(f"workload/resources/invalid/{name}", "workload", [post(PODS, body, view=at("message"))])
+            for name, body in inconsistent.items()
+        ),
+    ]
+
+
 def status_keeps_qos() -> list[Scenario]:
     """The QoS class is immutable: a status write that leaves it out keeps it."""
     return [
@@ -299,6 +369,7 @@ def deployment_generations() -> list[Scenario]:
 
 SCENARIOS: list[Scenario] = [
     *qos_classes(),
+    *defaulted_resources(),
     *status_keeps_qos(),
     *evictions(),
     *field_selectors(),
