@@ -317,9 +317,9 @@ class EndpointSliceController(SimulatedController):
             },
             "addressType": "IPv4",
             "endpoints": eps,
+            # `ports` has no omitempty: an empty list comes back from storage as null
+            "ports": ports or None,
         }
-        if ports:
-            body["ports"] = ports
         return body
 
     # -- Endpoints -----------------------------------------------------------------------------------

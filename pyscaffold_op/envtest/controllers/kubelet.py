@@ -316,6 +316,7 @@ class KubeletSimulator:
             if fake
             else {
                 "cpu": "8",
+                "ephemeral-storage": "100Gi",
                 "memory": "32Gi",
                 "pods": "110",
             }
