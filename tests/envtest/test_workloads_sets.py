@@ -426,6 +426,13 @@ def test_daemonsets_over_fake_nodes_with_taints(api: k8s.ApiClient) -> None:
     pods = core.list_namespaced_pod("default", label_selector="app=blue").items
     assert sorted(p.spec.node_name for p in pods) == ["envtest-node", "fake-0", "fake-1"]
     assert {p.status.host_ip for p in pods} == {"10.0.0.1", "10.0.0.2", "10.0.0.3"}
+    # the node IPAM controller gives each node a /24 of 10.244.0.0/16; its Pods get addresses there
+    cidrs = {n: core.read_node(n).spec.pod_cidr for n in ("envtest-node", "fake-0", "fake-1")}
+    assert len(set(cidrs.values())) == 3 and all(
+        c.startswith("10.244.") and c.endswith(".0/24") for c in cidrs.values()
+    )
+    for p in pods:
+        assert p.status.pod_ip.rsplit(".", 1)[0] == cidrs[p.spec.node_name].rsplit(".", 1)[0], p.status
     [rev] = apps.list_namespaced_controller_revision("default", label_selector="app=blue").items
     assert (
         rev.revision == 1 and rev.metadata.name == f"blue-{rev.metadata.labels['controller-revision-hash']}"

@@ -19,6 +19,7 @@ from pyscaffold_op.envtest.controllers.deployment import DeploymentController
 from pyscaffold_op.envtest.controllers.disruption import DisruptionController
 from pyscaffold_op.envtest.controllers.endpoints import EndpointSliceController
 from pyscaffold_op.envtest.controllers.job import JobController
+from pyscaffold_op.envtest.controllers.nodeipam import NodeIpamController
 from pyscaffold_op.envtest.controllers.nodelifecycle import NodeLifecycleController
 from pyscaffold_op.envtest.controllers.replicaset import ReplicaSetController, ReplicationControllerController
 from pyscaffold_op.envtest.controllers.rootca import RootCAPublisher
@@ -47,6 +48,7 @@ class Workloads:
             ServiceAccountController(),
             self.root_ca,
             NodeLifecycleController(),
+            NodeIpamController(),
             ReplicaSetController(),
             ReplicationControllerController(),
             DeploymentController(),

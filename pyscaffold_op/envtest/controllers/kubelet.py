@@ -588,7 +588,7 @@ class KubeletSimulator:
             },
         )
         await asyncio.sleep(self.pending_seconds)
-        ip = f"10.244.0.{(hash(uid) % 250) + 2}"
+        ip = f"{self._pod_range(pod['spec']['nodeName'])}.{(hash(uid) % 250) + 2}"
         if inits:
             init_statuses = await self._initialize(
                 ns, name, uid, base, ip, started, scheduled, containers, images
@@ -706,6 +706,15 @@ class KubeletSimulator:
                         f"Back-off restarting failed container {c.get('name', '')} in pod {_pod_desc(pod)}",
                     )
             await asyncio.sleep(delay)
+
+    def _pod_range(self, node_name: str) -> str:
+        """The first three octets of the node's Pod range (`spec.podCIDR`, the node IPAM
+        controller's /24), 10.244.0 without one."""
+        assert self._store is not None
+        node = self._store.find(("", "nodes"), "", node_name) or {}
+        cidr = str((node.get("spec") or {}).get("podCIDR") or "")
+        parts = cidr.split("/", 1)[0].split(".")
+        return ".".join(parts[:3]) if len(parts) == 4 and cidr.endswith("/24") else "10.244.0"
 
     async def _initialize(
         self,
