@@ -298,3 +298,56 @@ async def test_running_job_pods_hold_the_tracking_finalizer(client: AsyncClient)
 
 async def _no_pods(client: AsyncClient, name: str) -> bool:
     return [p async for p in client.list(Pod, labels={"job-name": name})] == []
+
+
+async def test_pod_failure_policy_fails_ignores_and_counts(client: AsyncClient) -> None:
+    """podFailurePolicy: a FailJob rule fails the Job at the first matching exit code (reason
+    PodFailurePolicy, the real message); an Ignore rule's failures are not counted."""
+    rules = [
+        {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [3]}},
+        {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [4]}},
+    ]
+    await client.create(
+        Job.from_dict(job("fatal", "exit 3", backoffLimit=5, podFailurePolicy={"rules": rules}))
+    )
+    j = await finished(client, "fatal", "Failed")
+    [pod] = [p async for p in client.list(Pod, labels={"job-name": "fatal"})]
+    failed = cond(j, "Failed")
+    assert (failed.reason, failed.message) == (
+        "PodFailurePolicy",
+        f"Container main for pod default/{pod.metadata.name} failed with exit code 3 "
+        "matching FailJob rule at index 0",
+    )
+    assert cond(j, "FailureTarget").reason == "PodFailurePolicy" and j.status.failed == 1
+
+    # exit 4 is ignored: the Pods are replaced without counting, so the Job never fails by its limit
+    await client.create(
+        Job.from_dict(job("shrug", "exit 4", backoffLimit=0, podFailurePolicy={"rules": rules}))
+    )
+
+    async def replaced() -> bool:
+        pods = [p async for p in client.list(Pod, labels={"job-name": "shrug"})]
+        return len([p for p in pods if p.status.phase == "Failed"]) >= 2
+
+    await eventually(replaced)
+    j = await client.get(Job, "shrug")
+    assert not j.status.failed and cond(j, "Failed") is None
+
+
+async def test_success_policy_completes_an_indexed_job_early(client: AsyncClient) -> None:
+    """successPolicy: once the named indexes succeed the Job is SuccessCriteriaMet then Complete
+    (reason SuccessPolicy, "Matched rules at index 0"), the other Pods stopped uncounted."""
+    body = job(
+        "early",
+        "if [ $JOB_COMPLETION_INDEX = 0 ]; then exit 0; fi; sleep 3600",
+        completions=3,
+        parallelism=3,
+        completionMode="Indexed",
+        successPolicy={"rules": [{"succeededIndexes": "0"}]},
+    )
+    await client.create(Job.from_dict(body))
+    j = await finished(client, "early", "Complete")
+    complete = cond(j, "Complete")
+    assert (complete.reason, complete.message) == ("SuccessPolicy", "Matched rules at index 0")
+    assert cond(j, "SuccessCriteriaMet").reason == "SuccessPolicy"
+    assert (j.status.succeeded, j.status.completedIndexes, j.status.failed) == (1, "0", None)

@@ -29,6 +29,93 @@ def finished(job: Obj) -> str | None:
     return None
 
 
+def _match_failure_policy(policy: Obj, pod: Obj) -> tuple[str | None, bool]:
+    """matchPodFailurePolicy: the FailJob message (None for other actions or no match) and whether
+    the failure counts (an Ignore rule's does not)."""
+    status = pod.get("status") or {}
+    meta = pod["metadata"]
+    for index, rule in enumerate(policy.get("rules") or []):
+        if not isinstance(rule, dict):
+            continue
+        action = rule.get("action")
+        on_codes = rule.get("onExitCodes")
+        if isinstance(on_codes, dict):
+            matched = _match_exit_codes(status, on_codes)
+            if matched is None:
+                continue
+            if action == "FailJob":
+                name, code = matched
+                return (
+                    f"Container {name} for pod {meta.get('namespace', '')}/{meta['name']} failed with "
+                    f"exit code {code} matching FailJob rule at index {index}",
+                    True,
+                )
+        elif rule.get("onPodConditions") is not None:
+            patterns = rule.get("onPodConditions") or []
+            cond = next(
+                (
+                    c
+                    for c in status.get("conditions") or []
+                    if any(
+                        c.get("type") == p.get("type") and c.get("status") == p.get("status", "True")
+                        for p in patterns
+                    )
+                ),
+                None,
+            )
+            if cond is None:
+                continue
+            if action == "FailJob":
+                return (
+                    f"Pod {meta.get('namespace', '')}/{meta['name']} has condition {cond.get('type')} "
+                    f"matching FailJob rule at index {index}",
+                    True,
+                )
+        else:
+            continue
+        return None, action != "Ignore"
+    return None, True
+
+
+def _match_exit_codes(status: Obj, requirement: Obj) -> tuple[str, int] | None:
+    """matchOnExitCodes: a terminated container (then an init container) with a non-zero exit code
+    In or NotIn the values."""
+    values = {int(v) for v in requirement.get("values") or []}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(key) or []:
+            term = (cs.get("state") or {}).get("terminated")
+            if not isinstance(term, dict):
+                continue
+            if requirement.get("containerName") not in (None, cs.get("name")):
+                continue
+            code = int(term.get("exitCode", 0))
+            if code == 0:
+                continue
+            if (code in values) == (requirement.get("operator", "In") == "In"):
+                return str(cs.get("name", "")), code
+    return None
+
+
+def _match_success_policy(policy: Obj, completions: int, succeeded: set[int]) -> str | None:
+    """matchSuccessPolicy: "Matched rules at index N" for the first rule the succeeded indexes meet."""
+    if not succeeded:
+        return None
+    for index, rule in enumerate(policy.get("rules") or []):
+        if not isinstance(rule, dict):
+            continue
+        count = rule.get("succeededCount")
+        if rule.get("succeededIndexes") is not None:
+            required = {i for i in _parse_ranges(rule["succeededIndexes"]) if i < completions}
+            if not required:
+                continue
+            contains = len(required & succeeded)
+            if contains == len(required) or (count is not None and contains >= int(count)):
+                return f"Matched rules at index {index}"
+        elif count is not None and len(succeeded) >= int(count):
+            return f"Matched rules at index {index}"
+    return None
+
+
 def _true_cond(conds: list[Obj], typ: str) -> Obj | None:
     return next((c for c in conds if c.get("type") == typ and c.get("status") == "True"), None)
 
@@ -73,6 +160,7 @@ class JobController(SimulatedController):
         backoff_limit = int(spec.get("backoffLimit", 6))
         suspended = bool(spec.get("suspend"))
         replace_failed_only = spec.get("podReplacementPolicy") == "Failed"
+        policy = spec.get("podFailurePolicy") if isinstance(spec.get("podFailurePolicy"), dict) else None
         # trackJobStatusAndRemoveFinalizers: a finished Pod still holding the tracking finalizer is
         # counted once into the status, then let go; the counters never go down
         completed = _parse_ranges(status.get("completedIndexes", ""))
@@ -92,7 +180,8 @@ class JobController(SimulatedController):
                 else:
                     status["succeeded"] = int(status.get("succeeded", 0)) + 1
             elif failed_pod:
-                status["failed"] = int(status.get("failed", 0)) + 1
+                if policy is None or _match_failure_policy(policy, pod)[1]:  # an Ignore rule: not counted
+                    status["failed"] = int(status.get("failed", 0)) + 1
             else:
                 continue
             self._release(pod)
@@ -111,9 +200,27 @@ class JobController(SimulatedController):
         # a FailureTarget or SuccessCriteriaMet condition already written decides the outcome; the
         # Failed or Complete condition follows once no Pod is terminating (enactJobFinished)
         failure: tuple[str, str] | None = None
+        met = _true_cond(conds, "SuccessCriteriaMet")
         target = _true_cond(conds, "FailureTarget")
-        if target is not None:
+        fail_job = None
+        if met is None and target is None and policy is not None:
+            # getFailJobMessage: the first failed Pod matching a FailJob rule
+            for pod in pods:
+                phase = (pod.get("status") or {}).get("phase")
+                if phase == "Failed" or (
+                    not replace_failed_only
+                    and pod["metadata"].get("deletionTimestamp")
+                    and phase != "Succeeded"
+                ):
+                    fail_job = _match_failure_policy(policy, pod)[0]
+                    if fail_job is not None:
+                        break
+        if met is not None:
+            pass  # the success already decided prevails
+        elif target is not None:
             failure = (str(target.get("reason", "")), str(target.get("message", "")))
+        elif fail_job is not None:
+            failure = ("PodFailurePolicy", fail_job)
         elif n_failed > backoff_limit or (
             spec.get("template", {}).get("spec", {}).get("restartPolicy") == "OnFailure"
             and (
@@ -125,14 +232,27 @@ class JobController(SimulatedController):
             failure = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
         deadline = spec.get("activeDeadlineSeconds")
         started = parse_time(status.get("startTime"))
-        if failure is None and isinstance(deadline, int) and started is not None and not suspended:
+        if (
+            failure is None
+            and met is None
+            and isinstance(deadline, int)
+            and started is not None
+            and not suspended
+        ):
             left = (started - now).total_seconds() + deadline
             if left <= 0:
                 failure = ("DeadlineExceeded", "Job was active longer than specified deadline")
             else:
                 self.enqueue_after(key, left)
 
-        complete = _true_cond(conds, "SuccessCriteriaMet") is not None or (
+        success: tuple[str, str] | None = None
+        if met is not None:
+            success = (str(met.get("reason", "")), str(met.get("message", "")))
+        elif failure is None and indexed and isinstance(spec.get("successPolicy"), dict):
+            matched = _match_success_policy(spec["successPolicy"], int(completions or 0), completed)
+            if matched is not None:
+                success = ("SuccessPolicy", matched)
+        complete = success is not None or (
             n_succeeded >= int(completions) if completions is not None else n_succeeded > 0 and not active
         )
         was_suspended = any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conds)
@@ -157,10 +277,10 @@ class JobController(SimulatedController):
                     conds = set_condition(conds, _cond("Failed", reason, message, stamp))
                     self.record(job, WARNING, reason, message)
             else:
-                reason, message = "CompletionsReached", "Reached expected number of succeeded pods"
-                met = _true_cond(conds, "SuccessCriteriaMet")
-                if met is not None:
-                    reason, message = str(met.get("reason", reason)), str(met.get("message", message))
+                reason, message = success or (
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                )
                 conds = set_condition(conds, _cond("SuccessCriteriaMet", reason, message, stamp))
                 if not terminating:
                     done = True
