@@ -15,11 +15,14 @@ models: ## Regenerate pyscaffold_op/models/ from the pinned Kubernetes schemas (
 
 # The real Kubernetes tools pyop is judged by, pinned in hack/oracles/versions.env and built from the Go
 # module proxy into LOCALBIN (like kubebuilder's Makefile): kube-apiserver, etcd, controller-gen,
-# kubebuilder, helm. A stamp skips the build when nothing changed; Go's caches make rebuilds cheap.
+# kubebuilder, helm; and Go's own envtest suites (controller-runtime's, kubebuilder's CronJob tutorial:
+# hack/oracles/gosuites.sh, run by tests/gosuites/). A stamp skips the build when nothing changed; Go's
+# caches make rebuilds cheap.
 LOCALBIN ?= $(CURDIR)/bin
 .PHONY: oracles
-oracles: ## Build the pinned oracle tools (kube-apiserver, etcd, controller-gen, kubebuilder, helm) into bin/.
+oracles: ## Build the pinned oracle tools (kube-apiserver, etcd, controller-gen, kubebuilder, helm) and Go's envtest suites into bin/.
 	bash hack/oracles/build.sh $(LOCALBIN)
+	bash hack/oracles/gosuites.sh $(LOCALBIN)
 
 .PHONY: test
 test: ## Run the whole test suite.

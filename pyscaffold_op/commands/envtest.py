@@ -56,6 +56,14 @@ def serve(
         "certificate (CN=kubernetes-admin, O=system:masters), as a kind or kubeadm cluster's does. "
         "--no-tls: plain HTTP and a bearer token.",
     ),
+    bare: bool = typer.Option(
+        False,
+        "--bare",
+        help="Serve as envtest's bare kube-apiserver: no kubelet, no workloads and none of "
+        "kube-controller-manager's controllers (no garbage collection; a deleted namespace stays "
+        "Terminating until its /finalize is PUT). For controller-runtime's envtest with "
+        "USE_EXISTING_CLUSTER=true (docs/envtest.md).",
+    ),
     authorization_mode: str = typer.Option(
         "AlwaysAllow",
         "--authorization-mode",
@@ -88,10 +96,16 @@ def serve(
         raise ValidationError(
             "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
         )
-    access = Access(tls, authorization_mode)
+    access = Access(tls, authorization_mode, bare)
     try:
         _serve(
-            crds, port, kubeconfig_out, kubelet, workloads, Webhooks(webhooks, services, webhook_ca), access
+            crds,
+            port,
+            kubeconfig_out,
+            kubelet and not bare,
+            workloads and not bare,
+            Webhooks(webhooks, services, webhook_ca),
+            access,
         )
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
@@ -100,6 +114,7 @@ def serve(
 class Access(NamedTuple):
     tls: bool
     authorization: str  # AlwaysAllow or RBAC
+    bare: bool = False  # envtest's bare kube-apiserver: no kube-controller-manager controllers
 
 
 class Webhooks(NamedTuple):
@@ -144,6 +159,7 @@ def _serve(
             kubeconfig_path=kubeconfig_out,
             tls=access.tls,
             authorization=access.authorization,
+            bare=access.bare,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

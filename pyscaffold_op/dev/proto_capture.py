@@ -11,11 +11,13 @@ from the Go tag, not the proto name: they differ (JSONSchemaProps' `ref` is `$re
 unless `omitempty`, a zero non-pointer scalar is written unless `omitempty`.
 
 Each message is a list of fields in Go declaration order (the order encoding/json writes):
-`[number, json name ("" when inlined), type, flags, Go field name]`; type is a proto scalar
+`[number, json name ("" when inlined), type, flags, Go field name, Go type]`; type is a proto scalar
 (`string`, `int32`, ...) or a message's full name; flags are letters: r repeated, m map (string
 keys; type is the value type), o omitempty, z omitzero, p Go pointer, i inlined. `slices` names the
 messages that are Go slices (`type ExtraValue []string`: their JSON is the `items` array). `groups`
-maps an apiVersion to its proto package. Run it again after moving the pinned Kubernetes version."""
+maps an apiVersion to its proto package. The Go type is the field's as reflect prints it, pointer
+left out (`[]v1.Container`, `v1.Protocol`, `map[string][]uint8`): what Go's JSON decoding errors name
+(envtest/server/godecode.py). Run it again after moving the pinned Kubernetes version."""
 
 from __future__ import annotations
 
@@ -64,6 +66,45 @@ def _modcache() -> Path:
     return Path(out.stdout.strip())
 
 
+_GO_PACKAGE = re.compile(r"^package (\w+)", re.M)
+_GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(\w+\s+)?"([\w./-]+)"\s*$', re.M)
+_GO_BUILTINS = {"byte": "uint8", "rune": "int32", "interface{}": "interface {}", "any": "interface {}"}
+
+
+def _go_type(expr: str, package: str, imports: dict[str, str]) -> str:
+    """A field's Go type as reflect prints it (`[]v1.Container`, `map[string]string`, `v1.Time`,
+    `[]uint8`), the pointer encoding/json follows left out."""
+    expr = expr.strip().removeprefix("*")
+    if expr.startswith("[]"):
+        return "[]" + _go_type(expr[2:], package, imports)
+    if expr.startswith("map["):
+        depth, i = 0, 3
+        for i in range(3, len(expr)):
+            depth += {"[": 1, "]": -1}.get(expr[i], 0)
+            if depth == 0:
+                break
+        return f"map[{_go_type(expr[4:i], package, imports)}]{_go_type(expr[i + 1 :], package, imports)}"
+    if expr in _GO_BUILTINS:
+        return _GO_BUILTINS[expr]
+    if "." in expr:
+        alias, name = expr.split(".", 1)
+        return f"{imports.get(alias, alias)}.{name}"
+    if expr[:1].islower():  # string, bool, int32, ...
+        return expr
+    return f"{package}.{expr}"
+
+
+def _imports(text: str) -> dict[str, str]:
+    """A Go file's import names -> the imported package's name (the path's last element)."""
+    out: dict[str, str] = {}
+    block = re.search(r"^import \((.*?)^\)", text, re.S | re.M)
+    lines = block.group(1) if block else "\n".join(re.findall(r"^import .*$", text, re.M))
+    for alias, path in _GO_IMPORT.findall(lines):
+        name = path.rsplit("/", 1)[-1]
+        out[alias.strip() or name] = name
+    return out
+
+
 def _go_fields(pkg_dir: Path) -> tuple[dict[str, dict[int, dict[str, Any]]], set[str]]:
     """Go struct name -> protobuf number -> what the Go tags and type say; and the slice types."""
     structs: dict[str, dict[int, dict[str, Any]]] = {}
@@ -72,6 +113,9 @@ def _go_fields(pkg_dir: Path) -> tuple[dict[str, dict[int, dict[str, Any]]], set
         if src.name.endswith("_test.go") or src.name.startswith(("zz_", "generated")):
             continue
         text = src.read_text()
+        package_match = _GO_PACKAGE.search(text)
+        package = package_match.group(1) if package_match else pkg_dir.name
+        imports = _imports(text)
         slices.update(_GO_SLICE.findall(text))
         for name, body in _GO_STRUCT.findall(text):
             fields: dict[int, dict[str, Any]] = {}
@@ -97,6 +141,7 @@ def _go_fields(pkg_dir: Path) -> tuple[dict[str, dict[int, dict[str, Any]]], set
                     "omitzero": "omitzero" in jtag[1:],
                     "inline": "inline" in jtag[1:] or (ident is None and not jtag[0]),
                     "pointer": (gotype or "").startswith("*"),
+                    "gotype": _go_type(gotype or "", package, imports),
                 }
                 order += 1
             structs[name] = fields
@@ -181,6 +226,7 @@ def capture() -> dict[str, Any]:
                         "omitzero": False,
                         "inline": False,
                         "pointer": False,
+                        "gotype": "",
                     }
                 flags = "r" if label == "repeated" else ""
                 flags += "m" if mapval else ""
@@ -190,7 +236,10 @@ def capture() -> dict[str, Any]:
                 flags += "i" if info["inline"] else ""
                 jname = "" if info["inline"] else info["json"]
                 out.append(
-                    (info["order"], [num, jname, _resolve(mapval or ftype, package), flags, info["go"]])
+                    (
+                        info["order"],
+                        [num, jname, _resolve(mapval or ftype, package), flags, info["go"], info["gotype"]],
+                    )
                 )
             messages[full] = [f for _o, f in sorted(out, key=lambda of: of[0])]
     for p in problems:

@@ -86,6 +86,7 @@ class ControlPlane:
     start_seconds: float = 0.0
     _dir: Path | None = None
     _procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _argv: dict[str, list[str]] = field(default_factory=dict)  # by process name, for restart()
     _ssl: ssl.SSLContext | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -106,6 +107,13 @@ class ControlPlane:
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
+        self._terminate(timeout)
+        _LIVE.discard(self)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _terminate(self, timeout: float) -> None:
         # the API server first (it holds etcd connections), then etcd
         for proc in reversed(self._procs):
             if proc.poll() is None:
@@ -119,10 +127,20 @@ class ControlPlane:
                 if stream is not None:
                     stream.close()
         self._procs.clear()
-        _LIVE.discard(self)
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+
+    def restart(self, *, forget: bool = False) -> None:
+        """Stop kube-apiserver and etcd and start them again with the same ports, certificates and
+        token, so clients keep their configuration. `forget=True` starts etcd on an empty data dir:
+        the server comes back without the objects it had and counts resourceVersions from low again,
+        as after etcd was wiped or restored from an old backup (what an informer must recover from,
+        tests/faults/test_server_restart.py). CRDs are gone too: install them again."""
+        assert self._dir is not None, "restart() of a control plane that is not running"
+        self._terminate(timeout=10.0)
+        if forget:
+            shutil.rmtree(self._dir / "etcd", ignore_errors=True)
+        for name in ("etcd", "kube-apiserver"):  # the order `_wait_ready` names them in
+            self._spawn(name, self._argv[name])
+        self._wait_ready(time.monotonic() + self.start_timeout)
 
     def __enter__(self) -> ControlPlane:
         return self.start()
@@ -132,8 +150,9 @@ class ControlPlane:
 
     def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         assert self._dir is not None
-        log = open(self._dir / f"{name}.log", "wb")  # noqa: SIM115 - the process owns it until stop()
+        log = open(self._dir / f"{name}.log", "ab")  # noqa: SIM115 - the process owns it until stop()
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self._argv[name] = argv
         log.close()
         self._procs.append(proc)
         return proc

@@ -68,6 +68,7 @@ class Environment:
         assets: str | Path | None = None,
         tls: bool | None = None,
         authorization: str = "AlwaysAllow",
+        bare: bool = False,
     ) -> None:
         """`tls=True` serves HTTPS with a CA made at start (`ca_pem`) and an admin client certificate
         in the kubeconfig; every request is then authenticated (unknown credentials get 401).
@@ -78,27 +79,41 @@ class Environment:
         `real=True` runs kube-apiserver + etcd from `assets` (else $PYOP_ENVTEST_ASSETS or
         $KUBEBUILDER_ASSETS) instead of the emulator: the same methods, clients and fixtures work, and
         what only the emulator simulates (kubelet, workload controllers, garbage collector, fault
-        injection, the review policy) raises `EmulatorOnly`."""
+        injection, the review policy) raises `EmulatorOnly`.
+
+        `bare=True` is envtest's bare kube-apiserver: none of kube-controller-manager's controllers
+        (garbage collector, namespace controller, storage protection, CSR signing), no kubelet and
+        no workloads, so owners' dependents stay, a deleted namespace stays `Terminating` until a
+        client PUTs its `/finalize`, and a protected claim keeps its finalizer (docs/envtest.md,
+        "For Go: the emulator as envtest's API server")."""
         self.crd_paths = [Path(p) for p in crd_paths or []]
         self.kubelet = kubelet
         # the simulated controller-manager (Deployments, Jobs, ServiceAccounts ...): opt-in here
         self.workloads: Workloads | None = Workloads() if workloads is True else workloads or None
         self.host = host
         self.port = port
+        if bare and (kubelet is not None or self.workloads is not None):
+            raise ValueError("bare=True runs no kubelet and no workloads: pass neither")
+        self.bare = bare
         self.store = Store(history=history)
         # the ServiceAccount admission plugin needs the `default` ServiceAccounts a controller-manager
         # makes: on with the simulated one, off on a bare API server (as controller-runtime's envtest)
         self.store.admission.service_account = self.workloads is not None
         # the control plane's own controllers beside the API server (kube-controller-manager's)
-        self.controllers = CoreControllers(
-            self.store,
-            namespace_deletion_delay=namespace_deletion_delay,
-            namespace_deletion_max_delay=namespace_deletion_max_delay,
-            # a simulated cluster collects dependents whose owners never existed, as a real one
-            collect_dangling=self.workloads is not None,
+        self.controllers: CoreControllers | None = (
+            None
+            if bare
+            else CoreControllers(
+                self.store,
+                namespace_deletion_delay=namespace_deletion_delay,
+                namespace_deletion_max_delay=namespace_deletion_max_delay,
+                # a simulated cluster collects dependents whose owners never existed, as a real one
+                collect_dangling=self.workloads is not None,
+            )
         )
         self.api = Api(self.store, bookmark_interval=bookmark_interval)
-        self.api.namespace_activity = self.controllers.namespaces
+        if self.controllers is not None:
+            self.api.namespace_activity = self.controllers.namespaces
         self.api.policy.add_token(TOKEN, ADMIN_USER, groups=(MASTERS,))
         self.api.policy.tokenless = self.api.policy.authenticate(TOKEN)
         self._kubeconfig_out = Path(kubeconfig_path) if kubeconfig_path else None
@@ -163,8 +178,9 @@ class Environment:
         from pyscaffold_op.envtest.server.tlscontext import server_context
 
         authority = Authority.new()
-        # the kube-apiserver-client signer: approved CSRs get client certificates from this CA
-        self._signer = ClientSigner(authority)
+        # the kube-apiserver-client signer (kube-controller-manager's): approved CSRs get client
+        # certificates from this CA
+        self._signer = None if self.bare else ClientSigner(authority)
         admin = authority.client(ADMIN_CN, (MASTERS,))
         self.ca_pem = authority.cert_pem
         self.client_cert_pem, self.client_key_pem = admin.cert_pem, admin.key_pem
@@ -184,7 +200,8 @@ class Environment:
             self.workloads.detach()
         if self._signer is not None:
             self._signer.detach()
-        self.controllers.stop()
+        if self.controllers is not None:
+            self.controllers.stop()
         self.store.drop_watches()
         await self.api.admission.services.close()
         if self._runner is not None:

@@ -121,7 +121,8 @@ def too_large_resource_version(requested: int, current: int) -> StatusError:
         "Timeout",
         f"Timeout: Too large resource version: {requested}, current: {current}",
         {
-            "causes": [{"type": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            # Go's StatusCause.Type has the JSON name `reason`
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
             "retryAfterSeconds": 1,
         },
     )

@@ -14,4 +14,11 @@ GR = tuple[str, str]  # (group, plural)
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 NAMESPACES: GR = ("", "namespaces")
 
-__all__ = ["GR", "NAMESPACES", "Key", "Obj"]
+
+def as_obj(value: Any) -> Obj:
+    """`value` when it is an object (a JSON map), else an empty one: for reading a field a body may
+    have of the wrong type."""
+    return value if isinstance(value, dict) else {}
+
+
+__all__ = ["GR", "NAMESPACES", "Key", "Obj", "as_obj"]

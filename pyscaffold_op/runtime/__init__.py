@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.cache.informer import (
         Informer as Informer,
     )
+    from pyscaffold_op.runtime.cache.liveness import (
+        WatchLiveness as WatchLiveness,
+    )
     from pyscaffold_op.runtime.cache.store import (
         Indexer as Indexer,
     )

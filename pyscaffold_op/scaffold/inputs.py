@@ -11,9 +11,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from pyscaffold_op import names
+from pyscaffold_op.apimachinery.validation import is_dns1123_subdomain
 from pyscaffold_op.errors import ValidationError
 from pyscaffold_op.project import Project
-from pyscaffold_op.scaffold import deployimage
+from pyscaffold_op.scaffold import deployimage, gopath
 
 # Names the scaffolded modules import or define: a kind with one of them would shadow it.
 RESERVED_KINDS = frozenset(
@@ -103,9 +104,54 @@ def validate_api(options: ApiOptions) -> str:
         _validate_ssa(options)
     if options.controller_name is not None:
         names.validate_dns1123_label(options.controller_name, "controller name")
-    if (options.external_api_domain or options.external_api_module) and not options.external_api_path:
-        raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
+    validate_external(
+        options.group, options.external_api_path, options.external_api_domain, options.external_api_module
+    )
     return plural
+
+
+def python_module(name: str) -> bool:
+    """A dotted Python module name whose parts an import statement accepts (no keyword)."""
+    parts = name.split(".")
+    return all(part.isidentifier() and not keyword.iskeyword(part) for part in parts)
+
+
+def validate_external(group: str, path: str | None, domain: str | None, module: str | None) -> None:
+    """kubebuilder's external-kind flags, each checked like every other flag (they end up in PROJECT
+    and in generated imports): the path a Go import path as kubebuilder validates it, the domain a
+    DNS-1123 subdomain, the module a dotted Python module or a `go get` target
+    (`github.com/cert-manager/cert-manager@v1.21.1`)."""
+    if (domain or module) and not path:
+        raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
+    if path and not domain:
+        raise ValidationError(
+            "--external-api-domain is required with --external-api-path (the API group is <group>.<domain>)"
+        )
+    if path is not None:
+        problem = gopath.external_api_path_problem(path)
+        if problem is not None:
+            raise ValidationError(f"invalid --external-api-path {path!r}: {problem}")
+    if domain is not None:
+        names.validate_dns1123_subdomain(domain, "--external-api-domain")
+        full = f"{group}.{domain}" if group else domain
+        if is_dns1123_subdomain(full):
+            raise ValidationError(
+                f"invalid --external-api-domain {domain!r}: the API group {full!r} must be a DNS-1123 "
+                "subdomain of at most 253 characters"
+            )
+    if module is not None:
+        # a dotted name is a Python module (pyop imports it); a Go module has a '/' or an '@version'
+        python = "/" not in module and "@" not in module
+        problem = (
+            (None if python_module(module) else "a part is not an identifier or is a Python keyword")
+            if python
+            else gopath.go_module_target_problem(module)
+        )
+        if problem is not None:
+            raise ValidationError(
+                f"invalid --external-api-module {module!r}: neither a dotted Python module nor a Go module "
+                f"({problem})"
+            )
 
 
 # What the --ssa controller and its test import or bind besides the names above.
@@ -185,12 +231,9 @@ def validate_webhook(options: WebhookOptions) -> None:
         )
     if options.spokes and not options.conversion:
         raise ValidationError("--spoke is only for --conversion")
-    if (options.external_api_domain or options.external_api_module) and not options.external_api_path:
-        raise ValidationError("--external-api-domain and --external-api-module need --external-api-path")
-    if options.external_api_path and not options.external_api_domain:
-        raise ValidationError(
-            "--external-api-domain is required with --external-api-path (the API group is <group>.<domain>)"
-        )
+    validate_external(
+        options.group, options.external_api_path, options.external_api_domain, options.external_api_module
+    )
     if options.external_api_path and options.conversion:
         raise ValidationError(
             "--conversion is not for an external kind: its own project converts its versions"

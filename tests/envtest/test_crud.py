@@ -70,13 +70,23 @@ async def test_already_exists_and_generate_name(http: httpx2.AsyncClient) -> Non
     assert r.status_code == 409
     assert r.json()["reason"] == "AlreadyExists"
     assert r.json()["message"] == 'configmaps "dup" already exists'
+    deployment = {
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+    }
     r = await http.post(
         "/apis/apps/v1/namespaces/default/deployments",
-        json={"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {}}},
+        json=deployment,
     )
     r = await http.post(
         "/apis/apps/v1/namespaces/default/deployments",
-        json={"metadata": {"name": "d"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {}}},
+        json=deployment,
     )
     assert r.json()["details"] == {"name": "d", "group": "apps", "kind": "deployments"}
     assert r.json()["message"] == 'deployments.apps "d" already exists'

@@ -106,6 +106,7 @@ async def test_jobs_cronjobs_statefulsets_daemonsets_services_leases_secrets(
     http: httpx2.AsyncClient,
 ) -> None:
     template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+    always = {"spec": {**template["spec"], "restartPolicy": "Always"}}  # what sets and daemons run
     job = (
         await http.post(
             "/apis/batch/v1/namespaces/default/jobs",
@@ -160,7 +161,7 @@ async def test_jobs_cronjobs_statefulsets_daemonsets_services_leases_secrets(
                 "metadata": {"name": "db"},
                 "spec": {
                     "selector": {"matchLabels": {"a": "b"}},
-                    "template": {"metadata": {"labels": {"a": "b"}}, **template},
+                    "template": {"metadata": {"labels": {"a": "b"}}, **always},
                 },
             },
         )
@@ -179,7 +180,7 @@ async def test_jobs_cronjobs_statefulsets_daemonsets_services_leases_secrets(
                 "metadata": {"name": "agent"},
                 "spec": {
                     "selector": {"matchLabels": {"a": "b"}},
-                    "template": {"metadata": {"labels": {"a": "b"}}, **template},
+                    "template": {"metadata": {"labels": {"a": "b"}}, **always},
                 },
             },
         )

@@ -125,3 +125,34 @@ def test_the_timeout_env_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         ExecCredentials(ExecConfig("x", "client.authentication.k8s.io/v1"))
     monkeypatch.setenv(TIMEOUT_ENV, "2.5")
     assert ExecCredentials(ExecConfig("x", "client.authentication.k8s.io/v1")).timeout == 2.5
+
+
+async def test_sync_timeout_names_the_exec_plugin_still_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: the plugin's own timeout (30 s) is longer than the caches' (3 s here, 5 s in the issue):
+    the manager gives up first and must say it waits on the plugin, not only that caches did not sync."""
+    from pyscaffold_op.models.core_v1 import Pod
+
+    script, pids = hanging_plugin(tmp_path)
+    kc = tmp_path / "kc"
+    kc.write_text(KUBECONFIG.format(command=script))
+    monkeypatch.delenv(TIMEOUT_ENV, raising=False)
+    mgr = Manager(
+        load_config(kubeconfig=str(kc)),
+        ManagerOptions(health_probe_bind_address="0", metrics_bind_address="0", cache_sync_timeout=3.0),
+    )
+
+    async def noop(_request: Request) -> None:
+        return None
+
+    mgr.builder().for_(Pod).named("pods").complete(noop)
+    with pytest.raises(CacheSyncTimeout) as raised:
+        await mgr.start(install_signal_handlers=False)
+    message = str(raised.value)
+    assert message.startswith(
+        f"caches did not sync within 3s: waiting for exec plugin {script}: no answer in "
+    )
+    assert "(killed after 30s)" in message and "\n" not in message
+    assert mgr.transport.credentials.waiting() is None  # stopping the manager killed it
+    await eventually(lambda: not any(alive(p) for p in started(pids)), timeout=10)

@@ -1,4 +1,6 @@
-"""A sharded manager in its own process: `python -m tests.runtime.shard_app KUBECONFIG LOG IDENTITY`.
+"""A sharded manager in its own process: `python -m tests.runtime.shard_app KUBECONFIG LOG IDENTITY
+[LEASE_DURATION RENEW_DEADLINE RETRY_PERIOD [RECONCILE REQUEUE]]` (seconds; 2, 1.5 and 0.2 by default,
+each reconcile 0.03 s long and requeued after 0.3 s).
 
 Its reconciler appends `<identity> start <key>` and `<identity> end <key>` to LOG around a short await
 and requeues the key, so every key is reconciled over and over while replicas come and go. Every line
@@ -26,6 +28,8 @@ from tests.runtime.widgets import Widget
 
 def main() -> int:
     kubeconfig, log_path, identity = sys.argv[1], sys.argv[2], sys.argv[3]
+    lease, deadline, retry = (float(a) for a in sys.argv[4:7]) if len(sys.argv) > 4 else (2.0, 1.5, 0.2)
+    busy, requeue = (float(a) for a in sys.argv[7:9]) if len(sys.argv) > 7 else (0.03, 0.3)
     setup_logging("info", "json")
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
@@ -33,10 +37,10 @@ def main() -> int:
         key = f"{req.namespace}/{req.name}"
         os.write(fd, f"{identity} start {key}\n".encode())
         try:
-            await asyncio.sleep(0.03)
+            await asyncio.sleep(busy)
         finally:
             os.write(fd, f"{identity} end {key}\n".encode())
-        return Result(requeue_after=0.3)
+        return Result(requeue_after=requeue)
 
     mgr = Manager(
         load_config(kubeconfig),
@@ -47,9 +51,9 @@ def main() -> int:
             sharding=ShardingOptions(
                 name="shard-test",
                 identity=identity,
-                lease_duration=2.0,
-                renew_deadline=1.5,
-                retry_period=0.2,
+                lease_duration=lease,
+                renew_deadline=deadline,
+                retry_period=retry,
             ),
         ),
     )

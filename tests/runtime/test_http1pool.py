@@ -15,6 +15,7 @@ import pytest
 
 from pyscaffold_op.runtime.client.errors import Forbidden, ServerError, ServerTimeout
 from pyscaffold_op.runtime.client.http1 import ConnectError, ProtocolError, ServerDisconnected
+from pyscaffold_op.runtime.client.http1pool import Connection
 from pyscaffold_op.runtime.client.rest import RestTransport
 from pyscaffold_op.runtime.client.restconfig import RestConfig
 from pyscaffold_op.testing import eventually
@@ -325,7 +326,70 @@ async def _true(value: bool) -> bool:
     return value
 
 
+async def test_connections_keep_tcp_keepalive_on_with_client_go_s_figures() -> None:
+    """A peer that vanished (half-open connection, a NAT that dropped its state) is found by the kernel's
+    probes: on after 30 s idle, every 15 s, 9 unanswered ones close it (Go's dialer, KeepAlive 30 s)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (request := await server.read_request(reader)) is not None:
+            if "watch" in request[0]:
+                writer.write(WATCH_HEAD + _chunk(b'{"type": "BOOKMARK"}\n'))
+            else:
+                writer.write(reply())
+
+    def options(conn: Connection) -> dict[str, int]:
+        assert conn.transport is not None
+        sock = conn.transport.get_extra_info("socket")
+        names = [n for n in ("TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT") if hasattr(socket, n)]
+        got = {n: sock.getsockopt(socket.IPPROTO_TCP, getattr(socket, n)) for n in names}
+        return {"SO_KEEPALIVE": sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE), **got}
+
+    expected = {"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 30, "TCP_KEEPINTVL": 15, "TCP_KEEPCNT": 9}
+    server = Server(handle)
+    async with running(server) as port:
+        transport = transport_for(port)
+        try:
+            await transport.request("GET", "/x")
+            pool = transport._get_pool()
+            assert [options(c) for c in pool._idle] == [expected]  # a request's kept-alive connection
+            watch, status = await pool.stream(
+                b"GET /w?watch=true HTTP/1.1\r\nHost: x\r\n\r\n", pool.loop.time() + 5
+            )
+            try:
+                assert status == 200 and options(watch) == expected  # a watch's own connection
+            finally:
+                watch.close()
+        finally:
+            await transport.close()
+
+
+async def test_close_idle_connections_closes_only_the_idle_ones() -> None:
+    gate = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (request := await server.read_request(reader)) is not None:
+            if "slow" in request[0]:
+                await gate.wait()
+            writer.write(reply())
+
+    server = Server(handle)
+    async with running(server) as port:
+        transport = transport_for(port)
+        try:
+            await asyncio.gather(transport.request("GET", "/a"), transport.request("GET", "/b"))
+            slow = asyncio.create_task(transport.request("GET", "/slow"))
+            await eventually(lambda: _true(any("slow" in line for _, line in server.requests)))
+            assert transport.open_connections == 2
+            assert transport.close_idle_connections() == 1  # the busy one is left alone
+            assert transport.open_connections == 1
+            gate.set()
+            assert await slow == b"{}"
+        finally:
+            await transport.close()
+
+
 ON_UVLOOP = [
+    test_connections_keep_tcp_keepalive_on_with_client_go_s_figures,
     test_connections_are_kept_alive_and_capped,
     test_a_get_on_a_reused_connection_the_server_closed_is_retried_once,
     test_timeout_and_cancellation_close_the_connection,

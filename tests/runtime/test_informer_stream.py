@@ -32,21 +32,26 @@ async def _true(v: bool) -> bool:
 async def test_broken_watch_stream_resumes_from_last_version() -> None:
     watches: list[str] = []
     finish = asyncio.Event()
+    # The server's current resourceVersion, as a list (the informer's liveness probe included) reports it.
+    current = ["1"]
 
     async def handle(request: web.Request) -> web.StreamResponse:
         if request.query.get("watch") != "true":
+            items = [_obj("a", "1")] if current[0] == "1" else []
             return web.json_response(
-                {"kind": "WidgetList", "metadata": {"resourceVersion": "1"}, "items": [_obj("a", "1")]}
+                {"kind": "WidgetList", "metadata": {"resourceVersion": current[0]}, "items": items}
             )
         watches.append(request.query["resourceVersion"])
         resp = web.StreamResponse()
         await resp.prepare(request)
         if len(watches) == 1:
+            current[0] = "2"
             await resp.write(json.dumps({"type": "ADDED", "object": _obj("b", "2")}).encode() + b"\n")
             await resp.write(b'{"type": "ADDED", "obj')  # half an event, then the connection dies
             assert request.transport is not None  # close() still flushes what was written
             request.transport.close()
             return resp
+        current[0] = "3"
         await resp.write(json.dumps({"type": "ADDED", "object": _obj("c", "3")}).encode() + b"\n")
         await finish.wait()
         return resp

@@ -10,6 +10,7 @@ import asyncio
 import datetime
 import json
 import os
+import shutil
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +60,9 @@ class SelfSignedIssuer:
 
 def write_secret_volume(volume: Path, secret: IssuedSecret, files: dict[str, str], generation: int) -> None:
     """Write `secret` as the kubelet's atomic writer does: the files in a new timestamped folder, `..data`
-    pointing at it (swapped by a rename, so readers never see half a rotation), and each file a link
-    through `..data`. `files` maps the Secret's keys to their paths (the volume's `items`)."""
+    pointing at it (swapped by a rename, so readers never see half a rotation), each file a link
+    through `..data`, and the previous folder removed. `files` maps the Secret's keys to their paths
+    (the volume's `items`)."""
     folder = volume / f"..2026_12_04_00_00_{generation:02d}.{os.getpid()}"
     folder.mkdir(parents=True)
     contents = {"ca.crt": secret.ca_crt, "tls.crt": secret.tls_crt, "tls.key": secret.tls_key}
@@ -73,6 +75,9 @@ def write_secret_volume(volume: Path, secret: IssuedSecret, files: dict[str, str
         link = volume / path
         if not link.is_symlink():
             link.symlink_to(Path("..data") / path)
+    for old in volume.glob("..20*"):  # then the previous generation goes
+        if old != folder:
+            shutil.rmtree(old)
 
 
 async def served_certificate(mgr: Manager, ca: bytes) -> tuple[bytes, str]:
@@ -116,7 +121,8 @@ async def test_metrics_are_served_with_cert_managers_certificate_and_rotated(
     write_secret_volume(volume, first, items, generation=1)
     mgr, flags = manager_from_flags(env, tmp_path, f"--metrics-cert-path={volume}")
     assert (flags.metrics_cert_name, flags.metrics_cert_key) == ("tls.crt", "tls.key")
-    mgr.options.metrics_cert_watch_interval = 0.05  # no flag for it; 10 s by default
+    # no flag for it; 10 s by default. An hour: only the file event can bring the renewed certificate
+    mgr.options.metrics_cert_watch_interval = 3600
 
     async with mgr.running():
         peer, status = await served_certificate(mgr, issuer.ca_crt)

@@ -10,6 +10,7 @@ another's start of it has no end (and no kill) before it is an overlap.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import signal
 import sys
@@ -50,10 +51,22 @@ def overlaps(lines: list[str]) -> list[str]:
     return bad
 
 
+def _die_with_parent() -> None:
+    """In the child: SIGKILL when the test process dies (a pytest timeout ends it without cleanup, and a
+    replica stopped with SIGSTOP would otherwise stay behind)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class Replicas:
-    def __init__(self, env: Environment, log: Path) -> None:
+    def __init__(self, env: Environment, log: Path, timings: tuple[float, ...] | None = None) -> None:
+        """`timings`: the replicas' (lease_duration, renew_deadline, retry_period[, reconcile,
+        requeue_after]), shard_app's own (2, 1.5, 0.2, 0.03, 0.3) by default."""
         self.env, self.log = env, log
+        self.timings = timings
         self.procs: dict[str, asyncio.subprocess.Process] = {}
+        self._lines: list[str] = []
+        self._read = 0  # bytes of the log read into _lines
 
     async def start(self, identity: str) -> None:
         self.procs[identity] = await asyncio.create_subprocess_exec(
@@ -63,14 +76,25 @@ class Replicas:
             str(self.env.kubeconfig_path),
             str(self.log),
             identity,
+            *(str(t) for t in self.timings or ()),
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
+            preexec_fn=_die_with_parent,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=(self.log.parent / f"{identity}.stderr").open("ab"),
         )
 
     def lines(self) -> list[str]:
-        return self.log.read_text().splitlines() if self.log.exists() else []
+        """The log's complete lines so far, read on from where the last call stopped (a full re-read
+        every few milliseconds would starve the emulator this test process serves)."""
+        if self.log.exists():
+            with self.log.open("rb") as f:
+                f.seek(self._read)
+                chunk = f.read()
+            complete = chunk.rfind(b"\n") + 1
+            self._read += complete
+            self._lines += chunk[:complete].decode().splitlines()
+        return self._lines
 
     def mark(self) -> int:
         return len(self.lines())

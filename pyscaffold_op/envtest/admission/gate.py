@@ -54,11 +54,15 @@ class AdmissionGate:
         obj: dict[str, Any] | None,
         old: dict[str, Any] | None,
         write: Callable[[Any, bool], Any],
+        *,
+        dry_run: bool | None = None,
     ) -> tuple[Any, list[str]]:
         """Run `write(obj, dry_run)` through the admission webhooks: mutating ones on the decoded
         object, then `write` as a dry run (defaulting and schema validation), the validating ones on
-        its result, then the real `write`. Returns what `write` returned and the webhooks' warnings."""
-        dry_run = wire.dry_run(req)
+        its result, then the real `write`. Returns what `write` returned and the webhooks' warnings.
+        `dry_run`: the request's, when its DeleteOptions body asks (the query is read otherwise)."""
+        if dry_run is None:
+            dry_run = wire.dry_run(req)
         if not self.admission.active() or (operation != "CREATE" and old is None):
             return write(obj, dry_run), []  # nothing to call, or the write fails on its own (404)
         info = t.info

@@ -12,6 +12,7 @@ import ssl
 from pathlib import Path
 from typing import Any
 
+from pyscaffold_op.envtest.admission import gotls
 from pyscaffold_op.envtest.jsonutil import dumps
 
 
@@ -100,6 +101,9 @@ def _ssl_context(ca_bundle: str | None) -> ssl.SSLContext:
             ctx = ssl.create_default_context(cadata=pem)
         else:
             ctx = ssl.create_default_context()
+        # as Go's x509 verification: a certificate in the pool is trusted as it is, even a leaf (envtest
+        # puts the webhook's serving certificate in caBundle), and no stricter than RFC 5280 needs
+        ctx.verify_flags = (ctx.verify_flags | ssl.VERIFY_X509_PARTIAL_CHAIN) & ~ssl.VERIFY_X509_STRICT
         _contexts[key] = ctx
     return ctx
 
@@ -128,7 +132,8 @@ async def post_review(
     except TimeoutError:
         raise CallError(f'failed to call webhook: Post "{shown}": context deadline exceeded') from None
     except aiohttp.ClientError as err:
-        raise CallError(f'failed to call webhook: Post "{shown}": {err}') from None
+        why = await gotls.dial_error(err, url)
+        raise CallError(f'failed to call webhook: Post "{shown}": {why}') from None
     try:
         answer = json.loads(text)
     except ValueError as err:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from pyscaffold_op.envtest.registry.namespaces import KUBERNETES, spec_finalizers
 from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
 from pyscaffold_op.envtest.storage.storeaccess import StoreAccess
 from pyscaffold_op.envtest.types import GR, NAMESPACES
@@ -90,14 +91,18 @@ class NamespaceController:
                 continue
             self._delete_all(name, gr, remaining, finalizers)
         self._conditions(name, remaining, finalizers)
-        ns = self.store.find(NAMESPACES, "", name)
-        if remaining or ns is None or ns["metadata"].get("finalizers"):
+        if remaining:
             return  # a DELETED event of what is left brings it back here
-        # like the controller: PUT .../finalize without `kubernetes` (MODIFIED), then it is gone
-        spec = {k: v for k, v in (ns.get("spec") or {}).items() if k != "finalizers"}
-        final = {**ns, "spec": spec}
-        self.store.put(NAMESPACES, ("", name), ns, final)
-        self.store.drop(NAMESPACES, ("", name), final)
+        current = self.store.find(NAMESPACES, "", name)
+        if current is not None and KUBERNETES in spec_finalizers(current):
+            # like the controller: PUT .../finalize without `kubernetes` (MODIFIED); with no other
+            # finalizer, spec or metadata, left, it is gone
+            rest = [f for f in spec_finalizers(current) if f != KUBERNETES]
+            spec = {k: v for k, v in (current.get("spec") or {}).items() if k != "finalizers"}
+            final = {**current, "spec": {**spec, "finalizers": rest} if rest else spec}
+            self.store.put(NAMESPACES, ("", name), current, final)
+            if not rest and not final["metadata"].get("finalizers"):
+                self.store.drop(NAMESPACES, ("", name), final)
         self._active.discard(name)
 
     def _delete_all(self, name: str, gr: GR, remaining: dict[str, int], finalizers: dict[str, int]) -> int:

@@ -3,8 +3,8 @@
 kube-apiserver decodes a built-in object into its Go struct, so a field the struct lacks is dropped
 (reported with `fieldValidation=Warn`, refused with `Strict`). The emulator stores built-ins as
 dicts: without these checks an unknown field of any size would be kept and served back. The Go
-structs' fields come from k8s.io/api (`_go_fields.json`, `python -m pyscaffold_op.dev.go_types`);
-`_TYPES` holds the JSON types Go's decoder insists on for the fields operators get wrong most.
+structs' fields come from k8s.io/api (`_go_fields.json`, `python -m pyscaffold_op.dev.go_types`). The
+JSON types of every field are checked as a body is read (`server/godecode.py`).
 """
 
 from __future__ import annotations
@@ -118,109 +118,3 @@ def _prune(value: Any, schema: dict[str, Any], at: str, found: list[str]) -> Non
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             _prune(item, schema["items"], f"{at}[{i}]", found)
-
-
-def _nodes(node: Any, path: tuple[str, ...], at: str) -> list[tuple[str, Any]]:
-    if not path:
-        return [(at, node)]
-    head, rest = path[0], path[1:]
-    if head == "*":
-        if not isinstance(node, list):
-            return []
-        return [n for i, item in enumerate(node) for n in _nodes(item, rest, f"{at}[{i}]")]
-    if not isinstance(node, dict) or head not in node:
-        return []
-    return _nodes(node[head], rest, f"{at}.{head}" if at else head)
-
-
-# JSON types Go's decoder insists on: (group, kind) -> [(path, Go type, Go struct field)]
-_INT, _BOOL, _STR = "int", "bool", "string"
-_STRING_MAP, _OBJECT, _LIST = "map[string]string", "object", "list"
-_REPLICAS = [
-    (("spec",), _OBJECT, "{kind}.spec"),
-    (("spec", "replicas"), _INT, "{kind}Spec.spec.replicas"),
-    (("spec", "minReadySeconds"), _INT, "{kind}Spec.spec.minReadySeconds"),
-    (("spec", "revisionHistoryLimit"), _INT, "{kind}Spec.spec.revisionHistoryLimit"),
-]
-_TYPES: dict[tuple[str, str], list[tuple[tuple[str, ...], str, str]]] = {
-    ("", "ConfigMap"): [
-        (("data",), _STRING_MAP, "ConfigMap.data"),
-        (("binaryData",), "map[string][]uint8", "ConfigMap.binaryData"),
-        (("immutable",), _BOOL, "ConfigMap.immutable"),
-    ],
-    ("", "Secret"): [
-        (("data",), "map[string][]uint8", "Secret.data"),
-        (("stringData",), _STRING_MAP, "Secret.stringData"),
-        (("type",), _STR, "Secret.type"),
-        (("immutable",), _BOOL, "Secret.immutable"),
-    ],
-    ("", "ServiceAccount"): [
-        (("automountServiceAccountToken",), _BOOL, "ServiceAccount.automountServiceAccountToken"),
-    ],
-    ("", "Pod"): [
-        (("spec",), _OBJECT, "Pod.spec"),
-        (("spec", "containers"), _LIST, "PodSpec.spec.containers"),
-        (("spec", "activeDeadlineSeconds"), _INT, "PodSpec.spec.activeDeadlineSeconds"),
-        (("spec", "terminationGracePeriodSeconds"), _INT, "PodSpec.spec.terminationGracePeriodSeconds"),
-    ],
-    ("", "Service"): [
-        (("spec",), _OBJECT, "Service.spec"),
-        (("spec", "ports"), _LIST, "ServiceSpec.spec.ports"),
-        (("spec", "ports", "*", "port"), _INT, "ServicePort.spec.ports.port"),
-    ],
-    ("apps", "Deployment"): _REPLICAS,
-    ("apps", "StatefulSet"): _REPLICAS,
-    ("apps", "ReplicaSet"): _REPLICAS,
-    ("coordination.k8s.io", "Lease"): [
-        (("spec", "leaseDurationSeconds"), _INT, "LeaseSpec.spec.leaseDurationSeconds"),
-    ],
-}
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def _fits(value: Any, go_type: str) -> bool:
-    if value is None:
-        return True
-    if go_type == _INT:
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
-    if go_type == _BOOL:
-        return isinstance(value, bool)
-    if go_type == _STR:
-        return isinstance(value, str)
-    if go_type == _LIST:
-        return isinstance(value, list)
-    if go_type == _OBJECT:
-        return isinstance(value, dict)
-    # maps of strings ([]uint8 values are base64 strings)
-    return isinstance(value, dict) and all(isinstance(v, str) or v is None for v in value.values())
-
-
-def wrong_type(group: str, kind: str, obj: dict[str, Any]) -> str | None:
-    """Go's decoding error for the first field of `_TYPES` whose JSON type the struct cannot take
-    (`json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32`),
-    or None."""
-    for path, go_type, go_field in _TYPES.get((group, kind), ()):
-        for _, value in _nodes(obj, path, ""):
-            if not _fits(value, go_type):
-                shown = "int32" if go_type == _INT else go_type
-                sent = _json_type(value)
-                if go_type.startswith("map[") and isinstance(value, dict):
-                    sent, shown = "string", "string"  # a value of the map
-                return (
-                    f"json: cannot unmarshal {sent} into Go struct field "
-                    f"{go_field.format(kind=kind)} of type {shown}"
-                )
-    return None

@@ -288,6 +288,24 @@ def _replicaset(obj: Obj, old: Obj | None) -> None:
         s.setdefault("replicas", 1)
 
 
+def _replication_controller(obj: Obj, old: Obj | None) -> None:
+    """SetDefaults_ReplicationController: the template's labels are the selector and the labels
+    when those are empty; one replica."""
+    _empty_status(obj, old, replicas=0)
+    s = _spec(obj)
+    if s is None:
+        return
+    template = s.get("template")
+    labels = ((template.get("metadata") or {}) if isinstance(template, dict) else {}).get("labels")
+    if isinstance(labels, dict):
+        if not s.get("selector"):
+            s["selector"] = dict(labels)
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("labels"):
+            meta["labels"] = dict(labels)
+    s.setdefault("replicas", 1)
+
+
 def _job(obj: Obj, old: Obj | None) -> None:
     _empty_status(obj, old)
     s = _spec(obj)
@@ -523,6 +541,7 @@ _BY_KIND: dict[tuple[str, str], Callable[[Obj, Obj | None], None]] = {
     ("apps", "StatefulSet"): _statefulset,
     ("apps", "DaemonSet"): _daemonset,
     ("apps", "ReplicaSet"): _replicaset,
+    ("", "ReplicationController"): _replication_controller,
     ("batch", "Job"): _job,
     ("batch", "CronJob"): _cronjob,
     ("", "Pod"): _pod,

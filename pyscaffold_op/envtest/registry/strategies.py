@@ -5,13 +5,16 @@ every write, is in `defaulting.py`."""
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.registry import certificates, podresources, podvolumes
+from pyscaffold_op.envtest.registry import certificates, immutable, namespaces, podresources, podspec
 from pyscaffold_op.envtest.registry.podqos import pod_qos
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
+from pyscaffold_op.envtest.types import as_obj
 
 _cluster_ips = itertools.count(1)
 
@@ -26,10 +29,7 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
         podresources.default_pod_level_resources(obj)  # before the QoS class, as PrepareForCreate
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos(obj)}
     elif key == ("", "namespaces"):
-        obj["spec"] = {"finalizers": ["kubernetes"]}
-        obj["status"] = {"phase": "Active"}
-        meta = obj.setdefault("metadata", {})
-        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta.get("name", "")
+        namespaces.prepare_create(obj)
     elif key == ("", "services") and isinstance(spec, dict):
         # allocation runs before defaulting (envtest/defaulting.py), which sets the same type default
         if spec.get("clusterIP") != "None" and spec.get("type", "ClusterIP") != "ExternalName":
@@ -83,25 +83,10 @@ def bumps_generation(info: ServedResource, new: dict[str, Any], old: dict[str, A
     return (new["metadata"].get(key) or {}) != (old["metadata"].get(key) or {})
 
 
-# the metadata a built-in's /status write takes from the object sent (the rest stays as stored): a
-# Deployment's status strategy keeps only its labels, so the deployment controller writes the revision
-# annotation with the status, without bumping the generation
-_STATUS_TAKES_META = {("apps", "deployments"): ("annotations", "finalizers", "ownerReferences")}
-
-
-def prepare_status_update(
-    info: ServedResource, new: dict[str, Any], old: dict[str, Any], sent: dict[str, Any] | None = None
-) -> None:
-    """What a built-in's status strategy keeps of the old object (PrepareForUpdate): a Pod's QoS class
-    is immutable, so a status that leaves it out keeps it (old kubelets dropped it); a Deployment's
-    takes the sent annotations, finalizers and owner references."""
-    sent_meta = (sent or {}).get("metadata")
-    if isinstance(sent_meta, dict):
-        for key in _STATUS_TAKES_META.get(info.group_resource, ()):
-            if sent_meta.get(key):
-                new["metadata"][key] = sent_meta[key]
-            else:
-                new["metadata"].pop(key, None)
+def prepare_status_update(info: ServedResource, new: dict[str, Any], old: dict[str, Any]) -> None:
+    """What a built-in's status strategy keeps of the old status (PrepareForUpdate; the metadata is
+    `statusstrategy`'s): a Pod's QoS class is immutable, so a status that leaves it out keeps it (old
+    kubelets dropped it)."""
     if info.group_resource == ("", "pods"):
         status, old_status = new.get("status"), old.get("status")
         kept = old_status.get("qosClass") if isinstance(old_status, dict) else None
@@ -135,30 +120,11 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
     out: list[Cause] = []
     spec = obj.get("spec")
     if key == ("", "pods"):
-        volumes, volume_errors = podvolumes.volume_causes(spec if isinstance(spec, dict) else {}, "spec")
-        out.extend(volume_errors)
-        containers = (spec or {}).get("containers")
-        if not containers:
-            out.append(cause("FieldValueRequired", "spec.containers", "Required value"))
-        for i, c in enumerate(containers or []):
-            if not isinstance(c, dict) or not c.get("name"):
-                out.append(cause("FieldValueRequired", f"spec.containers[{i}].name", "Required value"))
-            if isinstance(c, dict) and not c.get("image") and old is None:
-                out.append(cause("FieldValueRequired", f"spec.containers[{i}].image", "Required value"))
-            if isinstance(c, dict):
-                out.extend(podvolumes.mount_causes(c, volumes, f"spec.containers[{i}]"))
-        out.extend(_init_mounts(spec if isinstance(spec, dict) else {}, volumes, "spec"))
+        out.extend(
+            podspec.pod_spec_causes(spec if isinstance(spec, dict) else {}, "spec", created=old is None)
+        )
         if isinstance(spec, dict):
             out.extend(cause("FieldValueInvalid", f, msg) for f, msg in podresources.consistency_errors(spec))
-        rp = (spec or {}).get("restartPolicy")
-        if rp not in (None, "Always", "OnFailure", "Never"):
-            out.append(
-                cause(
-                    "FieldValueNotSupported",
-                    "spec.restartPolicy",
-                    f'Unsupported value: "{rp}": supported values: "Always", "OnFailure", "Never"',
-                )
-            )
         if old is not None and _pod_spec_frozen(old.get("spec") or {}) != _pod_spec_frozen(spec or {}):
             out.append(
                 cause(
@@ -187,27 +153,76 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
                     f"Invalid value: {spec.get('selector')}: field is immutable",
                 )
             )
-    if key in _TEMPLATED:
-        out.extend(_template_volumes(obj, _TEMPLATED[key]))
+    out.extend(podspec.template_causes(key, obj))
     if key == ("batch", "jobs") and old is not None:
         if (old.get("spec") or {}).get("template") != (spec or {}).get("template"):
             out.append(cause("FieldValueInvalid", "spec.template", "Invalid value: field is immutable"))
-    elif key in (("", "configmaps"), ("", "secrets")):
-        out.extend(_data_size(key[1], obj))
+    elif key == ("", "namespaces") and old is None:  # an update keeps the stored spec.finalizers
+        out.extend(namespaces.create_causes(obj))
     elif key == ("networking.k8s.io", "ingressclasses"):
         if not (spec or {}).get("controller"):
             out.append(cause("FieldValueRequired", "spec.controller", "Required value"))
     elif key == certificates.GROUP_RESOURCE and old is None:
         out.extend(certificates.create_causes(obj))
+    elif key == ("policy", "poddisruptionbudgets"):
+        out.extend(_disruption_budget(spec if isinstance(spec, dict) else {}))
     elif key == ("node.k8s.io", "runtimeclasses") and not obj.get("handler"):
         out.append(cause("FieldValueRequired", "handler", "Required value"))
-    if key in (("", "configmaps"), ("", "secrets")) and old is not None and old.get("immutable"):
-        for f in ("data", "binaryData", "stringData"):
-            if old.get(f) != obj.get(f):
-                out.append(
-                    cause("FieldValueForbidden", f, "Forbidden: field is immutable when `immutable` is set")
-                )
+    if old is not None:
+        out.extend(immutable.update_causes(key, obj, old))
+    if key in (("", "configmaps"), ("", "secrets")):
+        if old is not None and old.get("immutable"):  # ValidateConfigMapUpdate, ValidateSecretUpdate
+            for f in ("immutable", "data", "binaryData"):
+                if (not obj.get(f)) if f == "immutable" else old.get(f) != obj.get(f):
+                    out.append(
+                        cause(
+                            "FieldValueForbidden", f, "Forbidden: field is immutable when `immutable` is set"
+                        )
+                    )
+        out.extend(_data_size(key[1], obj))
+        if key == ("", "secrets"):
+            out.extend(_secret_type_causes(obj))
     return out
+
+
+# ValidateSecret: the data keys each secret type requires
+_SECRET_KEYS: dict[str, tuple[str, ...]] = {
+    "kubernetes.io/dockercfg": (".dockercfg",),
+    "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
+    "kubernetes.io/ssh-auth": ("ssh-privatekey",),
+    "kubernetes.io/tls": ("tls.crt", "tls.key"),
+}
+
+
+def _secret_type_causes(obj: dict[str, Any]) -> list[Cause]:
+    """The keys a Secret's `type` requires (the JSON of docker configs is not parsed here)."""
+    kind = obj.get("type")
+    data = as_obj(obj.get("data"))
+    if kind == "kubernetes.io/service-account-token":
+        annotations = obj["metadata"].get("annotations") or {}
+        if not annotations.get("kubernetes.io/service-account.name"):
+            return [
+                cause(
+                    "FieldValueRequired",
+                    "metadata.annotations[kubernetes.io/service-account.name]",
+                    "Required value",
+                )
+            ]
+        return []
+    if kind == "kubernetes.io/basic-auth":
+        if "username" in data or "password" in data:
+            return []
+        return [cause("FieldValueRequired", f"data[{k}]", "Required value") for k in ("username", "password")]
+    keys = _SECRET_KEYS.get(kind) if isinstance(kind, str) else None
+    if keys is None:
+        return []
+    if kind == "kubernetes.io/ssh-auth":
+        return (
+            [] if data.get(keys[0]) else [cause("FieldValueRequired", f"data[{keys[0]}]", "Required value")]
+        )
+    if kind != "kubernetes.io/tls":  # docker configs: the first missing key ends the check
+        keys = keys[:1]
+    return [cause("FieldValueRequired", f"data[{k}]", "Required value") for k in keys if k not in data]
 
 
 MAX_DATA = 1024 * 1024  # api.MaxSecretSize: a ConfigMap's or Secret's data together
@@ -246,37 +261,40 @@ def _pod_spec_frozen(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# the workloads whose pod template is validated as a pod spec: where the template's spec is
-_TEMPLATED: dict[tuple[str, str], tuple[str, ...]] = {
-    ("apps", "deployments"): ("spec", "template", "spec"),
-    ("apps", "statefulsets"): ("spec", "template", "spec"),
-    ("apps", "daemonsets"): ("spec", "template", "spec"),
-    ("apps", "replicasets"): ("spec", "template", "spec"),
-    ("", "replicationcontrollers"): ("spec", "template", "spec"),
-    ("", "podtemplates"): ("template", "spec"),
-    ("batch", "jobs"): ("spec", "template", "spec"),
-    ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template", "spec"),
-}
+_PERCENT = re.compile(r"^[0-9]+%$")
+_PERCENT_ERROR = (
+    "a valid percent string must be a numeric string followed by an ending '%' "
+    "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+)
 
 
-def _template_volumes(obj: dict[str, Any], where: tuple[str, ...]) -> list[Cause]:
-    """The volume and mount causes of a workload's pod template."""
-    spec: Any = obj
-    for step in where:
-        spec = spec.get(step) if isinstance(spec, dict) else None
-    if not isinstance(spec, dict):
-        return []
-    path = ".".join(where)
-    volumes, out = podvolumes.volume_causes(spec, path)
-    for i, c in enumerate(spec.get("containers") or []):
-        if isinstance(c, dict):
-            out.extend(podvolumes.mount_causes(c, volumes, f"{path}.containers[{i}]"))
-    return out + _init_mounts(spec, volumes, path)
-
-
-def _init_mounts(spec: dict[str, Any], volumes: set[str], path: str) -> list[Cause]:
+def _disruption_budget(spec: dict[str, Any]) -> list[Cause]:
+    """ValidatePodDisruptionBudgetSpec: minAvailable and maxUnavailable are counts or percents, not both."""
     out: list[Cause] = []
-    for i, c in enumerate(spec.get("initContainers") or []):
-        if isinstance(c, dict):
-            out.extend(podvolumes.mount_causes(c, volumes, f"{path}.initContainers[{i}]"))
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        shown = json.dumps(  # the internal type, printed without json tags
+            {
+                "MinAvailable": spec["minAvailable"],
+                "Selector": spec.get("selector"),
+                "MaxUnavailable": spec["maxUnavailable"],
+                "UnhealthyPodEvictionPolicy": spec.get("unhealthyPodEvictionPolicy"),
+            },
+            separators=(",", ":"),
+        )
+        why = "minAvailable and maxUnavailable cannot be both set"
+        out.append(cause("FieldValueInvalid", "spec", f"Invalid value: {shown}: {why}"))
+    for name in ("minAvailable", "maxUnavailable"):
+        value = spec.get(name)
+        at = f"spec.{name}"
+        if isinstance(value, str):
+            if not _PERCENT.match(value):
+                out.append(cause("FieldValueInvalid", at, f'Invalid value: "{value}": {_PERCENT_ERROR}'))
+            elif int(value[:-1]) > 100:
+                out.append(
+                    cause("FieldValueInvalid", at, f'Invalid value: "{value}": must not be greater than 100%')
+                )
+        elif isinstance(value, int) and value < 0:
+            out.append(
+                cause("FieldValueInvalid", at, f"Invalid value: {value}: must be greater than or equal to 0")
+            )
     return out

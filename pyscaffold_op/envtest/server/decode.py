@@ -204,4 +204,8 @@ def decode_body(body: bytes, yaml_body: bool, kind: str) -> Any:
         ) from None
     except (ValueError, yaml.YAMLError) as err:
         raise E.bad_request(f"error decoding body: {str(err).splitlines()[0] if str(err) else err}") from None
+    if yaml_body:  # what sigs.k8s.io/yaml's conversion to JSON makes of its numbers
+        from pyscaffold_op.envtest.server.godecode import as_go_json
+
+        obj = as_go_json(obj)
     return obj

@@ -33,6 +33,7 @@ from pyscaffold_op.envtest.server.reviews import ReviewVerbs
 from pyscaffold_op.envtest.server.verbs_read import ReadVerbs
 from pyscaffold_op.envtest.server.verbs_write import WriteVerbs
 from pyscaffold_op.envtest.storage.objectstore import Store
+from pyscaffold_op.envtest.types import NAMESPACES
 
 log = logging.getLogger("pyscaffold_op.envtest")
 
@@ -172,7 +173,10 @@ class Api:
         if target.subresource and (served := subresources.serve(self, req, target)) is not None:
             return served
         generic = ("status", "scale")  # the subresources the verbs below serve (and a CSR's approval)
-        if target.subresource and target.subresource not in generic and not csr.is_approval(target):
+        if target.subresource == "finalize" and info.group_resource == NAMESPACES:
+            if req.method != "PUT" or target.name is None:  # FinalizeREST is an Updater only
+                raise E.method_not_allowed(req.method)
+        elif target.subresource and target.subresource not in generic and not csr.is_approval(target):
             raise E.not_found_path()
         if target.subresource == "status" and not target.info.status:
             raise E.not_found_path()

@@ -76,7 +76,7 @@ def json_response(status: int, obj: Any) -> Response:
 def error_response(err: E.StatusError) -> Response:
     resp = json_response(err.code, err.status())
     retry = (err.details or {}).get("retryAfterSeconds")
-    if isinstance(retry, int) and retry > 0:  # responsewriters.ErrorNegotiated
+    if isinstance(retry, int) and retry > 0:  # responsewriters.ErrorNegotiated does the same
         resp.headers["Retry-After"] = str(retry)
     if err.warnings:
         resp.headers["Warning"] = ", ".join(err.warnings)

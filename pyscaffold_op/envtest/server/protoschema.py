@@ -46,6 +46,7 @@ class Field:
     pointer: bool
     inline: bool
     go_name: str  # the Go field's name, as gogo's errors name it
+    go_type: str = ""  # the Go type as reflect prints it, pointer left out (`[]v1.Container`)
 
     @property
     def scalar(self) -> bool:
@@ -70,7 +71,7 @@ class Schema:
 
 
 def _field(raw: list[Any]) -> Field:
-    num, name, ftype, flags, go_name = raw
+    num, name, ftype, flags, go_name, go_type = raw
     return Field(
         num,
         name,
@@ -82,6 +83,7 @@ def _field(raw: list[Any]) -> Field:
         "p" in flags,
         "i" in flags,
         go_name,
+        go_type,
     )
 
 

@@ -18,7 +18,7 @@ from pyscaffold_op.envtest.server.protocol import (
     parse_rv,
     wants_table,
 )
-from pyscaffold_op.envtest.storage.watch import Watcher, event_line, stream
+from pyscaffold_op.envtest.storage.watch import FutureWatcher, Watcher, event_line, stream
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.storage.objectstore import Store
@@ -32,6 +32,9 @@ class ReadVerbs:
         self.bookmark_interval = bookmark_interval
 
     def get(self, req: HttpRequest, t: Target) -> Response:
+        asked = req.q("resourceVersion") or ""
+        if asked.isascii() and asked.isdigit() and int(asked) > self.store.rv:
+            raise E.too_large_resource_version(int(asked), self.store.rv)  # as for a list, below
         obj = self.store.get(t.info, t.namespace or "", t.name or "")
         if t.subresource == "scale":
             return json_response(200, to_scale(t.info, obj))
@@ -122,6 +125,11 @@ class ReadVerbs:
                 ],
             )
         exact = int(parse_rv(req.q("resourceVersion"))) if rv_match == "Exact" else None
+        asked = req.q("resourceVersion") or "0"
+        if int(parse_rv(asked)) > self.store.rv:
+            # kube-apiserver waits up to 3 s for its watch cache to reach the version, then answers
+            # this 504 (Retry-After: 1); our store never lags, so waiting could only end the same way
+            raise E.too_large_resource_version(int(parse_rv(asked)), self.store.rv)
         version = partial.requested(req, listing=True)
         items, rv, cont, remaining = self.store.list(
             info, t.namespace, pred, max(limit, 0), req.q("continue"), exact_rv=exact
@@ -161,7 +169,19 @@ class ReadVerbs:
         table = wants_table(req) and version is None
         # the watcher converts itself: its selector sees the stored form
         raw_pred = selectors.query_selector(req, info.field_selectors, info)
-        watcher = Watcher(info.api_version, t.namespace if info.namespaced else None, raw_pred)
+        initial = rv_param in (None, "", "0") if send_initial is None else send_initial.lower() == "true"
+        since: int | None
+        since = None if rv_param in (None, "", "0") or initial else int(parse_rv(rv_param))
+        namespace = t.namespace if info.namespaced else None
+        watcher: Watcher
+        floor = since if since is not None and since > self.store.rv else 0
+        if floor:
+            # kube-apiserver v1.37 accepts a watch from a version it has not reached and stays silent
+            # until it passes it (no ERROR, no bookmark): a client of a server that restarted with
+            # fresh state waits there (its answer to a *list* at such a version is a 504, `list`).
+            watcher = FutureWatcher(info.api_version, namespace, raw_pred, floor)
+        else:
+            watcher = Watcher(info.api_version, namespace, raw_pred)
         watcher.convert = info.from_storage
         if table:
             watcher.transform = tables.watch_transform(info, _include_object(req))
@@ -174,9 +194,6 @@ class ReadVerbs:
             except ValueError:
                 raise E.bad_request(f"invalid timeoutSeconds: {req.q('timeoutSeconds')}") from None
         first: list[bytes] = []
-        initial = rv_param in (None, "", "0") if send_initial is None else send_initial.lower() == "true"
-        since: int | None
-        since = None if rv_param in (None, "", "0") or initial else int(parse_rv(rv_param))
         if initial:
             items, _rv_now, _c, _r = self.store.list(info, t.namespace, pred)
             for o in items:
@@ -184,13 +201,7 @@ class ReadVerbs:
                 transform = watcher.transform
                 first.append(event_line("ADDED", transform(obj) if transform is not None else obj))
             if send_initial and send_initial.lower() == "true" and bookmarks:
-                first.append(self._bookmark(info, initial_end=True))
-        if since is not None and since > self.store.rv:
-            # The real watch cache waits up to 3 s to reach the version, then sends this as an ERROR
-            # event; our store never lags, so waiting could only end the same way (a server that
-            # restarted with fresh state, for instance). Clients relist on it.
-            status = E.too_large_resource_version(since, self.store.rv).status()
-            return Response(200, stream=once(event_line("ERROR", status)))
+                first.append(self._bookmark_line(info, initial_end=True))
         replay = self.store.watch(watcher, info.bucket, since)
         if replay is None:
             status = E.gone(f"too old resource version: {rv_param} ({self.store.rv})").status()
@@ -204,14 +215,21 @@ class ReadVerbs:
                 watcher,
                 first,
                 timeout_seconds=timeout,
-                bookmark=(lambda: self._bookmark(info)) if bookmarks else None,
+                bookmark=(lambda: self._bookmark(info, floor)) if bookmarks else None,
                 bookmark_interval=self.bookmark_interval,
                 on_close=lambda: self.store.unwatch(watcher, gr),
             ),
             watcher=watcher,
         )
 
-    def _bookmark(self, info: ServedResource, initial_end: bool = False) -> bytes:
+    def _bookmark(self, info: ServedResource, floor: int) -> bytes | None:
+        """The periodic bookmark; None while the store has not passed `floor` (the version a watch
+        from the future asked for): the watch cache sends no bookmark older than a watch's version."""
+        if floor and self.store.rv <= floor:
+            return None
+        return self._bookmark_line(info)
+
+    def _bookmark_line(self, info: ServedResource, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(self.store.rv)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}

@@ -10,13 +10,12 @@ from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.jsonutil import json_copy
 from pyscaffold_op.envtest.registry import fieldtypes, managed, patch
-from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown, wrong_type
-from pyscaffold_op.envtest.registry.bytefields import illegal_base64
+from pyscaffold_op.envtest.registry.builtin_fields import prune_nested, prune_unknown
 from pyscaffold_op.envtest.registry.kindrules import ORPHAN_BY_DEFAULT
 from pyscaffold_op.envtest.registry.quantities import canonicalize as canonical_quantities
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.registry.scale import set_path, to_scale
-from pyscaffold_op.envtest.server import selectors, wire
+from pyscaffold_op.envtest.server import godecode, selectors, wire
 from pyscaffold_op.envtest.server.decode import load_json
 from pyscaffold_op.envtest.server.duplicates import duplicate_fields, may_repeat
 from pyscaffold_op.envtest.server.metatypes import check_meta_types
@@ -57,9 +56,8 @@ class WriteVerbs:
         obj = wire.read_body(req, t.info, options="CreateOptions", custom_kind_later=True)
         wire.check_namespace(obj, t)
         _check_custom_kind(t.info, obj)
-        if (obj.get("metadata") or {}).get("resourceVersion"):
-            # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
-            raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
+        # etcd3's store.Create refuses it after validation, a dry run never reaches it
+        rv_set = bool((obj.get("metadata") or {}).get("resourceVersion"))
         unknown = self._unknown_fields(req, t.info, obj)
         if prepare is not None:
             prepare(obj)
@@ -74,6 +72,7 @@ class WriteVerbs:
                 dry_run=dry_run,
                 fresh=True,
                 pruned=pruned and o is obj,  # no webhook gave another object since
+                resource_version_set=rv_set,
             )
 
         created, warnings = await _warned(self.gate.admitted(req, t, "CREATE", obj, None, write), unknown)
@@ -94,11 +93,9 @@ class WriteVerbs:
             # (`obj` is this request's freshly decoded body; the store prunes again after webhooks)
             found = info.compiled_schema.prune(obj)
         else:
-            wrong = (
-                wrong_type(info.group, info.kind, obj)
-                or illegal_base64(info.group, info.kind, obj)
-                or canonical_quantities(info.api_version, info.kind, obj)  # decoded as Go stores them
-            )
+            # the Go types were checked as the body was read (wire.read_body); quantities are stored
+            # as Go writes them back
+            wrong = canonical_quantities(info.api_version, info.kind, obj)
             if wrong is not None:
                 raise E.bad_request(
                     f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {wrong}'
@@ -437,13 +434,13 @@ class WriteVerbs:
                 t.name or "",
                 propagation=opts.get("propagationPolicy"),
                 preconditions=opts.get("preconditions"),
-                dry_run=dry_run or dry,
+                dry_run=dry_run,
                 grace_period=_grace(opts),
             )
 
         current = self.store.find(info.bucket, (t.namespace or "") if info.namespaced else "", t.name or "")
         old = wire.served(info, current) if current is not None else None
-        (obj, gone), warnings = await self.gate.admitted(req, t, "DELETE", None, old, delete)
+        (obj, gone), warnings = await self.gate.admitted(req, t, "DELETE", None, old, delete, dry_run=dry)
         warn = self.gate.warn
         # gone with a deletionTimestamp: this request set finalizers (foreground, orphan) that the
         # controllers here cleared at once; the server answers before its GC runs, with the object
@@ -464,6 +461,7 @@ class WriteVerbs:
     async def delete_collection(self, req: HttpRequest, t: Target) -> Response:
         info = t.info
         opts = self._delete_options(req)
+        dry = wire.dry_run(req) or "All" in (opts.get("dryRun") or [])
         pred = selectors.served_selector(req, info)
         items, _rv, _c, _r = self.store.list(info, t.namespace, pred)
         deleted = []
@@ -483,7 +481,7 @@ class WriteVerbs:
             item = Target(info, meta.get("namespace") or t.namespace, meta["name"], "")
             old = wire.served(info, obj)
             try:
-                (o, _gone), _w = await self.gate.admitted(req, item, "DELETE", None, old, delete)
+                (o, _gone), _w = await self.gate.admitted(req, item, "DELETE", None, old, delete, dry_run=dry)
                 deleted.append(wire.served(info, o))
             except E.StatusError as err:
                 if err.code != 404:
@@ -594,16 +592,13 @@ def _decode_patched(req: HttpRequest, info: ServedResource, patched: dict[str, A
                 f'no kind "{kind}" is registered for version "{group_version}" in scheme '
                 '"pkg/runtime/scheme.go:111"',
             )
-    wrong = wrong_type(info.group, info.kind, patched)
+    wrong = godecode.decode_error(info.api_version, info.kind, patched)
     if wrong is not None:
         raise _invalid_patch(patched, wrong)
     bad_quantity = canonical_quantities(info.api_version, info.kind, patched)
     if bad_quantity is not None:
         raise _invalid_patch(patched, bad_quantity)
     schema = fieldtypes.kind_schema(info.api_version, info.kind)
-    bad_bytes = fieldtypes.byte_error(patched, schema) if schema is not None else None
-    if bad_bytes is not None:
-        raise _invalid_patch(patched, bad_bytes)
     mode = _field_validation(req)
     # pruned on a copy: the patch result shares the subtrees it did not change with the stored object
     probe = json_copy(patched)

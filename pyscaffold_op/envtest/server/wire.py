@@ -9,6 +9,7 @@ from typing import Any
 
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.registry.resources import ServedResource
+from pyscaffold_op.envtest.server import godecode
 from pyscaffold_op.envtest.server.decode import check_object_depth, decode_body
 from pyscaffold_op.envtest.server.metatypes import check_meta_types
 from pyscaffold_op.envtest.server.protocol import (
@@ -48,7 +49,7 @@ def read_body(
         if options:
             check_write_options(req, options)
         obj = decode_request(req.body, info.api_version, info.kind, check_kind)
-        return _checked(obj, req, info, check_kind, custom_kind_later)
+        return _checked(obj, req, info, check_kind, custom_kind_later, typed=True)
     if ctype not in (JSON, "application/yaml", "application/apply-patch+yaml"):
         # NegotiateInputSerializer: a missing Content-Type is JSON, anything unknown is 415
         accepted = [JSON, "application/yaml"] + ([] if info.custom else [PROTOBUF])
@@ -65,8 +66,15 @@ def read_body(
 
 
 def _checked(
-    obj: Any, req: HttpRequest, info: ServedResource, check_kind: bool, custom_kind_later: bool
+    obj: Any,
+    req: HttpRequest,
+    info: ServedResource,
+    check_kind: bool,
+    custom_kind_later: bool,
+    *,
+    typed: bool = False,
 ) -> dict[str, Any]:
+    """The decoded body's checks; `typed`: it came from protobuf, so already of the Go types."""
     if not isinstance(obj, dict):
         raise E.bad_request("the body of the request must be a JSON object")
     if check_kind:
@@ -84,6 +92,14 @@ def _checked(
         if kind and kind != info.kind and not (info.custom and custom_kind_later):
             raise E.bad_request(
                 f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
+            )
+    if not info.custom and check_kind and not typed:
+        # decoded into the kind's Go type, as the server does: every field's JSON type, at any depth
+        raw = req.body if media_type(req) == JSON else None
+        problem = godecode.decode_error(info.api_version, info.kind, obj, raw)
+        if problem is not None:
+            raise E.bad_request(
+                f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {problem}'
             )
     meta = obj.get("metadata")
     if meta is not None:

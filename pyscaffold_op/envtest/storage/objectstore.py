@@ -27,14 +27,22 @@ from pyscaffold_op import apiextensions
 from pyscaffold_op.envtest import status as E
 from pyscaffold_op.envtest.admission import plugins as admission_plugins
 from pyscaffold_op.envtest.jsonutil import dumps, json_copy, loads
-from pyscaffold_op.envtest.registry import certificates, crds, defaulting, graceful, strategies
+from pyscaffold_op.envtest.registry import (
+    certificates,
+    crds,
+    defaulting,
+    graceful,
+    namespaces,
+    statusstrategy,
+    strategies,
+)
 from pyscaffold_op.envtest.registry.kindrules import NAMED_BY_STRATEGY, UNTRACKED_FIELDS
 from pyscaffold_op.envtest.registry.managed import FieldOwner, record_update, written_entries
 from pyscaffold_op.envtest.registry.objectmeta import generate_name, meta_causes, no_new_finalizers
 from pyscaffold_op.envtest.registry.resources import Registry, ServedResource
 from pyscaffold_op.envtest.storage.storeaccess import StoreController
 from pyscaffold_op.envtest.storage.watch import Watcher
-from pyscaffold_op.envtest.types import GR, NAMESPACES, Key, Obj
+from pyscaffold_op.envtest.types import GR, NAMESPACES, Key, Obj, as_obj
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # NamespaceLifecycle admission's
@@ -258,9 +266,11 @@ class Store:
         managed_fields: builtins.list[Obj] | None = None,
         fresh: bool = False,
         pruned: bool = False,
+        resource_version_set: bool = False,
     ) -> Obj:
         """`fresh`: `obj` was built for this call (a decoded body), no copy needed; `pruned`: it was
-        pruned against this resource's schema since (the decoder's pruning), pruning again finds nothing."""
+        pruned against this resource's schema since (the decoder's pruning), pruning again finds nothing;
+        `resource_version_set`: the body named a resourceVersion, which storage refuses (not a dry run)."""
         if not fresh:  # callers that built `obj` just for this call (decoded bodies) skip the copy
             obj = json_copy(obj)
         meta = obj.setdefault("metadata", {})
@@ -307,6 +317,9 @@ class Store:
             meta_errors=meta_causes(meta, info.name_rule, info.kube_finalizers),
             admission_name=admission_name,
         )
+        if resource_version_set and not dry_run:
+            # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
+            raise E.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         key = (namespace if info.namespaced else "", name)
         bucket = self._bucket(info.bucket)
         if key in bucket.objs:
@@ -434,6 +447,8 @@ class Store:
     def _merge_update(self, info: ServedResource, old: Obj, obj: Obj, subresource: str) -> Obj:
         # a CSR's /status and /approval take the sent metadata too, as a plain update does
         csr = info.group_resource == certificates.GROUP_RESOURCE
+        if subresource == "status" and not csr and not info.custom:
+            return self._merge_status(info, old, obj)
         if subresource == "status" and not csr:
             new = {**json_copy(old)}
             if "status" in obj:
@@ -449,45 +464,21 @@ class Store:
                 causes += apiextensions.rules_or_blocked(causes, new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
-            else:
-                defaulting.apply_types(info, new)  # the status as decoded into the Go type
-                strategies.prepare_status_update(info, new, old, obj)
-                causes = strategies.validate_status(info, new)
-                if causes:
-                    raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
             return new
         new = json_copy(obj)
         new["apiVersion"], new["kind"] = info.storage_type
-        meta = new["metadata"]
+        meta = _protected_meta(new["metadata"], old["metadata"], obj.get("metadata") or {})
         ometa = old["metadata"]
-        for k in (
-            "name",
-            "namespace",
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "resourceVersion",
-            "generation",
-            "managedFields",
-        ):
-            if k in ometa:
-                meta[k] = ometa[k]
-            else:
-                meta.pop(k, None)
-        sent = obj.get("metadata") or {}
-        if "managedFields" in sent:  # a client may set them, or reset them with `[{}]`
-            kept = written_entries(sent["managedFields"], ometa.get("managedFields"))
-            if kept:
-                meta["managedFields"] = kept
-            else:
-                meta.pop("managedFields", None)
-        meta.pop("selfLink", None)
         if info.status:
             if "status" in old:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
+        finalize_errors: list[E.Cause] = []
+        if info.group_resource == NAMESPACES:
+            namespaces.prepare_update(old, new, subresource)
+            if subresource == "finalize":
+                finalize_errors = namespaces.finalize_causes(new)
         if csr:
             certificates.keep_spec_and_status(old, new)
             if subresource:
@@ -496,20 +487,54 @@ class Store:
                     raise E.invalid(info.group, info.kind, ometa["name"], causes)
                 new["status"] = merged["status"]
         errors = no_new_finalizers(meta, ometa) + meta_causes(meta, None, info.kube_finalizers)
-        new = self._admit(info, new, old, meta_errors=errors)
+        new = self._admit(info, new, old, meta_errors=errors + finalize_errors)
         if info.generation and (
             _spec_of(new) != _spec_of(old) or strategies.bumps_generation(info, new, old)
         ):
             new["metadata"]["generation"] = ometa.get("generation", 1) + 1
         return new
 
+    def _merge_status(self, info: ServedResource, old: Obj, obj: Obj) -> Obj:
+        """A built-in's /status write: the status sent, the stored spec, the metadata sent except
+        what the kind's status strategy keeps (`registry.statusstrategy`)."""
+        new = json_copy(obj)
+        new["apiVersion"], new["kind"] = info.storage_type
+        sent = as_obj(obj.get("metadata"))
+        meta = _protected_meta(new.setdefault("metadata", {}), old["metadata"], sent)
+        ometa = old["metadata"]
+        kept = statusstrategy.kept_meta(info.group_resource)
+        for k in (k for k in ometa if k != "managedFields") if kept == ("*",) else kept:
+            if k in ometa:
+                meta[k] = ometa[k]
+            else:
+                meta.pop(k, None)
+        for k in [k for k in new if k not in _TYPE_META_STATUS]:
+            del new[k]
+        for k, v in old.items():
+            if k not in _TYPE_META_STATUS:
+                new[k] = v
+        errors = no_new_finalizers(meta, ometa) + meta_causes(meta, None, info.kube_finalizers)
+        if info.group_resource == NAMESPACES:
+            defaulting.apply(info, new, old)  # Canonicalize: the name label, status writes too
+            errors += namespaces.status_causes(new)
+        if errors:
+            raise E.invalid(info.group, info.kind, ometa["name"], errors)
+        defaulting.apply_types(info, new)  # the status as decoded into the Go type
+        strategies.prepare_status_update(info, new, old)
+        causes = strategies.validate_status(info, new)
+        if causes:
+            raise E.invalid(info.group, info.kind, ometa["name"], causes)
+        return new
+
     def _write(self, info: ServedResource, key: Key, old: Obj, new: Obj) -> Obj:
         meta = new["metadata"]
-        # a Pod in its grace period stays until the kubelet deletes it with grace period 0
+        # a Pod in its grace period stays until the kubelet deletes it with grace period 0; a
+        # namespace until its spec.finalizers are gone too
         if (
             meta.get("deletionTimestamp")
             and not meta.get("finalizers")
             and not meta.get("deletionGracePeriodSeconds")
+            and not namespaces.held(info.bucket, new)
         ):
             self._remove(info.bucket, key, new)
             self.run_controllers()
@@ -554,9 +579,11 @@ class Store:
         is_ns = info.group_resource == NAMESPACES
         if is_ns and name in IMMORTAL_NAMESPACES:
             raise E.forbidden(info.group, info.plural, name, "this namespace may not be deleted")
+        if is_ns and not meta.get("deletionTimestamp"):
+            return self._start_namespace_deletion(info, key, obj, propagation, dry_run)
+        if is_ns and namespaces.spec_finalizers(obj):
+            return obj, False  # the namespace registry's Delete: its spec.finalizers still hold it
         finalizers = list(meta.get("finalizers") or [])
-        if is_ns:
-            finalizers.append("kubernetes")  # spec.finalizers: the namespace controller's
         if propagation == "Orphan" and "orphan" not in finalizers:
             finalizers.append("orphan")
         elif propagation == "Foreground" and "foregroundDeletion" not in finalizers:
@@ -567,11 +594,10 @@ class Store:
                 self._remove(info.bucket, key, obj)
                 self.run_controllers()
             return graceful.deleted_at_once(info, obj), True
-        wanted = [f for f in finalizers if f != "kubernetes"] if is_ns else finalizers
         shorter = not is_ns and grace < meta.get("deletionGracePeriodSeconds", grace + 1)
-        if meta.get("deletionTimestamp") and wanted == list(meta.get("finalizers") or []) and not shorter:
+        if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or []) and not shorter:
             return obj, False  # already terminating with these finalizers: nothing changes
-        new = {**obj, "metadata": {**meta, "finalizers": [f for f in finalizers if f != "kubernetes"]}}
+        new = {**obj, "metadata": {**meta, "finalizers": finalizers}}
         if not new["metadata"]["finalizers"]:
             del new["metadata"]["finalizers"]
         if "deletionTimestamp" not in new["metadata"] or shorter:
@@ -582,6 +608,33 @@ class Store:
                 new["metadata"]["generation"] += 1  # controllers see deletion as a spec change
         if is_ns:
             new["status"] = {**new.get("status", {}), "phase": "Terminating"}
+        if dry_run:
+            return new, False
+        self._commit(info.bucket, key, obj, new)
+        self.run_controllers()
+        current = self.find(info.bucket, *key)
+        return (current, False) if current is not None else (new, True)
+
+    def _start_namespace_deletion(
+        self, info: ServedResource, key: Key, obj: Obj, propagation: str | None, dry_run: bool
+    ) -> tuple[Obj, bool]:
+        """The namespace registry's first Delete: `deletionTimestamp`, phase Terminating and the
+        garbage collector's finalizers as the propagation policy asks (an absent policy keeps the
+        ones there), never a removal: the namespace controller finishes it (`controllers.namespace`)."""
+        meta = obj["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        for finalizer, policy in (("orphan", "Orphan"), ("foregroundDeletion", "Foreground")):
+            wanted = propagation == policy if propagation else finalizer in finalizers
+            if wanted and finalizer not in finalizers:
+                finalizers.append(finalizer)
+            elif not wanted and finalizer in finalizers:
+                finalizers.remove(finalizer)
+        new_meta = {**meta, "deletionTimestamp": graceful.deadline(0)}
+        if finalizers:
+            new_meta["finalizers"] = finalizers
+        else:
+            new_meta.pop("finalizers", None)
+        new = {**obj, "metadata": new_meta, "status": {**(obj.get("status") or {}), "phase": "Terminating"}}
         if dry_run:
             return new, False
         self._commit(info.bucket, key, obj, new)
@@ -735,6 +788,37 @@ def _same(new: Obj, old: Obj) -> bool:
         return [{k: v for k, v in e.items() if k != "time"} for e in o["metadata"].get("managedFields") or []]
 
     return strip(new) == strip(old) and clean(new) == clean(old)
+
+
+_TYPE_META_STATUS = ("apiVersion", "kind", "metadata", "status")
+
+
+def _protected_meta(meta: Obj, ometa: Obj, sent: Obj) -> Obj:
+    """`meta` (the metadata of an update) with what no update may change taken from the stored
+    `ometa`, and the managedFields a client sent (`sent`) kept only as the server keeps them."""
+    for k in (
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "resourceVersion",
+        "generation",
+        "managedFields",
+    ):
+        if k in ometa:
+            meta[k] = ometa[k]
+        else:
+            meta.pop(k, None)
+    if "managedFields" in sent:  # a client may set them, or reset them with `[{}]`
+        kept = written_entries(sent["managedFields"], ometa.get("managedFields"))
+        if kept:
+            meta["managedFields"] = kept
+        else:
+            meta.pop("managedFields", None)
+    meta.pop("selfLink", None)
+    return meta
 
 
 def _spec_of(obj: Obj) -> Obj:

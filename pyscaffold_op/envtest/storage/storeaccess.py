@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pyscaffold_op.envtest.registry import namespaces
 from pyscaffold_op.envtest.types import GR, Key, Obj
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def write_metadata(store: StoreAccess, gr: GR, key: Key, obj: Obj, changes: dict
         else:
             meta[k] = v
     new = {**obj, "metadata": meta}
-    if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+    if meta.get("deletionTimestamp") and not meta.get("finalizers") and not namespaces.held(gr, new):
         store.drop(gr, key, new)
     else:
         store.put(gr, key, obj, new)

@@ -1,4 +1,5 @@
-"""Watchers and the watch stream: newline-delimited JSON events, bookmarks, timeouts, 410 as ERROR."""
+"""Watchers and the watch stream: newline-delimited JSON events, bookmarks, timeouts, 410 as ERROR,
+and the silence of a watch from a resourceVersion not reached yet."""
 
 from __future__ import annotations
 
@@ -89,6 +90,27 @@ class Watcher:
             self.queue.put_nowait(None)
 
 
+class FutureWatcher(Watcher):
+    """A watch from a resourceVersion the store has not reached (a client of a server that restarted
+    with fresh state, or one ahead of a lagging cache). kube-apiserver's watch cache accepts it and
+    stays silent: it sends only events, and bookmarks, newer than the version asked for, so the
+    watch comes alive once the store passes it (cacher.go's `process`, kube-apiserver v1.37)."""
+
+    def __init__(
+        self,
+        api_version: str,
+        namespace: str | None,
+        pred: Callable[[dict[str, Any]], bool] | None,
+        floor: int,
+    ) -> None:
+        super().__init__(api_version, namespace, pred)
+        self.floor = floor
+
+    def offer(self, event: Event) -> None:
+        if event.rv > self.floor:
+            super().offer(event)
+
+
 def event_line(typ: str, obj: dict[str, Any]) -> bytes:
     return dumps({"type": typ, "object": obj}) + b"\n"
 
@@ -98,7 +120,7 @@ async def stream(
     first: list[bytes],
     *,
     timeout_seconds: float | None,
-    bookmark: Callable[[], bytes] | None,
+    bookmark: Callable[[], bytes | None] | None,
     bookmark_interval: float,
     on_close: Callable[[], None],
 ) -> AsyncGenerator[bytes, None]:
@@ -127,7 +149,9 @@ async def stream(
                     item = queue.get_nowait()
             except TimeoutError:
                 if bookmark is not None and (deadline is None or loop.time() < deadline):
-                    yield bookmark()
+                    line = bookmark()
+                    if line is not None:  # None: nothing newer than the watch's version to tell
+                        yield line
                 continue
             if item is None:
                 break

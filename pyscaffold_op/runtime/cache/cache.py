@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyscaffold_op.apimachinery import fieldselector, labels
 from pyscaffold_op.runtime.cache.informer import Informer
+from pyscaffold_op.runtime.cache.liveness import WatchLiveness
 from pyscaffold_op.runtime.cache.store import NAMESPACE_INDEX
 from pyscaffold_op.runtime.client.errors import NotFound
 from pyscaffold_op.runtime.client.rest import RestTransport
@@ -43,8 +44,10 @@ class InformerCache:
         namespace: str | None = None,
         resync_period: float | None = 10 * 3600.0,
         unsafe_disable_deep_copy: bool = False,
+        liveness: WatchLiveness | None = None,
     ) -> None:
         self.transport = transport
+        self.liveness = liveness
         self.namespace = namespace
         self.resync_period = resync_period
         self.unsafe_disable_deep_copy = unsafe_disable_deep_copy
@@ -65,6 +68,7 @@ class InformerCache:
                 namespace=self.namespace,
                 resync_period=resync,
                 raw=not self.unsafe_disable_deep_copy,
+                liveness=self.liveness,
             )
             self._informers[info] = informer
             if self._started:

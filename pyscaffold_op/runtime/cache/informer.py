@@ -6,8 +6,10 @@ client-go's reflector + shared informer, on asyncio:
   after a lost watch neither loses nor duplicates anything;
 * watch from the list's resourceVersion with `allowWatchBookmarks`, moving the resourceVersion forward on
   every event and bookmark, and re-watching from there when the server ends the stream;
+* judge a watch that stays silent by asking the server (`liveness.py`): re-watch when the watch missed a
+  change or the server cannot be reached, relist when the server's versions went back (it forgot);
 * on 410 Gone (the version was compacted), relist; on other errors, retry with jittered exponential
-  backoff (0.8 s doubling to 30 s, as the reflector does);
+  backoff (0.8 s doubling to 30 s, as the reflector does), or after the server's Retry-After if longer;
 * every `resync_period`, replay every cached object as an update (old == new) to the handlers.
 """
 
@@ -22,8 +24,18 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from pyscaffold_op.apimachinery.labels import SelectorLike, render
+from pyscaffold_op.clock import REAL_CLOCK, Clock
+from pyscaffold_op.runtime.cache.liveness import ALIVE, Finding, Verdict, WatchLiveness, WatchMonitor
 from pyscaffold_op.runtime.cache.store import Indexer, IndexFunc
-from pyscaffold_op.runtime.client.errors import Gone, ServerTimeout, error_for, is_too_large_resource_version
+from pyscaffold_op.runtime.client.errors import (
+    ApiError,
+    Gone,
+    ServerError,
+    ServerTimeout,
+    error_for,
+    is_too_large_resource_version,
+)
+from pyscaffold_op.runtime.client.http1 import HTTPError
 from pyscaffold_op.runtime.client.rest import RestTransport
 from pyscaffold_op.runtime.manager import startup
 from pyscaffold_op.runtime.objects import objmeta
@@ -68,7 +80,11 @@ class Informer:
         page_size: int = 500,
         backoff: Backoff | None = None,
         raw: bool = True,
+        liveness: WatchLiveness | None = None,
+        clock: Clock | None = None,
     ) -> None:
+        """`liveness`: how a silent watch is judged (`WatchLiveness()`: client-go's figures);
+        `clock`: the time its timers and probes run on (a `FakeClock` in tests)."""
         self.transport, self.info = transport, info
         self.namespace = namespace if info.namespaced else None
         self.label_selector, self.field_selector = render(label_selector), render(field_selector)
@@ -82,6 +98,10 @@ class Informer:
         self._rv: str | None = None
         self._synced = asyncio.Event()
         self._backoff = backoff or Backoff()
+        self.liveness = liveness or WatchLiveness()
+        self.clock = clock or REAL_CLOCK
+        self._monitor: WatchMonitor | None = None
+        self._suspect = False  # the last watch broke or failed: probe the next one at once
         self._task: asyncio.Task[None] | None = None
         self._resync_task: asyncio.Task[None] | None = None
         self.stats = {
@@ -92,6 +112,8 @@ class Informer:
             "server_resets": 0,
             "errors": 0,
             "events": 0,
+            "probes": 0,  # silent watches the server was asked about
+            "watches_cut": 0,  # watches closed as dead (a missed change, an unreachable server)
         }
         self._last_listed_rv: str | None = None
         self.last_error: Exception | None = None  # the latest list/watch failure, for "not ready" reports
@@ -99,6 +121,12 @@ class Informer:
 
     def __repr__(self) -> str:
         return f"Informer({self.info.api_version}/{self.info.kind}, ns={self.namespace or '*'})"
+
+    @property
+    def probing(self) -> bool:
+        """Whether a liveness probe of the current watch is in flight (a test that drives `clock` by
+        hand lets it finish before moving time on)."""
+        return self._monitor is not None and self._monitor.probing
 
     @property
     def resource_version(self) -> str | None:
@@ -208,6 +236,11 @@ class Informer:
                 log.info("watch expired (410); relisting", extra={"kind": self.info.kind})
                 self.stats["relists_on_gone"] += 1
                 self._last_listed_rv, self._rv = self._rv or self._last_listed_rv, None
+            except ServerWentBack as err:
+                # A silent watch from a version the server never reached: it forgot (etcd wiped or
+                # restored). Relist: the diff against the cache deletes what it no longer has.
+                log.warning("%s; relisting", err, extra={"kind": self.info.kind})
+                self._last_listed_rv, self._rv = self._rv or self._last_listed_rv, None
             except ServerTimeout as err:
                 if not is_too_large_resource_version(err):
                     await self._retry_after(err)
@@ -224,9 +257,15 @@ class Informer:
 
     async def _retry_after(self, err: Exception) -> None:
         self.stats["errors"] += 1
+        self._suspect = True
         self.last_error = err
         reason = startup.explain(self.transport, self.info, err)
         delay = self._backoff.next()
+        # a server that said how long to wait (Retry-After, past the transport's own retries) is not
+        # asked again sooner
+        asked = (err.details or {}).get("retryAfterSeconds") if isinstance(err, ApiError) else None
+        if isinstance(asked, int | float) and not isinstance(asked, bool) and asked > delay:
+            delay = float(asked)
         # Said once when it starts or changes, not at every retry: the backoff repeats it for minutes.
         level = logging.DEBUG if reason == self.last_reason else logging.WARNING
         self.last_reason = reason
@@ -297,23 +336,109 @@ class Informer:
 
     # -- watch --------------------------------------------------------------------------------------
     async def _watch(self) -> None:
+        timeout_seconds = self.liveness.watch_timeout()  # spread reconnects like the reflector
         params = {
             "watch": "true",
             "resourceVersion": self._rv,
             "allowWatchBookmarks": "true",
-            "timeoutSeconds": random.randint(300, 600),  # spread reconnects like the reflector
+            "timeoutSeconds": timeout_seconds,
             "labelSelector": self.label_selector,
             "fieldSelector": self.field_selector,
         }
         self.stats["watches"] += 1
         async with self.transport.stream_lines(self.info.path(self.namespace), params) as lines:
+            monitor = self._monitor = WatchMonitor(
+                self.liveness, self.clock, lambda: lines.received, self._probe, timeout_seconds
+            )
             try:
-                async for line in lines:
-                    self._handle_line(line)
+                async with asyncio.timeout(None) as reading:
+                    monitor.start(lambda: reading.reschedule(0), probe_now=self._suspect)
+                    self._suspect = False
+                    async for line in lines:
+                        self._handle_line(line)
             except _BROKEN_STREAM as err:
                 # The stream broke after it was established (a proxy or the server reset it): like
                 # client-go, treat it as a closed watch and resume from the last resourceVersion.
                 log.debug("watch stream broken, resuming: %r", err, extra={"kind": self.info.kind})
+                self._suspect = True
+            except TimeoutError:
+                if monitor.finding is None:
+                    raise
+            finally:
+                monitor.stop()
+                self._monitor = None
+        finding = monitor.finding
+        if finding is None:
+            return
+        if finding.verdict is Verdict.RESET:
+            raise ServerWentBack(finding.why)
+        self.stats["watches_cut"] += 1
+        log.info("closing a dead watch (%s); re-watching", finding.why, extra={"kind": self.info.kind})
+
+    async def _probe(self) -> Finding:
+        """Ask the server whether this silent watch missed anything (liveness.py): its current
+        resourceVersion, then, when that moved on, whether this kind changed since the watch's."""
+        watch_rv = self._rv
+        if watch_rv is None:
+            return ALIVE
+        self.stats["probes"] += 1
+        path = self.info.path(self.namespace)
+        selectors = {"labelSelector": self.label_selector, "fieldSelector": self.field_selector}
+        bound = self.liveness.probe_timeout
+        silent = f"no byte for {self.liveness.probe_after:g}s"
+        try:
+            async with self.clock.timeout(bound):
+                raw = await self.transport.request(
+                    "GET", path, params={**selectors, "limit": 1}, timeout=bound, max_retries=0
+                )
+                server_rv = self.info.split_list(raw)[1]
+                if not server_rv or server_rv == watch_rv:
+                    return ALIVE  # nothing happened that the watch could have missed
+                if _went_back(watch_rv, server_rv):
+                    return Finding(
+                        Verdict.RESET,
+                        f"the server is at resourceVersion {server_rv}, below the watch's {watch_rv}: "
+                        "it came back with older state",
+                    )
+                missed = await self._first_change_since(path, {**selectors, "resourceVersion": watch_rv})
+                if missed is None:
+                    return ALIVE
+                # Both may be in flight at once: the monitor drops this verdict if a byte comes meanwhile.
+                await self.clock.sleep(self.liveness.catch_up)
+                return Finding(Verdict.DEAD, f"{silent} and it missed the change at resourceVersion {missed}")
+        except (TimeoutError, ServerTimeout):
+            why = f"{silent} and the server did not answer a probe in {bound:g}s"
+            # The kept-alive connections are likely stuck on the same path; later requests would
+            # each wait out their own timeout on them (HTTP/2's failed ping closes them all too).
+            closed = self.transport.close_idle_connections()
+            if closed:
+                why += f"; closed {closed} idle connection{'s' if closed > 1 else ''}"
+        except ServerError as err:
+            if not isinstance(err.__cause__, HTTPError | OSError):
+                log.debug("watch probe inconclusive: %s", err, extra={"kind": self.info.kind})
+                return ALIVE  # the server answered: it is reachable
+            why = f"{silent} and the server cannot be reached ({err.message})"
+        except ConnectionError as err:
+            why = f"{silent} and a probe's connection broke ({err})"
+        except Gone:
+            why = f"{silent} and its resourceVersion {watch_rv} is older than the server's watch history"
+        except ApiError as err:
+            log.debug("watch probe inconclusive: %s", err, extra={"kind": self.info.kind})
+            return ALIVE
+        return Finding(Verdict.DEAD, why)
+
+    async def _first_change_since(self, path: str, params: dict[str, Any]) -> str | None:
+        """The resourceVersion of the first change of this kind after params' resourceVersion, from a
+        one-second watch (the server replays its history at once); None when there is none."""
+        params = {**params, "watch": "true", "timeoutSeconds": 1}
+        async with self.transport.stream_lines(path, params) as lines:
+            async for line in lines:
+                kind, raw = decode_watch_event(line)
+                if kind == "ERROR":
+                    raise error_for(500, bytes(raw))
+                if kind != "BOOKMARK":
+                    return raw_resource_version(raw) or "?"
+        return None
 
     def _handle_line(self, line: bytes) -> None:
         kind, raw = decode_watch_event(line)
@@ -375,6 +500,10 @@ class Informer:
             if self._synced.is_set():
                 for obj in self._snapshot():
                     self._dispatch_update(obj, obj)
+
+
+class ServerWentBack(Exception):
+    """The server's resourceVersion is below the one a silent watch waits at: it forgot its state."""
 
 
 def _for(handler: Any, obj: Any) -> Any:

@@ -1,8 +1,8 @@
 """TLS for the secure metrics server and the webhook server: a certificate from a folder
-(`tls.crt`/`tls.key`, as controller-runtime's `CertDir`/`CertName`/`KeyName`), reloaded when the
-files change (its `certwatcher`, for cert-manager rotations), or a self-signed one made in memory at start
-(controller-runtime's fallback: host `localhost`, IP 127.0.0.1, valid for a year; made with `cryptography`,
-imported only then: `x509.py`)."""
+(`tls.crt`/`tls.key`, as controller-runtime's `CertDir`/`CertName`/`KeyName`), reloaded on the file
+event when the files change (its `certwatcher`, for cert-manager rotations; `inotify.py`), or a
+self-signed one made in memory at start (controller-runtime's fallback: host `localhost`, IP
+127.0.0.1, valid for a year; made with `cryptography`, imported only then: `x509.py`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import logging
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("pyscaffold_op.runtime.certs")
 
@@ -101,12 +103,39 @@ def load_pem_chain(ctx: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None
         ctx.load_cert_chain(cert, key)
 
 
+def watched_folders(*paths: Path) -> set[str]:
+    """The folders whose changes can change what `paths` read as: each path's own folder and the
+    folder of every symlink on the way to the file (a Secret volume: `tls.crt -> ..data/tls.crt`,
+    `..data -> ..2026_12_07_...`; certbot: `live/x/cert.pem -> ../../archive/x/cert1.pem`)."""
+    folders: set[str] = set()
+    for path in paths:
+        seen: set[str] = set()
+        current = os.path.abspath(path)
+        while current not in seen:  # a link loop ends the walk
+            seen.add(current)
+            parent = os.path.dirname(current)
+            folders.add(parent)
+            if not os.path.islink(current):
+                break
+            current = os.path.normpath(os.path.join(parent, os.readlink(current)))
+        # the folders of links in the path's own folders (`..data` as a folder link) lead here too
+        folders.add(os.path.dirname(os.path.realpath(path)))
+    # inotify watches the folder a link names: one watch per real folder (`..data` is the timestamped one)
+    return {os.path.realpath(folder) for folder in folders}
+
+
 class CertWatcher:
-    """Reloads the certificate and key (`tls.crt`/`tls.key` unless named otherwise) from `cert_dir` into
-    `ctx` when either file changes (polled every `interval` seconds): new connections get the new
-    certificate, open ones keep theirs. A pair that fails to load (half-written during a rotation) is
-    logged and retried at the next change. The files are stat'ed through their symlinks, so a kubelet's
-    Secret volume (`tls.crt -> ..data/tls.crt`, `..data` swapped on rotation) is followed."""
+    """Keeps `ctx` serving (or presenting) the certificate and key in two files: reloaded when their
+    content changes, seen on the file event (inotify on the folders of the files and of every symlink on
+    the way, so a kubelet's swap of a Secret volume's `..data` link is seen at once) and, as
+    controller-runtime's certwatcher does, by a poll every `interval` seconds (for file systems without
+    events, and where there is no inotify). New connections get the new certificate; open ones keep
+    theirs.
+
+    A new pair is loaded into a scratch context first and only then into `ctx`: OpenSSL drops a
+    context's key when it is given a certificate that does not match it, so loading a half-written pair
+    straight into a serving context would leave it unable to complete a handshake. A pair that does not
+    load is reported once and retried at the next change."""
 
     def __init__(
         self,
@@ -118,36 +147,80 @@ class CertWatcher:
         cert_name: str = CERT_NAME,
         key_name: str = KEY_NAME,
     ) -> None:
+        """Watch `cert_dir/cert_name` and `cert_dir/key_name` (cert-manager's Secret keys by default)."""
         self.ctx = ctx
         self.what = what
         self.cert, self.key = Path(cert_dir) / cert_name, Path(cert_dir) / key_name
         self.interval = interval
-        self._stamp = self._read_stamp()
         self.reloads = 0
+        self.on_reload: Callable[[], object] | None = None  # called after each reload
+        self.watch: Any = None  # the inotify.FolderWatch while running with file events
+        self._loaded = self._read()  # what `ctx` was loaded from (server_context read the same files)
+        self._refused: tuple[bytes, bytes] | None = None  # the last pair that did not load
 
-    def _read_stamp(self) -> tuple[float, float, int, int] | None:
+    @classmethod
+    def for_files(
+        cls, ctx: ssl.SSLContext, cert: str | os.PathLike[str], key: str | os.PathLike[str], **kwargs: Any
+    ) -> CertWatcher:
+        """Watch a certificate and a key that need not share a folder (a kubeconfig's
+        `client-certificate` and `client-key`)."""
+        cert, key = Path(cert), Path(key)
+        watcher = cls(ctx, cert.parent, cert_name=cert.name, key_name=key.name, **kwargs)
+        watcher.key = key
+        watcher._loaded = watcher._read()
+        return watcher
+
+    def _read(self) -> tuple[bytes, bytes] | None:
         try:
-            c, k = self.cert.stat(), self.key.stat()
-        except OSError:
+            return self.cert.read_bytes(), self.key.read_bytes()
+        except OSError:  # mid-rotation, or gone: the next change or poll reads them again
             return None
-        return (c.st_mtime, k.st_mtime, c.st_size, k.st_size)
 
     def check(self) -> bool:
-        """Reload if the files changed; True when a new certificate was loaded."""
-        stamp = self._read_stamp()
-        if stamp is None or stamp == self._stamp:
+        """Reload if the files' content changed; True when a new certificate was loaded."""
+        pair = self._read()
+        if pair is None or pair == self._loaded or pair == self._refused:
             return False
+        READS.total += 1
+        cert_pem, key_pem = pair
         try:
-            _load_chain(self.ctx, self.cert, self.key)
+            # a pair that fails must not touch ctx: try it on a scratch context first
+            load_pem_chain(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), cert_pem, key_pem)
+            load_pem_chain(self.ctx, cert_pem, key_pem)
         except (OSError, ssl.SSLError) as err:
-            log.warning("could not reload the %s certificate: %s", self.what, err)
+            READS.errors += 1
+            self._refused = pair
+            log.warning(
+                "could not reload the %s certificate (kept the one loaded before): %s",
+                self.what,
+                err,
+                extra={"cert": str(self.cert), "key": str(self.key)},
+            )
             return False
-        self._stamp = stamp
+        self._loaded, self._refused = pair, None
         self.reloads += 1
         log.info("reloaded the %s certificate", self.what, extra={"cert": str(self.cert)})
+        if self.on_reload is not None:
+            self.on_reload()
         return True
 
     async def run(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            self.check()
+        """Reload on each file event and every `interval` seconds, until cancelled."""
+        from pyscaffold_op.runtime.certs.inotify import watch_folders
+
+        self.watch = watch_folders(lambda: watched_folders(self.cert, self.key))
+        try:
+            self.check()  # a change between the first load and the watch being set up
+            while True:
+                if self.watch is None:
+                    await asyncio.sleep(self.interval)
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(self.interval):
+                            await self.watch.changed.wait()
+                    self.watch.changed.clear()
+                self.check()
+        finally:
+            if self.watch is not None:
+                self.watch.close()
+                self.watch = None

@@ -30,6 +30,11 @@ class Credentials:
         """After a 401 with `used`: True when a new credential is worth one retry."""
         return False
 
+    def waiting(self) -> str | None:
+        """What requests are waiting on right now to get a credential (a plugin still running), in one
+        line for a start-up report; None when nothing is pending."""
+        return None
+
 
 class StaticCredentials(Credentials):
     def __init__(self, header: str) -> None:

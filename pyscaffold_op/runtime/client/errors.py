@@ -147,12 +147,27 @@ def error_for(code: int, body: bytes | str | dict[str, Any] | None = None) -> Ap
 
 
 def is_too_large_resource_version(err: BaseException) -> bool:
-    """The server has not reached the resourceVersion asked for (apiserver's IsTooLargeResourceVersion:
-    a Timeout with a ResourceVersionTooLarge cause), e.g. it restarted with fresh state."""
-    if not isinstance(err, ServerTimeout):
+    """The server has not reached the resourceVersion asked for (client-go's
+    isTooLargeResourceVersionError): a cause whose reason is `ResourceVersionTooLarge`, or, from
+    servers before 1.19, a Timeout whose cause or message says "Too large resource version". Seen
+    when a server restarted with fresh state, or from a lagging watch cache.
+
+    Go's `StatusCause.Type` is written as `reason` on the wire (its JSON tag): the real server sends
+    `{"reason": "ResourceVersionTooLarge", ...}`; there is no `type` key."""
+    if not isinstance(err, ApiError):
         return False
     causes = (err.details or {}).get("causes") or []
-    return any(isinstance(c, dict) and c.get("type") == "ResourceVersionTooLarge" for c in causes)
+    if any(isinstance(c, dict) and c.get("reason") == _TOO_LARGE_CAUSE for c in causes):
+        return True
+    if not isinstance(err, ServerTimeout):
+        return False
+    if any(isinstance(c, dict) and c.get("message") == _TOO_LARGE_MESSAGE for c in causes):
+        return True
+    return _TOO_LARGE_MESSAGE in err.message
+
+
+_TOO_LARGE_CAUSE = "ResourceVersionTooLarge"  # metav1.CauseTypeResourceVersionTooLarge
+_TOO_LARGE_MESSAGE = "Too large resource version"
 
 
 def is_not_found(err: BaseException) -> bool:

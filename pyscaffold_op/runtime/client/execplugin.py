@@ -7,9 +7,10 @@ until `status.expirationTimestamp` and dropped after a 401 with it, so the next 
 
 A plugin that does not answer within `EXEC_TIMEOUT` seconds (30; `$PYOP_EXEC_PLUGIN_TIMEOUT` or
 `ExecCredentials(timeout=)`) is killed with its process group and named in a `ConfigError` ("exec plugin
-<cmd> did not answer in 30s"), which the startup diagnosis then reports; a plugin still running when
-the manager stops (its task cancelled) is killed too. client-go has no such timeout: a hung plugin hangs
-its requests there."""
+<cmd> did not answer in 30s"), which the startup diagnosis then reports; before that, `waiting()` names
+the plugin still running, so a manager whose caches time out first (5 s, say) says what they wait on.
+A plugin still running when the manager stops (its task cancelled) is killed too. client-go has no such
+timeout: a hung plugin hangs its requests there."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import datetime
 import json
 import os
 import signal
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +66,7 @@ class ExecCredentials(Credentials):
         self._token: str | None = None
         self._expires: datetime.datetime | None = None
         self._lock = asyncio.Lock()
+        self._started: float | None = None  # time.monotonic() when the running plugin started
         self.runs = 0
 
     async def authorization(self) -> str | None:
@@ -76,6 +79,15 @@ class ExecCredentials(Credentials):
         if used is not None and used == f"Bearer {self._token}":
             self._token = None  # the server refused it before it expired: ask the plugin again
         return True
+
+    def waiting(self) -> str | None:
+        started = self._started
+        if started is None:
+            return None
+        return (
+            f"waiting for exec plugin {self.plugin.command}: no answer in {time.monotonic() - started:.0f}s "
+            f"(killed after {self.timeout:g}s)"
+        )
 
     def _exec_info(self) -> str:
         spec: dict[str, Any] = {"interactive": False}
@@ -119,6 +131,7 @@ class ExecCredentials(Credentials):
             raise ConfigError(f"exec plugin: executable {plugin.command} not found{hint}") from err
         except OSError as err:
             raise ConfigError(f"exec plugin {plugin.command}: {err}") from err
+        self._started = time.monotonic()
         try:
             async with asyncio.timeout(self.timeout):
                 out, _ = await proc.communicate()
@@ -128,6 +141,8 @@ class ExecCredentials(Credentials):
         except BaseException:  # cancelled (the manager stops): the plugin must not outlive it
             await _kill(proc)
             raise
+        finally:
+            self._started = None
         self.runs += 1
         if proc.returncode != 0:
             raise ConfigError(

@@ -14,6 +14,8 @@ Requests are bytes built by the caller (`rest.py`); answers are (status, body). 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import ssl
 from collections import deque
 from collections.abc import AsyncGenerator
@@ -26,6 +28,35 @@ IDLE_TIMEOUT = 60.0
 # A watch reading faster than its events are handled stops reading past this many buffered bytes.
 STREAM_HIGH_WATER = 1 << 22
 _RETRYABLE = frozenset({"GET", "HEAD", "OPTIONS"})
+# TCP keepalive as client-go's dialer has it (net.Dialer{KeepAlive: 30s} on Go 1.26: the first probe
+# after 30 s idle, then every 15 s, 9 unanswered ones drop the connection): a peer that vanished (a
+# half-open connection, a NAT or load balancer that dropped its state) is noticed after ~165 s, watches
+# included. A frozen proxy still answers the kernel's probes: the informer's liveness check is for that.
+KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 30, 15, 9
+_KEEPALIVE_OPTIONS = tuple(
+    (socket.IPPROTO_TCP, getattr(socket, name), value)
+    for name, value in (
+        ("TCP_KEEPIDLE", KEEPALIVE_IDLE),  # Linux; macOS names it TCP_KEEPALIVE
+        ("TCP_KEEPALIVE", KEEPALIVE_IDLE),
+        ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL),
+        ("TCP_KEEPCNT", KEEPALIVE_COUNT),
+    )
+    if hasattr(socket, name)
+)
+
+
+def set_keepalive(sock: socket.socket | None) -> None:
+    """Turn on TCP keepalive with client-go's figures; a socket that refuses an option keeps the
+    system's value for it."""
+    if sock is None:
+        return
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    except OSError:
+        return
+    for level, option, value in _KEEPALIVE_OPTIONS:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(level, option, value)
 
 
 class Connection(asyncio.Protocol):
@@ -38,6 +69,7 @@ class Connection(asyncio.Protocol):
         self.closed = False
         self.counted = True  # holds one of the pool's `limit` slots
         self.requests = 0  # responses read: a reused connection has > 0
+        self.generation = pool.generation  # a connection older than the pool's is not reused
         self.idle_since = 0.0
         self._waiter: asyncio.Future[None] | None = None
         # watches: body pieces not yet taken, and the waiter of the reader that takes them
@@ -50,6 +82,7 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol ---------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        set_keepalive(transport.get_extra_info("socket"))
 
     def data_received(self, data: bytes) -> None:
         waiter = self._waiter
@@ -227,6 +260,7 @@ class Pool:
         self.server_hostname = server_hostname if ssl_context is not None else None
         self.limit = limit
         self.count = 0  # open or opening connections, idle ones included
+        self.generation = 0  # bumped by renew_connections()
         self._idle: list[Connection] = []
         self._waiters: deque[asyncio.Future[Connection | None]] = deque()
         self.closed = False
@@ -272,8 +306,16 @@ class Pool:
             conn.close()
             raise
 
+    def renew_connections(self) -> None:
+        """Open new connections from now on: idle ones are closed, busy ones when their response is
+        read (a client certificate was reloaded: the server must see the new one)."""
+        self.generation += 1
+        for conn in list(self._idle):
+            conn.close()
+        self._idle.clear()
+
     def release(self, conn: Connection) -> None:
-        if not conn.reusable or self.closed:
+        if not conn.reusable or self.closed or conn.generation != self.generation:
             conn.close()
             return
         while self._waiters:
@@ -360,6 +402,13 @@ class Pool:
                 self.count += 1  # reserved for it
                 waiter.set_result(None)
                 return
+
+    def close_idle(self) -> int:
+        """Close the idle connections (Go's CloseIdleConnections); returns how many."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+        return len(idle)
 
     def close(self) -> None:
         self.closed = True

@@ -22,12 +22,13 @@ import collections
 import contextlib
 import logging
 import re
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from pyscaffold_op.runtime import tracing
-from pyscaffold_op.runtime.client.credentials import credentials_for
+from pyscaffold_op.runtime.client.credentials import Credentials, credentials_for
 from pyscaffold_op.runtime.client.errors import (
     ConfigError,
     ServerError,
@@ -146,6 +147,24 @@ class RestTransport:
         return pool
 
     @property
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The client TLS context of every connection (None for http): a watcher reloads a rotated
+        client certificate into it (runtime/certs)."""
+        return self._ssl
+
+    def renew_connections(self) -> None:
+        """New connections for the requests from now on (client-go closes its connections when a
+        client certificate rotates); a watch keeps its own until it ends. Through a kubeconfig's
+        proxy-url, aiohttp's connections stay as they are."""
+        if self._pool is not None:
+            self._pool.renew_connections()
+
+    @property
+    def credentials(self) -> Credentials:
+        """Where each request's Authorization header comes from (start-up reports ask it what it waits on)."""
+        return self._credentials
+
+    @property
     def open_connections(self) -> int:
         """Connections open (idle or busy) on the current loop's pool; 0 once closed."""
         return 0 if self._pool is None else self._pool.count
@@ -158,12 +177,17 @@ class RestTransport:
         params: Mapping[str, Any] | None = None,
         body: bytes | None = None,
         content_type: str = JSON,
+        timeout: float | None = None,  # noqa: ASYNC109  # the transport's own deadline, ServerTimeout past it
+        max_retries: int | None = None,
     ) -> bytes:
         """Send one request; the response body on 2xx, a typed `ApiError` otherwise.
 
         A 429, or a 5xx with `Retry-After: <seconds>`, is sent again after that many seconds, at most
         `max_retries` times (client-go's `maxRetries`, 10), whatever the verb: the server did not
-        process it. A 401 is retried once with refreshed credentials."""
+        process it. A 401 is retried once with refreshed credentials. `timeout` and `max_retries`
+        override the transport's for this call (the informer's liveness probes are short)."""
+        timeout = self.timeout if timeout is None else timeout
+        max_retries = self.max_retries if max_retries is None else max_retries
         target = self._target(path, params)
         auth = await self._credentials.authorization()
         refreshed, retries = False, 0
@@ -175,7 +199,7 @@ class RestTransport:
                     headers["Content-Type"] = content_type
                 try:
                     status, data = await self._proxied.request(
-                        method, path, target, body, headers, error_headers
+                        method, path, target, body, headers, error_headers, timeout
                     )
                 except BaseException:
                     REQUEST_RESULTS["<error>", method, self._metric_host] += 1
@@ -185,11 +209,11 @@ class RestTransport:
                 request = self._request(method, target, auth, body, content_type)
                 try:
                     status, data = await pool.request(
-                        request, method, pool.loop.time() + self.timeout, error_headers
+                        request, method, pool.loop.time() + timeout, error_headers
                     )
                 except TimeoutError as err:
                     REQUEST_RESULTS["<error>", method, self._metric_host] += 1
-                    raise ServerTimeout(f"{method} {path}: timed out after {self.timeout}s") from err
+                    raise ServerTimeout(f"{method} {path}: timed out after {timeout}s") from err
                 except HTTPError as err:
                     REQUEST_RESULTS["<error>", method, self._metric_host] += 1
                     raise _unavailable(method, path, err) from err
@@ -203,7 +227,7 @@ class RestTransport:
                     continue
             if status >= 400:
                 wait = retry_after(status, error_headers)
-                if wait is not None and retries < self.max_retries:
+                if wait is not None and retries < max_retries:
                     retries += 1
                     log.debug(
                         "Got a Retry-After response",
@@ -251,40 +275,57 @@ class RestTransport:
         return full
 
     @contextlib.asynccontextmanager
-    async def stream_lines(
-        self, path: str, params: Mapping[str, Any]
-    ) -> AsyncIterator[AsyncGenerator[bytes, None]]:
-        """A watch stream on a connection of its own: yields an async iterator over its non-empty
-        lines. Connecting is bounded by `timeout`, reading is not (a watch is idle between events; the
-        server ends it after timeoutSeconds). Errors before the stream map like `request`'s; a stream
-        that breaks later raises a `ConnectionError` (`http1.HTTPError`) from the iterator."""
+    async def stream_lines(self, path: str, params: Mapping[str, Any]) -> AsyncIterator[LineStream]:
+        """A watch stream on a connection of its own: yields a `LineStream`, an async iterator over
+        its non-empty lines that also counts the pieces of body received (the informer's liveness
+        check reads the count). Connecting is bounded by `timeout`, reading is not (a watch is idle
+        between events; the informer decides when silence means a dead connection). Errors before
+        the stream map like `request`'s, and like `request`, a 429 or 5xx with `Retry-After` is sent
+        again after that many seconds, at most `max_retries` times (client-go's `Request.Watch`
+        retries the same way); a 401 once with refreshed credentials. A stream that breaks later
+        raises a `ConnectionError` (`http1.HTTPError`) from the iterator."""
         target = self._target(path, params)
         auth = await self._credentials.authorization()
-        for attempt in (1, 2):
-            async with self._open_stream(path, target, auth) as (status, pieces):
-                if status == 401 and attempt == 1 and await self._credentials.refresh(auth):
+        refreshed, retries = False, 0
+        while True:
+            headers: dict[str, str] = {}
+            async with self._open_stream(path, target, auth, headers) as (status, pieces):
+                if status == 401 and not refreshed and await self._credentials.refresh(auth):
+                    refreshed = True
                     auth = await self._credentials.authorization()
                     if auth:
                         continue
-                if status >= 400:
-                    raise error_for(status, b"".join([piece async for piece in pieces]))
-                yield _lines(pieces)
-                return
+                if status < 400:
+                    yield LineStream(pieces)
+                    return
+                body = b"".join([piece async for piece in pieces])
+                wait = retry_after(status, headers)
+                if wait is None or retries >= self.max_retries:
+                    raise error_for(status, body)
+                retries += 1
+            fields = {"method": "GET", "path": path, "code": status, "retry_after": wait, "attempt": retries}
+            log.debug("Got a Retry-After response", extra=fields)
+            await self.sleep(wait)  # the refused connection is closed meanwhile
 
     @contextlib.asynccontextmanager
     async def _open_stream(
-        self, path: str, target: str, auth: str | None
+        self, path: str, target: str, auth: str | None, headers: dict[str, str]
     ) -> AsyncIterator[tuple[int, AsyncGenerator[bytes, None]]]:
+        """(status, body pieces) of a watch request; a 429 or 5xx answer's headers go into `headers`."""
         host = self._metric_host
         if self._proxied is not None:
             started = False
             try:
-                async with self._proxied.stream(
-                    path, target, {"Authorization": auth} if auth else {}
-                ) as opened:
+                async with self._proxied.stream(path, target, {"Authorization": auth} if auth else {}) as (
+                    status,
+                    answer_headers,
+                    pieces,
+                ):
                     started = True
-                    REQUEST_RESULTS[str(opened[0]), "GET", host] += 1
-                    yield opened
+                    REQUEST_RESULTS[str(status), "GET", host] += 1
+                    if status >= 429:
+                        headers.update(answer_headers)
+                    yield status, pieces
             except BaseException:
                 if not started:
                     REQUEST_RESULTS["<error>", "GET", host] += 1
@@ -302,10 +343,18 @@ class RestTransport:
             REQUEST_RESULTS["<error>", "GET", host] += 1
             raise _unavailable("GET", path, err) from err
         REQUEST_RESULTS[str(status), "GET", host] += 1
+        if status >= 429:
+            headers.update(conn.parser.headers)
         try:
             yield status, conn.pieces()
         finally:
             conn.close()  # closing the iterator or cancelling the task ends the watch
+
+    def close_idle_connections(self) -> int:
+        """Close the kept-alive connections no request is using (Go's `Transport.CloseIdleConnections`):
+        after a request through them timed out, the others may be stuck on the same dead path.
+        Returns how many; a proxy-url's aiohttp pool is left alone."""
+        return 0 if self._pool is None else self._pool.close_idle()
 
     async def close(self) -> None:
         self._closed = True
@@ -332,19 +381,40 @@ def _unavailable(method: str, path: str, err: HTTPError) -> ServerError:
     return ServerError(f"{method} {path}: {err}", code=503, reason="ServiceUnavailable")
 
 
-async def _lines(pieces: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
-    # No cap on a line's length: a watch event carries a whole object (a large ConfigMap or CRD).
-    buf = b""
-    try:
-        async for piece in pieces:
-            buf += piece
-            if b"\n" not in piece:
-                continue
-            *complete, buf = buf.split(b"\n")
-            for line in complete:
-                if line.strip():
-                    yield line
-        if buf.strip():
-            yield buf
-    finally:
-        await pieces.aclose()  # closing the lines closes the connection
+class LineStream:
+    """The lines of a watch response as they arrive, and `received`: how many pieces of its body have
+    come so far. A count that stays put for N seconds means no byte came in that time; reading it
+    costs the watch nothing per event (no clock is read per piece)."""
+
+    __slots__ = ("_lines", "received")
+
+    def __init__(self, pieces: AsyncGenerator[bytes, None]) -> None:
+        self.received = 0
+        self._lines = self._read(pieces)
+
+    def __aiter__(self) -> AsyncGenerator[bytes, None]:
+        return self._lines  # `async for` runs the generator itself: no call layer per line
+
+    def __anext__(self) -> Awaitable[bytes]:
+        return self._lines.__anext__()
+
+    async def aclose(self) -> None:
+        await self._lines.aclose()
+
+    async def _read(self, pieces: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
+        # No cap on a line's length: a watch event carries a whole object (a large ConfigMap or CRD).
+        buf = b""
+        try:
+            async for piece in pieces:
+                self.received += 1
+                buf += piece
+                if b"\n" not in piece:
+                    continue
+                *complete, buf = buf.split(b"\n")
+                for line in complete:
+                    if line.strip():
+                        yield line
+            if buf.strip():
+                yield buf
+        finally:
+            await pieces.aclose()  # closing the lines closes the connection

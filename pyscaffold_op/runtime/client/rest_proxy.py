@@ -74,11 +74,13 @@ class ProxiedSession:
         body: bytes | None,
         headers: dict[str, str],
         error_headers: dict[str, str] | None = None,
+        timeout_seconds: float | None = None,
     ) -> tuple[int, bytes]:
         import aiohttp
 
         session = self._get_session()
-        timeout = aiohttp.ClientTimeout(total=self.timeout)
+        seconds = self.timeout if timeout_seconds is None else timeout_seconds
+        timeout = aiohttp.ClientTimeout(total=seconds)
         try:
             async with session.request(
                 method, self._url(target), data=body, headers=headers, timeout=timeout, **self._options
@@ -87,18 +89,20 @@ class ProxiedSession:
                     error_headers.update((k.lower(), v) for k, v in resp.headers.items())
                 return resp.status, await resp.read()
         except TimeoutError as err:
-            raise ServerTimeout(f"{method} {path}: timed out after {self.timeout}s") from err
+            raise ServerTimeout(f"{method} {path}: timed out after {seconds}s") from err
         except aiohttp.ClientError as err:
             raise ServerError(f"{method} {path}: {err}", code=503, reason="ServiceUnavailable") from err
 
     @contextlib.asynccontextmanager
     async def stream(
         self, path: str, target: str, headers: dict[str, str]
-    ) -> AsyncIterator[tuple[int, AsyncGenerator[bytes, None]]]:
+    ) -> AsyncIterator[tuple[int, dict[str, str], AsyncGenerator[bytes, None]]]:
+        """(status, headers by lower-case name, body pieces) of a watch request."""
         import aiohttp
 
         session = self._get_session()
-        # No read timeout: a watch is idle between events; the server ends it after timeoutSeconds.
+        # No read timeout: a watch is idle between events; the informer judges silence (its liveness
+        # probes), and the server ends the watch after timeoutSeconds.
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.timeout, sock_read=None)
         try:
             resp = await session.get(self._url(target), headers=headers, timeout=timeout, **self._options)
@@ -107,7 +111,7 @@ class ProxiedSession:
         except aiohttp.ClientError as err:
             raise ServerError(f"GET {path}: {err}", code=503, reason="ServiceUnavailable") from err
         async with resp:
-            yield resp.status, _pieces(resp)
+            yield resp.status, {k.lower(): v for k, v in resp.headers.items()}, _pieces(resp)
 
     async def close(self) -> None:
         if self._session is not None and not self._session.closed:

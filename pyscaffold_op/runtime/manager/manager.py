@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.runtime.cache.cache import InformerCache
+from pyscaffold_op.runtime.cache.liveness import WatchLiveness
 from pyscaffold_op.runtime.client.client import CachedClient, Client
 from pyscaffold_op.runtime.client.rest import RestTransport
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
@@ -30,7 +31,12 @@ from pyscaffold_op.runtime.controller.controller import Controller
 from pyscaffold_op.runtime.controller.recorder import EventRecorder
 from pyscaffold_op.runtime.manager.leader import LeaderElector
 from pyscaffold_op.runtime.manager.runnables import RunnableGroups
-from pyscaffold_op.runtime.manager.startup import CacheSyncTimeout, bind_error, connection_source
+from pyscaffold_op.runtime.manager.startup import (
+    CacheSyncTimeout,
+    bind_error,
+    connection_source,
+    credentials_waiting,
+)
 from pyscaffold_op.runtime.servers.authfilter import AuthFilter
 from pyscaffold_op.runtime.servers.health import Checker, HealthChecks
 from pyscaffold_op.runtime.servers.metrics import RuntimeMetrics
@@ -46,6 +52,9 @@ log = logging.getLogger("pyscaffold_op.runtime.manager")
 # The lease release gets at least this long even when the drain used the whole graceful timeout: a
 # released lease lets the next leader start at once instead of after leaseDuration.
 _RELEASE_TIMEOUT = 2.0
+# A kubeconfig's client certificate is reloaded on the file event, and polled every 10 s as the serving
+# certificates are (client-go polls every 5 minutes; two small reads every 10 s cost nothing).
+CLIENT_CERT_POLL = 10.0
 
 SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -98,6 +107,9 @@ class ManagerOptions:
     field_manager: str | None = None
     unsafe_disable_deep_copy: bool = False
     """Cache reads return shared decoded objects instead of decoding a new one per read (see cache.py)."""
+    watch_liveness: WatchLiveness | None = None
+    """How the informers judge a silent watch (None: `WatchLiveness()`, client-go's figures: a probe
+    after 30 s without a byte, 15 s for its answer, watches of 5 to 10 minutes)."""
     clock: Clock | None = None
     """Time for the work queues, rate limiters and leader election; a FakeClock in tests."""
     sharding: ShardingOptions | None = None
@@ -123,6 +135,7 @@ class Manager:
             namespace=opts.namespace,
             resync_period=opts.sync_period,
             unsafe_disable_deep_copy=opts.unsafe_disable_deep_copy,
+            liveness=opts.watch_liveness,
         )
         self.api_reader = Client(self.transport, field_manager=opts.field_manager)
         self.client = CachedClient(self.transport, self.cache, field_manager=opts.field_manager)
@@ -130,6 +143,7 @@ class Manager:
         # With metrics_secure: TokenReview + SubjectAccessReview of every scrape (uncached client).
         self.metrics_filter: AuthFilter | None = AuthFilter(self.transport) if opts.metrics_secure else None
         self.metrics_cert_watcher: Any = None  # a certs.CertWatcher with metrics_cert_dir, once started
+        self.client_cert_watcher: Any = None  # a certs.CertWatcher of the kubeconfig's client-certificate
         self._webhook_server: WebhookServer | None = None
         self.runnables = RunnableGroups()
         self._recorders: dict[str, EventRecorder] = {}
@@ -300,6 +314,7 @@ class Manager:
     async def start_caches(self) -> bool:
         """Start the caches and wait for them to sync; False when a stop came first."""
         log.info("connecting to %s", connection_source(self.transport))
+        self._watch_client_certificate()
         await self.cache.start()
         timeout = self.options.cache_sync_timeout
         # A stalled start is named within seconds, with how long the manager will still wait.
@@ -327,6 +342,20 @@ class Manager:
             stall.cancel()
         self._cache_synced.set()
         return True
+
+    def _watch_client_certificate(self) -> None:
+        """A kubeconfig's client-certificate and client-key files are reloaded when they change (as
+        client-go's transport reloads them), for the connections opened after."""
+        config, ctx = self.transport.config, self.transport.ssl_context
+        if ctx is None or not (config.cert_file and config.key_file) or config.cert_data or config.key_data:
+            return
+        from pyscaffold_op.runtime.certs.certs import CertWatcher
+
+        self.client_cert_watcher = CertWatcher.for_files(
+            ctx, config.cert_file, config.key_file, what="client", interval=CLIENT_CERT_POLL
+        )
+        self.client_cert_watcher.on_reload = self.transport.renew_connections
+        self.spawn(self.client_cert_watcher.run(), "client certificate watcher")
 
     async def elect(self) -> bool:
         """Lead (at once without leader election); False when a stop came first."""
@@ -491,6 +520,9 @@ class Manager:
 
     def _not_synced_report(self) -> str:
         reasons = _unsynced_reasons(self.cache.informers())
+        waiting = credentials_waiting(self.transport)
+        if waiting is not None:  # a hanging exec plugin: named here, before its own timeout
+            reasons.insert(0, waiting)
         return f": {'; '.join(reasons)}" if reasons else ""
 
     @contextlib.asynccontextmanager

@@ -69,6 +69,13 @@ def connection_source(transport: RestTransport) -> str:
     return transport.server + (f" ({', '.join(origin)})" if origin else "")
 
 
+def credentials_waiting(transport: RestTransport) -> str | None:
+    """What the transport's requests wait on for their credentials (an exec plugin still running), or
+    None: a start that times out before the plugin's own timeout names the plugin, not only the
+    caches that did not fill."""
+    return transport.credentials.waiting()
+
+
 def explain(transport: RestTransport, info: ResourceInfo, err: Exception) -> str:
     """Why listing `info`'s kind failed, as one line naming the fix where there is one."""
     if isinstance(err, ApiError) and err.code == 404:

@@ -16,9 +16,16 @@
   owner has drained it. A replica therefore holds key k only when it owns k in every view it adopted
   since the last view it saw acknowledged by all, and no key is ever reconciled by two replicas at once.
 * **Failure.** A replica that cannot renew its Lease for `renew_deadline` stops reconciling at once
-  and the manager exits (`ShardLeaseLost`); the others see its Lease expire `lease_duration` after its
-  last renewal (later than it stopped, as `renew_deadline < lease_duration`) and only then take its
-  keys. A replica that stops gracefully drains, then deletes its Lease: its keys move at once.
+  and the manager exits (`ShardLeaseLost`) once a second renewal has failed; the others see its Lease
+  expire `lease_duration` after its last renewal (later than it stopped, as `renew_deadline <
+  lease_duration`) and only then take its keys. A replica that stops gracefully drains, then deletes
+  its Lease: its keys move at once.
+* **Fencing by age.** A replica holds nothing once its last successful renewal is older than
+  `renew_deadline`, timed on its own monotonic clock from when it *sent* that renewal (never later
+  than the others saw it). A replica that was not running for that long (SIGSTOP, a frozen VM, a
+  blocked event loop) may wake after the others took its keys, and its first renewal still succeeds:
+  so it rejoins as a new member instead, holding nothing (its in-flight reconciles revoked) until a
+  view adopted after the gap is acknowledged by all.
 
 Controllers of a sharded manager run on every replica (no leader election); a controller built with
 `with_options(sharded=False)` and runnables added with `need_leader_election=True` stay single, on the
@@ -233,13 +240,21 @@ class Sharding:
         self.changed = asyncio.Event()  # set whenever what this replica holds changes (tests)
         self._observed: dict[str, tuple[tuple[Any, ...], float]] = {}  # lease -> (record, seen at)
         self._lease: Any = None
-        self._last_renew = 0.0
+        self._renewed_at: float | None = None  # monotonic time the last successful renewal was sent
+        self._failures = 0  # renewals failed since the last successful one
         self._stopping = False
 
     # -- what a controller asks ------------------------------------------------------------------------
     def holds(self, key: str) -> bool:
-        """True when this replica may reconcile `key` now: it owns it in every view it adopted since the
-        last view every member acknowledged."""
+        """True when this replica may reconcile `key` now: its Lease was renewed within `renew_deadline`
+        and it owns `key` in every view it adopted since the last view every member acknowledged."""
+        renewed = self._renewed_at
+        if renewed is None:
+            return False
+        age = self.clock.monotonic() - renewed
+        if age > self.options.renew_deadline:
+            self._rejoin(age)
+            return False
         me = self.identity
         for view in self.pending:  # noqa: SIM110  (a loop: all() over a generator costs twice as much here)
             if view.owner(key) != me:
@@ -288,13 +303,14 @@ class Sharding:
         try:
             while not self._stopping:
                 renewed = await self._renew()
-                now = self.clock.monotonic()
-                if renewed:
-                    self._last_renew = now
-                elif self._last_renew and now - self._last_renew > opts.renew_deadline:
+                last = self._renewed_at
+                # lost: renewals keep failing past the deadline. Two failures at least: one renewal
+                # whose request a pause caught in flight fails by its own timeout as the process wakes
+                lost = last is not None and self.clock.monotonic() - last > opts.renew_deadline
+                if not renewed and lost and self._failures >= 2:
                     self._fence()
                     return
-                if renewed or self._last_renew:
+                if last is not None:
                     await self._follow()
                 await self.clock.sleep(opts.retry_period)
         finally:
@@ -340,10 +356,16 @@ class Sharding:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.handover_timeout
         revoked_at: float | None = None
+        renew_at = self.clock.monotonic() + self.options.retry_period
         while True:
             busy = [(c, k) for c in self.controllers for k in c.queue.processing() if not c.shard.holds(k)]
             if not busy:
                 return
+            if self.clock.monotonic() >= renew_at:
+                # a drain may outlast renew_deadline (handover_timeout is the lease duration): keep
+                # renewing meanwhile, with the acknowledgement of the view before, which still stands
+                await self._renew()
+                renew_at = self.clock.monotonic() + self.options.retry_period
             now = loop.time()
             if revoked_at is None and now >= deadline:
                 log.warning(
@@ -372,6 +394,27 @@ class Sharding:
                 ns, _, name = key.rpartition("/")
                 sink.add(Request(ns, name))
 
+    def _rejoin(self, age: float) -> None:
+        """Our Lease is older than renew_deadline (we were not running): the others may have taken our
+        keys meanwhile. Hold nothing, revoke what runs, and start over as a new member: the next round
+        adopts a fresh view, whose keys are ours once every member has acknowledged it. Again at every
+        look while the Lease stays that old: a view completed meanwhile may be stale by the next gap."""
+        if self.current is EMPTY:
+            return
+        log.warning(
+            "shard lease not renewed for %.1fs, more than renew_deadline: holding no key until a fresh view "
+            "is acknowledged by all",
+            age,
+            extra={"group": self.name, "identity": self.identity},
+        )
+        self.pending = [EMPTY]
+        self.current = EMPTY
+        self.acked = ""
+        self.changed.set()
+        for ctrl in self.controllers:
+            for key in ctrl.queue.processing():
+                ctrl.revoke(key)
+
     def _fence(self) -> None:
         """Lost our Lease: hold nothing, cancel what runs, stop the manager."""
         log.error(
@@ -390,9 +433,19 @@ class Sharding:
     # -- Leases ------------------------------------------------------------------------------------------
     async def _renew(self) -> bool:
         """Create or renew our Lease, with our acknowledgement; False on any failure (retried)."""
+        renewed = await self._try_renew()
+        self._failures = 0 if renewed else self._failures + 1
+        return renewed
+
+    async def _try_renew(self) -> bool:
+        """One renewal (the Lease created if missing); True when the server took it."""
         from pyscaffold_op.apimachinery import ObjectMeta
         from pyscaffold_op.models.coordination_v1 import Lease, LeaseSpec
 
+        sent = self.clock.monotonic()
+        last = self._renewed_at
+        if last is not None and sent - last > self.options.renew_deadline:
+            self._rejoin(sent - last)  # woken after a gap: nothing we adopted before it still holds
         now = self.clock.now()
         spec = LeaseSpec(
             holder_identity=self.identity,
@@ -416,6 +469,7 @@ class Sharding:
                             spec=spec.model_copy(update={"acquire_time": now}),
                         )
                         self._lease = await self.client.create(lease)
+                        self._renewed_at = sent
                         return True
                 lease = self._lease
                 lease.metadata.labels = {**(lease.metadata.labels or {}), **labels}
@@ -423,6 +477,7 @@ class Sharding:
                 acquired = (lease.spec and lease.spec.acquire_time) or now
                 lease.spec = spec.model_copy(update={"acquire_time": acquired})
                 self._lease = await self.client.update(lease)
+                self._renewed_at = sent
                 return True
         except (Conflict, AlreadyExists, NotFound):
             self._lease = None  # read it again next round

@@ -1,10 +1,10 @@
 """`WebhookServer` (pkg/webhook.Server): HTTPS endpoints for admission and conversion reviews.
 
-Certificates come from `cert_dir` (`tls.crt`/`tls.key`, reloaded on change by the metrics server's
-`CertWatcher`, as cert-manager rotates them) or, with `cert_dir=None`, from a throw-away CA made at
-start for local runs: its PEM is `server.ca_bundle`, the `caBundle` a webhook configuration needs.
-With `generate_missing=True` an empty `cert_dir` gets such a CA written into it (`ca.crt` beside
-`tls.crt`/`tls.key`), which is how `make run` works without cert-manager."""
+Certificates come from `cert_dir` (`tls.crt`/`tls.key`, reloaded by a `CertWatcher` on the file event
+as cert-manager rotates them, `cert_watch_interval` the fallback poll) or, with `cert_dir=None`, from a
+throw-away CA made at start for local runs: its PEM is `server.ca_bundle`, the `caBundle` a webhook
+configuration needs. With `generate_missing=True` an empty `cert_dir` gets such a CA written into it
+(`ca.crt` beside `tls.crt`/`tls.key`), which is how `make run` works without cert-manager."""
 
 from __future__ import annotations
 

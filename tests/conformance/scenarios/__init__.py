@@ -8,10 +8,12 @@ from tests.conformance.scenarios import (
     builtin,
     csr,
     custom,
+    decoding,
     fidelity,
     protobuf,
     quantities,
     rbac,
+    registry,
     smp,
     workload_facts,
 )
@@ -27,4 +29,6 @@ SCENARIOS: list[Scenario] = [
     *quantities.SCENARIOS,
     *csr.SCENARIOS,
     *workload_facts.SCENARIOS,
+    *registry.SCENARIOS,
+    *decoding.SCENARIOS,
 ]

@@ -475,6 +475,7 @@ def lists() -> list[Scenario]:
 
 
 _TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+FUTURE_RV = 10**12  # a version no test server reaches
 
 
 def watches() -> list[Scenario]:
@@ -575,6 +576,24 @@ def watches() -> list[Scenario]:
             [get(f"{CM}?includeObject=All", headers={"Accept": _TABLE})],
         ),
         Scenario("watch/too-old", "watch", [get(f"{CM}?watch=1&resourceVersion=1", watch=1)]),
+        # issue 38: a watch from a version the server has not reached (it restarted with fresh state)
+        # is accepted and stays silent, no ERROR event; a list or get there waits for the watch cache
+        # (3 s on the real server) and answers 504 with a ResourceVersionTooLarge cause and Retry-After
+        Scenario(
+            "watch/future-rv",
+            "watch",
+            [get(f"{CM}?watch=1&resourceVersion={FUTURE_RV}&allowWatchBookmarks=true", watch=1)],
+        ),
+        Scenario(
+            "list/future-rv",
+            "list",
+            [
+                get(f"{CM}?resourceVersion={FUTURE_RV}", compare_headers=("retry-after",)),
+                get(f"{CM}?resourceVersion={FUTURE_RV}&limit=1&resourceVersionMatch=NotOlderThan"),
+                setup(post(CM, cm("a"))),
+                get(f"{CM}/a?resourceVersion={FUTURE_RV}", compare_headers=("retry-after",)),
+            ],
+        ),
         Scenario("watch/bad-rv", "watch", [get(f"{CM}?watch=1&resourceVersion=abc", watch=1)]),
         Scenario(
             "watch/custom",
