@@ -21,9 +21,12 @@ __all__ = ["FakeClock", "eventually", "load_sample"]
 _NOTHING = object()
 
 
+# A check returns its value or something falsy meaning "not yet", typically None; what `eventually`
+# returns is a value the check returned truthy, so its type is the check's without None (`At | None`
+# checks give an `At`).
 @overload
 async def eventually(
-    check: Callable[[], Awaitable[T]],
+    check: Callable[[], Awaitable[T | None]],
     *,
     timeout: float = ...,  # noqa: ASYNC109
     interval: float = ...,
@@ -31,7 +34,7 @@ async def eventually(
 
 
 @overload
-async def eventually(check: Callable[[], T], *, timeout: float = ..., interval: float = ...) -> T: ...  # noqa: ASYNC109
+async def eventually(check: Callable[[], T | None], *, timeout: float = ..., interval: float = ...) -> T: ...  # noqa: ASYNC109
 
 
 async def eventually(

@@ -43,3 +43,22 @@ def _mypy(*args: str) -> subprocess.CompletedProcess[str]:
 def test_mypy_is_clean(target: str) -> None:
     result = _mypy(target)
     assert result.returncode == 0, f"mypy {target}:\n{result.stdout}{result.stderr}"
+
+
+def test_pyright_strict_reads_eventually_as_mypy_does() -> None:
+    """A generated project type-checks with pyright in strict mode (`make typecheck`): `eventually`'s
+    overloads must give it the same types (issue 35: `At | None` checks returned `At | None`)."""
+    import shutil
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (pyright runs on it)")
+    target = "tests/data/typing/eventually_types.py"
+    result = subprocess.run(
+        [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, target],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, f"pyright {target}:\n{result.stdout}{result.stderr}"
+    assert "0 errors" in result.stdout

@@ -286,6 +286,28 @@ def check_csv(csv: dict[str, Any], report: Report) -> None:
             report.error(rule, f"{where}: containerPort {port!r} is not a port (1-65535)")
 
 
+# The Secret cert-manager fills for `make deploy` (config/default/manager_webhook_patch.yaml mounts it).
+WEBHOOK_CERT_SECRET = "webhook-server-cert"
+
+
+def check_webhook_cert(csv: dict[str, Any], report: Report) -> None:
+    """pyop's own rule: under OLM no cert-manager creates the Secret `make deploy`'s webhook patch
+    mounts (OLM mounts a certificate of its own), so a Deployment that still mounts it never starts;
+    config/manifests/kustomization.yaml's `[WEBHOOK]` patches remove the mount."""
+    deployments = ((csv.get("spec") or {}).get("install") or {}).get("spec") or {}
+    for dep in deployments.get("deployments") or []:
+        pod = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for volume in pod.get("volumes") or []:
+            if (volume.get("secret") or {}).get("secretName") == WEBHOOK_CERT_SECRET:
+                report.warn(
+                    "csv",
+                    f"deployment {dep.get('name')!r} mounts Secret {WEBHOOK_CERT_SECRET!r} (volume "
+                    f"{volume.get('name')!r}), which cert-manager makes for `make deploy` and nothing makes "
+                    "under OLM (it mounts its own webhook certificate): the Pod would never start; uncomment "
+                    "the [WEBHOOK] patches in config/manifests/kustomization.yaml and run `make bundle` again",
+                )
+
+
 def _gvk_of(obj: dict[str, Any]) -> tuple[str, str, str]:
     group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
     return group, version, str(obj.get("kind", ""))
@@ -671,6 +693,7 @@ def validate_bundle(root: Path, optional: str | None = None, k8s_version: str | 
     check_format(b, report)
     if b.csv is not None:
         check_csv(b.csv, report)
+        check_webhook_cert(b.csv, report)
     check_crds(b, report)
     if b.csv is not None:
         check_owned_crds(b, report)

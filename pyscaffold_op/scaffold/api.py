@@ -349,6 +349,11 @@ def _updated_project(project: Project, options: ApiOptions, plural: str, r: Reso
         resource.plural = plural if plural != names.pluralize(options.kind) else None
     if options.controller:
         _record_controller(resource, options.controller_name)
+    if options.deploy_image is not None:  # kubebuilder records the plugin's flags per kind
+        entry = deployimage.recorded(
+            options.deploy_image, project.domain, options.group, options.version, options.kind
+        )
+        updated.plugins = deployimage.with_resource(updated.plugins, entry)
     return updated
 
 

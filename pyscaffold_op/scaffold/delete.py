@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from pyscaffold_op.errors import ProjectError
 from pyscaffold_op.project import PROJECT_FILE, Project, find_project_root, load_project
+from pyscaffold_op.scaffold import deployimage
 from pyscaffold_op.scaffold.inputs import DeleteOptions, validate_delete
 from pyscaffold_op.scaffold.journal import RECORD_FILE, ApiRecord, Insertion, Record, digest, load_record
 from pyscaffold_op.scaffold.transaction import FilePlan, read_file
@@ -57,6 +58,7 @@ def plan_delete(options: DeleteOptions, root: Path, project: Project) -> FilePla
             plan.remove(relpath)
     updated = project.model_copy(deep=True)
     updated.resources = [r for r in updated.resources if not r.same_gvk(*gvk)]
+    updated.plugins = deployimage.without_resource(updated.plugins, *gvk)
     plan.write(PROJECT_FILE, updated.dump())
     rest = _hand_over(record.without(api), others, kept_insertions, kept_created)
     if not rest.empty():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from pyscaffold_op.errors import ProjectError, ValidationError
 
@@ -196,3 +197,52 @@ def remove_env(text: str, name: str) -> str:
         if not following.strip().startswith("- ") or _indent(following) < keys:
             del lines[env]
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+
+# The key kubebuilder records the plugin's kinds under in PROJECT `plugins:`.
+PROJECT_KEY = "deploy-image.go.kubebuilder.io/v1-alpha"
+
+
+def recorded(image: DeployImage, domain: str, group: str, version: str, kind: str) -> dict[str, object]:
+    """The kind's entry under PROJECT's `plugins: deploy-image.go.kubebuilder.io/v1-alpha: resources:`,
+    as kubebuilder writes it (the flags as given: strings)."""
+    options: dict[str, object] = {}
+    if image.command:
+        options["containerCommand"] = ",".join(image.command)
+    if image.port is not None:
+        options["containerPort"] = str(image.port)
+    options["image"] = image.image
+    if image.run_as_user is not None:
+        options["runAsUser"] = str(image.run_as_user)
+    return {"domain": domain, "group": group, "kind": kind, "options": options, "version": version}
+
+
+def with_resource(
+    plugins: dict[str, dict[str, Any]] | None, entry: dict[str, object]
+) -> dict[str, dict[str, Any]]:
+    """PROJECT's plugins with the kind's deploy-image entry added (replacing the kind's earlier one)."""
+    out = dict(plugins or {})
+    gvk = [entry["group"], entry["version"], entry["kind"]]
+    listed = (out.get(PROJECT_KEY) or {}).get("resources") or []
+    kept = [r for r in listed if [r.get("group"), r.get("version"), r.get("kind")] != gvk]
+    out[PROJECT_KEY] = {**(out.get(PROJECT_KEY) or {}), "resources": [*kept, entry]}
+    return dict(sorted(out.items()))
+
+
+def without_resource(
+    plugins: dict[str, dict[str, Any]] | None, group: str, version: str, kind: str
+) -> dict[str, dict[str, Any]] | None:
+    """PROJECT's plugins without the kind's deploy-image entry (`delete api`); the plugin's key goes
+    with its last kind, `plugins:` with its last plugin."""
+    if not plugins or PROJECT_KEY not in plugins:
+        return plugins
+    out = dict(plugins)
+    resources = [
+        r for r in out[PROJECT_KEY].get("resources") or []
+        if (r.get("group"), r.get("version"), r.get("kind")) != (group, version, kind)
+    ]  # fmt: skip
+    if resources:
+        out[PROJECT_KEY] = {**out[PROJECT_KEY], "resources": resources}
+    else:
+        del out[PROJECT_KEY]
+    return out or None

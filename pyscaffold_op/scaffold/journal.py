@@ -121,14 +121,18 @@ class Change(Edit):
     need: Need
 
     def revert(self, text: str) -> str | None:
-        """The text with `after` put back to `before`; None when `after` is not there exactly once."""
+        """The text with `after` put back to `before`; None when `after` is not there exactly once (in a
+        Python file: not even as ruff may have re-wrapped it)."""
         lines = text.splitlines(keepends=True)
         block = self.after.splitlines(keepends=True)
         hits = [i for i in range(len(lines) - len(block) + 1) if lines[i : i + len(block)] == block]
-        if len(hits) != 1:
-            return None
-        at = hits[0]
-        return "".join([*lines[:at], self.before, *lines[at + len(block) :]])
+        if len(hits) == 1:
+            return "".join([*lines[: hits[0]], self.before, *lines[hits[0] + len(block) :]])
+        if self.file.endswith(".py"):  # ruff may have wrapped the lines put in (a long import)
+            span = pysource.find_reformatted(lines, self.after)
+            if span is not None:
+                return "".join([*lines[: span[0]], self.before, *lines[span[1] :]])
+        return None
 
 
 def changes(file: str, old: str, new: str, need: Need) -> list[Change]:

@@ -10,6 +10,7 @@ result (`pyformat`), so an edit writes plain lines and leaves the layout to it.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -116,6 +117,29 @@ def _normalized(text: str) -> str:
     return re.sub(r"[\s(),]", "", text)
 
 
+def _span_end(lines: list[str], start: int, target: str) -> int | None:
+    """The end (exclusive) of the lines from `start` that read `target` but for layout, with the closing
+    brackets ruff put on lines of their own when it wrapped the statement; None when they do not."""
+    seen = ""
+    end = start
+    while end < len(lines) and seen != target:
+        seen += _normalized(lines[end])
+        end += 1
+        if not target.startswith(seen):
+            return None
+    if seen != target:
+        return None
+    depth = sum(_depth(line) for line in lines[start:end])
+    while depth > 0 and end < len(lines) and lines[end].strip() and not _normalized(lines[end]):
+        depth += _depth(lines[end])
+        end += 1
+    return end
+
+
+def _depth(line: str) -> int:
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+
+
 def remove_statement(text: str, statement: str) -> str:
     """Remove the lines holding `statement` (however ruff wrapped them); absent, the text is unchanged.
 
@@ -125,22 +149,38 @@ def remove_statement(text: str, statement: str) -> str:
     target = _normalized(statement)
     lines = text.splitlines(keepends=True)
     for start, line in enumerate(lines):
-        seen = _normalized(line)
-        if not seen or not target.startswith(seen):
+        if not _normalized(line):
             continue
-        end = start
-        while seen != target and end + 1 < len(lines):
-            end += 1
-            seen += _normalized(lines[end])
-            if not target.startswith(seen):
-                break
-        if seen != target:
+        end = _span_end(lines, start, target)
+        if end is None:
             continue
-        rest = lines[:start] + lines[end + 1 :]
+        rest = lines[:start] + lines[end:]
         if 0 < start < len(rest) and not rest[start - 1].strip() and not rest[start].strip():
             del rest[start]
         return "".join(rest)
     return text
+
+
+def find_reformatted(lines: list[str], block: str) -> tuple[int, int] | None:
+    """Where the lines `block` are in `lines` however ruff re-wrapped them: the one span `[start, end)`
+    whose text equals the block's but for layout (whitespace, brackets, commas), or None."""
+    wanted = block.splitlines(keepends=True)
+    lead = next((i for i, line in enumerate(wanted) if line.strip()), len(wanted))
+    trail = next((i for i, line in enumerate(reversed(wanted)) if line.strip()), 0)
+    target = _normalized("".join(wanted[lead : len(wanted) - trail]))
+    if not target:
+        return None
+    blank = [not line.strip() for line in lines]
+    hits = []
+    for start, line in enumerate(lines):
+        if not _normalized(line) or start < lead:
+            continue
+        end = _span_end(lines, start, target)
+        if end is None or end + trail > len(lines):
+            continue
+        if all(blank[start - lead : start]) and all(blank[end : end + trail]):
+            hits.append((start - lead, end + trail))
+    return hits[0] if len(hits) == 1 else None
 
 
 def insert_import(text: str, import_line: str, *, where: str, package: str) -> str:
@@ -154,6 +194,49 @@ def insert_import(text: str, import_line: str, *, where: str, package: str) -> s
         sort_key=import_sort_key,
         belongs=lambda line: line.startswith(first_party),
     )
+
+
+def imported_names(text: str) -> dict[str, tuple[str, str]]:
+    """The names the module's top-level `from x import y [as z]` statements bind: name -> (module, y)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    return {
+        alias.asname or alias.name: (node.module, alias.name)
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level
+        for alias in node.names
+    }
+
+
+def splice_before_call(text: str, function: str, method: str, addition: str, *, where: str) -> str:
+    """`addition` (`.with_spokes(X)`) put into the one `<receiver>.<method>(...)` call of the top-level
+    `function`, between the receiver and `.<method>`, however the call is spelled or wrapped."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as err:
+        raise ProjectError(f"cannot edit {where}: line {err.lineno}: {err.msg}") from None
+    defs = (n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    found = next((n for n in defs if n.name == function), None)
+    if found is None:
+        raise ProjectError(f"cannot edit {where}: `def {function}` is missing")
+    calls = [
+        n.func.value
+        for n in ast.walk(found)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == method
+    ]
+    if len(calls) != 1:
+        what = "no" if not calls else f"{len(calls)}"
+        raise ProjectError(f"cannot edit {where}: {what} `.{method}()` calls in {function}, expected one")
+    receiver = calls[0]
+    assert receiver.end_lineno is not None and receiver.end_col_offset is not None
+    lines = text.splitlines(keepends=True)
+    row = receiver.end_lineno - 1
+    # ast's offsets count UTF-8 bytes
+    raw, at = lines[row].encode("utf-8"), receiver.end_col_offset
+    lines[row] = (raw[:at] + addition.encode("utf-8") + raw[at:]).decode("utf-8")
+    return "".join(lines)
 
 
 def insert_all_entry(text: str, entry: str, *, where: str) -> str:

@@ -174,22 +174,12 @@ def _replacements(r: ResourceNames, flags: dict[str, bool]) -> list[dict[str, An
 
 def _main_server(text: str, where: str) -> str:
     """The webhook server and its flags, shared by every webhook of the project."""
+    if "WebhookServer(" in text:
+        return text
     if "run_manager(" in text:  # the flags are run_manager's (pyscaffold_op.runtime.manager.cmd)
-        if "WebhookServer(" in text:
-            return text
-        m = re.search(r"^from pyscaffold_op\.runtime import .*\n", text, re.MULTILINE)
-        if m is None:
-            raise ProjectError(
-                f"cannot add the webhook server to {where}: it does not import pyscaffold_op.runtime"
-            )
-        new_import = "from pyscaffold_op.runtime.webhook import WebhookServer\n"
-        text = text[: m.end()] + new_import + text[m.end() :]
-        server = [
-            "mgr.webhook_server = WebhookServer("
-            "port=flags.webhook_port, cert_dir=flags.webhook_cert_path, generate_missing=True)"
-        ]
-        return pysource.insert_at_marker(text, "controllers", server, where=where)
-    if "--webhook-port" not in text:
+        flags = "flags"
+    else:  # a __main__.py of an older pyop, with its own argparse flags
+        flags = "args"
         args = [
             "    parser.add_argument(",
             '        "--webhook-port",',
@@ -209,30 +199,38 @@ def _main_server(text: str, where: str) -> str:
         if anchor not in text:
             raise ProjectError(f"cannot add the webhook flags to {where}: `{anchor.strip()}` is missing")
         text = text.replace(anchor, "\n".join(args) + "\n" + anchor, 1)
-        # beside the runtime import; ruff sorts the block when the plan is formatted
-        m = re.search(r"^from pyscaffold_op\.runtime import (\([^)]*\)|.*)\n", text, re.MULTILINE)
-        if m is None:
-            raise ProjectError(
-                f"cannot add the webhook server to {where}: it does not import pyscaffold_op.runtime"
-            )
-        new_import = "from pyscaffold_op.runtime.webhook import WebhookServer\n"
-        text = text[: m.end()] + new_import + text[m.end() :]
-        server = [
-            "mgr.webhook_server = WebhookServer("
-            "port=args.webhook_port, cert_dir=args.webhook_cert_path, generate_missing=True)"
-        ]
-        text = pysource.insert_at_marker(text, "controllers", server, where=where)
-    return text
+    # beside the runtime import (wrapped in brackets once it is long); ruff sorts the block
+    m = re.search(r"^from pyscaffold_op\.runtime import (\([^)]*\)|.*)\n", text, re.MULTILINE)
+    if m is None:
+        raise ProjectError(
+            f"cannot add the webhook server to {where}: it does not import pyscaffold_op.runtime"
+        )
+    new_import = "from pyscaffold_op.runtime.webhook import WebhookServer\n"
+    text = text[: m.end()] + new_import + text[m.end() :]
+    server = [
+        "mgr.webhook_server = WebhookServer("
+        f"port={flags}.webhook_port, cert_dir={flags}.webhook_cert_path, generate_missing=True)"
+    ]
+    return pysource.insert_at_marker(text, "controllers", server, where=where)
 
 
 def _main_py(text: str, r: ResourceNames, where: str) -> str:
+    """The kind's `setup_<kind>_webhook_with_manager(mgr)` registered in `setup`. Every version (and in a
+    multigroup project every group) of a kind has a function of that name, so a second one is imported
+    under an alias naming its version (and group): `setup_cron_job_v2_webhook_with_manager`."""
     setup = f"setup_{r.var}_webhook_with_manager"
-    if f"{setup}(mgr)" in text:
-        return text
-    text = pysource.insert_import(
-        text, f"from {r.webhook_module} import {setup}", where=where, package=r.package
-    )
-    return pysource.insert_at_marker(text, "controllers", [f"{setup}(mgr)"], where=where)
+    bound = pysource.imported_names(text)
+    name = next((alias for alias, origin in bound.items() if origin == (r.webhook_module, setup)), None)
+    if name is None:
+        name = setup
+        if name in bound:
+            qualifier = f"{r.group_module}_{r.version}" if r.multigroup else r.version
+            name = f"setup_{r.var}_{qualifier}_webhook_with_manager"
+        imported = setup if name == setup else f"{setup} as {name}"
+        text = pysource.insert_import(
+            text, f"from {r.webhook_module} import {imported}", where=where, package=r.package
+        )
+    return pysource.insert_at_marker(text, "controllers", [f"{name}(mgr)"], where=where)
 
 
 def keeps_scaffolded_foo(types_file: Path, kind: str) -> bool:
@@ -504,17 +502,22 @@ def _pristine_files(plan: FilePlan) -> set[str]:
 
 
 def _add_spokes(text: str, spokes: list[dict[str, str]], r: ResourceNames) -> str:
+    """The spokes imported and given to the builder in `setup_<kind>_webhook_with_manager`: a line
+    above the scaffold's `builder.complete()`, or `.with_spokes(...)` spliced before the `.complete()`
+    of a chain as docs/webhooks.md writes it (`webhook_managed_by(mgr).for_(K)....complete()`)."""
     where = r.webhook_file
+    aliases = ", ".join(s["alias"] for s in spokes)
     anchor = "    builder.complete()\n"
-    if anchor not in text:
-        raise ProjectError(
-            f"cannot register the conversion spokes in {where}: `builder.complete()` is missing"
+    if anchor in text:
+        text = text.replace(anchor, f"    builder = builder.with_spokes({aliases})\n" + anchor, 1)
+    else:
+        text = pysource.splice_before_call(
+            text, f"setup_{r.var}_webhook_with_manager", "complete", f".with_spokes({aliases})", where=where
         )
     for spoke in spokes:
         line = f"from {spoke['module']} import {r.kind} as {spoke['alias']}"
         text = pysource.add_import(text, line, where, r.package)
-    aliases = ", ".join(s["alias"] for s in spokes)
-    return text.replace(anchor, f"    builder = builder.with_spokes({aliases})\n" + anchor, 1)
+    return text
 
 
 def _merged_options(options: WebhookOptions, recorded: ResourceWebhooks | None) -> dict[str, Any]:

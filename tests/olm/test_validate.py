@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from pyscaffold_op.dev.golden_at import AT_DIR
+from pyscaffold_op.dev.regen import generate_manifests
 from pyscaffold_op.olm.validate import validate_bundle
 
 CSV = "manifests/programming-kubernetes.clusterserviceversion.yaml"
@@ -205,3 +208,37 @@ def test_an_unknown_optional_selection_is_a_usage_error(at_bundle: Path) -> None
 
     with pytest.raises(ValidationError, match="suite=operatorframework"):
         validate_bundle(at_bundle, "suite=everything")
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_a_bundle_mounting_cert_managers_secret_is_warned_until_the_webhook_patch_is_on(
+    tmp_path: Path,
+) -> None:
+    """Issue 35: after `create webhook`, config/default mounts Secret webhook-server-cert, which only
+    cert-manager makes; under OLM the Pod never starts until config/manifests' [WEBHOOK] patches are
+    uncommented. The bundle of such a project is warned; with the patches on it is not."""
+    from pyscaffold_op.olm.bundle import BundleOptions, generate_bundle
+    from pyscaffold_op.olm.csvbase import generate_kustomize_manifests
+    from pyscaffold_op.olm.kustomize import read_manifests
+    from pyscaffold_op.scaffold.inputs import WebhookOptions
+    from pyscaffold_op.scaffold.webhook import create_webhook
+
+    root = tmp_path / "at"
+    shutil.copytree(AT_DIR, root, ignore=shutil.ignore_patterns("__pycache__"))
+    hooks = WebhookOptions(
+        group="programming-kubernetes", version="v1alpha1", kind="At", defaulting=True, validation=True
+    )
+    create_webhook(hooks, root)
+    generate_manifests(root)
+
+    def bundle_warnings() -> list[str]:
+        generate_kustomize_manifests(root)
+        generate_bundle(root, read_manifests(root, None, "config/manifests"), BundleOptions(version="0.0.1"))
+        return [f.message for f in validate_bundle(root / "bundle").warnings]
+
+    assert any("mounts Secret 'webhook-server-cert'" in w and "[WEBHOOK]" in w for w in bundle_warnings())
+    kustomization = root / "config/manifests/kustomization.yaml"
+    text = kustomization.read_text()
+    start = text.index("#patches:")
+    kustomization.write_text(text[:start] + text[start:].replace("\n#", "\n").removeprefix("#"))
+    assert not any("webhook-server-cert" in w for w in bundle_warnings())

@@ -64,3 +64,53 @@ async def test_docs_cronjob_webhook(doc_module: tuple[types.ModuleType, Path], t
                 await module.test_cronjob_webhooks(server, client)
             finally:
                 await client.close()
+
+
+SCHEDULES = [
+    "*/5 * * * *", "0 3 * * *", "0 0 * * MON-FRI", "0 0 ? * *", "0 0 1,15 * *", "0 9-17/2 * JAN-JUN *",
+    "@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually", "@every 1h30m",
+    "@every 90s", "@every often", "@reboot", "@fortnightly",
+    "every day", "", "* * * *", "0 0 0 * * *", "*/5 * * * * *", "0 0 * * 7", "0 0 * * 5-7",
+    "0 0 L * *", "0 0 * * 1#2", "H * * * *", "60 * * * *", "0 24 * * *", "0 0 32 * *", "0 0 * 13 *",
+    "TZ=UTC 0 0 * * *", "CRON_TZ=UTC 0 0 * * *",
+]  # fmt: skip
+
+
+@pytest.mark.oracle
+@pytest.mark.slow
+async def test_the_docs_schedule_check_agrees_with_kube_apiserver(
+    doc_module: tuple[types.ModuleType, Path],
+) -> None:
+    """The docs' `schedule_error` refuses exactly what kube-apiserver refuses in a batch/v1 CronJob's
+    `spec.schedule` (robfig/cron's ParseStandard, and no TZ= prefix): the real server judges."""
+    from pyscaffold_op.dev.oracles import missing_reason, oracle_bin
+    from pyscaffold_op.models.batch_v1 import CronJob
+
+    apiserver = oracle_bin("kube-apiserver")
+    if apiserver is None or oracle_bin("etcd") is None:
+        pytest.skip(missing_reason("kube-apiserver" if apiserver is None else "etcd"))
+    module, _ = doc_module
+    job = {
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+    }
+    disagreements = []
+    async with Environment(real=True, assets=apiserver.parent) as env:
+        client = new_client(env.config)
+        try:
+            for schedule in SCHEDULES:
+                cronjob = CronJob.model_validate(
+                    {
+                        "metadata": {"name": "c", "namespace": "default"},
+                        "spec": {"schedule": schedule, "jobTemplate": {"spec": job}},
+                    }
+                )
+                try:
+                    await client.create(cronjob, dry_run=True)
+                    accepted = True
+                except Invalid:
+                    accepted = False
+                if accepted != (module.schedule_error(schedule) is None):
+                    disagreements.append((schedule, accepted, module.schedule_error(schedule)))
+        finally:
+            await client.close()
+    assert not disagreements, disagreements

@@ -77,7 +77,7 @@ def test_the_scaffolded_ssa_tests_pass(pyop: RunPyop, initialized: Path) -> None
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "6 passed" in run.stdout.strip().splitlines()[-1], run.stdout
+    assert "8 passed" in run.stdout.strip().splitlines()[-1], run.stdout
 
 
 def test_a_kind_shadowing_a_name_of_the_ssa_controller_is_refused(pyop: RunPyop, initialized: Path) -> None:

@@ -92,9 +92,13 @@ def test_scaffolds_the_plugins_files_and_the_managers_image(pyop: RunPyop, proje
     assert _manager_container(project)["env"] == [{"name": "MEMCACHED_IMAGE", "value": IMAGE}]
 
     types = (project / f"src/{PACKAGE}/api/v1alpha1/memcached_types.py").read_text()
-    for line in ("# +kubebuilder:validation:Minimum=1", "# +kubebuilder:validation:Maximum=3",
-                 "# +kubebuilder:validation:ExclusiveMaximum=false", "size: Int32", "container_port: Int32",
-                 "conditions: list[Condition]"):  # fmt: skip
+    # kubebuilder v4.16's deploy-image types (issue 35): size optional, default 1, minimum 0
+    expected = [
+        "# +kubebuilder:default=1",
+        "# +kubebuilder:validation:Minimum=0",
+        "size: Int32 | None = None",
+    ]
+    for line in (*expected, "container_port: Int32", "conditions: list[Condition]"):
         assert line in types
     controller = (project / f"src/{PACKAGE}/controllers/memcached_controller.py").read_text()
     for line in (
@@ -153,6 +157,46 @@ def test_delete_api_undoes_it_byte_for_byte(pyop: RunPyop, project: Path) -> Non
     assert snapshot(project) == before
 
 
+def test_project_records_the_plugins_flags_as_kubebuilder_does(pyop: RunPyop, project: Path) -> None:
+    """kubebuilder records each deploy-image kind's flags under PROJECT `plugins:` (issue 35, found by the
+    kubebuilder oracle's with-plugins scenario); `delete api` takes the entry out, the key with the last."""
+    assert pyop(*MEMCACHED, *KUBEBUILDER_FLAGS, cwd=project).code == 0
+    busybox = ["create", "api", "--group", "cache", "--version", "v1alpha1", "--kind", "Busybox", "--no-make"]
+    assert pyop(*busybox, "--image=busybox:1.36.1", cwd=project).code == 0
+    plugins = yaml.safe_load((project / "PROJECT").read_text())["plugins"]
+    assert plugins == {
+        "deploy-image.go.kubebuilder.io/v1-alpha": {
+            "resources": [
+                {
+                    "domain": "viper.run",
+                    "group": "cache",
+                    "kind": "Memcached",
+                    "options": {
+                        "containerCommand": "memcached,--memory-limit=64,-o,modern,-v",
+                        "containerPort": "11211",
+                        "image": IMAGE,
+                        "runAsUser": "1001",
+                    },
+                    "version": "v1alpha1",
+                },
+                {
+                    "domain": "viper.run",
+                    "group": "cache",
+                    "kind": "Busybox",
+                    "options": {"image": "busybox:1.36.1"},
+                    "version": "v1alpha1",
+                },
+            ]
+        }
+    }
+    delete = ["delete", "api", "--group", "cache", "--version", "v1alpha1", "--no-make"]
+    assert pyop(*delete, "--kind", "Memcached", cwd=project).code == 0
+    plugins = yaml.safe_load((project / "PROJECT").read_text())["plugins"]
+    assert [r["kind"] for r in plugins["deploy-image.go.kubebuilder.io/v1-alpha"]["resources"]] == ["Busybox"]
+    assert pyop(*delete, "--kind", "Busybox", cwd=project).code == 0
+    assert "plugins" not in yaml.safe_load((project / "PROJECT").read_text())
+
+
 def test_force_with_another_image_replaces_the_value(pyop: RunPyop, project: Path) -> None:
     assert pyop(*MEMCACHED, f"--image={IMAGE}", cwd=project).code == 0
     assert pyop(*MEMCACHED, "--image=memcached:1.6.38", "--force", cwd=project).code == 0
@@ -182,7 +226,14 @@ def test_the_generated_project_passes_its_own_tests(pyop: RunPyop, project: Path
     generate_manifests(project)
     crd = yaml.safe_load((project / "config/crd/bases/cache.viper.run_memcacheds.yaml").read_text())
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    assert spec["properties"]["size"]["minimum"] == 1 and spec["properties"]["size"]["maximum"] == 3
+    assert spec["properties"]["size"] == {
+        "default": 1,
+        "description": "size defines the number of Memcached instances",
+        "format": "int32",
+        "minimum": 0,
+        "type": "integer",
+    }
+    assert spec["required"] == ["containerPort"]
     for args in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."]):
         lint = subprocess.run(
             [sys.executable, "-m", "ruff", *args], cwd=project, capture_output=True, text=True
@@ -190,4 +241,4 @@ def test_the_generated_project_passes_its_own_tests(pyop: RunPyop, project: Path
         assert lint.returncode == 0, lint.stdout + lint.stderr
     result = run_project_tests(project)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "1 passed" in result.stdout
+    assert "3 passed" in result.stdout

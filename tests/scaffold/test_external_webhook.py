@@ -86,7 +86,7 @@ def test_a_webhook_for_an_external_kind_as_kubebuilder_scaffolds_it(pyop: RunPyo
     # the scaffolded test installs a minimal Issuer CRD and goes through the API server to the webhooks
     tests = run_project_tests(root, {**os.environ, "PYTHONPATH": with_src(root)})
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
-    assert "2 passed" in tests.stdout
+    assert "4 passed" in tests.stdout
     # the last webhook deleted: the entry goes; the placeholder model stays (yours to type)
     assert pyop("delete", "webhook", *ISSUER, "--no-make", cwd=root).code == 0
     assert _resources(root) == []

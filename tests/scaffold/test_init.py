@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,7 @@ EXPECTED_FILES = {
     f"src/{PACKAGE}/__init__.py",
     f"src/{PACKAGE}/__main__.py",
     "tests/conftest.py",
+    "tests/test_manager_setup.py",
     "wheels/README.md",
 }
 
@@ -433,3 +436,15 @@ def test_a_folder_name_that_makes_no_package_asks_for_repo(pyop: RunPyop, tmp_pa
     run = pyop("init", "--domain", "example.org", cwd=root)
     assert_one_line_error(run, "invalid repo '9lives'", "no --repo was given: the folder's name stood in")
     assert list(root.iterdir()) == []
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_gitignore_keeps_what_make_helm_and_build_installer_write(initialized: Path) -> None:
+    """Issue 35: the .gitignore ignored dist/, where `make build-installer` and `make helm` write the
+    install.yaml and the chart kubebuilder projects commit; git itself judges."""
+    subprocess.run(["git", "init", "-q"], cwd=initialized, check=True)
+    paths = ["dist/install.yaml", "dist/chart/Chart.yaml", "dist/project-0.1.0.whl", "dev.kubeconfig"]
+    run = subprocess.run(
+        ["git", "check-ignore", *paths], cwd=initialized, capture_output=True, text=True, check=False
+    )
+    assert run.stdout.split() == ["dist/project-0.1.0.whl", "dev.kubeconfig"]

@@ -110,7 +110,7 @@ def test_generated_project_with_core_and_external_controllers_passes_its_tests(
     pytest_cmd.append("tests")
     run = subprocess.run(pytest_cmd, cwd=with_api, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert "4 passed" in run.stdout
+    assert "6 passed" in run.stdout
 
 
 @pytest.mark.parametrize(

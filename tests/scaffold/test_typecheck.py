@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import AT_API, AT_INIT, RunPyop
+from .test_wiring import SCENARIOS, scaffold
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,20 +61,73 @@ def test_the_scaffold_passes_pyright_strict(pyop: RunPyop, tmp_path: Path) -> No
     for args in steps:
         run = pyop(*args, cwd=root)
         assert run.code == 0, (args, run.err)
+    # what a user writes first in a conversion: reading and changing the dicts (issue 35: they were Unknown)
+    conversion = root / "src/programming_kubernetes/api/programming_kubernetes/v2/at_conversion.py"
+    text = conversion.read_text()
+    assert text.count("        data") == 2
+    edit = '        spec = data["spec"]\n        data["spec"] = {**spec, "foo": spec.get("foo") or "x"}\n'
+    conversion.write_text(text.replace("        return ", edit + "        return "))
 
+    errors, analyzed = pyright_errors(root, command)
+    assert not errors, "\n".join(errors)
+    assert analyzed >= 10
+
+
+def pyright_errors(root: Path, command: list[str]) -> tuple[list[str], int]:
+    """`make typecheck` of the project at `root`: pyright's errors (`file:line: message`) and how many
+    files it analyzed, under the project's own `[tool.pyright]` with this checkout importable."""
     settings = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pyright"]
     assert settings["typeCheckingMode"] == "strict"
     config = {**settings, "extraPaths": [str(REPO_ROOT), "src"]}
     (root / "pyrightconfig.json").write_text(json.dumps(config))  # takes precedence over pyproject.toml
-    result = subprocess.run([*command, "--outputjson"], cwd=root, capture_output=True, text=True, timeout=500)
+    try:
+        result = subprocess.run(
+            [*command, "--outputjson"], cwd=root, capture_output=True, text=True, timeout=500
+        )
+    finally:
+        (root / "pyrightconfig.json").unlink()
     report = json.loads(result.stdout)
     errors = [
         f"{d['file'].removeprefix(str(root) + '/')}:{d['range']['start']['line'] + 1}: {d['message']}"
         for d in report["generalDiagnostics"]
         if d["severity"] == "error"
     ]
+    return errors, report["summary"]["filesAnalyzed"]
+
+
+def lint_errors(root: Path) -> str:
+    """`make lint` of the project at `root`: what ruff reports, empty when clean."""
+    out = ""
+    for args in (["check", "src", "tests"], ["format", "--check", "src", "tests"]):
+        run = subprocess.run([sys.executable, "-m", "ruff", *args], cwd=root, capture_output=True, text=True)
+        if run.returncode != 0:
+            out += run.stdout + run.stderr
+    return out
+
+
+def test_the_finished_at_example_passes_make_typecheck_and_lint(tmp_path: Path) -> None:
+    """Issue 35: the example the README points to failed its own `make typecheck` (18 errors:
+    `eventually()` kept None in its result, `default_factory=list` was a list of Unknown)."""
+    command = pyright()
+    root = tmp_path / "at"
+    shutil.copytree(REPO_ROOT / "testdata" / "at", root, ignore=shutil.ignore_patterns("__pycache__"))
+    errors, analyzed = pyright_errors(root, command)
     assert not errors, "\n".join(errors)
-    assert report["summary"]["filesAnalyzed"] >= 10
+    assert analyzed >= 8
+    assert lint_errors(root) == ""
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_every_scaffolded_combination_passes_make_typecheck_and_lint(
+    pyop: RunPyop, tmp_path: Path, name: str
+) -> None:
+    """The create/delete sequences of test_wiring.py (kubebuilder's reference projects' combinations)."""
+    command = pyright()
+    root = tmp_path / name
+    scaffold(pyop, root, SCENARIOS[name])
+    errors, _ = pyright_errors(root, command)
+    assert not errors, "\n".join(errors)
+    assert lint_errors(root) == ""
 
 
 def test_make_typecheck_runs_pyright_and_ci_runs_it(pyop: RunPyop, tmp_path: Path) -> None:

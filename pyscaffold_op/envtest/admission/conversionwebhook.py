@@ -24,8 +24,62 @@ def _gvk(obj: Obj) -> str:
     return f"{obj.get('apiVersion', '')}, Kind={obj.get('kind', '')}"
 
 
+def _response_error(review: Obj, answer: Obj) -> str | None:
+    """What is wrong with a ConversionReview answer (getConvertedObjectsFromResponse's words), or None."""
+    if answer.get("apiVersion") != "apiextensions.k8s.io/v1" or answer.get("kind") != "ConversionReview":
+        got = f"{answer.get('apiVersion', '')}, Kind={answer.get('kind', '')}"
+        return f"expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got {got}"
+    resp = answer.get("response")
+    if not isinstance(resp, dict):
+        return "no response provided"
+    expected = review["request"]["uid"]
+    if resp.get("uid", "") != expected:
+        return f'expected response.uid="{expected}", got "{resp.get("uid", "")}"'
+    result = resp.get("result") or {}
+    if result.get("status") != "Success":
+        status = result.get("status", "")
+        return result.get("message") or f"response.result.status was '{status}', not 'Success'"
+    return None
+
+
+def _metadata_error(original: Obj, converted: Obj) -> str | None:
+    """validateConvertedObject: what a conversion may not change (labels and annotations it may)."""
+    before, after = original.get("metadata") or {}, converted.get("metadata") or {}
+    checks = [
+        ("kind", original.get("kind", ""), converted.get("kind", "")),
+        ("name", before.get("name", ""), after.get("name", "")),
+        ("namespace", before.get("namespace", ""), after.get("namespace", "")),
+        ("UID", before.get("uid", ""), after.get("uid", "")),
+    ]
+    for what, expected, got in checks:
+        if expected != got:
+            return f"must have the same {what}: {expected} != {got}"
+    return None
+
+
+def _restored_metadata(original: Obj, converted: Obj) -> Obj | str:
+    """restoreObjectMeta: the original's metadata with the converted object's labels and annotations
+    (left out there, they are dropped), or what is wrong with the converted metadata."""
+    after = converted.get("metadata")
+    if not isinstance(after, dict):
+        return "missing metadata in converted object"
+    metadata = dict(original.get("metadata") or {})
+    for key in ("labels", "annotations"):
+        value = after.get(key)
+        if value is None:
+            metadata.pop(key, None)
+        elif not isinstance(value, dict):
+            return f"invalid metadata.{key} of type {type(value).__name__} in converted object"
+        else:
+            metadata[key] = dict(value)
+    return {**converted, "metadata": metadata}
+
+
 async def convert(services: ServiceRegistry, conversion: Obj, objs: list[Obj], desired: str) -> list[Obj]:
-    """`objs` (all of one kind) converted to `desired` by the CRD's conversion webhook."""
+    """`objs` (all of one kind) converted to `desired` by the CRD's conversion webhook, in one review;
+    a failure is a 500 worded as apiextensions-apiserver's webhook converter words a single object's
+    (kube-apiserver converts a list's items one by one as it reads them from storage, and puts its
+    storage error around the message: `StorageError: corrupt object, ...: conversion webhook for ...`)."""
     todo = [i for i, o in enumerate(objs) if o.get("apiVersion") != desired]
     if not todo:
         return objs
@@ -44,31 +98,35 @@ async def convert(services: ServiceRegistry, conversion: Obj, objs: list[Obj], d
         answer = await post_review(services, client_config, review, TIMEOUT)
     except CallError as err:
         raise E.internal(f"conversion webhook for {what} failed: {err}") from None
-    resp = answer.get("response") or {}
-    if resp.get("uid") != review["request"]["uid"]:
-        raise E.internal(f"conversion webhook for {what} returned a response with a different uid")
-    result = resp.get("result") or {}
-    if result.get("status") != "Success":
-        raise E.internal(f"conversion webhook for {what} returned failure: {result.get('message', '')}")
-    converted = resp.get("convertedObjects") or []
+    problem = _response_error(review, answer)
+    if problem is not None:
+        raise E.internal(f"conversion webhook for {what} failed: {problem}")
+    converted = answer["response"].get("convertedObjects") or []
     if len(converted) != len(todo):
         raise E.internal(
             f"conversion webhook for {what} returned {len(converted)} objects, expected {len(todo)}"
         )
     out = list(objs)
     for i, new in zip(todo, converted, strict=True):
+        invalid = "returned invalid object"
+        at = f"{invalid} at index 0"
         if new.get("apiVersion") != desired:
             raise E.internal(
-                f"conversion webhook for {what} returned invalid converted object at index {i}: "
-                f'invalid apiVersion "{new.get("apiVersion")}", expected "{desired}"'
+                f"conversion webhook for {what} {at}: invalid groupVersion "
+                f"(expected {desired}, received {new.get('apiVersion', '')})"
             )
-        before, after = objs[i].get("metadata") or {}, new.get("metadata") or {}
-        for key in ("name", "namespace", "uid", "resourceVersion"):
-            if before.get(key) != after.get(key):
-                raise E.internal(
-                    f"conversion webhook for {what} returned invalid metadata: must not change metadata.{key}"
-                )
-        out[i] = new
+        if new.get("kind") != objs[i].get("kind"):
+            raise E.internal(
+                f"conversion webhook for {what} {at}: invalid kind "
+                f"(expected {objs[i].get('kind', '')}, received {new.get('kind', '')})"
+            )
+        problem = _metadata_error(objs[i], new)
+        if problem is not None:
+            raise E.internal(f"conversion webhook for {what} {invalid}: {problem}")
+        restored = _restored_metadata(objs[i], new)
+        if isinstance(restored, str):
+            raise E.internal(f"conversion webhook for {what} returned invalid metadata: {restored}")
+        out[i] = restored
     return out
 
 

@@ -304,7 +304,8 @@ class Admission:
 
     async def validate(self, a: Attributes, convert: Converter) -> list[str]:
         """Run the validating webhooks (concurrently, as the server does); the first denial in
-        configuration order wins. Returns the warnings."""
+        configuration order wins, where kube-apiserver returns whichever arrives first: deterministic,
+        so a test fails the same way every time (docs/envtest.md). Returns the warnings."""
         hooks = self.matching(VALIDATING, a)
         if not hooks:
             return []

@@ -222,7 +222,10 @@ class Manager:
         return self._recorders[name]
 
     def get_field_indexer(self) -> InformerCache:
-        """`mgr.get_field_indexer().index_field(Pod, "spec.nodeName", lambda p: [p.spec.nodeName])`."""
+        """The cache's field indexer (GetFieldIndexer): `mgr.get_field_indexer().index_field(Pod,
+        "spec.nodeName", lambda p: [p.spec.node_name] if p.spec and p.spec.node_name else [])` indexes
+        Pods by node; the index is named by the wire path (`client.list(Pod, fields={"spec.nodeName":
+        n})` uses it), the extractor reads the typed object's snake_case attributes."""
         return self.cache
 
     @property

@@ -30,7 +30,7 @@ from pyscaffold_op.models.core_v1 import Pod
 from pyscaffold_op.runtime import Client, Invalid, Manager, ManagerOptions, NotFound
 from pyscaffold_op.testing import FakeClock, eventually
 
-from programming_kubernetes.api.v1alpha1.at_types import At, AtSpec, ScheduleError
+from programming_kubernetes.api.v1alpha1.at_types import At, AtSpec, AtStatus, ScheduleError
 from programming_kubernetes.controllers.at_controller import LABEL_AT, AtReconciler, pod_name_for
 
 NAMESPACE = "default"
@@ -68,10 +68,12 @@ async def get_pod(client: Client, at_name: str) -> Pod | None:
         return None
 
 
-async def wait_done(client: Client, name: str) -> At:
-    async def done() -> At | None:
+async def wait_done(client: Client, name: str) -> AtStatus:
+    """The At's status once it is DONE."""
+
+    async def done() -> AtStatus | None:
         at = await client.get(At, name, namespace=NAMESPACE)
-        return at if at.status and at.status.phase == "DONE" else None
+        return at.status if at.status and at.status.phase == "DONE" else None
 
     return await eventually(done, timeout=10)
 
@@ -82,6 +84,7 @@ async def test_past_schedule_creates_pod_right_away(manager: Manager, client: Cl
     assert pod.metadata.labels[LABEL_AT] == "past"
     owner = pod.metadata.owner_references[0]
     assert (owner.kind, owner.name, owner.controller) == ("At", "past", True)
+    assert pod.spec is not None
     assert pod.spec.restart_policy == "Never"
     assert pod.spec.containers[0].image == "busybox"
 
@@ -112,21 +115,21 @@ async def test_future_schedule_waits_then_runs_on_time(envtest: Environment, cli
 @pytest.mark.emulator_only("the Pod must run: a kubelet (the emulator's simulator)")
 async def test_succeeding_command_ends_done_succeeded(manager: Manager, client: Client) -> None:
     await client.create(new_at("ok", rfc3339(datetime.now(UTC)), command="echo QAQ"))
-    at = await wait_done(client, "ok")
-    assert at.status.outcome == "Succeeded"
-    assert at.status.exit_code == 0
-    assert at.status.pod_name == pod_name_for("ok")
-    assert at.status.completion_time is not None
+    status = await wait_done(client, "ok")
+    assert status.outcome == "Succeeded"
+    assert status.exit_code == 0
+    assert status.pod_name == pod_name_for("ok")
+    assert status.completion_time is not None
 
 
 @pytest.mark.emulator_only("the Pod must run: a kubelet (the emulator's simulator)")
 async def test_failing_command_ends_done_failed(manager: Manager, client: Client) -> None:
     await client.create(new_at("fails", rfc3339(datetime.now(UTC)), command="exit 3"))
-    at = await wait_done(client, "fails")
-    assert at.status.outcome == "Failed"
-    assert at.status.exit_code == 3
+    status = await wait_done(client, "fails")
+    assert status.outcome == "Failed"
+    assert status.exit_code == 3
     pod = await get_pod(client, "fails")
-    assert pod is not None and pod.status.phase == "Failed"
+    assert pod is not None and pod.status is not None and pod.status.phase == "Failed"
 
 
 @pytest.mark.emulator_only("the garbage collector deletes the Pod (kube-controller-manager's; the emulator runs one)")
@@ -144,6 +147,7 @@ async def test_deleting_the_at_garbage_collects_its_pod(manager: Manager, client
 async def test_quoted_command_reaches_the_container_intact(manager: Manager, client: Client) -> None:
     await client.create(new_at("quoted", rfc3339(datetime.now(UTC)), command='echo "hello world"'))
     pod = await eventually(lambda: get_pod(client, "quoted"), timeout=3)
+    assert pod.spec is not None
     assert pod.spec.containers[0].command == ["/bin/sh", "-c", 'echo "hello world"']
 
 
@@ -179,8 +183,8 @@ async def test_manager_restart_midway_does_not_duplicate_the_pod(tmp_path: objec
                 await eventually(lambda: get_pod(client, "restart"), timeout=3)
             second = start_manager(env)
             async with second.running():
-                at = await wait_done(client, "restart")
-            assert at.status.outcome == "Succeeded"
+                status = await wait_done(client, "restart")
+            assert status.outcome == "Succeeded"
             pods = await client.list(Pod, namespace=NAMESPACE, labels={LABEL_AT: "restart"})
             assert len(pods) == 1, [p.metadata.name for p in pods]
         finally:

@@ -82,7 +82,7 @@ class AtStatus(KubeModel):
     # +listType=map
     # +listMapKey=type
     # +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
-    conditions: list[Condition] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=list[Condition])
     """Conditions: Scheduled, and Succeeded once the command has finished."""
 
     # +optional

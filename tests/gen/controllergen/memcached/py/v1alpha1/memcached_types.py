@@ -1,4 +1,4 @@
-"""kubebuilder's getting-started Memcached (api/v1alpha1/memcached_types.go), as the Go beside it."""
+"""kubebuilder's getting-started Memcached (api/v1alpha1/memcached_types.go, v4.16), as the Go beside it."""
 
 from pydantic import Field
 
@@ -10,10 +10,9 @@ from . import GROUP, VERSION
 class MemcachedSpec(KubeModel):
     """MemcachedSpec defines the desired state of Memcached."""
 
-    # +kubebuilder:validation:Minimum=1
-    # +kubebuilder:validation:Maximum=3
-    # +kubebuilder:validation:ExclusiveMaximum=false
-    size: Int32 | None = None
+    # +kubebuilder:validation:Minimum=0
+    # +required
+    size: Int32
     """size defines the number of Memcached instances"""
 
 
@@ -22,7 +21,7 @@ class MemcachedStatus(KubeModel):
 
     # +listType=map
     # +listMapKey=type
-    conditions: list[Condition] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=list[Condition])
     """conditions represent the current state of the Memcached resource."""
 
 

@@ -7,10 +7,8 @@ import (
 // MemcachedSpec defines the desired state of Memcached.
 type MemcachedSpec struct {
 	// size defines the number of Memcached instances
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=3
-	// +kubebuilder:validation:ExclusiveMaximum=false
-	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +required
 	Size *int32 `json:"size,omitempty"`
 }
 
