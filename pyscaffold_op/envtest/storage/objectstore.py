@@ -116,6 +116,10 @@ class _Bucket:
                 del self.keys[i]
 
 
+# metadata a built-in's storage drops when empty (omitempty maps and lists)
+_EMPTY_DROPPED = ("annotations", "labels", "finalizers", "ownerReferences")
+
+
 class Store:
     def __init__(
         self,
@@ -691,7 +695,16 @@ class Store:
 
     def _commit(self, gr: GR, key: Key, old: Obj | None, new: Obj) -> None:
         self.rv += 1
-        new["metadata"]["resourceVersion"] = str(self.rv)
+        meta = new["metadata"]
+        if any(k in meta and not meta[k] for k in _EMPTY_DROPPED):
+            info = self.registry.storage_for(*gr)
+            if info is not None and not info.custom:
+                # a built-in is stored as protobuf: an empty map or list there is no entry, so it reads
+                # back absent (annotations: {} sent is gone on the answer already)
+                for k in _EMPTY_DROPPED:
+                    if k in meta and not meta[k]:
+                        del meta[k]
+        meta["resourceVersion"] = str(self.rv)
         self._bucket(gr).put(key, new)
         uid = new["metadata"]["uid"]
         self._by_uid[uid] = (gr, key)

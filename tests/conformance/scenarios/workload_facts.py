@@ -120,6 +120,46 @@ def defaulted_resources() -> list[Scenario]:
     ]
 
 
+def empty_metadata_maps() -> list[Scenario]:
+    """An empty `annotations` or `labels` map is dropped in storage (an empty Go map is no protobuf
+    entry): a create, an update and a status write sending `{}` read back without it. The
+    Deployment controller's status writes send a Deployment's annotations, empty ones included."""
+    deploys = "/apis/apps/v1/namespaces/{ns}/deployments"
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "annotations": {}, "labels": {}},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+
+    def meta(body: Any) -> Any:
+        m = body.get("metadata") or {}
+        return {k: m.get(k, "<absent>") for k in ("annotations", "labels")}
+
+    def emptied(ctx: list[Any]) -> Any:
+        last = ctx[-1]
+        return {**last, "metadata": {**last["metadata"], "annotations": {}, "labels": {}}}
+
+    return [
+        Scenario(
+            "workload/empty-metadata-maps",
+            "workload",
+            [
+                post(deploys, body, view=meta),
+                Step("PUT", deploys + "/d", emptied, view=meta),
+                Step("PUT", deploys + "/d/status", emptied, view=meta),
+                get(deploys + "/d", view=meta),
+            ],
+        )
+    ]
+
+
 def status_keeps_qos() -> list[Scenario]:
     """The QoS class is immutable: a status write that leaves it out keeps it."""
     return [
@@ -370,6 +410,7 @@ def deployment_generations() -> list[Scenario]:
 SCENARIOS: list[Scenario] = [
     *qos_classes(),
     *defaulted_resources(),
+    *empty_metadata_maps(),
     *status_keeps_qos(),
     *evictions(),
     *field_selectors(),
