@@ -363,3 +363,21 @@ def test_importing_a_kind_builds_only_the_classes_it_needs(names: list[str]) -> 
     code = _CREATED.format(names=", ".join(names))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert set(json.loads(out)) == _closure(names)
+
+
+def test_micro_times_always_carry_six_fractional_digits() -> None:
+    """kube-apiserver parses metav1.MicroTime with Go's RFC3339Micro layout alone: a Lease renewed on a
+    whole second (`...:05Z`, pydantic's plain ISO form) was refused with a 400, so a FakeClock on whole
+    seconds, or one real renewal in a million, failed leader election and sharding."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from pyscaffold_op.models.coordination_v1 import Lease, LeaseSpec
+
+    whole = datetime(2026, 12, 7, 14, 47, 51, tzinfo=UTC)
+    lease = Lease(
+        metadata={"name": "l"},
+        spec=LeaseSpec(renew_time=whole, acquire_time=whole.astimezone(timezone(timedelta(hours=2)))),
+    )
+    spec = lease.to_dict()["spec"]
+    assert spec == {"renewTime": "2026-12-07T14:47:51.000000Z", "acquireTime": "2026-12-07T14:47:51.000000Z"}
+    assert Lease.model_validate(lease.to_dict()).spec is not None

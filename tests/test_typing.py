@@ -38,6 +38,7 @@ def _mypy(*args: str) -> subprocess.CompletedProcess[str]:
         pytest.param("pyscaffold_op", id="package"),
         pytest.param("testdata/at/src", id="at-example"),
         pytest.param("tests/data/typing", id="testing-helpers"),
+        pytest.param("examples/kopf", id="kopf-examples"),
     ],
 )
 def test_mypy_is_clean(target: str) -> None:

@@ -1,4 +1,5 @@
-"""`pyop envtest serve` (owned by the API server emulator).
+"""`pyop envtest serve` (owned by the API server emulator): the emulator, or with `--cluster` a cluster of
+real processes (kube-apiserver, kube-controller-manager, kube-scheduler, kwok) behind the same output.
 
 aiohttp and the emulator are imported inside the command so `pyop --help` stays fast. Every failure
 to start is one line on stderr and exit status 2 (`PyopError`), naming the flag to blame.
@@ -71,6 +72,20 @@ def serve(
         help="AlwaysAllow, or RBAC: authorize every request against the stored Roles and bindings "
         "(as kube-apiserver's --authorization-mode=RBAC; implies --tls).",
     ),
+    cluster: bool = typer.Option(
+        False,
+        "--cluster",
+        help="Serve a cluster of real processes instead of the emulator: etcd, kube-apiserver, "
+        "kube-controller-manager, kube-scheduler and kwok's fake node (kind's kubeconfig: TLS, "
+        "kubernetes-admin's client certificate; RBAC).",
+    ),
+    assets: Path | None = typer.Option(
+        None,
+        "--assets",
+        metavar="<dir>",
+        help="With --cluster: the folder holding the binaries (default $PYOP_ENVTEST_ASSETS, else "
+        "$KUBEBUILDER_ASSETS; `make oracles` builds them into bin/ of a pyop checkout).",
+    ),
 ) -> None:
     """Serve the emulator until Ctrl-C; prints the kubeconfig path (use it with kubectl or `make run`)."""
     from pyscaffold_op.errors import PyopError, ValidationError
@@ -96,6 +111,12 @@ def serve(
         raise ValidationError(
             "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
         )
+    if cluster:
+        if bare:
+            raise ValidationError("--bare: --cluster runs a controller-manager (a bare server has none)")
+        _check_cluster(kubelet, workloads, tls, assets)
+    elif assets is not None:
+        raise ValidationError(f"--assets {assets}: only --cluster runs binaries")
     access = Access(tls, authorization_mode, bare)
     try:
         _serve(
@@ -106,9 +127,37 @@ def serve(
             workloads and not bare,
             Webhooks(webhooks, services, webhook_ca),
             access,
+            Processes("cluster", assets) if cluster else None,
         )
     except KeyboardInterrupt:  # Ctrl-C while importing or starting: nothing is serving yet
         raise PyopError("interrupted while starting; nothing is served") from None
+
+
+def _check_cluster(kubelet: bool, workloads: bool, tls: bool | None, assets: Path | None) -> None:
+    """What --cluster cannot combine with, named; its binaries found before anything starts."""
+    from pyscaffold_op.envtest.cluster import CLUSTER_BINARIES
+    from pyscaffold_op.envtest.controlplane import ControlPlaneError, assets_dir
+    from pyscaffold_op.errors import ValidationError
+
+    if not kubelet:
+        raise ValidationError("--no-kubelet: --cluster runs kwok's fake node, which runs Pods")
+    if not workloads:
+        raise ValidationError("--no-workloads: --cluster runs kube-controller-manager, whose controllers act")
+    if tls is False:
+        raise ValidationError("--no-tls: --cluster serves HTTPS, as kube-apiserver does")
+    if assets is not None and not assets.is_dir():
+        raise ValidationError(f"--assets {assets}: no such folder")
+    try:
+        assets_dir(assets, CLUSTER_BINARIES)
+    except ControlPlaneError as err:
+        raise ValidationError(f"--cluster: {err}") from None
+
+
+class Processes(NamedTuple):
+    """Real processes in the emulator's place (`Environment(mode=...)`)."""
+
+    mode: str
+    assets: Path | None
 
 
 class Access(NamedTuple):
@@ -131,12 +180,14 @@ def _serve(
     workloads: bool,
     hooks: Webhooks,
     access: Access,
+    processes: Processes | None = None,
 ) -> None:
     """Run until SIGINT/SIGTERM (KeyboardInterrupt escapes only before the server is up)."""
     import asyncio
     import signal
 
     from pyscaffold_op.envtest import Environment, KubeletSimulator
+    from pyscaffold_op.envtest.controlplane import ControlPlaneError
     from pyscaffold_op.envtest.gctuning import own_process
     from pyscaffold_op.envtest.loops import new_event_loop
     from pyscaffold_op.envtest.registry.crds import CrdFileError, load_crd_files
@@ -160,6 +211,8 @@ def _serve(
             tls=access.tls,
             authorization=access.authorization,
             bare=access.bare,
+            mode=processes.mode if processes else None,
+            assets=processes.assets if processes else None,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -187,6 +240,10 @@ def _serve(
             raise
     except ApiError as err:  # the API server's own answer to an invalid CRD
         raise ValidationError(f"--crds: {err.message}") from None
+    except ControlPlaneError as err:
+        if str(err).startswith("CRD "):  # the real API server's answer to an invalid CRD
+            raise ValidationError(f"--crds: {err}") from None
+        raise ValidationError(f"--cluster: {err}") from None  # a process that would not start: its log
     except OSError as err:
         reason = err.strerror or str(err)
         if kubeconfig_out is not None and err.filename and kubeconfig_out.is_relative_to(err.filename):

@@ -196,6 +196,18 @@ def create_api(
         "(runtime.apply_configuration) and client.apply with a field owner; recorded in PROJECT "
         "(api.ssa). Needs --resource.",
     ),
+    daemon: bool = typer.Option(
+        False,
+        "--daemon",
+        help="The controller also runs a daemon per object while it exists, on the leader only "
+        "(kopf's @kopf.daemon: builder.daemon), with a test of its start and stop.",
+    ),
+    timer: bool = typer.Option(
+        False,
+        "--timer",
+        help="The controller also calls a timer per object every minute once the object has been quiet "
+        "for 10 s (kopf's @kopf.timer(interval=, idle=): builder.timer), with a test on a fake clock.",
+    ),
 ) -> None:
     """Scaffold a Kubernetes API and its controller (like `kubebuilder create api`)."""
     from pathlib import Path
@@ -230,6 +242,8 @@ def create_api(
         plural=plural,
         force=force,
         ssa=ssa,
+        daemon=daemon,
+        timer=timer,
     )
     root, written = scaffold_api(options, Path.cwd())
     _report("wrote", written)

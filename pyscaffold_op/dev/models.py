@@ -67,7 +67,7 @@ CUSTOM_TYPES = {
     _META + "ObjectMeta": "pyscaffold_op.apimachinery.resource.ObjectMeta",
     _META + "OwnerReference": "pyscaffold_op.apimachinery.resource.OwnerReference",
     _META + "Time": "datetime.datetime",
-    _META + "MicroTime": "datetime.datetime",
+    _META + "MicroTime": "pyscaffold_op.apimachinery.fields.MicroTime",
     _META + "FieldsV1": "pyscaffold_op.apimachinery.fields.FreeForm",
     "io.k8s.apimachinery.pkg.api.resource.Quantity": "pyscaffold_op.apimachinery.fields.Quantity",
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "pyscaffold_op.apimachinery.fields.IntOrString",

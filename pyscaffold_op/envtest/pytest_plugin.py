@@ -16,8 +16,12 @@ Real mode: with `PYOP_ENVTEST=real` (or `pytest --envtest=real`), `envtest` is t
 etcd from `PYOP_ENVTEST_ASSETS` or `KUBEBUILDER_ASSETS` (pyop's `make oracles` builds them), and the
 same fixtures work against it. What only the emulator simulates (its kubelet, workload controllers,
 garbage collector, fault injection, review policy) is skipped with a reason naming it, never run
-against a server that lacks it; mark a test `@pytest.mark.emulator_only("why")` when it needs such a
-part in a way the plugin cannot see.
+against a server that lacks it. Cluster mode (`PYOP_ENVTEST=cluster`, `--envtest=cluster`) adds
+kube-controller-manager, kube-scheduler and kwok's fake nodes from the same folder: Pods run and the
+real controllers act. Mark a test the plugin cannot see through: `@pytest.mark.needs_cluster("why")`
+when it needs a kubelet or a controller-manager (skipped in real mode only),
+`@pytest.mark.emulator_only("why")` when it needs what only the emulator has (fault injection, a
+kubelet rule, a fake clock; skipped in real and cluster mode).
 
 Webhooks: `webhook_server` is a running `pyscaffold_op.runtime.webhook.WebhookServer` on 127.0.0.1 with
 its own CA, registered with the emulator as Service `system/webhook-service` (what
@@ -35,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pyscaffold_op.envtest.modes import LABELS, MODES
+
 if TYPE_CHECKING:
     from pyscaffold_op.envtest import Environment, KubeletSimulator, Workloads
     from pyscaffold_op.runtime import Client
@@ -48,31 +54,48 @@ _PYTEST_LOG_HANDLERS = ("caplog_handler", "report_handler", "log_cli_handler", "
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--envtest",
-        choices=("emulator", "real"),
+        choices=MODES,
         default=None,
-        help=f"envtest on pyop's emulator (default) or the real kube-apiserver + etcd (${MODE_ENV})",
+        help="envtest on pyop's emulator (default), the real kube-apiserver + etcd, or a cluster "
+        f"(those plus kube-controller-manager, kube-scheduler and kwok's fake nodes) (${MODE_ENV})",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "emulator_only(reason): needs a part only pyop's emulator simulates; skipped in real mode"
+        "markers",
+        "emulator_only(reason): needs a part only pyop's emulator simulates; skipped in real and "
+        "cluster mode",
+    )
+    config.addinivalue_line(
+        "markers",
+        "needs_cluster(reason): needs a kubelet or kube-controller-manager (the emulator simulates them, "
+        "cluster mode runs them); skipped in real mode",
     )
 
 
-def real_mode(config: pytest.Config) -> bool:
-    """Whether `envtest` runs the real kube-apiserver: `--envtest=real`, else `PYOP_ENVTEST=real`."""
+def envtest_mode(config: pytest.Config) -> str:
+    """What `envtest` runs: `--envtest=...`, else `$PYOP_ENVTEST`, else "emulator"."""
     import os
 
-    chosen = config.getoption("--envtest", default=None) or os.environ.get(MODE_ENV, "emulator")
-    return chosen == "real"
+    chosen = config.getoption("--envtest", default=None) or os.environ.get(MODE_ENV) or "emulator"
+    if chosen not in MODES:
+        raise pytest.UsageError(f"{MODE_ENV}={chosen}: expected one of {', '.join(MODES)}")
+    return str(chosen)
+
+
+def real_mode(config: pytest.Config) -> bool:
+    """Whether `envtest` runs real Kubernetes processes (real or cluster mode), not the emulator."""
+    return envtest_mode(config) != "emulator"
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    marker = item.get_closest_marker("emulator_only")
-    if marker is not None and real_mode(item.config):
-        reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "needs the emulator")
-        pytest.skip(f"real mode (kube-apiserver + etcd): {reason}")
+    mode = envtest_mode(item.config)
+    for name, skipped_in in (("emulator_only", ("real", "cluster")), ("needs_cluster", ("real",))):
+        marker = item.get_closest_marker(name)
+        if marker is not None and mode in skipped_in:
+            reason = marker.args[0] if marker.args else marker.kwargs.get("reason", name.replace("_", " "))
+            pytest.skip(f"{LABELS[mode]}: {reason}")
 
 
 def _emulator_only(err: BaseException) -> bool:
@@ -124,7 +147,8 @@ def envtest_crd_paths(request: pytest.FixtureRequest) -> list[Path]:
 
 @pytest.fixture
 def envtest_kubelet(request: pytest.FixtureRequest) -> KubeletSimulator | None:
-    """The kubelet simulator (Pods run, end, log); none in real mode, where nothing runs Pods."""
+    """The kubelet simulator (Pods run, end, log); none in real mode, where nothing runs Pods, and in
+    cluster mode, where kwok runs them."""
     from pyscaffold_op.envtest import KubeletSimulator
 
     return None if real_mode(request.config) else KubeletSimulator()
@@ -152,15 +176,15 @@ async def envtest(
     envtest_workloads: Workloads | None,
     envtest_authorization: str,
 ) -> AsyncIterator[Environment]:
-    """A running API server (the emulator; real mode: kube-apiserver + etcd) with the CRDs of
-    `envtest_crd_paths` installed, for one test; stopped and forgotten after it."""
+    """A running API server (the emulator; real mode: kube-apiserver + etcd; cluster mode: a cluster)
+    with the CRDs of `envtest_crd_paths` installed, for one test; stopped and forgotten after it."""
     from pyscaffold_op.envtest import Environment
 
     async with Environment(
         crd_paths=envtest_crd_paths,
         kubelet=envtest_kubelet,
         workloads=envtest_workloads or False,
-        real=real_mode(request.config),
+        mode=envtest_mode(request.config),
         authorization=envtest_authorization,
     ) as env:
         yield env

@@ -1,11 +1,14 @@
-"""`Environment(real=True)`: the same test API over the real kube-apiserver + etcd (`controlplane`).
+"""`Environment(mode="real")` and `mode="cluster"`: the same test API over real Kubernetes processes.
 
-Like controller-runtime's envtest, real mode runs the API server alone: no kubelet, no
-kube-controller-manager (so no garbage collector, namespace finalizer, workload controllers or
-ServiceAccount tokens), no cluster DNS. What the emulator adds on top of that (its kubelet simulator,
-`Workloads`, the owner-reference garbage collector, `drop_watches`/`compact` fault injection, the
-review `policy`) raises `EmulatorOnly` here, which the pytest plugin turns into a skip that names it:
-a test that needs a simulation is never silently run against a server that lacks it.
+Real mode (`controlplane.ControlPlane`), like controller-runtime's envtest, runs the API server alone:
+no kubelet, no kube-controller-manager (so no garbage collector, namespace finalizer, workload
+controllers or ServiceAccount tokens), no cluster DNS. Cluster mode (`cluster.Cluster`) adds
+kube-controller-manager, kube-scheduler and kwok's fake nodes: what the emulator's kubelet simulator
+and `Workloads` simulate is done by the real controllers there (a default `KubeletSimulator()` or
+`Workloads()` asks for what the cluster already runs). What neither mode has (a kubelet rule of your
+own, a fake clock driving the controllers, `drop_watches`/`compact` fault injection, the review
+`policy`) raises `EmulatorOnly`, which the pytest plugin turns into a skip that names it: a test that
+needs a simulation is never silently run against a server that lacks it.
 
 Webhooks: with no cluster DNS, a webhook configuration or a CRD conversion webhook that names a
 Service registered with `env.webhook_service_url` is sent to that URL instead, with the CA as its
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyscaffold_op.envtest.controlplane import ControlPlane, ControlPlaneError
+from pyscaffold_op.envtest.modes import CLUSTER, LABELS, REAL
 from pyscaffold_op.envtest.types import Obj
 
 if TYPE_CHECKING:
@@ -34,40 +38,63 @@ WEBHOOK_KINDS = {
 
 
 class EmulatorOnly(RuntimeError):
-    """What a test asked for is simulated by the emulator only; the real kube-apiserver has no such part."""
+    """What a test asked for is simulated by the emulator only; the real processes have no such part."""
 
-    def __init__(self, what: str) -> None:
-        super().__init__(f"real mode (kube-apiserver + etcd): {what} is simulated by pyop's emulator only")
+    def __init__(self, what: str, mode: str = REAL) -> None:
+        super().__init__(f"{LABELS[mode]}: {what} is simulated by pyop's emulator only")
         self.what = what
+        self.mode = mode
 
 
 class RealMode:
     """The real control plane behind an `Environment`: started, fed CRDs and webhooks, stopped."""
 
-    def __init__(self, env: Environment, assets: str | Path | None) -> None:
+    def __init__(self, env: Environment, assets: str | Path | None, mode: str = REAL) -> None:
         self.env = env
-        self.plane = ControlPlane(assets=Path(assets) if assets else None, host=env.host)
+        self.mode = mode
+        folder = Path(assets) if assets else None
+        if mode == CLUSTER:
+            from pyscaffold_op.envtest.cluster import Cluster
+
+            self.plane: ControlPlane = Cluster(assets=folder, host=env.host, port=env.port)
+        else:
+            self.plane = ControlPlane(assets=folder, host=env.host, port=env.port)
         # (namespace, name, port) of a Service -> (URL, CA PEM) to call instead
         self.services: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
 
+    def _refuse_simulations(self) -> None:
+        from pyscaffold_op.clock import REAL_CLOCK
+        from pyscaffold_op.envtest.controllers.kubelet import default_rule
+
+        env = self.env
+        if self.mode == REAL:
+            if env.kubelet is not None:
+                raise EmulatorOnly("the kubelet simulator (Pods that run)")
+            if env.workloads is not None:
+                raise EmulatorOnly("the workload controllers (Deployments, Jobs, ... that act)")
+            return
+        # the cluster runs Pods (kwok plays the kubelet) and the real controllers: the defaults ask for
+        # what it already does, anything else for what only the simulation can be told
+        if env.kubelet is not None and env.kubelet.rule is not default_rule:
+            raise EmulatorOnly("a KubeletSimulator rule (kwok runs Pods by its stages)", self.mode)
+        if env.workloads is not None and env.workloads.clock is not REAL_CLOCK:
+            raise EmulatorOnly("a clock that drives the workload controllers", self.mode)
+
     async def start(self) -> None:
         env = self.env
-        if env.kubelet is not None:
-            raise EmulatorOnly("the kubelet simulator (Pods that run)")
-        if env.workloads is not None:
-            raise EmulatorOnly("the workload controllers (Deployments, Jobs, ... that act)")
+        self._refuse_simulations()
+        if env.crd_paths:
+            from pyscaffold_op.envtest.registry import crds
+
+            # installed before a controller-manager starts, so its garbage collector watches them
+            docs = crds.load_crd_files(list(env.crd_paths))
+            self.plane.crds = [self._redirect_conversion(copy.deepcopy(d)) for d in docs]
+        # a plane that fails to start stops itself (`async with` never enters, nothing else would)
         await asyncio.to_thread(self.plane.start)
         env.url, env.token, env.ca_pem = self.plane.url, self.plane.token, self.plane.ca_pem
+        env.client_cert_pem = self.plane.client_cert_pem or None
+        env.client_key_pem = self.plane.client_key_pem or None
         env.port = int(env.url.rsplit(":", 1)[1])
-        try:
-            if env.crd_paths:
-                from pyscaffold_op.envtest.registry import crds
-
-                await self.install_crds(crds.load_crd_files(list(env.crd_paths)))
-        except BaseException:
-            # `async with` never enters when start fails, so nothing else would stop the processes
-            await self.stop()
-            raise
 
     async def stop(self) -> None:
         await asyncio.to_thread(self.plane.stop)

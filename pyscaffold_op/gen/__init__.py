@@ -72,6 +72,7 @@ def render_crds(
     from pyscaffold_op.errors import GenerateError
     from pyscaffold_op.gen.crd import build_crds, crd_file_name
     from pyscaffold_op.gen.loader import load_kinds, project_imports
+    from pyscaffold_op.gen.pathcheck import cel_problems
     from pyscaffold_op.gen.webhook import conversion_of
 
     project = _project(root, project)
@@ -98,6 +99,13 @@ def render_crds(
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             first = problems[0].splitlines()[0]  # a CEL compiler error goes on with the rule and a caret
             raise GenerateError(f"CRD {crd['metadata']['name']} would be rejected: {first}{more}")
+        for version in crd["spec"]["versions"]:  # what pyop's CEL compiler does not type: field names
+            undefined = cel_problems(version["schema"]["openAPIV3Schema"])
+            if undefined:
+                raise GenerateError(
+                    f"CRD {crd['metadata']['name']} would be rejected (undefined field) in version "
+                    f"{version['name']}: " + "; ".join(undefined)
+                )
         out[root / CRD_DIR / crd_file_name(crd)] = crd
     return out
 

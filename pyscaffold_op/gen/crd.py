@@ -12,6 +12,7 @@ from pyscaffold_op.apimachinery.naming import singularize
 from pyscaffold_op.errors import GenerateError
 from pyscaffold_op.gen.descriptions import truncate_descriptions
 from pyscaffold_op.gen.markers import Marker
+from pyscaffold_op.gen.pathcheck import column_problem, list_key_problems
 from pyscaffold_op.gen.schema import SchemaConverter
 
 # names the generator on every CRD, like controller-gen's `controller-gen.kubebuilder.io/version`
@@ -86,7 +87,7 @@ def _resource_names(versions: list[_Version]) -> dict[str, Any]:
     return names
 
 
-def _printer_columns(v: _Version) -> list[dict[str, Any]]:
+def _printer_columns(v: _Version, schema: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     columns = []
     for marker in v.markers.get("kubebuilder:printcolumn", []):
         column: dict[str, Any] = {
@@ -98,6 +99,11 @@ def _printer_columns(v: _Version) -> list[dict[str, Any]]:
             raise GenerateError(f"{marker.where}: printcolumn type must be one of {', '.join(_COLUMN_TYPES)}")
         if not str(column["jsonPath"]).startswith("."):
             raise GenerateError(f"{marker.where}: printcolumn JSONPath must start with '.'")
+        problem = column_problem(schema, str(column["jsonPath"])) if schema is not None else None
+        if problem is not None:  # kube-apiserver would show an empty column: pyop's lint
+            raise GenerateError(
+                f"{marker.where}: printcolumn {column['name']!r} JSONPath={column['jsonPath']}: {problem}"
+            )
         for key in ("description", "format", "priority"):
             if marker.get(key) is not None:
                 column[key] = marker.get(key)
@@ -173,7 +179,12 @@ def build_crd(
             "served": v.one("kubebuilder:unservedversion") is None,
             "storage": v is storage[0],
         }
-        columns = _printer_columns(v)
+        problems = list_key_problems(schema)
+        if problems:
+            raise GenerateError(
+                f"{_source_file(v.cls)}: kind {v.cls.gvk.kind} {v.cls.gvk.version}: " + "; ".join(problems)
+            )
+        columns = _printer_columns(v, schema)
         if columns:
             entry["additionalPrinterColumns"] = columns
         subresources = _subresources(v)

@@ -7,7 +7,7 @@ snake_case attributes, camelCase on the wire (`obj.to_dict()`), like every pyop 
 
 # ruff: noqa
 from pyscaffold_op.apimachinery.resource import GroupVersionKind
-from datetime import datetime
+from pyscaffold_op.apimachinery.fields import MicroTime
 from typing import Annotated
 from pydantic import Field
 from pyscaffold_op.models._base import K8sModel, K8sObject
@@ -17,7 +17,7 @@ from . import meta_v1
 class LeaseSpec(K8sModel):
     """LeaseSpec is a specification of a Lease."""
 
-    acquire_time: datetime | None = None
+    acquire_time: MicroTime | None = None
     """acquireTime is a time when the current lease was acquired."""
     holder_identity: str | None = None
     """holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader
@@ -34,7 +34,7 @@ class LeaseSpec(K8sModel):
     """preferredHolder signals to a lease holder that the lease has a more optimal holder and should
     be given up. This field can only be set if Strategy is also set.
     """
-    renew_time: datetime | None = None
+    renew_time: MicroTime | None = None
     """renewTime is a time when the current holder of a lease has last updated the lease."""
     strategy: str | None = None
     """strategy indicates the strategy for picking the leader for coordinated leader election. If

@@ -154,6 +154,18 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.controller.controllerutil import (
         OperationResult as OperationResult,
     )
+    from pyscaffold_op.runtime.controller.daemon import (
+        DaemonContext as DaemonContext,
+    )
+    from pyscaffold_op.runtime.controller.daemon import (
+        Stopped as Stopped,
+    )
+    from pyscaffold_op.runtime.controller.diff import (
+        Change as Change,
+    )
+    from pyscaffold_op.runtime.controller.diff import (
+        diff as diff,
+    )
     from pyscaffold_op.runtime.controller.event import (
         CreateEvent as CreateEvent,
     )
@@ -165,6 +177,12 @@ if TYPE_CHECKING:
     )
     from pyscaffold_op.runtime.controller.event import (
         UpdateEvent as UpdateEvent,
+    )
+    from pyscaffold_op.runtime.controller.fromkopf import (
+        KopfMarks as KopfMarks,
+    )
+    from pyscaffold_op.runtime.controller.fromkopf import (
+        release_from_kopf as release_from_kopf,
     )
     from pyscaffold_op.runtime.controller.handler import (
         EnqueueRequestForObject as EnqueueRequestForObject,
@@ -182,7 +200,16 @@ if TYPE_CHECKING:
         Funcs as HandlerFuncs,
     )
     from pyscaffold_op.runtime.controller.predicate import (
+        ABSENT as ABSENT,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        PRESENT as PRESENT,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
         AnnotationChanged as AnnotationChanged,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        FieldChanged as FieldChanged,
     )
     from pyscaffold_op.runtime.controller.predicate import (
         Funcs as Funcs,
@@ -197,6 +224,9 @@ if TYPE_CHECKING:
         LabelChanged as LabelChanged,
     )
     from pyscaffold_op.runtime.controller.predicate import (
+        ObjectFilter as ObjectFilter,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
         Predicate as Predicate,
     )
     from pyscaffold_op.runtime.controller.predicate import (
@@ -204,6 +234,12 @@ if TYPE_CHECKING:
     )
     from pyscaffold_op.runtime.controller.predicate import (
         and_ as and_,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        field_changed as field_changed,
+    )
+    from pyscaffold_op.runtime.controller.predicate import (
+        matching as matching,
     )
     from pyscaffold_op.runtime.controller.predicate import (
         new_predicate_funcs as new_predicate_funcs,
@@ -243,6 +279,9 @@ if TYPE_CHECKING:
     )
     from pyscaffold_op.runtime.controller.recorder import (
         EventRecorder as EventRecorder,
+    )
+    from pyscaffold_op.runtime.controller.request import (
+        ReconcileContext as ReconcileContext,
     )
     from pyscaffold_op.runtime.controller.request import (
         Reconciler as Reconciler,

@@ -49,9 +49,16 @@ def reconcile_fields(
 
 @contextlib.contextmanager
 def reconcile_context(
-    controller: str, request: Any, reconcile_id: str, group_kind: tuple[str, str] | None = None
+    controller: str,
+    request: Any,
+    reconcile_id: str,
+    group_kind: tuple[str, str] | None = None,
+    **extra: Any,
 ) -> Iterator[None]:
-    token = _context.set(reconcile_fields(controller, request, reconcile_id, group_kind))
+    """The reconcile's keys (plus `extra`, such as a daemon's name) on every log record made inside."""
+    fields = reconcile_fields(controller, request, reconcile_id, group_kind)
+    fields.update(extra)
+    token = _context.set(fields)
     try:
         yield
     finally:
@@ -88,12 +95,45 @@ def _text(value: Any) -> Any:
     return value
 
 
+TIME_ENCODINGS = ("epoch", "millis", "nano", "iso8601", "rfc3339", "rfc3339nano")
+"""zap's time encoders (controller-runtime's --zap-time-encoding), for the `ts` of each line."""
+
+
+def encode_time(created: float, encoding: str) -> Any:
+    """`created` (seconds since the epoch) as zap's encoder of that name writes it."""
+    if encoding == "epoch":
+        return round(created, 6)
+    if encoding == "millis":
+        return round(created * 1000, 3)
+    if encoding == "nano":
+        return int(created * 1_000_000_000)
+    whole = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created))
+    fraction = created - int(created)
+    if encoding == "iso8601":  # 2006-01-02T15:04:05.000Z0700
+        return f"{whole}.{int(fraction * 1000):03d}Z"
+    if encoding == "rfc3339":
+        return f"{whole}Z"
+    if encoding == "rfc3339nano":  # trailing zeros dropped, as Go's RFC3339Nano
+        digits = f"{int(fraction * 1_000_000_000):09d}".rstrip("0")
+        return f"{whole}.{digits}Z" if digits else f"{whole}Z"
+    raise ValueError(f"time encoding must be one of {', '.join(TIME_ENCODINGS)}, got {encoding!r}")
+
+
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ts, level, logger, msg, the structured fields, error/stacktrace."""
+    """One JSON object per line: ts, level, logger, msg, the structured fields, error/stacktrace.
+
+    `time_encoding`: zap's name for how `ts` is written (epoch seconds by default); `stacktrace_level`:
+    below it, a record's exception gives its `error` but no `stacktrace` (zap's stacktrace level;
+    None: every exception logged with its traceback keeps it)."""
+
+    def __init__(self, time_encoding: str = "epoch", stacktrace_level: int | None = None) -> None:
+        super().__init__()
+        encode_time(0.0, time_encoding)  # an unknown encoding fails here, not on the first line
+        self.time_encoding, self.stacktrace_level = time_encoding, stacktrace_level
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "ts": round(record.created, 6),
+            "ts": encode_time(record.created, self.time_encoding),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
@@ -104,17 +144,31 @@ class JsonFormatter(logging.Formatter):
 
             if "error" not in out:  # an explicit `error` field (a recovered panic's) is kept
                 out["error"] = safe_str(record.exc_info[1]) if record.exc_info[1] is not None else "None"
-            out["stacktrace"] = self.formatException(record.exc_info)
+            if self.stacktrace_level is None or record.levelno >= self.stacktrace_level:
+                out["stacktrace"] = self.formatException(record.exc_info)
         return json.dumps(out, default=str)
 
 
 class TextFormatter(logging.Formatter):
-    """`2026-12-02T14:00:00Z INFO logger msg key=value ...` for humans (development mode)."""
+    """`2026-12-02T14:00:00Z INFO logger msg key=value ...` for humans (development mode); the same
+    `time_encoding` and `stacktrace_level` as JsonFormatter (default: RFC 3339 times)."""
+
+    def __init__(self, time_encoding: str = "rfc3339", stacktrace_level: int | None = None) -> None:
+        super().__init__()
+        encode_time(0.0, time_encoding)
+        self.time_encoding, self.stacktrace_level = time_encoding, stacktrace_level
 
     def format(self, record: logging.LogRecord) -> str:
-        ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        ts = encode_time(record.created, self.time_encoding)
         fields = " ".join(f"{k}={_text(v)}" for k, v in _fields(record).items())
-        line = f"{ts}Z {record.levelname:<5} {record.name} {record.getMessage()}" + (
+        if record.exc_info and self.stacktrace_level is not None and record.levelno < self.stacktrace_level:
+            from pyscaffold_op.runtime.panics import safe_str
+
+            error = record.exc_info[1]
+            shown = safe_str(error) if error is not None else "None"
+            fields = " ".join(f for f in (fields, f"error={shown}") if f)
+            record = logging.makeLogRecord({**vars(record), "exc_info": None, "exc_text": None})
+        line = f"{ts} {record.levelname:<5} {record.name} {record.getMessage()}" + (
             f" {fields}" if fields else ""
         )
         if record.exc_info:
@@ -144,20 +198,39 @@ class FieldsFormatter(logging.Formatter):
 _reconcile_filter = ReconcileContextFilter()
 
 
-def setup_logging(level: str | int = "info", fmt: str = "json", stream: Any = None) -> logging.Handler:
+def setup_logging(
+    level: str | int = "info",
+    fmt: str = "json",
+    stream: Any = None,
+    *,
+    time_encoding: str | None = None,
+    stacktrace_level: str | int | None = None,
+) -> logging.Handler:
     """Configure the root logger once: one stream handler (stderr), JSON or text, with reconcile context.
 
-    Returns the handler. Calling it again replaces the handler it installed before.
+    `time_encoding` and `stacktrace_level` are controller-runtime's `--zap-time-encoding` and
+    `--zap-stacktrace-level` (see JsonFormatter). Returns the handler. Calling it again replaces the
+    handler it installed before.
     """
     if fmt not in ("json", "text"):
         raise ValueError(f"log format must be 'json' or 'text', got {fmt!r}")
+    stack = (
+        logging.getLevelName(stacktrace_level.upper())
+        if isinstance(stacktrace_level, str)
+        else stacktrace_level
+    )
+    if stack is not None and not isinstance(stack, int):
+        raise ValueError(f"unknown stacktrace level {stacktrace_level!r}")
     root = logging.getLogger()
     for h in list(root.handlers):
         if getattr(h, "_pyop", False):
             root.removeHandler(h)
     handler = logging.StreamHandler(stream or sys.stderr)
     handler._pyop = True  # type: ignore[attr-defined]  # our mark, found again by getattr above
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter(time_encoding or "epoch", stack))
+    else:
+        handler.setFormatter(TextFormatter(time_encoding or "rfc3339", stack))
     handler.addFilter(ReconcileContextFilter())
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)

@@ -161,7 +161,9 @@ def _plan(options: ApiOptions, plural: str, root: Path, project: Project) -> tup
             )
             _add_manager_env(planner, options.deploy_image, r)
         else:
-            _plan_controller(planner, r, docstrings, from_sample, ssa=ssa)
+            _plan_controller(
+                planner, r, docstrings, from_sample, ssa=ssa, daemon=options.daemon, timer=options.timer
+            )
     planner.refuse_clashes()
     updated = _updated_project(project, replace(options, ssa=ssa), plural, r)
     planner.plan.write(PROJECT_FILE, updated.dump())
@@ -176,6 +178,11 @@ def _plan_other(
 ) -> tuple[FilePlan, Project]:
     """A controller for a built-in or external kind: no types, sample, roles or CRD (like kubebuilder)."""
     what = "a built-in" if other.core else "an external"
+    if options.daemon or options.timer:
+        raise ValidationError(
+            f"--daemon and --timer scaffold for this project's own kinds; {other.kind} is {what} kind: "
+            "add builder.daemon()/timer() to its controller by hand (docs/runtime.md, Daemons and timers)"
+        )
     if options.resource:
         raise ValidationError(
             f"{other.kind} is {what} kind: its types are not this project's, so pass --no-resource "
@@ -291,12 +298,15 @@ def _plan_controller(
     from_sample: bool,
     *,
     ssa: bool = False,
+    daemon: bool = False,
+    timer: bool = False,
     test_template: str = "api/controller_test.py.jinja",
     controller_template: str = "api/controller.py.jinja",
 ) -> None:
     planner.package_inits(r.header, r.controller_module, docstrings)
-    planner.new(r.controller_path, render(controller_template, r, from_sample=from_sample, ssa=ssa))
-    planner.new(r.controller_test_path, render(test_template, r, from_sample=from_sample, ssa=ssa))
+    flags = {"from_sample": from_sample, "ssa": ssa, "daemon": daemon, "timer": timer}
+    planner.new(r.controller_path, render(controller_template, r, **flags))
+    planner.new(r.controller_test_path, render(test_template, r, **flags))
     main_path = f"src/{r.package}/__main__.py"
     imported = (
         r.reconciler if r.reconciler_import == r.reconciler else f"{r.reconciler} as {r.reconciler_import}"

@@ -53,6 +53,10 @@ class ApiOptions:
     """`--image`: the controller runs this image in a Deployment (kubebuilder's deploy-image plugin)."""
     ssa: bool = False
     """`--ssa`: the controller writes with server-side apply (kubebuilder's `create api --ssa`)."""
+    daemon: bool = False
+    """`--daemon`: the controller runs a daemon per object (kopf's `@kopf.daemon`; builder.daemon)."""
+    timer: bool = False
+    """`--timer`: the controller runs a timer per object (kopf's `@kopf.timer`; builder.timer)."""
 
 
 def _refuse_reserved(
@@ -102,6 +106,8 @@ def validate_api(options: ApiOptions) -> str:
         _validate_deploy_image(options)
     if options.ssa:
         _validate_ssa(options)
+    if options.daemon or options.timer:
+        _validate_daemons(options)
     if options.controller_name is not None:
         names.validate_dns1123_label(options.controller_name, "controller name")
     validate_external(
@@ -169,6 +175,22 @@ def _validate_ssa(options: ApiOptions) -> None:
     if options.deploy_image is not None:
         raise ValidationError("--ssa and --image: the deploy-image controller writes with create/update")
     _refuse_reserved(options.kind, SSA_RESERVED_KINDS, SSA_RESERVED_VARIABLES, " with --ssa", "code")
+
+
+# What the --daemon/--timer controller and its test import or bind besides the names above.
+DAEMON_RESERVED_KINDS = frozenset({"DaemonContext", "FakeClock"})
+DAEMON_RESERVED_VARIABLES = frozenset(
+    {"clock", "ctx", "started", "stopped", "tick", "ticked", "ticks", "watch", "watching"}
+)
+
+
+def _validate_daemons(options: ApiOptions) -> None:
+    flag = "--daemon" if options.daemon else "--timer"
+    if not options.controller:
+        raise ValidationError(f"{flag} adds to the controller: it needs --controller")
+    if options.deploy_image is not None:
+        raise ValidationError(f"{flag} and --image: add the daemon to the deploy-image controller by hand")
+    _refuse_reserved(options.kind, DAEMON_RESERVED_KINDS, DAEMON_RESERVED_VARIABLES, f" with {flag}", "code")
 
 
 # What the --image controller and its test import or bind besides the names above.

@@ -327,3 +327,13 @@ async def test_a_replicaset_adopts_orphans_and_releases_relabelled_pods(client: 
         return True
 
     await eventually(released)
+
+
+async def test_terminating_replicas_are_counted(env: Environment, client: AsyncClient) -> None:
+    """apps/v1 ReplicaSets and Deployments report `terminatingReplicas` (0 once every Pod is gone or
+    running), as kube-controller-manager v1.37 does; the workload corpus found the emulator lacking it."""
+    await client.create(Deployment.from_dict(deployment("term", replicas=2)))
+    d = await rolled_out(client, "term", 2)
+    [raw] = [rs async for rs in client.list(ReplicaSet, labels={"app": "term"})]
+    assert raw.status is not None and raw.status.terminatingReplicas == 0
+    assert d.status is not None and d.status.terminatingReplicas == 0

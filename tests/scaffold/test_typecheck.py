@@ -3,7 +3,7 @@
 The project's own `[tool.pyright]` is used, with this checkout on pyright's search path (the installed
 pyscaffold-op may be another copy). The project has what every scaffold command adds: an API with its
 controller, a namespaced manager, a controller for a built-in kind, a deploy-image API, APIs with
-`--ssa` (namespaced and cluster-scoped), and defaulting,
+`--ssa` (namespaced and cluster-scoped), `--daemon` and `--timer`, and defaulting,
 validating and conversion webhooks. pyright (the `pyright` distribution) runs on the node.js on PATH;
 without one it would fetch node, which a test must not: it is skipped then.
 """
@@ -54,7 +54,9 @@ def test_the_scaffold_passes_pyright_strict(pyop: RunPyop, tmp_path: Path) -> No
          "--controller=false", "--no-make"],
         ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Navigator", "--ssa", "--no-make"],
         ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Harbor", "--ssa",
-         "--cluster-scoped", "--no-make"],
+         "--cluster-scoped", "--daemon", "--no-make"],
+        ["create", "api", "--group", "crew", "--version", "v1", "--kind", "Lighthouse", "--daemon",
+         "--timer", "--no-make"],
         ["create", "webhook", "--group", "programming-kubernetes", "--version", "v1alpha1", "--kind", "At",
          "--defaulting", "--programmatic-validation", "--conversion", "--spoke", "v2", "--make=false"],
     ]  # fmt: skip

@@ -120,7 +120,8 @@ async def post_review(
         async with services.session().post(
             url,
             data=dumps(body),
-            headers={"Content-Type": "application/json"},
+            # kube-apiserver's admission client names itself so (a webhook may log or check it)
+            headers={"Content-Type": "application/json", "User-Agent": "kube-apiserver-admission"},
             ssl=ctx,
             timeout=aiohttp.ClientTimeout(total=timeout_seconds),
         ) as r:

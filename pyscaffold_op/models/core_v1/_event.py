@@ -9,6 +9,7 @@ snake_case attributes, camelCase on the wire (`obj.to_dict()`), like every pyop 
 from pyscaffold_op.apimachinery.resource import GroupVersionKind
 from pyscaffold_op.models._base import K8sModel, K8sObject
 from datetime import datetime
+from pyscaffold_op.apimachinery.fields import MicroTime
 from ._object_reference import ObjectReference
 
 
@@ -19,7 +20,7 @@ class EventSeries(K8sModel):
 
     count: int | None = None
     """Number of occurrences in this series up to the last heartbeat time"""
-    last_observed_time: datetime | None = None
+    last_observed_time: MicroTime | None = None
     """Time of the last occurrence observed"""
 
 
@@ -47,7 +48,7 @@ class Event(K8sObject):
     """What action was taken/failed regarding to the Regarding object."""
     count: int | None = None
     """The number of times this event has occurred."""
-    event_time: datetime | None = None
+    event_time: MicroTime | None = None
     """Time when this Event was first observed."""
     first_timestamp: datetime | None = None
     """The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"""

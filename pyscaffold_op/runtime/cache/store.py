@@ -79,6 +79,11 @@ class Indexer:
         item = self._items.get(key)
         return None if item is None else self._out(item)
 
+    def get_stored(self, key: str) -> Any | None:
+        """The item as kept, undecoded: JSON bytes in a raw store, the object otherwise (the controller
+        keeps what a reconcile saw this way, at no decode)."""
+        return self._items.get(key)
+
     def list_keys(self) -> list[str]:
         return list(self._items)
 

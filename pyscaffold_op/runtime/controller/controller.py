@@ -10,6 +10,12 @@ Per request (controller-runtime's reconcileHandler):
 * `Result.requeue`     -> `add_rate_limited`;
 * otherwise            -> `forget` (the next failure starts again at the base delay).
 Never two workers on one request; a reconcile never crashes the manager.
+
+A failed reconcile also posts a Warning Event `ReconcileError` on the object (kopf posts one for a
+failed handler; `with_options(error_events=False)` turns it off). A reconcile that takes a second
+parameter gets a `ReconcileContext`: the attempt number, and the object as this controller's last
+successful reconcile saw it, to tell what changed (opt-in: level-triggered stays the default).
+The controller's daemons and timers (`daemon.Daemons`) start and stop with it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import asyncio
 import inspect
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -30,10 +36,10 @@ from pyscaffold_op.runtime.controller.handler import EventHandler
 from pyscaffold_op.runtime.controller.predicate import Predicate, as_predicate
 from pyscaffold_op.runtime.controller.queue import RateLimitingQueue
 from pyscaffold_op.runtime.controller.ratelimiter import RateLimiter
-from pyscaffold_op.runtime.controller.request import Request, Result, TerminalError
+from pyscaffold_op.runtime.controller.request import ReconcileContext, Request, Result, TerminalError
 from pyscaffold_op.runtime.controller.source import Kind, Source
 from pyscaffold_op.runtime.log import reconcile_context, reconcile_fields
-from pyscaffold_op.runtime.objects.kinds import ObjectDecodeError
+from pyscaffold_op.runtime.objects.kinds import ObjectDecodeError, info_for
 from pyscaffold_op.runtime.panics import own_cancellation, panic_message, safe_str
 
 log = logging.getLogger("pyscaffold_op.runtime.controller")
@@ -59,12 +65,14 @@ class Controller:
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
         clock: Clock | None = None,
+        recorder: Any = None,
     ) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
         self.name = name
-        self._reconcile = _reconcile_callable(reconciler)
+        self._reconcile, self._wants_context = _reconcile_callable(reconciler)
         self.reconciler = reconciler
+        self.recorder = recorder  # posts a Warning Event per failed reconcile; None: no events
         self.max_concurrent_reconciles = max_concurrent_reconciles
         self.metrics = metrics
         self.cache = cache
@@ -72,6 +80,12 @@ class Controller:
         self.reconcile_timeout = reconcile_timeout
         self.need_leader_election = need_leader_election
         self.group_kind: tuple[str, str] | None = None  # of the for_() kind, set by the builder (for logs)
+        self.for_kind: type | None = None  # the for_() kind (set by the builder): events, the context
+        self.daemons: Any = None  # a daemon.Daemons (the builder's daemon() and timer()), started with us
+        # with a ReconcileContext: per key, the object as the last successful reconcile saw it
+        self._handled: dict[Request, Any] = {}
+        # run after each successful reconcile, as its last step (builder.taking_over_from_kopf())
+        self.after_reconcile: list[Callable[[Request], Awaitable[None]]] = []
         self.clock = clock or REAL_CLOCK
         self.queue = RateLimitingQueue(
             rate_limiter,
@@ -167,6 +181,10 @@ class Controller:
         self.queue.shut_down()
         for task in self._workers:
             task.cancel()
+        if self.daemons is not None:
+            from pyscaffold_op.runtime.controller.daemon import LEADERSHIP_LOST
+
+            self.daemons.stop_all(LEADERSHIP_LOST)
 
     async def stop(self, timeout: float = 30.0) -> bool:  # noqa: ASYNC109
         """Stop taking requests, let in-flight reconciles finish within `timeout` (then cancel them).
@@ -175,6 +193,10 @@ class Controller:
         for src, _h, _p in self._watches:
             await src.stop()
         self.queue.shut_down()
+        if self.daemons is not None:  # daemons get their own grace periods, beside the drain
+            from pyscaffold_op.runtime.controller.daemon import SHUTDOWN
+
+            self.daemons.stop_all(SHUTDOWN)
         drained = True
         if self._active:
             try:
@@ -195,6 +217,8 @@ class Controller:
             if pending:
                 log.warning("%d workers ignored cancellation", len(pending), extra={"controller": self.name})
         self._workers = []
+        if self.daemons is not None:
+            await self.daemons.wait_stopped()
         return drained
 
     async def _worker(self) -> None:
@@ -231,6 +255,7 @@ class Controller:
         started = self.clock.monotonic()
         reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
         try:
+            args: tuple[Any, ...] = (req, self._context(req, reconcile_id)) if self._wants_context else (req,)
             with reconcile_context(name, req, reconcile_id, self.group_kind):
                 if self.shard is not None or self.reconcile_timeout:
                     # with sharding, a scope revoke() can end: the key may move mid-reconcile
@@ -239,13 +264,17 @@ class Controller:
                         async with deadline:
                             if self.shard is not None:
                                 self._scopes[req] = deadline
-                            result = await self._reconcile(req)
+                            result = await self._reconcile(*args)
                     finally:
                         self._scopes.pop(req, None)
                         if self.reconcile_timeout and deadline.expired() and m is not None:
                             m.reconcile_timeouts.labels(name).inc()
                 else:
-                    result = await self._reconcile(req)
+                    result = await self._reconcile(*args)
+                for hook in self.after_reconcile:
+                    await hook(req)
+            if self._wants_context:
+                self._handled_now(req, args[1])
             outcome = self._after_success(req, result)
             if log.isEnabledFor(logging.DEBUG):  # one check on the hot path when debug is off
                 self._log_done(outcome, req, reconcile_id, result)
@@ -262,6 +291,7 @@ class Controller:
                 m.reconcile_errors.labels(name).inc()
                 m.terminal_errors.labels(name).inc()
             self._log_error("Reconciler error, terminal: not retried", req, reconcile_id, err)
+            self._error_event(req, f"Reconciler error, terminal: not retried: {safe_str(err)}")
         except Exception as err:
             outcome, error = "error", err
             self.queue.add_rate_limited(req)
@@ -269,6 +299,7 @@ class Controller:
                 m.reconcile_errors.labels(name).inc()
                 m.reconcile_errors_by_reason.labels(name, _reason(err)).inc()
             self._log_error("Reconciler error", req, reconcile_id, err)
+            self._error_event(req, f"Reconciler error: {safe_str(err)}")
         except BaseException as err:  # SystemExit, KeyboardInterrupt ...: recovered as a panic
             outcome, error = self._panic(req, reconcile_id, err), err
         finally:
@@ -288,7 +319,52 @@ class Controller:
             m.reconcile_errors.labels(self.name).inc()
             m.reconcile_errors_by_reason.labels(self.name, "Panic").inc()
         self._log_error("Observed a panic", req, reconcile_id, err, panic=True)
+        self._error_event(req, f"Observed a panic: {panic_message(err)}")
         return "error"
+
+    # -- what the cache holds of the for_() kind: the context's objects, the error events' object -------
+    def stored(self, req: Request) -> Any:
+        """The for_() object of `req` as the cache keeps it (JSON bytes or an object), None if absent."""
+        if self.for_kind is None or self.cache is None:
+            return None
+        store = self.cache.get_informer(self.for_kind).store
+        return store.get_stored(f"{req.namespace}/{req.name}" if req.namespace else req.name)
+
+    def _decode(self, stored: Any) -> Any:
+        if stored is None or self.for_kind is None:
+            return None
+        return info_for(self.for_kind).decode(stored) if isinstance(stored, bytes) else stored
+
+    def _context(self, req: Request, reconcile_id: str) -> ReconcileContext:
+        stored = self.stored(req)
+        old = self._handled.get(req)
+        return ReconcileContext(
+            request=req,
+            attempt=self.queue.num_requeues(req),
+            reconcile_id=reconcile_id,
+            _stored=stored,
+            _old_stored=old,
+            _decode=self._decode,
+        )
+
+    def _handled_now(self, req: Request, ctx: ReconcileContext) -> None:
+        """After a success: what this reconcile saw becomes the next one's `old`."""
+        if ctx._stored is None:
+            self._handled.pop(req, None)
+        else:
+            self._handled[req] = ctx._stored
+
+    def _error_event(self, req: Request, message: str) -> None:
+        """A Warning Event on the object, as kopf posts one for a failed handler (the recorder
+        aggregates repeats into one Event with a count)."""
+        if self.recorder is None:
+            return
+        try:
+            obj = self._decode(self.stored(req))
+            if obj is not None:
+                self.recorder.event(obj, "Warning", "ReconcileError", message)
+        except Exception as event_err:  # an event must never break the controller
+            log.debug("no error event for %s: %s", req, safe_str(event_err), extra={"controller": self.name})
 
     def _log_error(
         self, msg: str, req: Request, reconcile_id: str, err: BaseException, panic: bool = False
@@ -341,8 +417,9 @@ def _reason(err: BaseException) -> str:
     return (cause.reason or type(cause).__name__) if isinstance(cause, ApiError) else "Error"
 
 
-def _reconcile_callable(reconciler: Any) -> Any:
-    """Accept an object with `async def reconcile(request)` or a bare async function."""
+def _reconcile_callable(reconciler: Any) -> tuple[Any, bool]:
+    """Accept an object with `async def reconcile(request)` or a bare async function; the second value
+    says whether it takes a `ReconcileContext` too (`reconcile(request, ctx)`)."""
     fn = getattr(reconciler, "reconcile", None)
     if fn is None and callable(reconciler):
         fn = reconciler
@@ -351,7 +428,17 @@ def _reconcile_callable(reconciler: Any) -> Any:
     call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
     if not inspect.iscoroutinefunction(call):
         raise TypeError(f"{fn!r} must be `async def reconcile(self, request) -> Result | None`")
-    return fn
+    return fn, _takes_context(fn)
+
+
+def _takes_context(fn: Any) -> bool:
+    """Whether `fn` accepts a second positional argument (the ReconcileContext)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2  # not *args: a decorator's wrapper without functools.wraps
 
 
 def watches_of(controller: Controller) -> Sequence[tuple[Source, EventHandler, tuple[Predicate, ...]]]:

@@ -98,6 +98,20 @@ def set_controller_reference(owner: Any, obj: Any, *, block_owner_deletion: bool
     _upsert(obj, ref)
 
 
+def adopt(owner: Any, obj: Any, *, labels: bool = True, generate_name: bool = True) -> None:
+    """kopf's `kopf.adopt(obj, owner)`: put `obj` in `owner`'s namespace (when it names none and both
+    are namespaced), copy `owner`'s labels onto it (keeping its own where both set one), give it
+    `generateName: <owner name>-` when it has no name, and make `owner` its controller
+    (`set_controller_reference`). `labels=False`/`generate_name=False` skip those steps."""
+    if info_of(owner).namespaced and info_of(obj).namespaced and not objmeta.namespace(obj):
+        objmeta.set_field(obj, "namespace", objmeta.namespace(owner))
+    if labels and objmeta.labels(owner):
+        objmeta.set_field(obj, "labels", {**objmeta.labels(owner), **(objmeta.labels(obj) or {})})
+    if generate_name and not objmeta.name(obj) and not objmeta.get_field(obj, "generate_name"):
+        objmeta.set_field(obj, "generate_name", f"{objmeta.name(owner)}-")
+    set_controller_reference(owner, obj)
+
+
 def set_owner_reference(owner: Any, obj: Any) -> None:
     """Add (or refresh) a non-controller owner reference to `owner`."""
     ref = _ref_for(owner, False, False)

@@ -1,19 +1,27 @@
 """Predicates: filters applied to events before a handler turns them into requests (pkg/predicate).
 
 A predicate answers per event type; an event passes a watch only if every predicate of it says True.
+An update's predicate sees both states (`event.object_old`, `event.object_new`): `field_changed`
+compares a field of the two, and a `Funcs(update=...)` of your own may compare anything.
+
+Besides controller-runtime's, two of kopf's filters: `field_changed("spec.x")` (kopf's `on.field`)
+and `matching(labels=, annotations=, when=)` (kopf's `labels=`/`annotations=`/`when=` with its
+`PRESENT`/`ABSENT`/callable values): a state filter, so daemons and timers use it to decide whether
+an object should have one running.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 import msgspec
 
 from pyscaffold_op.apimachinery import KubeObject
+from pyscaffold_op.runtime.controller.diff import Path, parse_path, value_at, wire
 from pyscaffold_op.runtime.controller.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent, raw_of
 from pyscaffold_op.runtime.objects import objmeta
-from pyscaffold_op.runtime.objects.rawobj import RawObject, same_beyond_status
+from pyscaffold_op.runtime.objects.rawobj import RawObject, same_beyond_status, unwrap
 
 
 class Predicate:
@@ -153,6 +161,148 @@ class LabelChanged(_UpdateOnly):
 class AnnotationChanged(_UpdateOnly):
     def changed(self, old: Any, new: Any) -> bool:
         return objmeta.annotations(old) != objmeta.annotations(new)
+
+
+class FieldChanged(_UpdateOnly):
+    """Passes updates that change the value at one of `paths` (dotted wire paths: `"spec.replicas"`,
+    `"metadata.labels"`), kopf's `@kopf.on.field`; creates, deletes and generic events pass. A field
+    that appears or disappears is a change; equal values in another JSON spelling (`1` and `1.0`,
+    another key order) are not."""
+
+    def __init__(self, *paths: str | Path) -> None:
+        if not paths:
+            raise ValueError("field_changed() needs at least one field path, such as 'spec.replicas'")
+        self.paths = tuple(parse_path(p) for p in paths)
+
+    def __repr__(self) -> str:
+        return f"field_changed({', '.join(repr('.'.join(p)) for p in self.paths)})"
+
+    def changed(self, old: Any, new: Any) -> bool:
+        a, b = wire(old), wire(new)
+        missing = _ABSENT_VALUE
+        return any(value_at(a, p, missing) != value_at(b, p, missing) for p in self.paths)
+
+    def changed_raw(self, old: RawObject, new: RawObject) -> bool | None:
+        if old is new or old.raw == new.raw:
+            return False
+        return self.changed(old, new)  # `wire` decodes the JSON: no typed object is built
+
+
+def field_changed(*paths: str | Path) -> FieldChanged:
+    """`field_changed("spec.replicas")`: pass updates changing that field (any of several paths)."""
+    return FieldChanged(*paths)
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+PRESENT: Final[Any] = _Marker("PRESENT")
+"""`matching(labels={"k": PRESENT})`: the label (annotation) is set, to any value."""
+ABSENT: Final[Any] = _Marker("ABSENT")
+"""`matching(labels={"k": ABSENT})`: the label (annotation) is not set."""
+_ABSENT_VALUE: Any = object()
+
+MetaValue = str | Callable[[str | None], bool] | Any
+"""A `matching()` value: a string (equal), `PRESENT`, `ABSENT`, or a callable of the value (None
+when absent) answering True to match."""
+
+
+class _Metadata(msgspec.Struct):
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+
+
+class _MetaOnly(msgspec.Struct):
+    metadata: _Metadata | None = None
+
+
+_meta_decoder = msgspec.json.Decoder(_MetaOnly)
+
+
+def _labels_and_annotations(obj: Any) -> tuple[dict[str, str], dict[str, str]]:
+    if type(obj) is RawObject:  # from the JSON: labels and annotations only, no typed object
+        meta = _meta_decoder.decode(obj.raw).metadata or _Metadata()
+        return meta.labels or {}, meta.annotations or {}
+    return objmeta.labels(obj) or {}, objmeta.annotations(obj) or {}
+
+
+def _meta_matches(have: Mapping[str, str], want: Mapping[str, MetaValue]) -> bool:
+    for key, expected in want.items():
+        value = have.get(key)
+        if expected is PRESENT:
+            ok = value is not None
+        elif expected is ABSENT:
+            ok = value is None
+        elif callable(expected):
+            ok = bool(expected(value))
+        else:
+            ok = value == expected
+        if not ok:
+            return False
+    return True
+
+
+class ObjectFilter(Predicate):
+    """A filter on the object's state (kopf's `labels=`, `annotations=`, `when=`): every event whose
+    object (an update's new object) matches passes. `matches(obj)` answers for one object; daemons
+    and timers run for an object only while it matches."""
+
+    def __init__(
+        self,
+        labels: Mapping[str, MetaValue] | None = None,
+        annotations: Mapping[str, MetaValue] | None = None,
+        when: Callable[[Any], bool] | None = None,
+    ) -> None:
+        self.labels, self.annotations, self.when = dict(labels or {}), dict(annotations or {}), when
+
+    def __repr__(self) -> str:
+        parts = [f"{k}={v!r}" for k, v in (("labels", self.labels), ("annotations", self.annotations)) if v]
+        if self.when is not None:
+            parts.append(f"when={getattr(self.when, '__name__', self.when)!r}")
+        return f"matching({', '.join(parts)})"
+
+    def matches(self, obj: Any) -> bool:
+        """Whether `obj` (typed, a dict, or an informer's RawObject) matches every condition."""
+        if obj is None:
+            return False
+        if self.labels or self.annotations:
+            labels, annotations = _labels_and_annotations(obj)
+            if not (_meta_matches(labels, self.labels) and _meta_matches(annotations, self.annotations)):
+                return False
+        return self.when is None or bool(self.when(unwrap(obj)))
+
+    def create(self, event: CreateEvent) -> bool:
+        return self.matches(_held(event, "object"))
+
+    def update(self, event: UpdateEvent) -> bool:
+        return self.matches(_held(event, "object_new"))
+
+    def delete(self, event: DeleteEvent) -> bool:
+        return self.matches(_held(event, "object"))
+
+    def generic(self, event: GenericEvent) -> bool:
+        return self.matches(event.object)
+
+
+def matching(
+    *,
+    labels: Mapping[str, MetaValue] | None = None,
+    annotations: Mapping[str, MetaValue] | None = None,
+    when: Callable[[Any], bool] | None = None,
+) -> ObjectFilter:
+    """kopf's filters as a predicate: `matching(labels={"app": "db", "tier": PRESENT},
+    annotations={"skip": ABSENT}, when=lambda obj: obj.spec.size > 1)`; all must hold."""
+    return ObjectFilter(labels, annotations, when)
+
+
+def _held(event: Any, attr: str) -> Any:
+    raw = raw_of(event, attr)
+    return raw if raw is not None else getattr(event, attr)
 
 
 class _Combined(Predicate):

@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from pyscaffold_op.runtime.client.errors import NotFound
+from pyscaffold_op.runtime.client.errors import Forbidden, NotFound
 from pyscaffold_op.runtime.objects import objmeta
 from pyscaffold_op.runtime.objects.kinds import info_of
 
@@ -35,6 +35,7 @@ class EventRecorder:
         self._pending: set[asyncio.Task[None]] = set()
         self._lock: asyncio.Lock | None = None  # writes in order, so repeats find the event to bump
         self._seen: dict[tuple[str, ...], tuple[str, str, int, float]] = {}  # key -> (ns, name, count, t)
+        self._forbidden_said = False  # a missing RBAC rule for Events was reported
 
     def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
         if type_ not in (NORMAL, WARNING):
@@ -120,5 +121,17 @@ class EventRecorder:
             if len(self._seen) > 4096:  # bounded memory: forget the oldest half
                 for k in sorted(self._seen, key=lambda k: self._seen[k][3])[:2048]:
                     del self._seen[k]
+        except Forbidden as err:  # said once with the fix, not once per event (a reconcile error posts one)
+            if self._forbidden_said:
+                log.debug("could not write event %s: %s", reason, err)
+                return
+            self._forbidden_said = True
+            log.warning(
+                'could not write event %s: %s; the manager\'s role needs `+kubebuilder:rbac:groups="",'
+                "resources=events,verbs=create;patch` on a controller (then make manifests); later "
+                "refusals are logged at debug level",
+                reason,
+                err,
+            )
         except Exception as err:  # an event must never break a reconcile
             log.warning("could not write event %s: %s", reason, err)

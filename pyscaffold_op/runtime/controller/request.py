@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from pyscaffold_op.runtime.controller.diff import Change
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,53 @@ class Result:
 
     def is_zero(self) -> bool:
         return not self.requeue and self.requeue_after_seconds <= 0
+
+
+@dataclass(kw_only=True)
+class ReconcileContext:
+    """What a reconcile that takes a second parameter gets: `async def reconcile(self, request, ctx)`.
+
+    Opt-in, and a help, not a trigger: the reconcile still runs for the object's whole state (events
+    coalesce, a restart or resync calls it with nothing changed), so it must not act on `diff()`
+    alone; it may use it to skip work or to say in a log or Event what moved."""
+
+    request: Request
+    attempt: int
+    """Failed (or `requeue=True`) reconciles of this request since its last success: 0 on a first
+    try (kopf's `retry`)."""
+    reconcile_id: str
+    _stored: Any = field(default=None, repr=False)
+    _old_stored: Any = field(default=None, repr=False)
+    _decode: Callable[[Any], Any] = field(default=lambda stored: stored, repr=False)
+
+    @property
+    def object(self) -> Any:
+        """The `for_()` object as the cache held it when this reconcile began (a new copy per read);
+        None when it is not there (deleted)."""
+        return self._decode(self._stored)
+
+    @property
+    def old(self) -> Any:
+        """The object as this controller's last successful reconcile of it saw it; None for the first
+        reconcile of the object since the manager started (kopf keeps it in an annotation across
+        restarts; pyop in memory, so after a restart everything counts as new)."""
+        return self._decode(self._old_stored)
+
+    def diff(self) -> tuple[Change, ...]:
+        """What changed from `old` to `object`, status and server bookkeeping left out (kopf's
+        `diff`): `(Change("change", ("spec", "size"), 1, 2), ...)`."""
+        from pyscaffold_op.runtime.controller.diff import diff
+
+        if self._old_stored is not None and self._old_stored is self._stored:
+            return ()
+        return diff(self.old, self.object)
+
+    def changed(self, path: str) -> bool:
+        """Whether the field at the dotted wire path (`"spec.size"`) differs from `old`'s."""
+        from pyscaffold_op.runtime.controller.diff import parse_path
+
+        want = parse_path(path)
+        return any(c.path[: len(want)] == want or want[: len(c.path)] == c.path for c in self.diff())
 
 
 @runtime_checkable

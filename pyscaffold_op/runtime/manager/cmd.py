@@ -55,6 +55,10 @@ class ManagerFlags:
     cache_sync_timeout: float = 120.0
     log_level: str = "info"
     log_format: str = "text"
+    # controller-runtime's other zap flags (its zap.Options.BindFlags), as kubebuilder users type them
+    zap_devel: bool = False
+    zap_stacktrace_level: str | None = None
+    zap_time_encoding: str | None = None
     webhook_port: int = 9443
     webhook_cert_path: str = WEBHOOK_CERT_PATH
     # --sharding and its companions (runtime.sharding.flags): off unless asked for
@@ -133,19 +137,46 @@ def manager_flag_parser(prog: str | None = None, description: str | None = None)
         help="How long the caches may take to fill at start, e.g. 30s or 2m; a kind the server does not "
         "serve (a CRD not installed yet) never fills, and the manager exits saying so.",
     )
-    parser.add_argument(
+    logs = parser.add_argument_group(
+        "logging", "controller-runtime's --zap-* flags work as in a kubebuilder project's manager"
+    )
+    logs.add_argument(
         "--log-level",
         "--zap-log-level",  # what a kubebuilder user's fingers type (controller-runtime's zap flags)
         dest="log_level",
-        default="info",
-        choices=["debug", "info", "warning", "error"],
-        help="The lowest level of log messages to print.",
+        default=None,
+        type=_log_level,
+        metavar="{debug,info,warning,error,panic,N}",
+        help="The lowest level of log messages to print (default info; debug with --zap-devel). zap's "
+        "verbosity numbers (1, 2, ...) mean debug.",
     )
-    parser.add_argument(
+    logs.add_argument(
         "--log-format",
-        default="text",
-        choices=["json", "text"],
-        help="Print logs as human-readable text or as one JSON object per line.",
+        "--zap-encoder",
+        dest="log_format",
+        default=None,
+        type=_log_format,
+        metavar="{text,json,console}",
+        help="Print logs as human-readable text (zap's console encoder) or as one JSON object per line.",
+    )
+    logs.add_argument(
+        "--zap-devel",
+        action="store_true",
+        help="Development defaults, as controller-runtime's: debug level, text, tracebacks from warning "
+        "up. Explicit flags win.",
+    )
+    logs.add_argument(
+        "--zap-stacktrace-level",
+        default=None,
+        choices=["info", "warning", "error", "panic"],
+        help="Write the traceback of a logged exception only at this level and above (the error is "
+        "always written). Default: every traceback (zap's production default is error).",
+    )
+    logs.add_argument(
+        "--zap-time-encoding",
+        default=None,
+        choices=list(_TIME_ENCODINGS),
+        help="How each line's time is written (default: epoch seconds in JSON, RFC 3339 in text).",
     )
     parser.add_argument(
         "--webhook-port",
@@ -170,7 +201,38 @@ def parse_manager_flags(
 ) -> ManagerFlags:
     """The standard flags from `argv` (default: the process's arguments); --help prints them and exits."""
     args = manager_flag_parser(prog, description).parse_args(None if argv is None else list(argv))
-    return ManagerFlags(**vars(args))
+    values = vars(args)
+    devel = values["zap_devel"]  # controller-runtime's development defaults, under explicit flags
+    values["log_level"] = values["log_level"] or ("debug" if devel else "info")
+    values["log_format"] = values["log_format"] or "text"
+    values["zap_stacktrace_level"] = values["zap_stacktrace_level"] or ("warning" if devel else None)
+    return ManagerFlags(**values)
+
+
+# zap's time encoders (runtime.log.TIME_ENCODINGS; not imported here, so --help loads no logging code)
+_TIME_ENCODINGS = ("epoch", "millis", "nano", "iso8601", "rfc3339", "rfc3339nano")
+_LEVELS = {"debug": "debug", "info": "info", "warn": "warning", "warning": "warning", "error": "error"}
+
+
+def _log_level(text: str) -> str:
+    """A level name, zap's `panic` (critical), or zap's verbosity number (> 0: debug)."""
+    value = text.strip().lower()
+    if value in _LEVELS:
+        return _LEVELS[value]
+    if value in ("panic", "dpanic", "fatal", "critical"):
+        return "critical"
+    if value.isdigit() and int(value) > 0:
+        return "debug"
+    raise argparse.ArgumentTypeError(
+        f"invalid level {text!r}: debug, info, warning, error, panic or a number > 0"
+    )
+
+
+def _log_format(text: str) -> str:
+    value = {"console": "text"}.get(text, text)
+    if value not in ("text", "json"):
+        raise argparse.ArgumentTypeError(f"invalid format {text!r}: text (or console) or json")
+    return value
 
 
 def build_manager(
@@ -225,7 +287,12 @@ def run_manager(
     from pyscaffold_op.runtime.manager.startup import BindError, CacheSyncTimeout
 
     flags = parse_manager_flags(argv, prog=prog, description=description)
-    setup_logging(flags.log_level, flags.log_format)
+    setup_logging(
+        flags.log_level,
+        flags.log_format,
+        time_encoding=flags.zap_time_encoding,
+        stacktrace_level=flags.zap_stacktrace_level,
+    )
     log = logging.getLogger(prog or "manager")
     namespace = (os.environ.get(watch_namespace_env) or None) if watch_namespace_env else None
     try:

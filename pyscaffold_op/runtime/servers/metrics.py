@@ -7,8 +7,9 @@ pkg/metrics/leaderelection.go, pkg/webhook/internal/metrics, pkg/webhook/{admiss
 and pkg/certwatcher/metrics (`controller_runtime_metrics()` below; tests/runtime/test_metrics_set.py
 scrapes a manager against it). Like a Go scrape, no `*_created` series and no family without samples
 (`exposition()` leaves them out, for this registry only: prometheus_client's switch is process-wide).
-pyop adds one family, `pyop_reconcile_errors_by_reason_total`; Go's `go_*` collectors are Python's
-`python_*` here.
+pyop adds its own families (`pyop_reconcile_errors_by_reason_total`, the daemons'
+`pyop_daemon_runs_total` and `pyop_daemons_running`); Go's `go_*` collectors are Python's `python_*`
+here.
 """
 
 from __future__ import annotations
@@ -113,6 +114,13 @@ _PROCESS_WIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 _PYOP_SPECS: tuple[tuple[str, str, str, str, tuple[str, ...], tuple[float, ...] | None], ...] = (
     ("reconcile_errors_by_reason", "Counter", "pyop_reconcile_errors_by_reason_total",
      "Total number of reconciliation errors per controller and reason", ("controller", "reason"), None),
+    # per-object daemons and timers (controller/daemon.py): calls by outcome, and how many run now
+    ("daemon_runs", "Counter", "pyop_daemon_runs_total",
+     "Total number of daemon and timer calls per controller, daemon and result (success, error, terminal)",
+     ("controller", "daemon", "result"), None),
+    ("daemons_running", "Gauge", "pyop_daemons_running",
+     "Number of objects a daemon or timer runs for, per controller and daemon",
+     ("controller", "daemon"), None),
 )  # fmt: skip
 
 
@@ -168,6 +176,8 @@ class RuntimeMetrics:
     reconcile_total: Any
     reconcile_errors: Any
     reconcile_errors_by_reason: Any
+    daemon_runs: Any
+    daemons_running: Any
     terminal_errors: Any
     reconcile_panics: Any
     reconcile_time: Any

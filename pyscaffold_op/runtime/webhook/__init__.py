@@ -11,6 +11,7 @@ from pyscaffold_op.runtime.webhook.admission import (
     AdmissionResponse,
     Defaulter,
     Validator,
+    admission_request,
     defaulting_handler,
     validating_handler,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "Validator",
     "WebhookBuilder",
     "WebhookServer",
+    "admission_request",
     "defaulting_handler",
     "mutate_path",
     "validate_path",

@@ -3,17 +3,23 @@
 A `Defaulter` mutates a typed object; the answer is the JSON patch from the object as received to the
 object as defaulted (`patchType: JSONPatch`), computed so that fields the Python model does not know
 are left alone. A `Validator` returns warnings or raises: a `ValidationError` becomes a 422 Invalid
-Status with field causes, any other `Denied` its code, any other exception a plain 403 denial."""
+Status with field causes, any other `Denied` its code, any other exception a plain 403 denial.
+
+Inside a defaulter's or validator's call, `admission_request()` is the request being answered
+(controller-runtime's `admission.RequestFromContext(ctx)`): its operation, old object, dry run, user,
+subresource and HTTP headers, so the typed signatures `default(obj)` and `validate_*(...)` stay as
+they are."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import copy
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -42,7 +48,12 @@ class AdmissionRequest:
     old_object: dict[str, Any] | None = None
     dry_run: bool = False
     user_info: dict[str, Any] = field(default_factory=dict)
+    """`username`, `uid`, `groups`, `extra` of who made the request (authentication/v1 UserInfo)."""
     options: dict[str, Any] | None = None
+    """The operation's options (CreateOptions, UpdateOptions, DeleteOptions) as sent."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The HTTP headers of the webhook call (case-insensitive when served by `WebhookServer`): what
+    the API server sent, such as `User-Agent`, not the original client's."""
 
     @classmethod
     def from_review(cls, review: dict[str, Any]) -> AdmissionRequest:
@@ -128,6 +139,25 @@ class AdmissionResponse:
 
 
 AdmissionHandler = Callable[[AdmissionRequest], Awaitable[AdmissionResponse]]
+
+_current: contextvars.ContextVar[AdmissionRequest | None] = contextvars.ContextVar(
+    "pyop_admission_request", default=None
+)
+# set by the webhook server around each call: the HTTP request's headers
+http_headers: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "pyop_webhook_headers", default=None
+)
+
+
+def admission_request() -> AdmissionRequest:
+    """The admission request a defaulter or validator is answering (controller-runtime's
+    `admission.RequestFromContext`): `admission_request().dry_run`, `.user_info["username"]`,
+    `.operation`, `.old_object` (a dict), `.sub_resource`, `.headers`. Plain `def` handlers, which
+    run on a thread, see it too. Outside a webhook call: LookupError."""
+    req = _current.get()
+    if req is None:
+        raise LookupError("admission_request() is only available while a webhook answers a request")
+    return req
 
 
 @runtime_checkable
@@ -248,10 +278,12 @@ class Admission:
             if body.get("apiVersion") != ADMISSION_API_VERSION:
                 raise ValueError(f"unsupported AdmissionReview version {body.get('apiVersion')!r}")
             req = AdmissionRequest.from_review(body)
+            req.headers = http_headers.get() or {}
         except ValueError as err:
             raw = body.get("request") if isinstance(body, dict) else None
             uid = raw.get("uid") if isinstance(raw, dict) else None
             return AdmissionResponse.errored(400, str(err)).review(uid if isinstance(uid, str) else "")
+        token = _current.set(req)
         try:
             resp = await self.handler(req)
         except asyncio.CancelledError as err:
@@ -260,6 +292,8 @@ class Admission:
             resp = self._recovered(req, err)
         except BaseException as err:  # anything a handler raises, SystemExit included: a panic
             resp = self._recovered(req, err)
+        finally:
+            _current.reset(token)
         return resp.review(req.uid)
 
     @staticmethod

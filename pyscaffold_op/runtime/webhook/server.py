@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pyscaffold_op.runtime.panics import own_cancellation, panic_hook, panic_message
+from pyscaffold_op.runtime.webhook.admission import http_headers
 from pyscaffold_op.runtime.webhook.localcerts import write_local_certs
 
 log = logging.getLogger("pyscaffold_op.runtime.webhook")
@@ -266,8 +267,12 @@ class WebhookServer:
                     code = 400
                     return web.Response(status=code, text=f"unable to decode the request: {err}\n")
                 try:
-                    with panic_hook(self._count_panic):
-                        answer = await endpoint(body)
+                    token = http_headers.set(request.headers)  # for admission_request().headers
+                    try:
+                        with panic_hook(self._count_panic):
+                            answer = await endpoint(body)
+                    finally:
+                        http_headers.reset(token)
                     text = json.dumps(answer)
                 except asyncio.CancelledError as err:
                     if own_cancellation():  # a stop cut the request: it ran past the shutdown timeout
