@@ -11,8 +11,11 @@ benchmarks/goperator/cmd/costcurve, kubebuilder's defaults, protobuf for ConfigM
 default; only BenchItems are JSON for both). Measured:
 
 * initial list + sync: from the manager's start to its cache synced (in-process clocks), and to every
-  object reconciled once; the CPU that took per object (less the CPU of the same start with none);
-* RSS once the CPU settled, and bytes per cached object: (RSS - RSS with no objects) / objects;
+  object reconciled once; the CPU that took per object, less the median CPU of BASELINES starts with
+  no objects, reported only where it exceeds their spread (max - min): below that the difference is
+  the baseline's noise (at 1k objects a few clock ticks), and the table says "< bound" instead;
+* RSS once the CPU settled, and bytes per cached object: (RSS - median RSS with no objects) / objects;
+* pyop's failed list attempts before the sync (`list_errors`, `list_error`: the informer's own count);
 * relist: operator CPU per object after a forced 410, until the CPU settles. The emulator compacts
   its history and drops the watches: every client relists. kube-apiserver is restarted on the same
   etcd: a client relists only when its version predates the new watch cache, which is not certain
@@ -29,6 +32,7 @@ import json
 import os
 import platform
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -48,6 +52,7 @@ GO_BINARY = GO_DIR / "bin" / "costcurve"
 NS = "cost"
 CM_DATA = {f"key-{i}": ("x" * 118) for i in range(8)}  # ~1 KB of data
 ANNOTATION = "y" * 1800  # with spec and metadata, ~2 KB
+BASELINES = 3  # starts with no objects per operator: the CPU and RSS a sync is measured against
 
 
 # -- the pyop operator (a child process) -----------------------------------------------------------
@@ -79,6 +84,10 @@ def run_pyop_operator(kubeconfig: str, kind: str, controllers: int, expect: int)
     async def report() -> None:
         await mgr.cache.wait_for_cache_sync()
         print(f"synced {time.perf_counter() - start:.6f}", flush=True)
+        # a sync that waited without computing shows here: failed list attempts and why
+        (informer,) = mgr.cache.informers()
+        failure = "" if informer.last_error is None else str(informer.last_error)
+        print("informer " + json.dumps({**informer.stats, "last_error": failure}), flush=True)
         if expect:
             await everything.wait()
         print(f"reconciled {time.perf_counter() - start:.6f}", flush=True)
@@ -131,14 +140,20 @@ class Real(RealServer):
         self.pids = [p.pid for p in self.cp._procs]
 
     def warm(self, kind: str) -> None:
-        """Until the kind's watch cache answers (a restarted kube-apiserver fills it from etcd first;
-        the next operator's sync must not wait for that)."""
+        """Until the kind's watch cache is ready: a restarted kube-apiserver fills it from etcd first
+        (30k BenchItems: over 17 s on this machine), and the next operator's sync must not pay for
+        that. A watch tells: refused 429 until the cache is ready. A list does not: kube-apiserver
+        serves `resourceVersion=0` lists from etcd, in pages, meanwhile (what this checked before;
+        the operator started after the other's forced relist waited on that, 110 s for pyop's
+        100k BenchItems in one run, 71 s for Go's in the next; probe_restart_warmup.py shows it).
+        The selector matches nothing, so a ready cache sends no initial events."""
         path = (
             f"/api/v1/namespaces/{NS}/configmaps"
             if kind == "configmap"
             else (f"/apis/{kb.GROUP}/{kb.VERSION}/namespaces/{NS}/{kb.PLURAL}")
         )
-        self.wait_served(f"{path}?resourceVersion=0&limit=1")
+        query = "watch=1&resourceVersion=0&labelSelector=bench-warm%3Dnone&timeoutSeconds=1"
+        self.wait_served(f"{path}?{query}", timeout=600)
 
 
 Server = Emulator | Real
@@ -212,11 +227,24 @@ def _line(proc: subprocess.Popen[str], word: str) -> float:
     return float(line[1])
 
 
-def measure(op: str, server: Server, kind: str, n: int, controllers: int, relist: bool) -> dict[str, float]:
-    server.warm(kind)
+def measure(
+    op: str, server: Server, kind: str, n: int, controllers: int, relist: bool, warm: bool = True
+) -> dict[str, Any]:
+    if warm:
+        server.warm(kind)
     proc = start(op, server, kind, controllers, n)
     try:
-        out = {"synced_s": _line(proc, "synced"), "reconciled_s": _line(proc, "reconciled")}
+        out: dict[str, Any] = {"synced_s": _line(proc, "synced")}
+        if op == "pyop":
+            assert proc.stdout is not None
+            word, _, stats = proc.stdout.readline().partition(" ")
+            if word != "informer":
+                raise RuntimeError(f"expected 'informer', got {word!r}")
+            informer = json.loads(stats)
+            out["list_errors"] = informer["errors"]
+            if informer["last_error"]:
+                out["list_error"] = informer["last_error"]
+        out["reconciled_s"] = _line(proc, "reconciled")
         cpu = asyncio.run(settled_cpu(lambda: kb.cpu_seconds(proc.pid)))
         out["rss_mb"] = kb.rss_mb(proc.pid)
         out["cpu_s"] = cpu
@@ -235,6 +263,15 @@ def measure(op: str, server: Server, kind: str, n: int, controllers: int, relist
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def sync_cpu(cpu_s: float, baselines: list[float], n: int) -> dict[str, float]:
+    """CPU per object to sync n objects: less the baselines' median, where it exceeds their spread;
+    else only a bound (a single baseline made 1k ConfigMaps cost -0.040 ms per object)."""
+    extra, spread = cpu_s - statistics.median(baselines), max(baselines) - min(baselines)
+    if extra > spread:
+        return {"cpu_ms_per_obj": extra * 1000 / n}
+    return {"cpu_ms_per_obj_below": max(extra, spread) * 1000 / n}
 
 
 def build_go() -> None:
@@ -263,6 +300,7 @@ def main() -> int:
     parser.add_argument("--many", type=int, default=10000, help="size of the 10-controller row (0: none)")
     parser.add_argument("--runs", type=int, default=1, help="runs per operator and size (alternating)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--markdown", type=Path, help="print a results JSON as docs/benchmarks.md's tables")
     parser.add_argument("--operator", help=argparse.SUPPRESS)
     parser.add_argument("--kind", help=argparse.SUPPRESS)
     parser.add_argument("--controllers", type=int, default=1, help=argparse.SUPPRESS)
@@ -270,6 +308,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.operator:
         run_pyop_operator(args.operator, args.kind, args.controllers, args.expect)
+        return 0
+    if args.markdown:
+        print_markdown(json.loads(args.markdown.read_text()))
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: every finally stops what it started
     ops = [o for o in args.ops.split(",") if o]
@@ -288,8 +329,13 @@ def main() -> int:
             try:
                 asyncio.run(make_namespace(server))
                 table = results.setdefault(f"{server_kind}/{kind}", {})
-                empty = {op: measure(op, server, kind, 0, 1, False) for op in ops}
-                base = {op: e["rss_mb"] for op, e in empty.items()}
+                empties: dict[str, list[dict[str, Any]]] = {op: [] for op in ops}
+                for r in range(BASELINES):
+                    for op in ops if r % 2 == 0 else ops[::-1]:
+                        empties[op].append(measure(op, server, kind, 0, 1, False))
+                base = {op: statistics.median(e["rss_mb"] for e in runs) for op, runs in empties.items()}
+                base_cpu = {op: [e["cpu_s"] for e in runs] for op, runs in empties.items()}
+                table["baseline"] = {"rss_mb": base, "cpu_s": base_cpu}
                 have = 0
                 for n in sizes:
                     t0 = time.perf_counter()
@@ -305,7 +351,7 @@ def main() -> int:
                             load = kb.load_average()
                             got = measure(op, server, kind, n, 1, True)
                             got["bytes_per_obj"] = (got["rss_mb"] - base[op]) * 1024 * 1024 / n
-                            got["cpu_ms_per_obj"] = (got.pop("cpu_s") - empty[op]["cpu_s"]) * 1000 / n
+                            got.update(sync_cpu(got.pop("cpu_s"), base_cpu[op], n))
                             got["load1"] = float(load.split()[0])
                             table.setdefault(str(n), {}).setdefault(op, []).append(got)
                             print(f"    {op} n={n}: {json.dumps(got)} (load {load})", flush=True)
@@ -327,20 +373,61 @@ def main() -> int:
 def print_table(
     server_kind: str, kind: str, table: dict[str, Any], ops: list[str], base: dict[str, float]
 ) -> None:
-    import statistics
-
     print(f"\n{server_kind} server, {kind}: median of runs; RSS with no objects: {base}")
     print(f"{'size':>10} {'measure':<42}" + "".join(f"{op:>12}" for op in ops) + "   pyop/go")
     for size, per_op in table.items():
+        if size == "baseline":
+            continue
         for key, label, fmt in ROWS:
             cells = {op: [r[key] for r in per_op.get(op, []) if key in r] for op in ops}
-            if not all(cells.values()):
+            below = f"{key}_below"
+            bounds = {op: [r[below] for r in per_op.get(op, []) if below in r] for op in ops}
+            if not any(cells.values()) and not any(bounds.values()):
                 continue
-            med = {op: statistics.median(v) for op, v in cells.items()}
-            ratio = (
-                f"   {med['pyop'] / med['go']:.2f}x" if "go" in med and "pyop" in med and med["go"] else ""
-            )
-            print(f"{size:>10} {label:<42}" + "".join(f"{fmt.format(med[op]):>12}" for op in ops) + ratio)
+            shown = {
+                op: fmt.format(statistics.median(cells[op]))
+                if cells[op]
+                else ("< " + fmt.format(max(bounds[op])) if bounds[op] else "")
+                for op in ops
+            }
+            both = all(cells.values()) and "go" in cells and "pyop" in cells
+            med = {op: statistics.median(v) for op, v in cells.items() if v}
+            ratio = f"   {med['pyop'] / med['go']:.2f}x" if both and med["go"] else ""
+            print(f"{size:>10} {label:<42}" + "".join(f"{shown[op]:>12}" for op in ops) + ratio)
+
+
+def print_markdown(results: dict[str, Any]) -> None:
+    """Each server/kind as a table: a column per size, each cell pyop / controller-runtime (ratio)."""
+    times = "\u00d7"
+    for name, table in results.items():
+        sizes = [s for s in table if s != "baseline"]
+        heads = [s.replace("x10", f" {times}10 controllers") for s in sizes]
+        print(f"| {name} (pyop / controller-runtime) | " + " | ".join(heads) + " |")
+        print("| --- |" + " --- |" * len(sizes))
+        for key, label, fmt in ROWS:
+            cells = []
+            for size in sizes:
+                pyop, go = (_figure(table[size].get(op, []), key, fmt) for op in ("pyop", "go"))
+                cell = f"{pyop[0]} / {go[0]}" if pyop[0] or go[0] else ""
+                if cell and key in RATIO_ROWS and pyop[1] and go[1]:
+                    cell += f" ({pyop[1] / go[1]:.2f}{times})"
+                cells.append(cell)
+            if any(cells):
+                print(f"| {label} | " + " | ".join(cells) + " |")
+        print()
+
+
+RATIO_ROWS = {"synced_s", "reconciled_s", "rss_mb", "bytes_per_obj"}
+
+
+def _figure(runs: list[dict[str, Any]], key: str, fmt: str) -> tuple[str, float | None]:
+    """The runs' median as shown and as a number; "< bound" where only a bound was measured."""
+    values = [r[key] for r in runs if key in r]
+    if values:
+        median = statistics.median(values)
+        return (f"{median:,.0f}" if fmt == "{:.0f}" else fmt.format(median)), median
+    bounds = [r[f"{key}_below"] for r in runs if f"{key}_below" in r]
+    return ("< " + fmt.format(max(bounds)) if bounds else ""), None
 
 
 if __name__ == "__main__":
