@@ -24,7 +24,7 @@ writes its status, and the manager's `FakeClock` is the only time that passes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -87,7 +87,7 @@ async def finish(client: Client, job: Job, outcome: str, started: datetime) -> J
 
 
 @asynccontextmanager
-async def operator(env: Environment, namespace: str, clock: FakeClock | None = None) -> AsyncIterator[Manager]:
+async def operator(env: Environment, namespace: str, clock: FakeClock | None = None) -> AsyncGenerator[Manager, None]:
     """The manager with the CronJob controller, watching the test's namespace, on a fake clock."""
     options = ManagerOptions(
         metrics_bind_address="0", health_probe_bind_address="0", namespace=namespace, clock=clock or FakeClock()
@@ -172,7 +172,8 @@ async def test_status_follows_the_jobs_and_history_limits_prune_them(
             return names == {"test-job", "test-failed-job-new", "test-successful-job-new"}
 
         await eventually(pruned, timeout=10)
-        degraded = find_condition((await read()).status.conditions if found.status else [], "Degraded")
+        current = await read()
+        degraded = find_condition(current.status.conditions if current.status else [], "Degraded")
         assert degraded is not None and degraded.reason == "JobsFailed"
 
 
