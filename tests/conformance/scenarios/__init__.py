@@ -15,6 +15,7 @@ from tests.conformance.scenarios import (
     rbac,
     registry,
     smp,
+    workload_facts,
 )
 
 SCENARIOS: list[Scenario] = [
@@ -27,6 +28,7 @@ SCENARIOS: list[Scenario] = [
     *fidelity.SCENARIOS,
     *quantities.SCENARIOS,
     *csr.SCENARIOS,
+    *workload_facts.SCENARIOS,
     *registry.SCENARIOS,
     *decoding.SCENARIOS,
 ]
