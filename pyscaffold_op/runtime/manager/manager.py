@@ -199,6 +199,8 @@ class Manager:
         )
         if self.sharding is not None and sharded:
             self.sharding.attach(ctrl)  # on every replica, for the keys this one holds
+        if self.elector is not None and ctrl.need_leader_election:
+            ctrl.leader = self.elector  # starts no reconcile while its lease is older than renew_deadline
         self.runnables.add_controller(ctrl)
         if self._ready.is_set():
             self.spawn(ctrl.start(), f"controller {name}")
