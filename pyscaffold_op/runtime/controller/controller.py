@@ -368,7 +368,7 @@ class Controller:
         try:
             obj = self._decode(self.stored(req))
             if obj is not None:
-                self.recorder.event(obj, "Warning", "ReconcileError", message)
+                self.recorder.eventf(obj, None, "Warning", "ReconcileError", "Reconcile", message)
         except Exception as event_err:  # an event must never break the controller
             log.debug("no error event for %s: %s", req, safe_str(event_err), extra={"controller": self.name})
 

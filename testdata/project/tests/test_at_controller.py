@@ -34,7 +34,7 @@ async def test_reconcile_runs_for_a_new_at(envtest: Environment, client: Client)
     mgr = Manager(envtest.config, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
     reconciler = AtReconciler(
         client=mgr.client,
-        recorder=mgr.get_event_recorder_for("at-controller"),
+        recorder=mgr.get_event_recorder("at-controller"),
     )
     seen: list[Request] = []
     reconcile = reconciler.reconcile
