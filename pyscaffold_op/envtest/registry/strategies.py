@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.registry import certificates, immutable, namespaces, podspec
+from pyscaffold_op.envtest.registry import certificates, events, immutable, namespaces, podspec
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
 from pyscaffold_op.envtest.types import as_obj
@@ -123,6 +123,8 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
         out.extend(_disruption_budget(spec if isinstance(spec, dict) else {}))
     elif key == ("node.k8s.io", "runtimeclasses") and not obj.get("handler"):
         out.append(cause("FieldValueRequired", "handler", "Required value"))
+    elif key in (("", "events"), (events.EVENTS_GROUP, "events")):
+        out.extend(events.create_causes(info.group, obj) if old is None else events.update_causes(info.group, obj, old))
     if old is not None:
         out.extend(immutable.update_causes(key, obj, old))
     if key in (("", "configmaps"), ("", "secrets")):

@@ -9,6 +9,7 @@ from tests.conformance.scenarios import (
     csr,
     custom,
     decoding,
+    events,
     fidelity,
     protobuf,
     quantities,
@@ -29,4 +30,5 @@ SCENARIOS: list[Scenario] = [
     *csr.SCENARIOS,
     *registry.SCENARIOS,
     *decoding.SCENARIOS,
+    *events.SCENARIOS,
 ]
