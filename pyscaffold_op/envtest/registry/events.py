@@ -59,11 +59,15 @@ def _str(obj: dict[str, Any], name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _dict(obj: dict[str, Any], name: str) -> dict[str, Any]:
+    value = obj.get(name)
+    return value if isinstance(value, dict) else {}
+
+
 def _legacy(obj: dict[str, Any], group: str) -> list[Cause]:
     out: list[Cause] = []
-    namespace = _str(obj.get("metadata") or {}, "namespace")
-    involved = obj.get("involvedObject") if isinstance(obj.get("involvedObject"), dict) else {}
-    involved_ns = _str(involved, "namespace")
+    namespace = _str(_dict(obj, "metadata"), "namespace")
+    involved_ns = _str(_dict(obj, "involvedObject"), "namespace")
     mismatch = _invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
     if not obj.get("eventTime"):
         if not involved_ns:
@@ -123,7 +127,7 @@ def create_causes(group: str, obj: dict[str, Any]) -> list[Cause]:
             out.append(_invalid(name, "", "needs to be unset"))
     if obj.get("count"):
         out.append(_invalid("count", "", "needs to be unset"))
-    source = obj.get("source") if isinstance(obj.get("source"), dict) else {}
+    source = _dict(obj, "source")
     if source.get("component") or source.get("host"):
         out.append(_invalid("source", "", "needs to be unset"))
     return out

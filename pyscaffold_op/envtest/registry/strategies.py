@@ -124,7 +124,10 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
     elif key == ("node.k8s.io", "runtimeclasses") and not obj.get("handler"):
         out.append(cause("FieldValueRequired", "handler", "Required value"))
     elif key in (("", "events"), (events.EVENTS_GROUP, "events")):
-        out.extend(events.create_causes(info.group, obj) if old is None else events.update_causes(info.group, obj, old))
+        if old is None:
+            out.extend(events.create_causes(info.group, obj))
+        else:
+            out.extend(events.update_causes(info.group, obj, old))
     if old is not None:
         out.extend(immutable.update_causes(key, obj, old))
     if key in (("", "configmaps"), ("", "secrets")):
