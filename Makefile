@@ -14,13 +14,13 @@ models: ## Regenerate pyscaffold_op/models/ from the pinned Kubernetes schemas (
 	$(PYTHON) -m pyscaffold_op.dev.models
 
 # The real Kubernetes tools pyop is judged by, pinned in hack/oracles/versions.env and built from the Go
-# module proxy into LOCALBIN (like kubebuilder's Makefile): kube-apiserver, etcd, controller-gen,
-# kubebuilder, helm; and Go's own envtest suites (controller-runtime's, kubebuilder's CronJob tutorial:
-# hack/oracles/gosuites.sh, run by tests/gosuites/). A stamp skips the build when nothing changed; Go's
-# caches make rebuilds cheap.
+# module proxy into LOCALBIN (like kubebuilder's Makefile): kube-apiserver, kube-controller-manager,
+# kube-scheduler, etcd, kwok, controller-gen, kubebuilder, helm, olm-validate; and Go's own envtest suites
+# (controller-runtime's, kubebuilder's CronJob tutorial: hack/oracles/gosuites.sh, run by tests/gosuites/).
+# A stamp per tool skips the tools whose inputs did not change; Go's caches make rebuilds cheap.
 LOCALBIN ?= $(CURDIR)/bin
 .PHONY: oracles
-oracles: ## Build the pinned oracle tools (kube-apiserver, etcd, controller-gen, kubebuilder, helm) and Go's envtest suites into bin/.
+oracles: ## Build the pinned oracle tools (kube-apiserver, controller-manager, scheduler, etcd, kwok, ...) and Go's envtest suites into bin/.
 	bash hack/oracles/build.sh $(LOCALBIN)
 	bash hack/oracles/gosuites.sh $(LOCALBIN)
 
@@ -47,7 +47,7 @@ lint: ## Lint and check formatting with ruff.
 	$(PYTHON) -m ruff format --check pyscaffold_op tests benchmarks examples
 
 .PHONY: bench
-BENCHES ?= bench_scaffold bench_generate bench_envtest bench_runtime bench_install
+BENCHES ?= bench_scaffold bench_generate bench_envtest bench_crd_install bench_runtime bench_install
 bench: ## Run every benchmark (scaffolder, generator, emulator, runtime, install closures); print every miss, fail at the end.
 	@failed=""; \
 	for b in $(BENCHES); do \

@@ -101,6 +101,7 @@ def test_parse_finds_every_kind_of_marked_block() -> None:
         "src/programming_kubernetes/api/v1alpha1/at_types.py",
         "src/programming_kubernetes/controllers/at_controller.py",
         "tests/test_at_controller.py",
+        "tests/e2e/test_at_e2e.py",
     }
     with pytest.raises(AssertionError, match="not found"):
         check_output("a … c\nb", "a b c\nx", "probe")  # in order: 'b' must come after 'a … c'
@@ -119,6 +120,9 @@ class Session:
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             "ARGS": "--health-probe-bind-address=127.0.0.1:0",
             "PYTHONDONTWRITEBYTECODE": "1",
+            # kubectl's discovery cache is keyed by host:port; other runs' emulators on a reused
+            # loopback port left theirs in ~/.kube/cache (a stale one made `kubectl wait` get 404)
+            "KUBECACHEDIR": str(tmp / "kube-cache"),
         }
         self.background: list[tuple[subprocess.Popen[bytes], Path]] = []
 

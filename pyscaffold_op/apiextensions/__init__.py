@@ -18,7 +18,8 @@ Modules: `pruning`, `defaulting`, `validation` (each builds its step's closure f
 the three functions above build per call), `rules` (CEL rules) over `cel` (compile and run, on
 cel-expr-python) and `cellibs` (the Kubernetes CEL libraries),
 `patterns` (regular expressions, RE2 semantics), `crdvalidation`, `strategy` (what the server's
-custom resource strategy checks around the schema, in its order).
+custom resource strategy checks around the schema, in its order), `schemacache` (schemas, their
+compiled form and a CRD's checks shared by content across API servers of one process).
 """
 
 from __future__ import annotations

@@ -218,6 +218,9 @@ EXAMPLES: Mapping[str, str] = {
   pyop envtest serve --crds config/crd/bases --webhooks config/webhook/manifests.yaml \\
       --webhook-service system/webhook-service=https://127.0.0.1:9443 \\
       --webhook-ca /tmp/k8s-webhook-server/serving-certs/ca.crt
+
+  # A cluster of real processes (kube-apiserver, controller-manager, scheduler, kwok's fake node)
+  pyop envtest serve --cluster --assets /path/to/pyop/bin --crds config/crd/bases
 """,
 }
 

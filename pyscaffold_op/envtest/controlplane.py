@@ -50,9 +50,9 @@ class ControlPlaneError(RuntimeError):
     """The real control plane could not start (missing binaries, a process that exited, a timeout)."""
 
 
-def assets_dir(explicit: str | Path | None = None) -> Path:
-    """The folder with `kube-apiserver` and `etcd`: `explicit`, else $PYOP_ENVTEST_ASSETS, else
-    $KUBEBUILDER_ASSETS. Raises `ControlPlaneError` naming what is missing and how to get it."""
+def assets_dir(explicit: str | Path | None = None, binaries: tuple[str, ...] = BINARIES) -> Path:
+    """The folder with `binaries` (`kube-apiserver` and `etcd`): `explicit`, else $PYOP_ENVTEST_ASSETS,
+    else $KUBEBUILDER_ASSETS. Raises `ControlPlaneError` naming what is missing and how to get it."""
     candidates = [str(explicit)] if explicit else [os.environ[v] for v in ASSETS_ENV if os.environ.get(v)]
     if not candidates:
         raise ControlPlaneError(
@@ -60,10 +60,20 @@ def assets_dir(explicit: str | Path | None = None) -> Path:
             "holding them (`make oracles` builds them into bin/ of a pyop checkout)"
         )
     folder = Path(candidates[0]).expanduser()
-    missing = [b for b in BINARIES if not os.access(folder / b, os.X_OK)]
+    missing = [b for b in binaries if not os.access(folder / b, os.X_OK)]
     if missing:
         raise ControlPlaneError(f"{folder}: no executable {' or '.join(missing)} (run `make oracles`)")
     return folder
+
+
+def apiserver_version(assets: str | Path | None = None) -> str:
+    """`kube-apiserver --version`'s version (`v1.37.2`) of the binary in `assets_dir(assets)`."""
+    binary = assets_dir(assets) / "kube-apiserver"
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ControlPlaneError(f"{binary} --version: {err}") from None
+    return out.split()[-1] if out.split() else "(unknown version)"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -74,18 +84,29 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @dataclass(eq=False)  # identity: live planes are kept in a WeakSet
 class ControlPlane:
-    """kube-apiserver + etcd, started by `start()` and removed (processes and files) by `stop()`."""
+    """kube-apiserver + etcd, started by `start()` and removed (processes and files) by `stop()`.
 
+    A subclass adds components (`cluster.Cluster`: controller-manager, scheduler, kwok) by overriding
+    `binaries`, `_apiserver_args` and `_start_components`."""
+
+    binaries: tuple[str, ...] = field(default=BINARIES, init=False)
     assets: Path | None = None
     host: str = "127.0.0.1"
+    port: int = 0  # the API server's; 0: a free one
     start_timeout: float = 60.0
     extra_apiserver_args: list[str] = field(default_factory=list)
+    # CRDs installed (and waited for) once the API server is ready, before any other component starts
+    crds: list[dict[str, Any]] = field(default_factory=list)
     url: str = ""
     ca_pem: bytes = b""
     token: str = TOKEN
+    # the admin's client certificate, when the plane has a CA of its own (a cluster's); else the token
+    client_cert_pem: bytes = b""
+    client_key_pem: bytes = b""
     start_seconds: float = 0.0
     _dir: Path | None = None
     _procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _names: list[str] = field(default_factory=list)  # the component each of `_procs` runs
     _argv: dict[str, list[str]] = field(default_factory=dict)  # by process name, for restart()
     _ssl: ssl.SSLContext | None = None
 
@@ -94,12 +115,15 @@ class ControlPlane:
     def start(self) -> ControlPlane:
         began = time.monotonic()
         _LIVE.add(self)
-        assets = assets_dir(self.assets)
+        assets = assets_dir(self.assets, self.binaries)
         self._dir = Path(tempfile.mkdtemp(prefix="pyop-controlplane-"))
         try:
             etcd_url = self._start_etcd(assets)
             self._start_apiserver(assets, etcd_url)
             self._wait_ready(began + self.start_timeout)
+            if self.crds:
+                self.install_crds(self.crds, timeout=max(1.0, began + self.start_timeout - time.monotonic()))
+            self._start_components(assets, began + self.start_timeout)
         except BaseException:
             self.stop()
             raise
@@ -114,7 +138,7 @@ class ControlPlane:
             self._dir = None
 
     def _terminate(self, timeout: float) -> None:
-        # the API server first (it holds etcd connections), then etcd
+        # the newest first: the components, then the API server (it holds etcd connections), then etcd
         for proc in reversed(self._procs):
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -127,13 +151,15 @@ class ControlPlane:
                 if stream is not None:
                     stream.close()
         self._procs.clear()
+        self._names.clear()
 
     def restart(self, *, forget: bool = False) -> None:
         """Stop kube-apiserver and etcd and start them again with the same ports, certificates and
         token, so clients keep their configuration. `forget=True` starts etcd on an empty data dir:
         the server comes back without the objects it had and counts resourceVersions from low again,
         as after etcd was wiped or restored from an old backup (what an informer must recover from,
-        tests/faults/test_server_restart.py). CRDs are gone too: install them again."""
+        tests/faults/test_server_restart.py). CRDs are gone too: install them again. A cluster's other
+        components are not started again (real mode's plane has none)."""
         assert self._dir is not None, "restart() of a control plane that is not running"
         self._terminate(timeout=10.0)
         if forget:
@@ -155,6 +181,7 @@ class ControlPlane:
         self._argv[name] = argv
         log.close()
         self._procs.append(proc)
+        self._names.append(name)
         return proc
 
     def log_tail(self, name: str, lines: int = 20) -> str:
@@ -190,43 +217,59 @@ class ControlPlane:
         key_pem, pub_pem = _signing_key_pair()
         key.write_bytes(key_pem)
         pub.write_bytes(pub_pem)
-        tokens = self._dir / "tokens.csv"
-        tokens.write_text(f'{self.token},{ADMIN},{ADMIN},"system:masters"\n')
-        port = free_port(self.host)
+        port = self.port or free_port(self.host)
         self.url = f"https://{self.host}:{port}"
         self._spawn(
             "kube-apiserver",
             [
                 str(assets / "kube-apiserver"),
                 f"--etcd-servers={etcd_url}",
-                f"--cert-dir={certs}",
                 f"--secure-port={port}",
                 f"--bind-address={self.host}",
                 f"--advertise-address={self.host}",
-                "--service-cluster-ip-range=10.0.0.0/24",
                 # no Endpoints for the kubernetes Service: a loopback address may not be advertised
                 "--endpoint-reconciler-type=none",
                 "--allow-privileged=true",
-                "--authorization-mode=RBAC",
-                f"--token-auth-file={tokens}",
-                f"--service-account-issuer={self.url}",
                 f"--service-account-key-file={pub}",
                 f"--service-account-signing-key-file={key}",
-                "--disable-admission-plugins=ServiceAccount",
+                *self._apiserver_args(certs),
                 *self.extra_apiserver_args,
             ],
         )
+
+    def _apiserver_args(self, certs: Path) -> list[str]:
+        """What differs between a bare API server (here) and a cluster's: certificates, identities,
+        admission. The CA a client trusts is `certs/apiserver.crt` once `_wait_ready` sees it."""
+        assert self._dir is not None
+        tokens = self._dir / "tokens.csv"
+        tokens.write_text(f'{self.token},{ADMIN},{ADMIN},"system:masters"\n')
+        return [
+            f"--cert-dir={certs}",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--authorization-mode=RBAC",
+            f"--token-auth-file={tokens}",
+            f"--service-account-issuer={self.url}",
+            # no controller-manager makes namespaces' `default` ServiceAccount: Pods could not be created
+            "--disable-admission-plugins=ServiceAccount",
+        ]
+
+    def _start_components(self, assets: Path, deadline: float) -> None:
+        """Start what runs beside a ready API server (nothing for a bare one) and wait for it."""
+
+    def check_running(self) -> None:
+        """Raise `ControlPlaneError` with its log's tail when one of the processes has exited."""
+        for proc, name in zip(self._procs, self._names, strict=True):
+            if proc.poll() is not None:
+                raise ControlPlaneError(
+                    f"{name} exited with status {proc.returncode}:\n{self.log_tail(name)}"
+                )
 
     def _wait_ready(self, deadline: float) -> None:
         assert self._dir is not None
         cert = self._dir / "certs" / "apiserver.crt"
         last = "not started"
         while time.monotonic() < deadline:
-            for proc, name in zip(self._procs, ("etcd", "kube-apiserver"), strict=False):
-                if proc.poll() is not None:
-                    raise ControlPlaneError(
-                        f"{name} exited with status {proc.returncode}:\n{self.log_tail(name)}"
-                    )
+            self.check_running()
             if cert.is_file() and self._ssl is None:
                 self.ca_pem = cert.read_bytes()
                 self._ssl = ssl.create_default_context(cadata=self.ca_pem.decode())
@@ -374,4 +417,4 @@ def _signing_key_pair() -> tuple[bytes, bytes]:
     return private, public
 
 
-__all__ = ["ControlPlane", "ControlPlaneError", "assets_dir", "free_port"]
+__all__ = ["ControlPlane", "ControlPlaneError", "apiserver_version", "assets_dir", "free_port"]

@@ -1,6 +1,7 @@
 """`Environment`: a running emulator (store + HTTP server + kubeconfig), in an async context or a thread;
-or, in real mode (`Environment(real=True)`), the real kube-apiserver + etcd behind the same API
-(`envtest.realmode`)."""
+or, in real mode (`Environment(mode="real")`), the real kube-apiserver + etcd behind the same API, or in
+cluster mode (`mode="cluster"`) those plus kube-controller-manager, kube-scheduler and kwok's fake
+nodes (`envtest.realmode`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from pyscaffold_op.envtest.controllers import Workloads
 from pyscaffold_op.envtest.controllers.core import CoreControllers
 from pyscaffold_op.envtest.controllers.csrsigning import ClientSigner
 from pyscaffold_op.envtest.controllers.kubelet import KubeletSimulator
+from pyscaffold_op.envtest.modes import EMULATOR, MODES, REAL
 from pyscaffold_op.envtest.realmode import EmulatorOnly, RealMode
 from pyscaffold_op.envtest.registry import crds
 from pyscaffold_op.envtest.server.auth import ADMIN_USER, MASTERS, Policy
@@ -65,6 +67,7 @@ class Environment:
         namespace_deletion_max_delay: float = 5.0,
         workloads: Workloads | bool = False,
         real: bool = False,
+        mode: str | None = None,
         assets: str | Path | None = None,
         tls: bool | None = None,
         authorization: str = "AlwaysAllow",
@@ -76,16 +79,19 @@ class Environment:
         request against the stored Roles and bindings; it implies `tls` (clients send credentials
         only over TLS). `add_user` makes identities to test with.
 
-        `real=True` runs kube-apiserver + etcd from `assets` (else $PYOP_ENVTEST_ASSETS or
-        $KUBEBUILDER_ASSETS) instead of the emulator: the same methods, clients and fixtures work, and
-        what only the emulator simulates (kubelet, workload controllers, garbage collector, fault
-        injection, the review policy) raises `EmulatorOnly`.
+        `mode="real"` (or `real=True`) runs kube-apiserver + etcd from `assets` (else
+        $PYOP_ENVTEST_ASSETS or $KUBEBUILDER_ASSETS) instead of the emulator: the same methods, clients
+        and fixtures work, and what only the emulator simulates (kubelet, workload controllers, garbage
+        collector, fault injection, the review policy) raises `EmulatorOnly`. `mode="cluster"` runs a
+        whole cluster (kube-controller-manager, kube-scheduler and kwok's fake nodes beside them): Pods
+        run and the real controllers act; only fault injection, the review policy, a kubelet rule of
+        your own and a fake clock for the controllers raise `EmulatorOnly`.
 
-        `bare=True` is envtest's bare kube-apiserver: none of kube-controller-manager's controllers
-        (garbage collector, namespace controller, storage protection, CSR signing), no kubelet and
-        no workloads, so owners' dependents stay, a deleted namespace stays `Terminating` until a
-        client PUTs its `/finalize`, and a protected claim keeps its finalizer (docs/envtest.md,
-        "For Go: the emulator as envtest's API server")."""
+        `bare=True` is an emulator that plays envtest's bare kube-apiserver: none of
+        kube-controller-manager's controllers (garbage collector, namespace controller, storage
+        protection, CSR signing), no kubelet and no workloads, so owners' dependents stay, a deleted
+        namespace stays `Terminating` until a client PUTs its `/finalize`, and a protected claim keeps
+        its finalizer (docs/envtest.md, "For Go: the emulator as envtest's API server")."""
         self.crd_paths = [Path(p) for p in crd_paths or []]
         self.kubelet = kubelet
         # the simulated controller-manager (Deployments, Jobs, ServiceAccounts ...): opt-in here
@@ -125,7 +131,17 @@ class Environment:
         self.namespace = "default"
         self.context_name = "envtest"
         self.ca_pem: bytes | None = None  # the server's CA (PEM) when it serves HTTPS (real mode)
-        self.real: RealMode | None = RealMode(self, assets) if real else None
+        mode = mode or (REAL if real else EMULATOR)
+        if bare and mode not in (None, EMULATOR):
+            raise ValueError(f"bare=True with mode={mode!r}: bare is an emulator's (real mode is bare)")
+        if mode not in MODES or (real and mode != REAL):
+            raise ValueError(
+                f"mode={mode!r}"
+                + (" with real=True" if real else "")
+                + f": expected one of {', '.join(MODES)}"
+            )
+        self.mode = mode
+        self.real: RealMode | None = RealMode(self, assets, mode) if mode != EMULATOR else None
         if authorization not in AUTHORIZATION_MODES:
             raise ValueError(
                 f"authorization={authorization!r}: expected one of {', '.join(AUTHORIZATION_MODES)}"
@@ -357,16 +373,17 @@ class Environment:
         return self._install(docs)
 
     def _install(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Create or replace `docs`, which are the caller's to give away (`load_crd_files` makes them)."""
         info = self.store.info(crds.CRD_GROUP, "v1", "customresourcedefinitions")
         out = []
         for doc in docs:
             name = (doc.get("metadata") or {}).get("name", "")
             current = self.store.find(info.group_resource, "", name)
             if current is None:
-                out.append(self.store.create(info, "", copy.deepcopy(doc), manager="envtest"))
+                out.append(self.store.create(info, "", doc, manager="envtest", fresh=True))
             else:
                 new = {
-                    **copy.deepcopy(doc),
+                    **doc,
                     "metadata": {
                         **doc.get("metadata", {}),
                         "resourceVersion": current["metadata"]["resourceVersion"],
@@ -437,7 +454,7 @@ class Environment:
 
     def _emulator_only(self, what: str) -> None:
         if self.real is not None:
-            raise EmulatorOnly(what)
+            raise EmulatorOnly(what, self.mode)
 
     def _call_soon(self, fn: Any) -> None:
         loop = self.loop

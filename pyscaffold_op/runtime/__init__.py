@@ -352,6 +352,9 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.objects import (
         objmeta as objmeta,
     )
+    from pyscaffold_op.runtime.objects.reference import (
+        object_reference as object_reference,
+    )
     from pyscaffold_op.runtime.servers.health import (
         ping as ping,
     )

@@ -182,7 +182,13 @@ def _decode(raw: bytes) -> Any:
         return raw.decode(errors="replace")
 
 
-def run(target: Target, scenario: Scenario, ns: str) -> list[Response]:
+def run(
+    target: Target, scenario: Scenario, ns: str, *, service_account: bool = False, settle: float = 0.0
+) -> list[Response]:
+    """The scenario's steps on `target`; with `service_account`, the scenario's namespace is first
+    waited for until a controller-manager made its `default` ServiceAccount (a cluster's Pods need it);
+    with `settle`, each GET is sent again until two answers `settle` seconds apart agree (what a
+    controller-manager does after a write, a garbage collector finishing a deletion, has happened)."""
     ctx = Ctx(ns)
     if scenario.namespace:
         target.send(
@@ -191,6 +197,11 @@ def run(target: Target, scenario: Scenario, ns: str) -> list[Response]:
             json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}).encode(),
             {"Content-Type": "application/json"},
         )
+        deadline = time.monotonic() + 30
+        while service_account and time.monotonic() < deadline:
+            if target.send("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default", None, {}).status == 200:
+                break
+            time.sleep(0.05)
     for step in scenario.steps:
         try:
             path = _resolve(step.path, ctx)
@@ -208,12 +219,25 @@ def run(target: Target, scenario: Scenario, ns: str) -> list[Response]:
                 body = json.dumps(body).encode()
             headers.setdefault("Content-Type", ctype)
         resp = target.send(step.method, path, body, headers, watch=step.watch)
+        if settle and step.method == "GET" and not step.watch:
+            resp = _settled(target, path, headers, resp, settle)
         deadline = time.monotonic() + 10.0
         while step.until is not None and not step.until(resp) and time.monotonic() < deadline:
             time.sleep(0.05)
             resp = target.send(step.method, path, body, headers, watch=step.watch)
         ctx.responses.append(resp)
     return ctx.responses
+
+
+def _settled(target: Target, path: str, headers: dict[str, str], resp: Response, pause: float) -> Response:
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline:
+        time.sleep(pause)
+        again = target.send("GET", path, None, headers)
+        if (again.status, again.body) == (resp.status, resp.body):
+            return again
+        resp = again
+    return resp
 
 
 # -- normalising ---------------------------------------------------------------------------------

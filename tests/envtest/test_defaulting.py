@@ -253,3 +253,56 @@ def test_kubectl_replace_of_a_deployment_without_replicas_gets_one(
     assert obj["spec"]["replicas"] == 1
     assert obj["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == "25%"
     assert obj["spec"]["revisionHistoryLimit"] == 10
+
+
+async def test_a_replication_controller_takes_labels_and_selector_from_its_template(
+    http: httpx2.AsyncClient,
+) -> None:
+    """SetDefaults_ReplicationController (found by the workload corpus: the cluster's RC had labels)."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "rc"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"app": "rc"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            }
+        },
+    }
+    r = await http.post("/api/v1/namespaces/default/replicationcontrollers", json=body)
+    assert r.status_code == 201, r.text
+    rc = r.json()
+    assert rc["metadata"]["labels"] == {"app": "rc"} and rc["spec"]["selector"] == {"app": "rc"}
+    assert rc["spec"]["replicas"] == 1
+
+
+async def test_init_containers_requests_default_to_their_limits(http: httpx2.AsyncClient) -> None:
+    """SetDefaults_Pod defaults requests from limits for init containers too (found by the workload
+    corpus: a Pod whose every container had limits was not Guaranteed)."""
+    limits = {"cpu": "100m", "memory": "64Mi"}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "init-limits"},
+        "spec": {
+            "initContainers": [{"name": "i", "image": "busybox", "resources": {"limits": limits}}],
+            "containers": [{"name": "c", "image": "busybox", "resources": {"limits": limits}}],
+        },
+    }
+    r = await http.post("/api/v1/namespaces/default/pods", json=pod)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["initContainers"][0]["resources"]["requests"] == limits
+
+
+async def test_a_headless_service_gets_clusterips_none(http: httpx2.AsyncClient) -> None:
+    """The allocator copies clusterIP into clusterIPs, "None" too (found by the workload corpus)."""
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "headless"},
+        "spec": {"clusterIP": "None", "selector": {"app": "x"}, "ports": [{"port": 80}]},
+    }
+    r = await http.post("/api/v1/namespaces/default/services", json=svc)
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["clusterIPs"] == ["None"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx2
 from lightkube.models.core_v1 import Container, PodSpec
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Node, Pod
@@ -69,6 +70,39 @@ async def test_pod_phases() -> None:
         await client.close()
 
 
+async def test_binding_a_pod_keeps_its_generation() -> None:
+    """kube-apiserver's binding sets spec.nodeName outside the update strategy: generation stays 1
+    (found by the workload corpus: the cluster's scheduled Pods are at generation 1)."""
+    async with Environment(kubelet=KubeletSimulator()) as env:
+        client = lightkube_client(env)
+        await client.create(pod("run", "sleep", "300"))
+
+        async def running(name: str) -> Pod:
+            p = await client.get(Pod, name)
+            assert p.status.phase == "Running"
+            return p
+
+        assert (await eventually(lambda: running("run"))).metadata.generation == 1
+        await client.close()
+    async with Environment() as env:  # no kubelet: the test binds, as a scheduler does
+        client = lightkube_client(env)
+        await client.create(pod("bind", "sleep", "300"))
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "bind"},
+            "target": {"name": "n1"},
+        }
+        import httpx2
+
+        async with httpx2.AsyncClient(base_url=env.url) as http:
+            r = await http.post("/api/v1/namespaces/default/pods/bind/binding", json=binding)
+            assert r.status_code == 201, r.text
+        bound = await client.get(Pod, "bind")
+        assert bound.spec.nodeName == "n1" and bound.metadata.generation == 1
+        await client.close()
+
+
 async def test_running_then_rule_and_restarts() -> None:
     seen: list[str] = []
 
@@ -113,7 +147,6 @@ def test_echo_output() -> None:
 
 
 async def test_pod_logs() -> None:
-    import httpx2
 
     async with Environment(kubelet=KubeletSimulator(pending_seconds=0.01, run_seconds=0.01)) as env:
         client = lightkube_client(env)

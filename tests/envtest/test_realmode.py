@@ -149,7 +149,7 @@ def test_the_at_example_passes_against_the_real_apiserver(tmp_path: Path) -> Non
     run = _pytest(root)
     assert run.returncode == 0, run.stdout + run.stderr
     summary = run.stdout.strip().splitlines()[-1]
-    assert "8 passed, 3 skipped" in summary, run.stdout
+    assert " passed, 3 skipped" in summary and "failed" not in summary, run.stdout
     # each skip says what the real server lacks
     skips = [line for line in run.stdout.splitlines() if line.startswith("SKIPPED")]
     assert any(

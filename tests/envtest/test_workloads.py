@@ -275,3 +275,13 @@ async def test_fixing_a_crashing_deployment_rolls_out() -> None:
         }
         assert rss["1"].spec.replicas == 0 and rss["2"].status.availableReplicas == 3
         await client.close()
+
+
+async def test_terminating_replicas_are_counted(env: Environment, client: AsyncClient) -> None:
+    """apps/v1 ReplicaSets and Deployments report `terminatingReplicas` (0 once every Pod is gone or
+    running), as kube-controller-manager v1.37 does; the workload corpus found the emulator lacking it."""
+    await client.create(Deployment.from_dict(deployment("term", replicas=2)))
+    d = await rolled_out(client, "term", 2)
+    [raw] = [rs async for rs in client.list(ReplicaSet, labels={"app": "term"})]
+    assert raw.status is not None and raw.status.terminatingReplicas == 0
+    assert d.status is not None and d.status.terminatingReplicas == 0

@@ -104,6 +104,12 @@ async def test_indexed_job_and_ttl(client: AsyncClient) -> None:
         "1",
         "2",
     ]
+    # each container reads its index from the Pod's label (addCompletionIndexEnvVariables)
+    env = pods[0].spec.containers[0].env
+    assert env is not None and [(e.name, e.valueFrom.fieldRef.fieldPath) for e in env] == [
+        ("JOB_COMPLETION_INDEX", "metadata.labels['batch.kubernetes.io/job-completion-index']")
+    ]
+    assert env[0].valueFrom.fieldRef.apiVersion == "v1"  # defaulted by the API server
     await client.create(Job.from_dict(job("short", "echo ok", ttlSecondsAfterFinished=0)))
 
     async def gone() -> bool:

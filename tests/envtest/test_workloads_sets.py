@@ -107,6 +107,7 @@ def test_statefulset_creates_ordered_pods_with_claims(env: Environment, api: k8s
     assert order == ["db-0", "db-1", "db-2"]
     pod = core.read_namespaced_pod("db-1", "default")
     assert pod.spec.hostname == "db-1" and pod.spec.subdomain == "db"
+    assert pod.metadata.generate_name == "db-"  # as controller.GetPodFromTemplate leaves it
     assert pod.metadata.labels["statefulset.kubernetes.io/pod-name"] == "db-1"
     assert pod.spec.volumes[0].persistent_volume_claim.claim_name == "data-db-1"
     pvc = core.read_namespaced_persistent_volume_claim("data-db-1", "default")
@@ -140,6 +141,40 @@ def test_statefulset_creates_ordered_pods_with_claims(env: Environment, api: k8s
     wait(rolled)
     revisions = apps.list_namespaced_controller_revision("default").items
     assert {r.revision for r in revisions if r.metadata.name.startswith("db-")} == {1, 2}
+    # history.NewControllerRevision: the template's labels and the hash under controller.kubernetes.io/hash
+    for r in revisions:
+        if r.metadata.name.startswith("db-"):
+            assert r.metadata.labels == {"app": "db", "controller.kubernetes.io/hash": r.metadata.name[3:]}
+
+
+def test_a_statefulset_may_mount_its_claim_templates(api: k8s.ApiClient) -> None:
+    """The template is validated with the claim templates as volumes, as kube-apiserver does (found by
+    the workload corpus: the emulator answered 422 `volumeMounts[0].name: Not found: "data"`)."""
+    spec = template("mounted")
+    spec["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "mounted"},
+        "spec": {
+            "serviceName": "mounted",
+            "selector": {"matchLabels": {"app": "mounted"}},
+            "template": spec,
+            "volumeClaimTemplates": [claim],
+        },
+    }
+    created = k8s.AppsV1Api(api).create_namespaced_stateful_set("default", body)
+    assert created.spec.volume_claim_templates[0].metadata.name == "data"
+    spec["spec"]["containers"][0]["volumeMounts"] = [{"name": "nothing", "mountPath": "/data"}]
+    with pytest.raises(k8s.ApiException) as refused:
+        k8s.AppsV1Api(api).create_namespaced_stateful_set(
+            "default", {**body, "metadata": {"name": "unmounted"}}
+        )
+    assert refused.value.status == 422 and 'Not found: \\"nothing\\"' in refused.value.body
 
 
 def test_daemonset_runs_one_pod_per_node(api: k8s.ApiClient) -> None:

@@ -169,7 +169,7 @@ def test_a_later_controller_creates_the_sample_or_builds_one_without_it(
     (initialized / "config/samples/programming-kubernetes_v1alpha1_at.yaml").unlink()
     assert pyop(*api_args("--no-resource", "--controller", "--force"), cwd=initialized).code == 0
     test = (initialized / "tests/test_at_controller.py").read_text()
-    assert "load_sample" not in test and 'ObjectMeta(name="at-sample", namespace="default")' in test
+    assert "load_sample" not in test and 'ObjectMeta(name="at-sample", namespace=namespace)' in test
     compile(test, "test_at_controller.py", "exec")
 
 

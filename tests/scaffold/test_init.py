@@ -59,6 +59,8 @@ EXPECTED_FILES = {
     f"src/{PACKAGE}/__init__.py",
     f"src/{PACKAGE}/__main__.py",
     "tests/conftest.py",
+    "tests/e2e/conftest.py",
+    "tests/e2e/test_e2e.py",
     "tests/test_manager_setup.py",
     "wheels/README.md",
 }
@@ -146,12 +148,15 @@ def test_manager_deployment_is_hardened(pyop: RunPyop, tmp_path: Path) -> None:
 def test_makefile_targets(pyop: RunPyop, tmp_path: Path) -> None:
     assert pyop(*AT_INIT, cwd=tmp_path).code == 0
     makefile = (tmp_path / "Makefile").read_text()
-    targets = set(re.findall(r"(?m)^([a-z-]+):", makefile))
-    assert {"help", "manifests", "fmt", "lint", "test", "envtest", "run", "docker-build", "docker-push",
-            "build-installer", "install", "uninstall", "deploy", "undeploy"} <= targets  # fmt: skip
+    targets = set(re.findall(r"(?m)^([a-z0-9-]+):", makefile))
+    assert {"help", "manifests", "fmt", "lint", "test", "test-e2e", "envtest", "run", "docker-build",
+            "docker-push", "build-installer", "install", "uninstall", "deploy",
+            "undeploy"} <= targets  # fmt: skip
     assert "$(PYOP) generate manifests" in makefile
     assert f"$(PYTHON) -m {PACKAGE}" in makefile
-    assert "$(PYOP) envtest serve --crds config/crd/bases" in makefile
+    crds = "$(if $(wildcard config/crd/bases),--crds config/crd/bases)"  # none before the first create api
+    assert f"$(PYOP) envtest serve $(ENVTEST_FLAGS) {crds}" in makefile
+    assert "$(PYTHON) -m pytest tests/e2e -m e2e $(if $(ENVTEST),--envtest=$(ENVTEST))" in makefile
     assert "kustomize config/crd | $(APPLY) -f -" in makefile
     assert "APPLY = $(KUBECTL) apply --server-side --force-conflicts" in makefile
     assert re.search(r"(?m)^\t", makefile), "recipes must be indented with tabs"

@@ -275,6 +275,7 @@ class DeploymentController(SimulatedController):
         counts["unavailableReplicas"] = max(want - counts["availableReplicas"], 0)
         status: Obj = {"observedGeneration": d["metadata"].get("generation", 1)}
         status.update({k: v for k, v in counts.items() if v})
+        status["terminatingReplicas"] = sum(_st(rs, "terminatingReplicas") for rs in all_rs)
         if old_status.get("collisionCount"):
             status["collisionCount"] = old_status["collisionCount"]
         now = rfc3339(self.clock.now())

@@ -180,6 +180,7 @@ class JobController(SimulatedController):
                 pod["metadata"].setdefault("annotations", {})[INDEX] = str(index)
                 pod["metadata"].setdefault("labels", {})[INDEX] = str(index)
                 pod["spec"]["hostname"] = f"{name}-{index}"
+                _completion_index_env(pod["spec"])
             else:
                 pod = P.from_template(template, ref, generate_name=f"{name}-")
             started.append(self.create(P.PODS, job["metadata"].get("namespace", ""), pod))
@@ -201,6 +202,20 @@ class JobController(SimulatedController):
             self.delete(self.primary, job, propagation="Background")
         else:
             self.enqueue_after(key, left)
+
+
+def _completion_index_env(spec: Obj) -> None:
+    """JOB_COMPLETION_INDEX in every (init) container that lacks it, read from the Pod's index label
+    (the Job controller's addCompletionIndexEnvVariables)."""
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        env = c.setdefault("env", [])
+        if not any(v.get("name") == "JOB_COMPLETION_INDEX" for v in env):
+            env.append(
+                {
+                    "name": "JOB_COMPLETION_INDEX",
+                    "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{INDEX}']"}},
+                }
+            )
 
 
 def _cond(typ: str, reason: str, message: str, stamp: str) -> Obj:

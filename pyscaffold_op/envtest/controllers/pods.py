@@ -70,7 +70,7 @@ def from_template(template: Any, owner_ref: Obj, *, name: str = "", generate_nam
     meta: Obj = {"ownerReferences": [owner_ref]}
     if name:
         meta["name"] = name
-    else:
+    if generate_name or not name:  # a StatefulSet's Pods have both (controller.GetPodFromTemplate)
         meta["generateName"] = generate_name
     for k in ("labels", "annotations", "finalizers"):
         if tmeta.get(k):

@@ -68,6 +68,12 @@ class ReplicaSetController(SimulatedController):
         ):
             if v:
                 status[k] = v
+        if self.kind == "ReplicaSet":  # apps/v1 counts Pods still stopping (ReplicationControllers do not)
+            status["terminatingReplicas"] = sum(
+                1
+                for p in self.owned(P.PODS, rs)
+                if p["metadata"].get("deletionTimestamp") and not P.is_terminal(p)
+            )
         status["observedGeneration"] = rs["metadata"].get("generation", 1)
         return status
 

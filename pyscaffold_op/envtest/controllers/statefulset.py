@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 REVISIONS = ("apps", "v1", "controllerrevisions")
 PVCS = ("", "v1", "persistentvolumeclaims")
 REVISION_LABEL = "controller-revision-hash"
+HASH_LABEL = "controller.kubernetes.io/hash"  # a ControllerRevision's (history.NewControllerRevision)
 
 
 def ordinal(sts_name: str, pod: Obj) -> int:
@@ -105,7 +106,7 @@ class StatefulSetController(SimulatedController):
                         "name": rev_name,
                         "labels": {
                             **(((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}),
-                            REVISION_LABEL: h,
+                            HASH_LABEL: h,
                         },
                         "ownerReferences": [new_owner_ref(sts)],
                     },
@@ -128,7 +129,7 @@ class StatefulSetController(SimulatedController):
         if rev is not None:  # the partition keeps older ordinals at the current revision's template
             template = copy.deepcopy((rev.get("data") or {}).get("spec", {}).get("template") or template)
             template.pop("$patch", None)
-        pod = P.from_template(template, new_owner_ref(sts), name=f"{name}-{i}")
+        pod = P.from_template(template, new_owner_ref(sts), name=f"{name}-{i}", generate_name=f"{name}-")
         labels = pod["metadata"].setdefault("labels", {})
         labels.update(
             {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +10,12 @@ import yaml
 
 from pyscaffold_op import apiextensions
 from pyscaffold_op.apimachinery.fielderrors import Cause, cause
+from pyscaffold_op.envtest import jsonutil
 from pyscaffold_op.envtest.registry.resources import ServedResource
 
 CRD_GROUP = "apiextensions.k8s.io"
+# libyaml's parser where PyYAML has it (5x the pure-Python one); the same YAML 1.1 reading either way
+_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def crd_causes(crd: dict[str, Any]) -> list[Cause]:
@@ -20,6 +24,15 @@ def crd_causes(crd: dict[str, Any]) -> list[Cause]:
     shape = _shape_causes(crd.get("spec") or {})
     if shape:
         return shape
+    from pyscaffold_op.apiextensions import schemacache
+
+    # the rules read the name and the spec only: a CRD installed before (another environment of this
+    # process, the same file) is not checked again
+    key = schemacache.digest([(crd.get("metadata") or {}).get("name", ""), crd.get("spec")])
+    return list(schemacache.memo("crd_causes", key, lambda: _checked(crd)))
+
+
+def _checked(crd: dict[str, Any]) -> list[Cause]:
     try:
         return apiextensions.crd_causes(crd)
     except (AttributeError, TypeError):  # an ill-typed schema deep inside: the server cannot decode it
@@ -95,6 +108,8 @@ def with_status(crd: dict[str, Any]) -> dict[str, Any]:
 
 
 def resource_infos(crd: dict[str, Any]) -> list[ServedResource]:
+    from pyscaffold_op.apiextensions import schemacache
+
     spec = crd["spec"]
     names = spec["names"]
     conversion = spec.get("conversion") or {}
@@ -118,7 +133,8 @@ def resource_infos(crd: dict[str, Any]) -> list[ServedResource]:
                 scale=scale,
                 generation=True,
                 custom=True,
-                schema=(v.get("schema") or {}).get("openAPIV3Schema"),
+                # the process's one instance of this content (apiextensions.schemacache), read-only
+                schema=schemacache.canonical((v.get("schema") or {}).get("openAPIV3Schema")),
                 printer_columns=v.get("additionalPrinterColumns"),
                 field_selectors=tuple(f["jsonPath"].lstrip(".") for f in v.get("selectableFields") or []),
                 storage=bool(v.get("storage")),
@@ -134,8 +150,9 @@ class CrdFileError(ValueError):
 
 
 def load_crd_files(paths: list[str | Path]) -> list[dict[str, Any]]:
-    """Every CustomResourceDefinition document in the given files or folders (*.yaml, *.yml, *.json).
-    Raises `CrdFileError` naming the file (and line) that cannot be read or parsed."""
+    """Every CustomResourceDefinition document in the given files or folders (*.yaml, *.yml, *.json),
+    fresh objects the caller may keep and change. Raises `CrdFileError` naming the file (and line)
+    that cannot be read or parsed. A file read before with the same content is not parsed again."""
     docs: list[dict[str, Any]] = []
     for p in paths:
         path = Path(p)
@@ -146,15 +163,41 @@ def load_crd_files(paths: list[str | Path]) -> list[dict[str, Any]]:
         )
         for f in files:
             try:
-                found = list(yaml.safe_load_all(f.read_text()))
-            except yaml.YAMLError as err:
-                mark = getattr(err, "problem_mark", None)
-                where = f" (line {mark.line + 1})" if mark is not None else ""
-                problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-                raise CrdFileError(f"{f}: not valid YAML: {problem}{where}") from None
-            except (OSError, UnicodeDecodeError) as err:
-                raise CrdFileError(f"{f}: cannot be read: {getattr(err, 'strerror', None) or err}") from None
-            docs.extend(
-                d for d in found if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
-            )
+                raw = f.read_bytes()
+            except OSError as err:
+                raise CrdFileError(f"{f}: cannot be read: {err.strerror or err}") from None
+            docs.extend(jsonutil.loads(_parsed(f, raw)))
     return docs
+
+
+_PARSED: dict[bytes, bytes] = {}  # a file's content digest -> its CRD documents as JSON
+_PARSED_MAX = 64
+
+
+def _parsed(f: Path, raw: bytes) -> bytes:
+    """The CRD documents of a file's bytes, as JSON (decoded per call: every caller gets its own)."""
+    import hashlib
+
+    key = hashlib.blake2b(raw, digest_size=20).digest()
+    found = _PARSED.get(key)
+    if found is not None:
+        return found
+    try:
+        text = raw.decode()
+        found_docs = list(yaml.load_all(text, Loader=_LOADER))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise CrdFileError(f"{f}: not valid YAML: {problem}{where}") from None
+    except UnicodeDecodeError as err:
+        raise CrdFileError(f"{f}: cannot be read: {err}") from None
+    crds = [d for d in found_docs if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"]
+    try:
+        found = jsonutil.dumps(crds)
+    except TypeError:  # a YAML timestamp or binary value: not JSON, so not cached (the server refuses it)
+        return jsonutil.dumps(json.loads(json.dumps(crds, default=str)))
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[key] = found
+    return found

@@ -339,7 +339,7 @@ def _pod(obj: Obj, old: Obj | None) -> None:
     # the Priority admission plugin: no priorityClassName and no global default class
     s.setdefault("priority", 0)
     s.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    for c in s.get("containers") or []:
+    for c in [*(s.get("containers") or []), *(s.get("initContainers") or [])]:
         resources = c.get("resources") if isinstance(c, dict) else None
         if isinstance(resources, dict) and resources.get("limits"):
             requests = resources.setdefault("requests", {})

@@ -196,7 +196,7 @@ def template_causes(gr: tuple[str, str], obj: dict[str, Any]) -> list[Cause]:
         out += _selector_mismatch(gr, selector, meta.get("labels") or {}, path)
     out += label_causes(meta.get("labels"), f"{path}.metadata.labels")
     spec = as_obj(template.get("spec"))
-    out += pod_spec_causes(spec, f"{path}.spec")
+    out += pod_spec_causes(_as_validated(gr, obj, spec), f"{path}.spec")
     restart = spec.get("restartPolicy")
     if restart_policies == _ALWAYS and restart in _RESTART_POLICIES and restart != "Always":
         out.append(_supported(f"{path}.spec.restartPolicy", restart, _ALWAYS))
@@ -217,6 +217,23 @@ def template_causes(gr: tuple[str, str], obj: dict[str, Any]) -> list[Cause]:
             )
         )
     return out
+
+
+def _as_validated(gr: tuple[str, str], obj: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """A StatefulSet's template is validated with its claim templates as volumes and without the
+    hostname and subdomain its controller overwrites (ValidateStatefulSetSpec's templateToValidate)."""
+    if gr != ("apps", "statefulsets"):
+        return spec
+    claims = [
+        str(as_obj(c.get("metadata")).get("name") or "")
+        for c in as_obj(obj.get("spec")).get("volumeClaimTemplates") or []
+        if isinstance(c, dict)
+    ]
+    spec = {k: v for k, v in spec.items() if k not in ("hostname", "subdomain")}
+    if claims:
+        own = [v for v in spec.get("volumes") or [] if not (isinstance(v, dict) and v.get("name") in claims)]
+        spec["volumes"] = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in claims] + own
+    return spec
 
 
 def _selector_mismatch(gr: tuple[str, str], selector: Any, labels: dict[str, Any], path: str) -> list[Cause]:

@@ -81,9 +81,11 @@ class ServedResource:
         when `schema` is another object (a CRD update serves a new ServedResource anyway)."""
         found = self._compiled
         if found is None or found.schema is not self.schema:
-            from pyscaffold_op.apiextensions.compiled import compile_schema
+            from pyscaffold_op.apiextensions import schemacache
 
-            found = self._compiled = compile_schema(self.schema)
+            # a CRD's schema is the shared instance of its content (`crds.resource_infos`): compiled
+            # once per process, whichever environment serves it
+            found = self._compiled = schemacache.compiled(self.schema)
         return found
 
     @property

@@ -52,6 +52,8 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
                 )
             spec.setdefault("clusterIP", f"10.96.{n // 250 % 250}.{n % 250 + 1}")
             spec.setdefault("clusterIPs", [spec["clusterIP"]])
+        elif spec.get("clusterIP") == "None":  # headless: the allocator's initClusterIPs copies it too
+            spec.setdefault("clusterIPs", ["None"])
         obj["status"] = {"loadBalancer": {}}
     elif key == ("batch", "jobs") and isinstance(spec, dict):
         tmpl = spec.get("template")

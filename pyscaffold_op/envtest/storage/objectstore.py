@@ -486,7 +486,7 @@ class Store:
                 new["status"] = merged["status"]
         errors = no_new_finalizers(meta, ometa) + meta_causes(meta, None, info.kube_finalizers)
         new = self._admit(info, new, old, meta_errors=errors + finalize_errors)
-        if info.generation and _spec_of(new) != _spec_of(old):
+        if info.generation and _spec_of(new) != _spec_of(old) and not _bound(info, old, new):
             new["metadata"]["generation"] = ometa.get("generation", 1) + 1
         return new
 
@@ -815,6 +815,15 @@ def _protected_meta(meta: Obj, ometa: Obj, sent: Obj) -> Obj:
 
 def _spec_of(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _bound(info: ServedResource, old: Obj, new: Obj) -> bool:
+    """Whether the update only binds a Pod to its node: kube-apiserver's binding writes spec.nodeName
+    outside the update strategy, so the Pod's generation stays (other changes of its spec count)."""
+    if info.group_resource != ("", "pods"):
+        return False
+    old_spec, new_spec = old.get("spec") or {}, dict(new.get("spec") or {})
+    return not old_spec.get("nodeName") and bool(new_spec.pop("nodeName", None)) and new_spec == old_spec
 
 
 def _encode_continue(rv: int, key: Key) -> str:

@@ -16,7 +16,9 @@
 
 pyop's pytest plugin (loaded by pytest wherever pyscaffold-op is installed: its `pytest11` entry point)
 provides the fixtures `envtest` (a running API server), `kubeconfig` (a kubeconfig file for it),
-`client` (a pyscaffold_op.runtime.Client) and `webhook_server`; docs/envtest.md describes each. Like kubebuilder's envtest, it runs no
+`client` (a pyscaffold_op.runtime.Client) and `webhook_server`, and for a whole suite `envtest_suite`
+(one server for the session), `envtest_namespace` (a namespace of it per test) and `suite_client`;
+docs/envtest.md describes each. Like kubebuilder's envtest, it runs no
 controller-manager: a Deployment your controller creates gets no ReplicaSet, Pods or status. To have
 them, as a cluster would, override the `envtest_workloads` fixture here:
 

@@ -108,11 +108,16 @@ async def test_future_schedule_waits_then_runs_on_time(envtest: Environment, cli
         clock.advance(0.001)
         pod = await eventually(lambda: get_pod(client, "later"), timeout=3)
         assert pod is not None
-        at = await client.get(At, "later", namespace=NAMESPACE)
+
+        async def started() -> At | None:  # the reconciler records the start after creating the Pod
+            at = await client.get(At, "later", namespace=NAMESPACE)
+            return at if at.status is not None and at.status.start_time is not None else None
+
+        at = await eventually(started, timeout=3)
         assert at.status is not None and at.status.start_time == due.replace(microsecond=0)
 
 
-@pytest.mark.emulator_only("the Pod must run: a kubelet (the emulator's simulator)")
+@pytest.mark.needs_cluster("the Pod must run: a kubelet (the emulator's simulator, kwok in cluster mode)")
 async def test_succeeding_command_ends_done_succeeded(manager: Manager, client: Client) -> None:
     await client.create(new_at("ok", rfc3339(datetime.now(UTC)), command="echo QAQ"))
     status = await wait_done(client, "ok")
@@ -122,7 +127,7 @@ async def test_succeeding_command_ends_done_succeeded(manager: Manager, client: 
     assert status.completion_time is not None
 
 
-@pytest.mark.emulator_only("the Pod must run: a kubelet (the emulator's simulator)")
+@pytest.mark.needs_cluster("the Pod must run: a kubelet (the emulator's simulator, kwok in cluster mode)")
 async def test_failing_command_ends_done_failed(manager: Manager, client: Client) -> None:
     await client.create(new_at("fails", rfc3339(datetime.now(UTC)), command="exit 3"))
     status = await wait_done(client, "fails")
@@ -132,7 +137,7 @@ async def test_failing_command_ends_done_failed(manager: Manager, client: Client
     assert pod is not None and pod.status is not None and pod.status.phase == "Failed"
 
 
-@pytest.mark.emulator_only("the garbage collector deletes the Pod (kube-controller-manager's; the emulator runs one)")
+@pytest.mark.needs_cluster("the garbage collector deletes the Pod (kube-controller-manager's; the emulator runs one)")
 async def test_deleting_the_at_garbage_collects_its_pod(manager: Manager, client: Client) -> None:
     await client.create(new_at("gone", rfc3339(datetime.now(UTC))))
     await eventually(lambda: get_pod(client, "gone"), timeout=3)

@@ -12,7 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Tests of the At controller against pyop's envtest API server (no cluster needed)."""
+"""Tests of the At controller against pyop's envtest API server (no cluster needed).
+
+They share one API server for the whole session (`envtest_suite`: the CRDs are installed once) and
+each gets a namespace of its own (`envtest_namespace`; `suite_client` creates in it by default).
+"""
 
 from __future__ import annotations
 
@@ -30,8 +34,18 @@ from programming_kubernetes.controllers.at_controller import AtReconciler
 SAMPLE = Path(__file__).resolve().parents[1] / "config/samples/programming-kubernetes_v1alpha1_at.yaml"
 
 
-async def test_reconcile_runs_for_a_new_at(envtest: Environment, client: Client) -> None:
-    mgr = Manager(envtest.config, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
+def new_at(namespace: str) -> At:
+    """The At a test creates, in its namespace."""
+    at = load_sample(At, SAMPLE)
+    at.metadata.namespace = namespace
+    return at
+
+
+async def test_reconcile_runs_for_a_new_at(
+    envtest_suite: Environment, suite_client: Client, envtest_namespace: str
+) -> None:
+    options = ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", namespace=envtest_namespace)
+    mgr = Manager(envtest_suite.config, options)
     reconciler = AtReconciler(
         client=mgr.client,
         recorder=mgr.get_event_recorder("at-controller"),
@@ -47,9 +61,7 @@ async def test_reconcile_runs_for_a_new_at(envtest: Environment, client: Client)
     reconciler.setup_with_manager(mgr)
 
     async with mgr.running():
-        at = load_sample(At, SAMPLE)
-        at.metadata.namespace = "default"
-        await client.create(at)
+        at = await suite_client.create(new_at(envtest_namespace))
 
         async def reconciled() -> bool:
             return any(request.name == at.metadata.name for request in seen)

@@ -12,13 +12,23 @@ from pyscaffold_op.clock import FakeClock
 
 if TYPE_CHECKING:
     from pyscaffold_op.apimachinery import KubeObject
+    from pyscaffold_op.runtime.objects.reference import object_reference
 
 T = TypeVar("T")
 K = TypeVar("K", bound="KubeObject")
 
-__all__ = ["FakeClock", "eventually", "load_sample"]
+__all__ = ["FakeClock", "consistently", "eventually", "load_sample", "object_reference"]
 
 _NOTHING = object()
+
+
+def __getattr__(name: str) -> Any:
+    """`object_reference` is the runtime's (a reconciler uses it too), imported on first use."""
+    if name == "object_reference":
+        from pyscaffold_op.runtime.objects.reference import object_reference
+
+        return object_reference
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # A check returns its value or something falsy meaning "not yet", typically None; what `eventually`
@@ -68,6 +78,62 @@ async def eventually(
         if loop.time() >= deadline:
             raise _failure(check, timeout, last_value, last_error)
         await asyncio.sleep(interval)
+
+
+@overload
+async def consistently(
+    check: Callable[[], Awaitable[T | None]],
+    *,
+    duration: float = ...,
+    interval: float = ...,
+) -> T: ...  # like `eventually`: every value it returns was truthy, so never None
+
+
+@overload
+async def consistently(
+    check: Callable[[], T | None], *, duration: float = ..., interval: float = ...
+) -> T: ...
+
+
+async def consistently(
+    check: Callable[[], Any],
+    *,
+    duration: float = 0.1,
+    interval: float = 0.01,
+) -> Any:
+    """Call `check()` (plain, coroutine function, or a lambda returning an awaitable) every `interval`
+    seconds for `duration` seconds; every call must return something truthy. Returns the last value.
+
+    Gomega's `Consistently` (same defaults: 100 ms, polled every 10 ms): the way to say something does
+    *not* happen, e.g. that a controller leaves an object alone. The first falsy value or exception
+    fails at once with an AssertionError naming the check, when it failed and what it returned or
+    raised (chained as the cause).
+    """
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    deadline = began + duration
+    while True:
+        try:
+            result = check()
+            value = await result if inspect.isawaitable(result) else result
+        except Exception as err:  # cancellation and KeyboardInterrupt are BaseException: they propagate
+            raise _broken(check, loop.time() - began, f"raised {type(err).__name__}: {err}", err) from err
+        if not value:
+            raise _broken(check, loop.time() - began, f"returned {value!r}", None)
+        if loop.time() >= deadline:
+            return value
+        await asyncio.sleep(min(interval, max(0.0, deadline - loop.time())))
+
+
+def _broken(check: object, after: float, what: str, error: Exception | None) -> AssertionError:
+    failure = AssertionError(f"{_name(check)} stopped being true after {after:.3f}s: it {what}")
+    failure.__cause__ = error
+    return failure
+
+
+def _name(check: object) -> str:
+    name = getattr(check, "__qualname__", None) or repr(check)
+    return name.rpartition("<locals>.")[2]  # `fetch`, not `test_x.<locals>.fetch`
 
 
 def _failure(check: object, timeout: float, value: object, error: Exception | None) -> AssertionError:

@@ -1,0 +1,18 @@
+// kube-controller-manager built from k8s.io/kubernetes at the release pinned in ../versions.env: the
+// same main as cmd/kube-controller-manager (envtest's cluster mode runs it; hack/oracles/build.sh).
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // for CronJob Time Zone support
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewControllerManagerCommand()))
+}
