@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.registry import certificates, events, immutable, namespaces, podspec
+from pyscaffold_op.envtest.registry import certificates, cronjobs, events, immutable, namespaces, podspec
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
 from pyscaffold_op.envtest.types import as_obj
@@ -110,7 +110,11 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
                     f"Invalid value: {spec.get('selector')}: field is immutable",
                 )
             )
+    if key == ("batch", "cronjobs"):
+        out.extend(cronjobs.spec_causes(obj, old))
     out.extend(podspec.template_causes(key, obj))
+    if key == ("batch", "cronjobs") and old is None:
+        out.extend(cronjobs.name_causes(obj))
     if key == ("batch", "jobs") and old is not None:
         if (old.get("spec") or {}).get("template") != (spec or {}).get("template"):
             out.append(cause("FieldValueInvalid", "spec.template", "Invalid value: field is immutable"))

@@ -6,6 +6,7 @@ from tests.conformance.harness import Scenario
 from tests.conformance.scenarios import (
     api,
     builtin,
+    cronjobs,
     csr,
     custom,
     decoding,
@@ -31,4 +32,5 @@ SCENARIOS: list[Scenario] = [
     *registry.SCENARIOS,
     *decoding.SCENARIOS,
     *events.SCENARIOS,
+    *cronjobs.SCENARIOS,
 ]
