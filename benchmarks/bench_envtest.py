@@ -91,6 +91,7 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
             "serve",
             "--no-kubelet",
             "--no-workloads",  # the API server alone, as measured before the controllers existed
+            "--no-tls",  # plain HTTP, as measured before serve's default became a cluster's TLS
             "--crds",
             str(tmp / "crd.yaml"),
             "--kubeconfig-out",

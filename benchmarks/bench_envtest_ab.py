@@ -37,7 +37,7 @@ def start(root: Path, extra_env: dict[str, str]) -> tuple[subprocess.Popen[bytes
     proc = subprocess.Popen(
         [
             *(sys.executable, "-m", "pyscaffold_op", "envtest", "serve", "--no-kubelet", "--no-workloads"),
-            *("--crds", str(tmp / "crd.yaml"), "--kubeconfig-out", str(kc)),
+            *("--no-tls", "--crds", str(tmp / "crd.yaml"), "--kubeconfig-out", str(kc)),
         ],
         cwd=root,
         env={**os.environ, "PYTHONPATH": str(root), **extra_env},

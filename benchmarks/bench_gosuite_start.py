@@ -54,7 +54,8 @@ def _emulator(exe: Path, base: dict[str, str]) -> tuple[float, float, float]:
     """(emulator start, BeforeSuite, whole suite) with a fresh `pyop envtest serve --bare`."""
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pyscaffold_op.cli", "envtest", "serve", "--bare"],
+        # plain HTTP, as measured before serve's default became a cluster's TLS
+        [sys.executable, "-m", "pyscaffold_op.cli", "envtest", "serve", "--bare", "--no-tls"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -105,11 +105,12 @@ def serve(
         help="CA file to trust for those Services (`make run` writes its ca.crt; the emulator reads it at "
         "each call, --real re-installs the webhooks when it changes).",
     ),
-    tls: bool | None = typer.Option(
-        None,
+    tls: bool = typer.Option(
+        True,
         "--tls/--no-tls",
         help="Serve HTTPS with a CA made at start; the kubeconfig carries it and an admin client "
-        "certificate (CN=admin, O=system:masters). Default: on with --authorization-mode=RBAC and --real.",
+        "certificate (CN=kubernetes-admin, O=system:masters), as a kind or kubeadm cluster's does. "
+        "--no-tls: plain HTTP and a bearer token (the emulator only).",
     ),
     bare: bool = typer.Option(
         False,
@@ -238,7 +239,7 @@ def _simulated(server: Server, *, kubelet: bool | None, workloads: bool | None) 
     return Simulated(default if kubelet is None else kubelet, default if workloads is None else workloads)
 
 
-def _access(server: Server, tls: bool | None, mode: str | None) -> Access:
+def _access(server: Server, tls: bool, mode: str | None) -> Access:
     from pyscaffold_op.errors import ValidationError
 
     authorization = mode or server.authorization
@@ -252,7 +253,7 @@ def _access(server: Server, tls: bool | None, mode: str | None) -> Access:
         raise ValidationError(
             "--no-tls: --authorization-mode=RBAC needs TLS (clients send credentials only over TLS)"
         )
-    return Access(server.tls_only or (authorization == "RBAC" if tls is None else tls), authorization)
+    return Access(server.tls_only or tls, authorization)
 
 
 def _check_port(port: int) -> None:

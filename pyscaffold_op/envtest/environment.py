@@ -102,6 +102,9 @@ class Environment:
             raise ValueError("bare=True runs no kubelet and no workloads: pass neither")
         self.bare = bare
         self.store = Store(history=history)
+        # the ServiceAccount admission plugin needs the `default` ServiceAccounts a controller-manager
+        # makes: on with the simulated one, off on a bare API server (as controller-runtime's envtest)
+        self.store.admission.service_account = self.workloads is not None
         # the control plane's own controllers beside the API server (kube-controller-manager's)
         self.controllers: CoreControllers | None = (
             None
@@ -110,6 +113,8 @@ class Environment:
                 self.store,
                 namespace_deletion_delay=namespace_deletion_delay,
                 namespace_deletion_max_delay=namespace_deletion_max_delay,
+                # a simulated cluster collects dependents whose owners never existed, as a real one
+                collect_dangling=self.workloads is not None,
             )
         )
         self.api = Api(self.store, bookmark_interval=bookmark_interval)
@@ -150,7 +155,7 @@ class Environment:
             raise ValueError("authorization='RBAC' needs tls: clients send credentials only over TLS")
         self.authorization = authorization
         self.tls = authorization == "RBAC" if tls is None else tls
-        # the admin's client certificate (CN=admin, O=system:masters) when serving HTTPS
+        # the admin's client certificate (CN=kubernetes-admin, O=system:masters) when serving HTTPS
         self.client_cert_pem: bytes | None = None
         self.client_key_pem: bytes | None = None
         self._signer: ClientSigner | None = None  # with TLS: signs approved client-certificate CSRs
@@ -176,7 +181,7 @@ class Environment:
         self._write_kubeconfig()
         bootstrap.apiserver_objects(self.store, self.host, self.port)
         if self.workloads is not None:
-            self.workloads.attach(self.store)
+            self.workloads.attach(self.store, root_ca_pem=self.ca_pem or _cluster_ca())
         if self._signer is not None:
             self._signer.attach(self.store, REAL_CLOCK)
         if self.kubelet is not None:
@@ -282,10 +287,10 @@ class Environment:
         if self.ca_pem is not None:
             cluster["certificate-authority-data"] = _b64(self.ca_pem)
         if token is None and self.client_cert_pem is not None and self.client_key_pem is not None:
+            # as a cluster's admin kubeconfig (kubeadm's, kind's): the client certificate alone
             user = {
                 "client-certificate-data": _b64(self.client_cert_pem),
                 "client-key-data": _b64(self.client_key_pem),
-                **user,
             }
         return {
             "apiVersion": "v1",
@@ -476,6 +481,14 @@ class Environment:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+def _cluster_ca() -> bytes:
+    """A CA for a plain-HTTP emulator's `kube-root-ca.crt` (a cluster always has one; nothing here
+    verifies with it)."""
+    from pyscaffold_op.envtest.server.pki import Authority
+
+    return Authority.new("kubernetes").cert_pem
 
 
 def _yaml_docs(paths: Sequence[str | Path]) -> list[Obj]:

@@ -14,16 +14,11 @@ DELIBERATE: dict[str, str] = {
     "delete/foreground": "the emulator's garbage collector runs; the oracle has no kube-controller-manager, "
     "so the owner stays with its foregroundDeletion finalizer",
     "delete/orphan": "as delete/foreground, with the orphan finalizer",
-    "crud/pod@v1/*": "the oracle runs without the ServiceAccount admission plugin (no controller-manager "
-    "makes the default ServiceAccount); the emulator sets serviceAccountName like a cluster",
-    "discovery/version": "the emulator answers /version with its own build fields",
     "crud/job@batch-v1/delete": "batch/v1 Jobs orphan their pods by default: the emulator's garbage "
     "collector removes the orphan finalizer at once, the oracle's Job stays (no controller-manager)",
     "crud/persistentvolumeclaim@v1/delete": "the emulator's pvc-protection controller removes the "
     "kubernetes.io/pvc-protection finalizer of an unused claim; the oracle's claim stays "
     "(no controller-manager)",
-    "fieldvalidation/pod@v1/*": "as crud/pod@v1/*",
-    "protobuf/pod@v1/*": "as crud/pod@v1/*",
 }
 
 KNOWN_GAPS: dict[str, str] = {}  # empty: every gap the corpus found is closed

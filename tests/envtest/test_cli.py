@@ -28,9 +28,7 @@ def test_serve_bad_crds_path(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "no such file or folder" in proc.stderr
 
 
-@pytest.mark.slow
-def test_serve(tmp_path: Path) -> None:
-    kc = tmp_path / "kc" / "kubeconfig"
+def _serve(kc: Path, *flags: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -43,17 +41,61 @@ def test_serve(tmp_path: Path) -> None:
             "--no-kubelet",
             "--kubeconfig-out",
             str(kc),
+            *flags,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == str(kc)
+    return proc
+
+
+@pytest.mark.slow
+def test_serve_writes_a_clusters_kubeconfig(tmp_path: Path) -> None:
+    """TLS by default, the kubeconfig as kind's: the CA, and the admin's client certificate
+    (CN=kubernetes-admin, O=system:masters) with no token."""
+    import base64
+    import ssl
+
+    from cryptography import x509
+
+    kc = tmp_path / "kc" / "kubeconfig"
+    proc = _serve(kc)
     try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == str(kc)
+        config = yaml.safe_load(kc.read_text())
+        cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+        assert cluster["server"].startswith("https://127.0.0.1:")
+        assert set(user) == {"client-certificate-data", "client-key-data"}
+        cert_pem = base64.b64decode(user["client-certificate-data"])
+        subject = x509.load_pem_x509_certificate(cert_pem).subject
+        assert subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value == "kubernetes-admin"
+        assert subject.get_attributes_for_oid(x509.NameOID.ORGANIZATION_NAME)[0].value == "system:masters"
+        ctx = ssl.create_default_context(
+            cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+        )
+        (tmp_path / "c.crt").write_bytes(cert_pem)
+        (tmp_path / "c.key").write_bytes(base64.b64decode(user["client-key-data"]))
+        ctx.load_cert_chain(tmp_path / "c.crt", tmp_path / "c.key")
+        r = httpx2.get(
+            f"{cluster['server']}/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/default/ats",
+            verify=ctx,
+        )
+        assert r.status_code == 200 and r.json()["kind"] == "AtList"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.slow
+def test_serve_plain_http_on_request(tmp_path: Path) -> None:
+    kc = tmp_path / "kubeconfig"
+    proc = _serve(kc, "--no-tls")
+    try:
         config = yaml.safe_load(kc.read_text())
         server = config["clusters"][0]["cluster"]["server"]
-        assert config["users"][0]["user"]["token"]
+        assert server.startswith("http://") and config["users"][0]["user"]["token"]
         r = httpx2.get(f"{server}/apis/cnat.programming-kubernetes.info/v1alpha1/namespaces/default/ats")
         assert r.status_code == 200 and r.json()["kind"] == "AtList"
     finally:

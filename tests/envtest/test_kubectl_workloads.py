@@ -150,7 +150,8 @@ def test_default_kubernetes_service_and_node(kubeconfig: Path) -> None:
     nodes = json.loads(kubectl(kubeconfig, "get", "nodes", "-o", "json"))["items"]
     labels = nodes[0]["metadata"]["labels"]
     assert labels["kubernetes.io/os"] == "linux" and labels["beta.kubernetes.io/arch"] == "amd64"
-    assert nodes[0]["spec"] == {}
+    # the node IPAM controller's range, as on a kind or kubeadm cluster
+    assert nodes[0]["spec"] == {"podCIDR": "10.244.0.0/24", "podCIDRs": ["10.244.0.0/24"]}
     assert "default" in kubectl(kubeconfig, "get", "serviceaccounts", "-o", "name")
 
 

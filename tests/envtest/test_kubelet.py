@@ -52,7 +52,14 @@ def test_default_rule() -> None:
 async def test_pod_phases() -> None:
     async with Environment(kubelet=KubeletSimulator()) as env:
         client = lightkube_client(env)
-        assert (await client.get(Node, "envtest-node")).status.conditions[0].type == "Ready"
+        conditions = (await client.get(Node, "envtest-node")).status.conditions
+        # a kubelet's order: the pressure conditions, then Ready
+        assert [(c.type, c.status) for c in conditions] == [
+            ("MemoryPressure", "False"),
+            ("DiskPressure", "False"),
+            ("PIDPressure", "False"),
+            ("Ready", "True"),
+        ]
         await client.create(pod("ok", "sh", "-c", "echo hi"))
         await client.create(pod("bad", "sh", "-c", "exit 4"))
 
@@ -168,3 +175,97 @@ async def test_pod_logs() -> None:
         r = await http.get("/api/v1/namespaces/default/pods/idle/log")
         assert r.status_code == 400 and "waiting to start" in r.json()["message"]
         await client.close()
+
+
+async def test_a_shell_image_without_a_command_crash_loops_as_on_a_cluster() -> None:
+    """busybox's own command is `sh`: with no terminal it exits at once, so under restartPolicy Always
+    the container restarts in back-off, worded as the kubelet words it."""
+    assert default_rule({"spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}).exit_code == 0
+    tty = {"spec": {"containers": [{"name": "c", "image": "busybox", "stdin": True, "tty": True}]}}
+    assert default_rule(tty).exit_code is None  # kubectl run -it: the shell waits on its terminal
+    assert default_rule({"spec": {"containers": [{"name": "c", "image": "nginx"}]}}).exit_code is None
+    async with Environment(kubelet=KubeletSimulator(pending_seconds=0.01, run_seconds=0.01)) as env:
+        client = lightkube_client(env)
+        await client.create(
+            Pod(
+                metadata=ObjectMeta(name="bb"),
+                spec=PodSpec(containers=[Container(name="main", image="busybox")]),
+            )
+        )
+
+        async def backing_off() -> Pod:
+            p = await client.get(Pod, "bb")
+            state = p.status.containerStatuses[0].state
+            assert state.waiting is not None and state.waiting.reason == "CrashLoopBackOff", state
+            return p
+
+        p = await eventually(backing_off)
+        assert p.status.phase == "Running"
+        status = p.status.containerStatuses[0]
+        assert status.lastState.terminated.reason == "Completed" and status.lastState.terminated.exitCode == 0
+        assert status.state.waiting.message.startswith("back-off ")
+        assert status.state.waiting.message.endswith(
+            f"restarting failed container=main pod=bb_default({p.metadata.uid})"
+        )
+        ready = next(c for c in p.status.conditions if c.type == "Ready")
+        assert (ready.reason, ready.message) == (
+            "ContainersNotReady",
+            "containers with unready status: [main]",
+        )
+
+
+async def test_init_containers_run_first_one_after_the_other() -> None:
+    """Init containers run in order before the containers (Pending, Initialized=False), each reported
+    in initContainerStatuses; a sidecar (restartPolicy Always) starts and runs on beside them; a
+    failing one fails a restartPolicy Never Pod (found by the workload corpus against a cluster)."""
+
+    def with_inits(name: str, *inits: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {
+                "restartPolicy": "Never",
+                "initContainers": list(inits),
+                "containers": [{"name": "main", "image": "nginx"}],
+            },
+        }
+
+    kubelet = KubeletSimulator(pending_seconds=0.01, run_seconds=0.05)
+    async with Environment(kubelet=kubelet) as env:
+        client = lightkube_client(env)
+        first = {"name": "first", "image": "busybox", "command": ["sh", "-c", "echo one"]}
+        side = {"name": "side", "image": "envoy", "restartPolicy": "Always"}
+        second = {"name": "second", "image": "busybox", "command": ["sh", "-c", "exit 0"]}
+        await client.create(Pod.from_dict(with_inits("ok", first, side, second)))
+
+        async def running() -> Pod:
+            p = await client.get(Pod, "ok")
+            assert p.status.phase == "Running", p.status
+            return p
+
+        p = await eventually(running)
+        inits = {s.name: s for s in p.status.initContainerStatuses}
+        for done in ("first", "second"):
+            term = inits[done].state.terminated
+            assert (term.exitCode, term.reason, inits[done].ready) == (0, "Completed", True)
+        assert inits["side"].state.running and inits["side"].ready and inits["side"].started
+        assert {c.type: c.status for c in p.status.conditions}["Initialized"] == "True"
+
+        bad = {"name": "migrate", "image": "busybox", "command": ["sh", "-c", "exit 3"]}
+        await client.create(Pod.from_dict(with_inits("bad", bad)))
+
+        async def failed() -> Pod:
+            p = await client.get(Pod, "bad")
+            assert p.status.phase == "Failed", p.status
+            return p
+
+        p = await eventually(failed)
+        [st] = p.status.initContainerStatuses
+        assert (st.state.terminated.exitCode, st.state.terminated.reason) == (3, "Error")
+        initialized = next(c for c in p.status.conditions if c.type == "Initialized")
+        assert (initialized.status, initialized.message) == (
+            "False",
+            "containers with incomplete status: [migrate]",
+        )
+        assert p.status.containerStatuses[0].state.waiting.reason == "PodInitializing"

@@ -258,6 +258,7 @@ async def test_namespace_deletion_events(env: Environment, http: httpx2.AsyncCli
     assert seen == [
         ("MODIFIED", "namespaces", "Terminating"),
         ("DELETED", "configmaps", ""),
+        ("MODIFIED", "namespaces", "Terminating"),  # the deletion conditions (UpdateStatus)
         ("MODIFIED", "namespaces", "Terminating"),  # spec.finalizers emptied (PUT .../finalize)
         ("DELETED", "namespaces", "Terminating"),
     ]
@@ -330,3 +331,97 @@ async def test_delete_collection(http: httpx2.AsyncClient) -> None:
     assert r.status_code == 200
     names = [i["metadata"]["name"] for i in (await http.get(CMS)).json()["items"]]
     assert names == ["dc3"]
+
+
+async def test_a_simulated_cluster_collects_dependents_of_owners_that_never_were() -> None:
+    """The real collector looks a virtual owner up by kind and name: a dependent whose owners are all
+    missing (or another object's uid under that name) is deleted, one that still has an owner loses
+    the dangling reference. A bare API server (no controller-manager) keeps them all."""
+
+    def ref(name: str, uid: str) -> dict:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": uid}
+
+    def dependent(name: str, *refs: dict) -> dict:
+        body = cm(name)
+        body["metadata"]["ownerReferences"] = list(refs)
+        return body
+
+    async with Environment(workloads=True) as env, httpx2.AsyncClient(base_url=env.url) as http:
+        owner = (await http.post(CMS, json=cm("owner"))).json()
+        assert (await http.post(CMS, json=dependent("orphan", ref("gone", "no-such-uid")))).status_code == 201
+        await http.post(CMS, json=dependent("wrong-uid", ref("owner", "not-the-owners-uid")))
+        await http.post(
+            CMS, json=dependent("half", ref("owner", owner["metadata"]["uid"]), ref("gone", "no-such-uid"))
+        )
+
+        async def collected() -> bool:
+            names = {c["metadata"]["name"] for c in (await http.get(CMS)).json()["items"]}
+            return "orphan" not in names and "wrong-uid" not in names
+
+        await eventually(collected)
+        half = (await http.get(f"{CMS}/half")).json()
+        assert [r["name"] for r in half["metadata"]["ownerReferences"]] == ["owner"]
+        assert (await http.get(f"{CMS}/owner")).status_code == 200
+    async with Environment() as env, httpx2.AsyncClient(base_url=env.url) as http:
+        await http.post(CMS, json=dependent("orphan", ref("gone", "no-such-uid")))
+        await asyncio.sleep(0.1)
+        assert (await http.get(f"{CMS}/orphan")).status_code == 200
+
+
+async def test_a_namespace_held_by_content_reports_it_in_its_conditions(http: httpx2.AsyncClient) -> None:
+    """The namespace deleter's conditions: what remains, by resource, and the finalizers holding it
+    (the real messages, `configmaps.` with the core group's empty name)."""
+    await http.post("/api/v1/namespaces", json={"metadata": {"name": "held"}})
+    body = cm("kept")
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    await http.post("/api/v1/namespaces/held/configmaps", json=body)
+    await http.delete("/api/v1/namespaces/held")
+
+    async def reported() -> dict:
+        ns = (await http.get("/api/v1/namespaces/held")).json()
+        conds = {c["type"]: c for c in ns["status"].get("conditions") or []}
+        assert conds.get("NamespaceContentRemaining", {}).get("status") == "True", conds
+        return conds
+
+    conds = await eventually(reported)
+    assert [(t, c["status"], c["reason"], c["message"]) for t, c in conds.items()] == [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered",
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed",
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization",
+        ),
+        (
+            "NamespaceContentRemaining",
+            "True",
+            "SomeResourcesRemain",
+            "Some resources are remaining: configmaps. has 1 resource instances",
+        ),
+        (
+            "NamespaceFinalizersRemaining",
+            "True",
+            "SomeFinalizersRemain",
+            "Some content in the namespace has finalizers remaining: "
+            "example.com/hold in 1 resource instances",
+        ),
+    ]
+    await http.patch(
+        "/api/v1/namespaces/held/configmaps/kept", json={"metadata": {"finalizers": None}}, headers=MERGE
+    )
+
+    async def gone() -> bool:
+        return (await http.get("/api/v1/namespaces/held")).status_code == 404
+
+    await eventually(gone)

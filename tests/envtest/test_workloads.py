@@ -277,6 +277,58 @@ async def test_fixing_a_crashing_deployment_rolls_out() -> None:
         await client.close()
 
 
+async def test_a_replicaset_adopts_orphans_and_releases_relabelled_pods(client: AsyncClient) -> None:
+    """ClaimPods: a matching Pod without a controller is adopted (and counted, so one fewer is
+    created); one of its own relabelled out of the selector is released and replaced."""
+    stray = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "stray", "labels": {"app": "rs"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]},
+    }
+    await client.create(Pod.from_dict(stray))
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "rs"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "rs"}},
+            "template": {
+                "metadata": {"labels": {"app": "rs"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]},
+            },
+        },
+    }
+    created = await client.create(ReplicaSet.from_dict(rs))
+
+    async def two_owned() -> list[Pod]:
+        pods = [p async for p in client.list(Pod, labels={"app": "rs"})]
+        assert len(pods) == 2 and all(p.metadata.ownerReferences for p in pods), pods
+        return pods
+
+    pods = await eventually(two_owned)
+    adopted = next(p for p in pods if p.metadata.name == "stray")
+    ref = adopted.metadata.ownerReferences[0]
+    assert (ref.kind, ref.name, ref.uid, ref.controller, ref.blockOwnerDeletion) == (
+        "ReplicaSet",
+        "rs",
+        created.metadata.uid,
+        True,
+        True,
+    )
+    # relabel one out of the selector: released (no owner), and a replacement is created
+    await client.patch(Pod, "stray", {"metadata": {"labels": {"app": "gone"}}})
+
+    async def released() -> bool:
+        gone = await client.get(Pod, "stray")
+        assert not gone.metadata.ownerReferences, gone.metadata
+        assert len([p async for p in client.list(Pod, labels={"app": "rs"})]) == 2
+        return True
+
+    await eventually(released)
+
+
 async def test_terminating_replicas_are_counted(env: Environment, client: AsyncClient) -> None:
     """apps/v1 ReplicaSets and Deployments report `terminatingReplicas` (0 once every Pod is gone or
     running), as kube-controller-manager v1.37 does; the workload corpus found the emulator lacking it."""

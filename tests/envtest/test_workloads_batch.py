@@ -137,6 +137,35 @@ async def test_long_running_job_stays_active_until_deadline() -> None:
         clock.advance(2)
         j = await finished(client, "forever", "Failed")
         assert cond(j, "Failed").reason == "DeadlineExceeded"
+        # the running Pod was deleted and counted as failed; nothing is left terminating
+        assert (j.status.failed, j.status.terminating, j.status.active) == (1, 0, None)
+        await client.close()
+
+
+async def test_failed_job_waits_for_its_pods_to_stop() -> None:
+    """FailureTarget at once, Failed only once no Pod is terminating (enactJobFinished)."""
+    clock = FakeClock()
+    kubelet = KubeletSimulator(pending_seconds=0.01, stop_seconds=1.5)
+    async with Environment(kubelet=kubelet, workloads=Workloads(clock=clock)) as env:
+        client = lightkube_client(env)
+        await client.create(Job.from_dict(job("slow", "sleep 3600", activeDeadlineSeconds=10)))
+
+        async def running() -> bool:
+            j = await client.get(Job, "slow")
+            return bool(j.status and j.status.active == 1)
+
+        await eventually(running)
+        clock.advance(11)
+
+        async def targeted() -> Job:
+            j = await client.get(Job, "slow")
+            assert cond(j, "FailureTarget") is not None, j.status
+            return j
+
+        j = await eventually(targeted)
+        assert cond(j, "Failed") is None and j.status.terminating == 1 and j.status.failed == 1
+        j = await finished(client, "slow", "Failed")
+        assert j.status.terminating == 0 and cond(j, "FailureTarget").reason == "DeadlineExceeded"
         await client.close()
 
 
@@ -239,3 +268,92 @@ async def test_suspended_job_stops_its_pods_without_counting_failures(client: As
     await client.patch(Job, "pause", {"spec": {"suspend": False}})
     j = await eventually(lambda: active(2))
     assert cond(j, "Suspended").status == "False" and cond(j, "Suspended").reason == "JobResumed"
+
+
+async def test_job_counts_pods_once_through_its_tracking_finalizer(client: AsyncClient) -> None:
+    """Each Pod carries batch.kubernetes.io/job-tracking until counted; deleting the finished Pods
+    afterwards takes nothing from the Job's counters (the real controller's uncounted tracking)."""
+    await client.create(Job.from_dict(job("track", "echo hi", completions=2, completionMode="Indexed")))
+    j = await finished(client, "track", "Complete")
+    assert j.status.succeeded == 2 and j.status.completedIndexes == "0-1"
+    pods = [p async for p in client.list(Pod, labels={"job-name": "track"})]
+    assert len(pods) == 2 and all(not p.metadata.finalizers for p in pods)
+    env = pods[0].spec.containers[0].env
+    assert [e.name for e in env] == ["JOB_COMPLETION_INDEX"]
+    assert (
+        env[0].valueFrom.fieldRef.fieldPath == "metadata.labels['batch.kubernetes.io/job-completion-index']"
+    )
+    for p in pods:
+        await client.delete(Pod, p.metadata.name)
+    await eventually(lambda: _no_pods(client, "track"))
+    j = await client.get(Job, "track")
+    assert j.status.succeeded == 2 and j.status.completedIndexes == "0-1"
+
+
+async def test_running_job_pods_hold_the_tracking_finalizer(client: AsyncClient) -> None:
+    await client.create(Job.from_dict(job("hold", "sleep 3600")))
+
+    async def running() -> Pod:
+        pods = [p async for p in client.list(Pod, labels={"job-name": "hold"})]
+        assert len(pods) == 1 and pods[0].status.phase == "Running"
+        return pods[0]
+
+    pod = await eventually(running)
+    assert pod.metadata.finalizers == ["batch.kubernetes.io/job-tracking"]
+
+
+async def _no_pods(client: AsyncClient, name: str) -> bool:
+    return [p async for p in client.list(Pod, labels={"job-name": name})] == []
+
+
+async def test_pod_failure_policy_fails_ignores_and_counts(client: AsyncClient) -> None:
+    """podFailurePolicy: a FailJob rule fails the Job at the first matching exit code (reason
+    PodFailurePolicy, the real message); an Ignore rule's failures are not counted."""
+    rules = [
+        {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [3]}},
+        {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [4]}},
+    ]
+    await client.create(
+        Job.from_dict(job("fatal", "exit 3", backoffLimit=5, podFailurePolicy={"rules": rules}))
+    )
+    j = await finished(client, "fatal", "Failed")
+    [pod] = [p async for p in client.list(Pod, labels={"job-name": "fatal"})]
+    failed = cond(j, "Failed")
+    assert (failed.reason, failed.message) == (
+        "PodFailurePolicy",
+        f"Container main for pod default/{pod.metadata.name} failed with exit code 3 "
+        "matching FailJob rule at index 0",
+    )
+    assert cond(j, "FailureTarget").reason == "PodFailurePolicy" and j.status.failed == 1
+
+    # exit 4 is ignored: the Pods are replaced without counting, so the Job never fails by its limit
+    await client.create(
+        Job.from_dict(job("shrug", "exit 4", backoffLimit=0, podFailurePolicy={"rules": rules}))
+    )
+
+    async def replaced() -> bool:
+        pods = [p async for p in client.list(Pod, labels={"job-name": "shrug"})]
+        return len([p for p in pods if p.status.phase == "Failed"]) >= 2
+
+    await eventually(replaced)
+    j = await client.get(Job, "shrug")
+    assert not j.status.failed and cond(j, "Failed") is None
+
+
+async def test_success_policy_completes_an_indexed_job_early(client: AsyncClient) -> None:
+    """successPolicy: once the named indexes succeed the Job is SuccessCriteriaMet then Complete
+    (reason SuccessPolicy, "Matched rules at index 0"), the other Pods stopped uncounted."""
+    body = job(
+        "early",
+        "if [ $JOB_COMPLETION_INDEX = 0 ]; then exit 0; fi; sleep 3600",
+        completions=3,
+        parallelism=3,
+        completionMode="Indexed",
+        successPolicy={"rules": [{"succeededIndexes": "0"}]},
+    )
+    await client.create(Job.from_dict(body))
+    j = await finished(client, "early", "Complete")
+    complete = cond(j, "Complete")
+    assert (complete.reason, complete.message) == ("SuccessPolicy", "Matched rules at index 0")
+    assert cond(j, "SuccessCriteriaMet").reason == "SuccessPolicy"
+    assert (j.status.succeeded, j.status.completedIndexes, j.status.failed) == (1, "0", None)

@@ -381,6 +381,22 @@ conditions:
   status: {{ .status | Quote }}
   type: {{ .type | Quote }}
 {{ end }}
+allocatable:
+{{ with .status.allocatable }}
+{{ YAML . 1 }}
+{{ else }}
+  cpu: 1k
+  memory: 1Ti
+  pods: 1M
+{{ end }}
+capacity:
+{{ with .status.capacity }}
+{{ YAML . 1 }}
+{{ else }}
+  cpu: 1k
+  memory: 1Ti
+  pods: 1M
+{{ end }}
 {{ $nodeInfo := .status.nodeInfo }}
 {{ $kwok := printf "kwok-%s" Version }}
 nodeInfo:
@@ -399,7 +415,9 @@ nodeInfo:
 
 def node_stages() -> list[dict[str, Any]]:
     """A node is Ready once kwok sees it (kwok's node-initialize, without the `phase` a kubelet does
-    not write), and posts its status every 5 minutes as a kubelet with node leases does (kwok renews
+    not write; a node created without resources gets kwok's defaults, 1k CPUs, 1Ti and 1M Pods, as
+    the emulator's kubelet gives its kwok nodes), and posts its status every 5 minutes as a kubelet
+    with node leases does (kwok renews
     the Lease every 10 s, so the node lifecycle controller keeps it Ready)."""
     ready = _expr('.status.conditions.[] | select( .type == "Ready" ) | .status', "In", "True")
     return [

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from pyscaffold_op.clock import REAL_CLOCK, Clock, Timer
+from pyscaffold_op.envtest.controllers.events import EventRecorder
 from pyscaffold_op.envtest.status import StatusError
 from pyscaffold_op.envtest.types import Key, Obj
 
@@ -30,8 +31,11 @@ class SimulatedController:
     primary: tuple[str, str, str]
     owns: tuple[str, str] | None = None
     kind: str = ""
+    component: str = ""  # the EventSource the real controller records its Events as
+    manager: str = MANAGER  # the field manager of its writes
 
     def __init__(self) -> None:
+        self.recorder: EventRecorder | None = EventRecorder(self.component) if self.component else None
         self._store: Store | None = None
         self.clock: Clock = REAL_CLOCK
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -44,15 +48,20 @@ class SimulatedController:
         assert self._store is not None, "attach the controller first"
         return self._store
 
-    def attach(self, store: Store, clock: Clock) -> None:
-        """Start on the running loop: reconcile every existing primary object, then follow changes."""
+    def attach(self, store: Store, clock: Clock, *, events: bool = True) -> None:
+        """Start on the running loop: reconcile every existing primary object, then follow changes.
+        `events=False`: record no Events."""
         self._store, self.clock = store, clock
+        if self.recorder is not None and events:
+            self.recorder.attach(store, clock)
         self._loop = asyncio.get_running_loop()
         store.on_change.append(self._on_event)
         for obj in self.list(self.primary):
             self.enqueue(_key(obj))
 
     def detach(self) -> None:
+        if self.recorder is not None:
+            self.recorder.detach()
         if self._store is not None and self._on_event in self._store.on_change:
             self._store.on_change.remove(self._on_event)
         for t in self._timers.values():
@@ -115,6 +124,11 @@ class SimulatedController:
     def reconcile(self, namespace: str, name: str) -> None:
         raise NotImplementedError
 
+    def record(self, obj: Obj, type_: str, reason: str, message: str) -> None:
+        """An Event about `obj`, as the real controller records it (nothing without a component)."""
+        if self.recorder is not None:
+            self.recorder.event(obj, type_, reason, message)
+
     # -- store helpers -----------------------------------------------------------------------------
 
     def info(self, gvr: tuple[str, str, str]) -> ServedResource:
@@ -141,12 +155,12 @@ class SimulatedController:
         return [o for o in self.list(gvr, ns or None) if (controller_ref(o) or {}).get("uid") == uid]
 
     def create(self, gvr: tuple[str, str, str], namespace: str, obj: Obj) -> Obj:
-        return self.store.create(self.info(gvr), namespace, obj, manager=MANAGER, fresh=True)
+        return self.store.create(self.info(gvr), namespace, obj, manager=self.manager, fresh=True)
 
     def update(self, gvr: tuple[str, str, str], obj: Obj) -> Obj:
         meta = obj["metadata"]
         return self.store.update(
-            self.info(gvr), meta.get("namespace", ""), meta["name"], obj, manager=MANAGER
+            self.info(gvr), meta.get("namespace", ""), meta["name"], obj, manager=self.manager
         )
 
     def write_status(self, gvr: tuple[str, str, str], obj: Obj, status: Obj) -> Obj:
@@ -158,7 +172,7 @@ class SimulatedController:
             meta["name"],
             {**obj, "status": status},
             subresource="status",
-            manager=MANAGER,
+            manager=self.manager,
         )
 
     def delete(self, gvr: tuple[str, str, str], obj: Obj, propagation: str | None = None) -> None:

@@ -26,8 +26,9 @@ class CoreControllers:
         *,
         namespace_deletion_delay: float = 0.2,
         namespace_deletion_max_delay: float = 5.0,
+        collect_dangling: bool = False,
     ) -> None:
-        self.gc = GarbageCollector(store)
+        self.gc = GarbageCollector(store, dangling=collect_dangling)
         self.namespaces = NamespaceController(
             store, delay=namespace_deletion_delay, max_delay=namespace_deletion_max_delay
         )

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
+from pyscaffold_op.envtest.controllers.events import NORMAL
 from pyscaffold_op.envtest.controllers.job import finished
 from pyscaffold_op.envtest.controllers.timestamps import parse_time, rfc3339
 from pyscaffold_op.envtest.status import StatusError
@@ -50,6 +51,7 @@ class CronJobController(SimulatedController):
     primary = ("batch", "v1", "cronjobs")
     owns = ("batch", "jobs")
     kind = "CronJob"
+    component = "cronjob-controller"
 
     def reconcile(self, namespace: str, name: str) -> None:
         cj = self.live(namespace, name)
@@ -61,8 +63,20 @@ class CronJobController(SimulatedController):
         active = [j for j in jobs if not finished(j)]
         successful = [j for j in jobs if finished(j) == "Complete"]
         now = self.clock.now()
-        self._trim(successful, int(spec.get("successfulJobsHistoryLimit", 3)))
-        self._trim([j for j in jobs if finished(j) == "Failed"], int(spec.get("failedJobsHistoryLimit", 1)))
+        listed = {r.get("uid") for r in status.get("active") or []}
+        for j in jobs:  # a Job of the active list that finished: seen once, as the real controller says
+            condition = finished(j)
+            if condition and j["metadata"]["uid"] in listed:
+                self.record(
+                    cj,
+                    NORMAL,
+                    "SawCompletedJob",
+                    f"Saw completed job: {j['metadata']['name']}, condition: {condition}",
+                )
+        self._trim(cj, successful, int(spec.get("successfulJobsHistoryLimit", 3)))
+        self._trim(
+            cj, [j for j in jobs if finished(j) == "Failed"], int(spec.get("failedJobsHistoryLimit", 1))
+        )
         completion_times = [
             t for t in (parse_time((j.get("status") or {}).get("completionTime")) for j in successful) if t
         ]
@@ -85,10 +99,16 @@ class CronJobController(SimulatedController):
             policy = spec.get("concurrencyPolicy", "Allow")
             if policy == "Forbid" and active:
                 missed = []  # try again at the next time; lastScheduleTime stays
+                self.record(
+                    cj,
+                    NORMAL,
+                    "JobAlreadyActive",
+                    "Not starting job because prior execution is running and concurrency policy is Forbid",
+                )
             else:
                 if policy == "Replace":
                     for j in active:
-                        self.delete(JOBS, j, propagation="Background")
+                        self._delete_job(cj, j)
                     active = []
                 job = self._create_job(cj, scheduled)
                 if job is not None:
@@ -114,18 +134,24 @@ class CronJobController(SimulatedController):
         }
         job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": template.get("spec") or {}}
         try:
-            return self.create(JOBS, cj["metadata"].get("namespace", ""), job)
+            created = self.create(JOBS, cj["metadata"].get("namespace", ""), job)
         except StatusError as err:
             if err.code == 409:  # already started for this time
                 return None
             raise
+        self.record(cj, NORMAL, "SuccessfulCreate", f"Created job {created['metadata']['name']}")
+        return created
 
-    def _trim(self, jobs: list[Obj], keep: int) -> None:
+    def _trim(self, cj: Obj, jobs: list[Obj], keep: int) -> None:
         jobs = sorted(
             jobs, key=lambda j: (j.get("status") or {}).get("startTime") or j["metadata"]["creationTimestamp"]
         )
         for j in jobs[: max(len(jobs) - keep, 0)]:
-            self.delete(JOBS, j, propagation="Background")
+            self._delete_job(cj, j)
+
+    def _delete_job(self, cj: Obj, job: Obj) -> None:
+        self.delete(JOBS, job, propagation="Background")
+        self.record(cj, NORMAL, "SuccessfulDelete", f"Deleted job {job['metadata']['name']}")
 
 
 def _ref(job: Obj) -> Obj:

@@ -13,8 +13,27 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest.registry.namespaces import KUBERNETES, spec_finalizers
+from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
 from pyscaffold_op.envtest.storage.storeaccess import StoreAccess
-from pyscaffold_op.envtest.types import NAMESPACES
+from pyscaffold_op.envtest.types import GR, NAMESPACES
+
+PODS: GR = ("", "pods")
+# the conditions the namespace deleter keeps, with their "ok" reason and message (status False)
+_OK = (
+    ("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered", "All resources successfully discovered"),
+    (
+        "NamespaceDeletionGroupVersionParsingFailure",
+        "ParsedGroupVersions",
+        "All legacy kube types successfully parsed",
+    ),
+    (
+        "NamespaceDeletionContentFailure",
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    ),
+    ("NamespaceContentRemaining", "ContentRemoved", "All content successfully removed"),
+    ("NamespaceFinalizersRemaining", "ContentHasNoFinalizers", "All content-preserving finalizers finished"),
+)
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.storage.objectstore import Event
@@ -53,23 +72,26 @@ class NamespaceController:
         return worked
 
     def _sync(self, name: str) -> None:
+        """deleteAllContent: the Pods first (nothing else goes while one remains), then every other
+        namespaced resource; the namespace's deletion conditions report what is left, and once
+        nothing is, the `kubernetes` finalizer goes and so does the namespace."""
         ns = self.store.find(NAMESPACES, "", name)
         if ns is None or not ns["metadata"].get("deletionTimestamp"):
             self._active.discard(name)
             return
-        left = False
+        remaining: dict[str, int] = {}  # "<resource>.<group>" -> objects left
+        finalizers: dict[str, int] = {}  # finalizer -> objects it holds
+        pods_left = self._delete_all(name, PODS, remaining, finalizers)
+        if pods_left:
+            self._conditions(name, {}, {})  # as the real one: the content totals wait for the rest
+            return  # a DELETED event of a Pod brings it back here
         for gr in self.store.stored_resources():
             info = self.store.registry.storage_for(*gr)
-            if gr == NAMESPACES or info is None or not info.namespaced:
+            if gr in (NAMESPACES, PODS) or info is None or not info.namespaced:
                 continue
-            for key in [k for k in self.store.keys_in(gr) if k[0] == name]:
-                obj = self.store.find(gr, *key)
-                if obj is None:
-                    continue
-                if not obj["metadata"].get("deletionTimestamp"):
-                    self.store.delete(info, key[0], key[1])
-                left = left or self.store.find(gr, *key) is not None
-        if left:
+            self._delete_all(name, gr, remaining, finalizers)
+        self._conditions(name, remaining, finalizers)
+        if remaining:
             return  # a DELETED event of what is left brings it back here
         current = self.store.find(NAMESPACES, "", name)
         if current is not None and KUBERNETES in spec_finalizers(current):
@@ -82,6 +104,77 @@ class NamespaceController:
             if not rest and not final["metadata"].get("finalizers"):
                 self.store.drop(NAMESPACES, ("", name), final)
         self._active.discard(name)
+
+    def _delete_all(self, name: str, gr: GR, remaining: dict[str, int], finalizers: dict[str, int]) -> int:
+        """deleteAllContentForGroupVersionResource: delete what is not being deleted, count what is
+        left (and the finalizers holding it)."""
+        info = self.store.registry.storage_for(*gr)
+        if info is None:
+            return 0
+        left = 0
+        for key in [k for k in self.store.keys_in(gr) if k[0] == name]:
+            obj = self.store.find(gr, *key)
+            if obj is None:
+                continue
+            if not obj["metadata"].get("deletionTimestamp"):
+                self.store.delete(info, key[0], key[1])
+            obj = self.store.find(gr, *key)
+            if obj is None:
+                continue
+            left += 1
+            for f in obj["metadata"].get("finalizers") or []:
+                finalizers[f] = finalizers.get(f, 0) + 1
+        if left:
+            remaining[f"{gr[1]}.{gr[0]}"] = left
+        return left
+
+    def _conditions(self, name: str, remaining: dict[str, int], finalizers: dict[str, int]) -> None:
+        """namespaceConditionUpdater.Update: the five deletion conditions, the failing variant of
+        ContentRemaining and FinalizersRemaining while something is left; written when they change."""
+        ns = self.store.find(NAMESPACES, "", name)
+        if ns is None:
+            return
+        new: dict[str, tuple[str, str, str]] = {t: ("False", r, m) for t, r, m in _OK}
+        if remaining:
+            left = ", ".join(sorted(f"{r} has {n} resource instances" for r, n in remaining.items()))
+            new["NamespaceContentRemaining"] = (
+                "True",
+                "SomeResourcesRemain",
+                f"Some resources are remaining: {left}",
+            )
+        if finalizers:
+            held = ", ".join(sorted(f"{f} in {n} resource instances" for f, n in finalizers.items()))
+            new["NamespaceFinalizersRemaining"] = (
+                "True",
+                "SomeFinalizersRemain",
+                f"Some content in the namespace has finalizers remaining: {held}",
+            )
+        status = dict(ns.get("status") or {})
+        conditions = [dict(c) for c in status.get("conditions") or []]
+        changed = False
+        now = now_rfc3339()
+        for typ, (st, reason, message) in new.items():
+            old = next((c for c in conditions if c.get("type") == typ), None)
+            if old is None:
+                conditions.append(
+                    {
+                        "type": typ,
+                        "status": st,
+                        "lastTransitionTime": now,
+                        "reason": reason,
+                        "message": message,
+                    }
+                )
+                changed = True
+            elif (old.get("status"), old.get("reason"), old.get("message")) != (st, reason, message):
+                if old.get("status") != st:
+                    old["lastTransitionTime"] = now
+                old.update(status=st, reason=reason, message=message)
+                changed = True
+        if changed:
+            status["conditions"] = conditions
+            meta = {**ns["metadata"]}
+            self.store.put(NAMESPACES, ("", name), ns, {**ns, "metadata": meta, "status": status})
 
     # -- the schedule ------------------------------------------------------------------------------
 

@@ -11,7 +11,8 @@ from pyscaffold_op.envtest.status import StatusError
 from pyscaffold_op.envtest.types import Key
 
 if TYPE_CHECKING:
-    from pyscaffold_op.envtest.storage.objectstore import Event
+    from pyscaffold_op.clock import Clock
+    from pyscaffold_op.envtest.storage.objectstore import Event, Store
 
 SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
 
@@ -28,6 +29,19 @@ class ServiceAccountController(SimulatedController):
             and event.obj["metadata"]["name"] == "default"
         ):
             yield ("", event.obj["metadata"].get("namespace", ""))
+
+    def attach(self, store: Store, clock: Clock, *, events: bool = True) -> None:
+        super().attach(store, clock, events=events)
+        store.admission.await_default_account = self.ensure
+
+    def detach(self) -> None:
+        if self._store is not None and self._store.admission.await_default_account == self.ensure:
+            self._store.admission.await_default_account = None
+        super().detach()
+
+    def ensure(self, namespace: str) -> None:
+        """Make the namespace's `default` ServiceAccount now (the admission plugin is waiting for it)."""
+        self.reconcile("", namespace)
 
     def reconcile(self, namespace: str, name: str) -> None:
         del namespace  # namespaces are cluster-scoped: the key is ("", name)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest.controllers import pods as P
 from pyscaffold_op.envtest.controllers.base import SimulatedController, new_owner_ref
-from pyscaffold_op.envtest.controllers.deployment import template_hash
+from pyscaffold_op.envtest.controllers.deploymentutil import template_hash
+from pyscaffold_op.envtest.controllers.events import NORMAL
 from pyscaffold_op.envtest.types import Obj
 
 if TYPE_CHECKING:
@@ -18,8 +19,8 @@ if TYPE_CHECKING:
 
 REVISIONS = ("apps", "v1", "controllerrevisions")
 PVCS = ("", "v1", "persistentvolumeclaims")
-REVISION_LABEL = "controller-revision-hash"
-HASH_LABEL = "controller.kubernetes.io/hash"  # a ControllerRevision's (history.NewControllerRevision)
+REVISION_LABEL = "controller-revision-hash"  # a Pod's: the name of its ControllerRevision
+HASH_LABEL = "controller.kubernetes.io/hash"  # a ControllerRevision's: its hash
 
 
 def ordinal(sts_name: str, pod: Obj) -> int:
@@ -31,6 +32,7 @@ class StatefulSetController(SimulatedController):
     primary = ("apps", "v1", "statefulsets")
     owns = ("", "pods")
     kind = "StatefulSet"
+    component = "statefulset-controller"
 
     def reconcile(self, namespace: str, name: str) -> None:
         sts = self.live(namespace, name)
@@ -42,11 +44,13 @@ class StatefulSetController(SimulatedController):
         status: Obj = dict(sts.get("status") or {})
         update_revision = self._revision(sts)
         current_revision = status.get("currentRevision") or update_revision
-        pods = {ordinal(name, p): p for p in self.owned(P.PODS, sts)}
+        start = int((spec.get("ordinals") or {}).get("start") or 0)
+        # by index: replica i is Pod <name>-<start + i>
+        pods = {ordinal(name, p) - start: p for p in self.owned(P.PODS, sts)}
         # failed or succeeded pods are replaced
         for i, existing in list(pods.items()):
             if P.is_terminal(existing) and not existing["metadata"].get("deletionTimestamp"):
-                self.delete(P.PODS, existing)
+                self._delete_pod(sts, existing)
                 del pods[i]
         blocked = False
         for i in range(replicas):
@@ -55,7 +59,7 @@ class StatefulSetController(SimulatedController):
                 if blocked:
                     break
                 revision = current_revision if self._partitioned(sts, i) else update_revision
-                pods[i] = self._create_pod(sts, i, revision)
+                pods[i] = self._create_pod(sts, start + i, revision)
                 if not parallel:
                     blocked = True
                 continue
@@ -65,7 +69,7 @@ class StatefulSetController(SimulatedController):
         if condemned and not blocked:
             for i in condemned if parallel else condemned[:1]:
                 if not pods[i]["metadata"].get("deletionTimestamp"):
-                    self.delete(P.PODS, pods[i])
+                    self._delete_pod(sts, pods[i])
                 if not parallel:
                     break
         elif (
@@ -80,7 +84,7 @@ class StatefulSetController(SimulatedController):
                     continue
                 if (p["metadata"].get("labels") or {}).get(REVISION_LABEL) != update_revision:
                     if not p["metadata"].get("deletionTimestamp"):
-                        self.delete(P.PODS, p)
+                        self._delete_pod(sts, p)
                     break
         self._status(sts, update_revision, current_revision)
 
@@ -129,7 +133,8 @@ class StatefulSetController(SimulatedController):
         if rev is not None:  # the partition keeps older ordinals at the current revision's template
             template = copy.deepcopy((rev.get("data") or {}).get("spec", {}).get("template") or template)
             template.pop("$patch", None)
-        pod = P.from_template(template, new_owner_ref(sts), name=f"{name}-{i}", generate_name=f"{name}-")
+        pod = P.from_template(template, new_owner_ref(sts), name=f"{name}-{i}")
+        pod["metadata"]["generateName"] = f"{name}-"  # GetPodFromTemplate's prefix, kept beside the name
         labels = pod["metadata"].setdefault("labels", {})
         labels.update(
             {
@@ -158,11 +163,30 @@ class StatefulSetController(SimulatedController):
                         "spec": copy.deepcopy(claim.get("spec") or {}),
                     },
                 )
+                self.record(
+                    sts,
+                    NORMAL,
+                    "SuccessfulCreate",
+                    f"Create Claim {pvc_name} Pod {name}-{i} in StatefulSet {name} success",
+                )
             volumes[:] = [v for v in volumes if v.get("name") != cname]
             volumes.append({"name": cname, "persistentVolumeClaim": {"claimName": pvc_name}})
         if not volumes:
             del pod["spec"]["volumes"]
-        return self.create(P.PODS, ns, pod)
+        created = self.create(P.PODS, ns, pod)
+        self.record(
+            sts, NORMAL, "SuccessfulCreate", f"Create Pod {name}-{i} in StatefulSet {name} successful"
+        )
+        return created
+
+    def _delete_pod(self, sts: Obj, pod: Obj) -> None:
+        self.delete(P.PODS, pod)
+        self.record(
+            sts,
+            NORMAL,
+            "SuccessfulDelete",
+            f"Delete Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']} successful",
+        )
 
     def _status(self, sts: Obj, update_revision: str, current_revision: str) -> None:
         spec = sts.get("spec") or {}

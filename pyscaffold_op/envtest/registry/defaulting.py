@@ -93,6 +93,14 @@ def _walk_schema(value: Any, schema: dict[str, Any]) -> None:
 
 
 def _pod_spec(spec_: Obj) -> None:
+    # serviceAccount is the deprecated alias of serviceAccountName: the two are kept alike, the
+    # new name winning when both are set
+    if not spec_.get("serviceAccountName") and spec_.get("serviceAccount"):
+        spec_["serviceAccountName"] = spec_["serviceAccount"]
+    if spec_.get("serviceAccountName"):
+        spec_["serviceAccount"] = spec_["serviceAccountName"]
+    else:
+        spec_.pop("serviceAccount", None)
     spec_.setdefault("dnsPolicy", "ClusterFirst")
     spec_.setdefault("restartPolicy", "Always")
     spec_.setdefault("terminationGracePeriodSeconds", 30)

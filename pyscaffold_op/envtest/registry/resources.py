@@ -433,7 +433,8 @@ def builtin_resources() -> list[ServedResource]:
             to_storage=crossgroup.hpa_v1_to_v2,
             from_storage=crossgroup.hpa_v2_to_v1,
         ),
-        _r("discovery.k8s.io/v1", "EndpointSlice", "endpointslices"),
+        # its strategy sets generation 1 and bumps it for any change but metadata's (labels too)
+        _r("discovery.k8s.io/v1", "EndpointSlice", "endpointslices", generation=True),
         _r("storage.k8s.io/v1", "StorageClass", "storageclasses", namespaced=False, short_names=["sc"]),
         _r("storage.k8s.io/v1", "CSIStorageCapacity", "csistoragecapacities"),
         _r("storage.k8s.io/v1", "CSIDriver", "csidrivers", namespaced=False),

@@ -10,7 +10,16 @@ import re
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.registry import certificates, cronjobs, events, immutable, namespaces, podspec
+from pyscaffold_op.envtest.registry import (
+    certificates,
+    cronjobs,
+    events,
+    immutable,
+    namespaces,
+    podresources,
+    podspec,
+)
+from pyscaffold_op.envtest.registry.podqos import pod_qos
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
 from pyscaffold_op.envtest.types import as_obj
@@ -25,8 +34,8 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     if key == ("", "pods"):
         spec = obj.setdefault("spec", {})
-        spec.setdefault("serviceAccountName", "default")  # the ServiceAccount admission plugin
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        podresources.default_pod_level_resources(obj)  # before the QoS class, as PrepareForCreate
+        obj["status"] = {"phase": "Pending", "qosClass": pod_qos(obj)}
     elif key == ("", "namespaces"):
         namespaces.prepare_create(obj)
     elif key == ("", "services") and isinstance(spec, dict):
@@ -73,6 +82,48 @@ def prepare_create(info: ServedResource, obj: dict[str, Any]) -> None:
         certificates.prepare_create(obj)
 
 
+def bumps_generation(info: ServedResource, new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Besides a spec change: a Deployment's annotations bump its generation too (its strategy's
+    PrepareForUpdate: they are copied to its ReplicaSets), and an EndpointSlice's labels."""
+    key = {("apps", "deployments"): "annotations", ("discovery.k8s.io", "endpointslices"): "labels"}.get(
+        info.group_resource
+    )
+    if key is None:
+        return False
+    return (new["metadata"].get(key) or {}) != (old["metadata"].get(key) or {})
+
+
+def prepare_status_update(info: ServedResource, new: dict[str, Any], old: dict[str, Any]) -> None:
+    """What a built-in's status strategy keeps of the old status (PrepareForUpdate; the metadata is
+    `statusstrategy`'s): a Pod's QoS class is immutable, so a status that leaves it out keeps it (old
+    kubelets dropped it)."""
+    if info.group_resource == ("", "pods"):
+        status, old_status = new.get("status"), old.get("status")
+        kept = old_status.get("qosClass") if isinstance(old_status, dict) else None
+        if isinstance(status, dict) and kept and not status.get("qosClass"):
+            status["qosClass"] = kept
+
+
+def validate_status(info: ServedResource, new: dict[str, Any]) -> list[Cause]:
+    """The few status validations that bite: a PodDisruptionBudget's counts are never negative
+    (ValidatePodDisruptionBudgetStatusUpdate, policy/v1)."""
+    out: list[Cause] = []
+    if info.group_resource == ("policy", "poddisruptionbudgets") and info.version == "v1":
+        status = new.get("status") if isinstance(new.get("status"), dict) else {}
+        assert isinstance(status, dict)
+        for field in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
+            value = status.get(field)
+            if isinstance(value, int) and value < 0:
+                out.append(
+                    cause(
+                        "FieldValueInvalid",
+                        f"status.{field}",
+                        f"Invalid value: {value}: must be greater than or equal to 0",
+                    )
+                )
+    return out
+
+
 def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     """Field validation of built-ins: only the checks most likely to catch operator bugs."""
     key = (info.group, info.plural)
@@ -82,6 +133,8 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
         out.extend(
             podspec.pod_spec_causes(spec if isinstance(spec, dict) else {}, "spec", created=old is None)
         )
+        if isinstance(spec, dict):
+            out.extend(cause("FieldValueInvalid", f, msg) for f, msg in podresources.consistency_errors(spec))
         if old is not None and _pod_spec_frozen(old.get("spec") or {}) != _pod_spec_frozen(spec or {}):
             out.append(
                 cause(

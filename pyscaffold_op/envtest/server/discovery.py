@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyscaffold_op.envtest.kubeversion import KUBERNETES_VERSION, major_minor
 from pyscaffold_op.envtest.registry.resources import Registry
 
+_MAJOR, _MINOR = major_minor()
+# /version as kube-apiserver's (component-base's effective version): the binary version, the emulation
+# version (the same) and the minimum compatibility version (one minor back); the build fields are the
+# emulator's, an official build's commit and date are not known here
 VERSION = {
-    "major": "1",
-    "minor": "32",
-    "emulationMajor": "1",
-    "emulationMinor": "32",
-    "gitVersion": "v1.32.0-pyop-envtest",
+    "major": _MAJOR,
+    "minor": _MINOR,
+    "emulationMajor": _MAJOR,
+    "emulationMinor": _MINOR,
+    "minCompatibilityMajor": _MAJOR,
+    "minCompatibilityMinor": str(int(_MINOR) - 1),
+    "gitVersion": KUBERNETES_VERSION,
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
-    "buildDate": "2026-01-01T00:00:00Z",
-    "goVersion": "go1.23.0",
+    "buildDate": "1970-01-01T00:00:00Z",
+    "goVersion": "go1.26.0",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

@@ -1,6 +1,7 @@
 """The certificates of `Environment(tls=True)`: a CA made at start, a serving certificate for
-127.0.0.1/localhost/::1 and an admin client certificate (CN=admin, O=system:masters), as envtest's
-control plane makes them; and the check of a client's certificate against that CA.
+127.0.0.1/localhost/::1 and an admin client certificate (CN=kubernetes-admin, O=system:masters: the
+name kubeadm and kind give their admin), as a cluster's control plane makes them; and the check of a
+client's certificate against that CA.
 
 The emulator may not import the runtime (tests/test_walls.py), so this is its own small use of
 `cryptography` (imported only when TLS is asked for) rather than `runtime.certs`.
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric import ec
 
-ADMIN_CN = "admin"
+ADMIN_CN = "kubernetes-admin"
 SERVING_HOSTS = ("localhost",)
 SERVING_IPS = ("127.0.0.1", "::1")
 _SKEW = datetime.timedelta(minutes=5)  # valid from 5 minutes back: clocks drift

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ if TYPE_CHECKING:
     from pyscaffold_op.envtest.storage.objectstore import Event, Store
 
 PODS = ("", "pods")
+POLL_SECONDS = 0.25
 
 
 def _running(pod: dict[str, Any], container: str) -> bool:
@@ -44,7 +46,9 @@ async def follow(
                 sent = len(logged)
             if current is None or not _running(current, container):
                 return
-            await changed.wait()
+            # a running container's output grows as its script's clock goes: look again soon
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), POLL_SECONDS)
             changed.clear()
             found = store.find(PODS, ns, name)
             current = found if found is not None and found["metadata"]["uid"] == uid else None

@@ -9,11 +9,14 @@ import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyscaffold_op.envtest import status as E
+from pyscaffold_op.envtest.registry import podbinding
 from pyscaffold_op.envtest.server import wire
+from pyscaffold_op.envtest.server.eviction import evict
 from pyscaffold_op.envtest.server.protocol import HttpRequest, Response, Target, json_response
+from pyscaffold_op.envtest.storage.objectstore import now_rfc3339
 
 if TYPE_CHECKING:
     from pyscaffold_op.envtest.server.handlers import Api
@@ -45,31 +48,24 @@ def _created() -> Response:
 
 
 def _binding(api: Api, req: HttpRequest, t: Target) -> Response:
-    """POST pods/NAME/binding (what a scheduler sends): sets spec.nodeName once."""
+    """POST pods/NAME/binding (what a scheduler sends): sets spec.nodeName once (registry.podbinding)."""
     body = wire.read_body(req, t.info, check_kind=False)
     node = ((body.get("target") or {}) if isinstance(body.get("target"), dict) else {}).get("name")
-    store = api.store
-    pod = store.get(t.info, t.namespace or "", t.name or "")
+    api.store.get(t.info, t.namespace or "", t.name or "")  # 404 first
     if not node:
         raise E.invalid(
             "", "Binding", t.name or "", [E.cause("FieldValueRequired", "target.name", "Required value")]
         )
-    bound = (pod.get("spec") or {}).get("nodeName")
-    if bound:
-        raise E.conflict(
-            "", "pods/binding", t.name or "", f'pod {t.name} is already assigned to node "{bound}"'
-        )
-    if pod["metadata"].get("deletionTimestamp"):
-        raise E.conflict(
-            "", "pods/binding", t.name or "", f"pod {t.name} is being deleted, cannot be assigned to a host"
-        )
-    store.update(
-        t.info,
+    meta = given if isinstance(given := body.get("metadata"), dict) else {}
+    annotations = found if isinstance(found := meta.get("annotations"), dict) else None
+    podbinding.bind(
+        api.store,
         t.namespace or "",
         t.name or "",
-        {**pod, "spec": {**pod["spec"], "nodeName": node}},
-        manager=wire.field_manager(req),
-        require_rv=False,
+        str(node),
+        now_rfc3339(),
+        annotations=annotations,
+        dry_run=wire.dry_run(req),
     )
     return _created()
 
@@ -90,91 +86,6 @@ def binding_collection(api: Api, req: HttpRequest, t: Target) -> Response:
             [E.cause("FieldValueRequired", "metadata.name", "Required value: name is required")],
         )
     return _binding(api, req, Target(pods, t.namespace, name, "binding"))
-
-
-def _eviction(api: Api, req: HttpRequest, t: Target) -> Response:
-    """POST pods/NAME/eviction: a delete that PodDisruptionBudgets may refuse (429)."""
-    body = wire.read_body(req, t.info, check_kind=False)
-    opts = given if isinstance(given := body.get("deleteOptions"), dict) else {}
-    store = api.store
-    ns, name = t.namespace or "", t.name or ""
-    pod = store.get(t.info, ns, name)
-    phase = (pod.get("status") or {}).get("phase")
-    if phase not in ("Succeeded", "Failed", "Pending") and not pod["metadata"].get("deletionTimestamp"):
-        _check_budgets(api, pod)
-    grace = opts.get("gracePeriodSeconds")
-    store.delete(
-        t.info,
-        ns,
-        name,
-        propagation=opts.get("propagationPolicy"),
-        preconditions=opts.get("preconditions"),
-        dry_run="All" in (opts.get("dryRun") or []) or wire.dry_run(req),
-        grace_period=grace if isinstance(grace, int) else None,
-    )
-    return _created()
-
-
-def _check_budgets(api: Api, pod: dict[str, Any]) -> None:
-    """The eviction's PodDisruptionBudget check, computed now (there is no disruption controller):
-    healthy = matching Pods that are Ready; refuse when evicting one would go under the budget."""
-    store = api.store
-    ns = pod["metadata"].get("namespace", "")
-    pdbs, _rv, _c, _r = store.list(store.info("policy", "v1", "poddisruptionbudgets"), ns)
-    labels = pod["metadata"].get("labels") or {}
-    for pdb in pdbs:
-        spec = pdb.get("spec") or {}
-        match = _selector(spec.get("selector"))
-        if match is None or not match({"metadata": {"labels": labels}}):
-            continue
-        pods, _rv, _c, _r = store.list(store.info("", "v1", "pods"), ns)
-        selected = [p for p in pods if match(p) and not p["metadata"].get("deletionTimestamp")]
-        healthy = sum(1 for p in selected if _ready(p))
-        desired = _desired_healthy(spec, len(selected))
-        if healthy - 1 < desired:
-            err = E.StatusError(
-                429,
-                "TooManyRequests",
-                "Cannot evict pod as it would violate the pod's disruption budget.",
-                {
-                    "causes": [
-                        {
-                            "reason": "DisruptionBudget",
-                            "message": f"The disruption budget {pdb['metadata']['name']} needs {desired} "
-                            f"healthy pods and has {healthy} currently",
-                        }
-                    ]
-                },
-            )
-            raise err
-
-
-def _selector(sel: Any) -> Callable[[dict[str, Any]], bool] | None:
-    if not isinstance(sel, dict):
-        return None
-    from pyscaffold_op.envtest.controllers.pods import selector_matcher
-
-    return selector_matcher(sel)
-
-
-def _ready(pod: dict[str, Any]) -> bool:
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in (pod.get("status") or {}).get("conditions") or []
-    )
-
-
-def _desired_healthy(spec: dict[str, Any], expected: int) -> int:
-    def amount(v: Any) -> int:
-        if isinstance(v, str) and v.endswith("%"):
-            return -(-int(v[:-1]) * expected // 100)  # rounded up, like the disruption controller
-        return int(v)
-
-    if spec.get("minAvailable") is not None:
-        return amount(spec["minAvailable"])
-    if spec.get("maxUnavailable") is not None:
-        return max(expected - amount(spec["maxUnavailable"]), 0)
-    return expected
 
 
 def _token(api: Api, req: HttpRequest, t: Target) -> Response:
@@ -256,6 +167,6 @@ def _b64(data: bytes) -> str:
 _HANDLERS: dict[tuple[str, str, str], tuple[str, Callable[[Api, HttpRequest, Target], Response]]] = {
     ("", "pods", "log"): ("GET", _pod_log),
     ("", "pods", "binding"): ("POST", _binding),
-    ("", "pods", "eviction"): ("POST", _eviction),
+    ("", "pods", "eviction"): ("POST", evict),
     ("", "serviceaccounts", "token"): ("POST", _token),
 }

@@ -168,7 +168,7 @@ class ReadVerbs:
         version = partial.requested(req, listing=False)
         table = wants_table(req) and version is None
         # the watcher converts itself: its selector sees the stored form
-        raw_pred = selectors.query_selector(req, info.field_selectors)
+        raw_pred = selectors.query_selector(req, info.field_selectors, info)
         initial = rv_param in (None, "", "0") if send_initial is None else send_initial.lower() == "true"
         since: int | None
         since = None if rv_param in (None, "", "0") or initial else int(parse_rv(rv_param))

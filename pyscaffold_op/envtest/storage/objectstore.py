@@ -116,6 +116,10 @@ class _Bucket:
                 del self.keys[i]
 
 
+# metadata a built-in's storage drops when empty (omitempty maps and lists)
+_EMPTY_DROPPED = ("annotations", "labels", "finalizers", "ownerReferences")
+
+
 class Store:
     def __init__(
         self,
@@ -137,6 +141,8 @@ class Store:
         self.on_change: list[Callable[[Event], None]] = []  # in-process observers (kubelet, tests)
         # pods/log: set by the kubelet simulator (pod -> text, None if not started)
         self.pod_logs: Callable[[Obj], str | None] | None = None
+        # the optional admission plugins (ServiceAccount: on where a controller-manager runs)
+        self.admission = admission_plugins.Plugins()
         for ns in DEFAULT_NAMESPACES:
             # written by kube-apiserver itself, which its managedFields say (later updates are
             # tracked only on objects that have some)
@@ -313,6 +319,7 @@ class Store:
             None,
             pruned=pruned,
             meta_errors=meta_causes(meta, info.name_rule, info.kube_finalizers),
+            admission_name=admission_name,
         )
         if resource_version_set and not dry_run:
             # etcd3's store.Create refuses it with a plain error, which the server answers as a bare 500
@@ -341,6 +348,7 @@ class Store:
         *,
         pruned: bool = False,
         meta_errors: builtins.list[E.Cause] | None = None,
+        admission_name: str = "",
     ) -> Obj:
         """Defaulting, pruning and validation: the CRD schema for custom resources, strategies otherwise;
         `meta_errors` (ObjectMeta's) lead the 422's causes."""
@@ -363,7 +371,7 @@ class Store:
         else:
             if old is None:
                 strategies.prepare_create(info, obj)
-                admission_plugins.admit_create(info, obj)
+                admission_plugins.admit_create(info, obj, self, admission_name)
             defaulting.apply(info, obj, old)  # every write, like the server's defaulting
             causes = strategies.validate(info, obj, old)
             if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
@@ -460,8 +468,6 @@ class Store:
                 causes += apiextensions.rules_or_blocked(causes, new, info.schema, old)
                 if causes:
                     raise E.invalid(info.group, info.kind, old["metadata"]["name"], causes)
-            else:
-                defaulting.apply_types(info, new)  # the status as decoded into the Go type
             return new
         new = json_copy(obj)
         new["apiVersion"], new["kind"] = info.storage_type
@@ -486,7 +492,10 @@ class Store:
                 new["status"] = merged["status"]
         errors = no_new_finalizers(meta, ometa) + meta_causes(meta, None, info.kube_finalizers)
         new = self._admit(info, new, old, meta_errors=errors + finalize_errors)
-        if info.generation and _spec_of(new) != _spec_of(old) and not _bound(info, old, new):
+        if info.generation and (
+            (_spec_of(new) != _spec_of(old) and not _bound(info, old, new))
+            or strategies.bumps_generation(info, new, old)
+        ):
             new["metadata"]["generation"] = ometa.get("generation", 1) + 1
         return new
 
@@ -516,6 +525,10 @@ class Store:
         if errors:
             raise E.invalid(info.group, info.kind, ometa["name"], errors)
         defaulting.apply_types(info, new)  # the status as decoded into the Go type
+        strategies.prepare_status_update(info, new, old)
+        causes = strategies.validate_status(info, new)
+        if causes:
+            raise E.invalid(info.group, info.kind, ometa["name"], causes)
         return new
 
     def _write(self, info: ServedResource, key: Key, old: Obj, new: Obj) -> Obj:
@@ -683,7 +696,16 @@ class Store:
 
     def _commit(self, gr: GR, key: Key, old: Obj | None, new: Obj) -> None:
         self.rv += 1
-        new["metadata"]["resourceVersion"] = str(self.rv)
+        meta = new["metadata"]
+        if any(k in meta and not meta[k] for k in _EMPTY_DROPPED):
+            info = self.registry.storage_for(*gr)
+            if info is not None and not info.custom:
+                # a built-in is stored as protobuf: an empty map or list there is no entry, so it reads
+                # back absent (annotations: {} sent is gone on the answer already)
+                for k in _EMPTY_DROPPED:
+                    if k in meta and not meta[k]:
+                        del meta[k]
+        meta["resourceVersion"] = str(self.rv)
         self._bucket(gr).put(key, new)
         uid = new["metadata"]["uid"]
         self._by_uid[uid] = (gr, key)

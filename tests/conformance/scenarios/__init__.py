@@ -17,6 +17,7 @@ from tests.conformance.scenarios import (
     rbac,
     registry,
     smp,
+    workload_facts,
 )
 
 SCENARIOS: list[Scenario] = [
@@ -29,6 +30,7 @@ SCENARIOS: list[Scenario] = [
     *fidelity.SCENARIOS,
     *quantities.SCENARIOS,
     *csr.SCENARIOS,
+    *workload_facts.SCENARIOS,
     *registry.SCENARIOS,
     *decoding.SCENARIOS,
     *events.SCENARIOS,

@@ -55,13 +55,15 @@ def _statefulset(k: Kube) -> None:
 
 
 def _unschedulable(**spec: Any) -> Any:
+    extra = spec.pop("c", {})  # once, not per run: the emulator's run and the cluster's get the same Pod
+
     def act(k: Kube) -> None:
         k.create(
             obj(
                 "v1",
                 "Pod",
                 "p",
-                {"containers": [container("c", "busybox", SLEEP, **spec.pop("c", {}))], **spec},
+                {"containers": [container("c", "busybox", SLEEP, **extra)], **spec},
             )
         )
         k.until(

@@ -13,7 +13,10 @@ BOTH = {**CPU, **MEM}
 
 
 def c(
-    name: str = "c", requests: dict[str, str] | None = None, limits: dict[str, str] | None = None
+    name: str = "c",
+    requests: dict[str, str] | None = None,
+    limits: dict[str, str] | None = None,
+    command: list[str] = SLEEP,
 ) -> dict[str, Any]:
     resources: dict[str, Any] = {}
     if requests:
@@ -21,10 +24,15 @@ def c(
     if limits:
         resources["limits"] = limits
     return (
-        container(name, "busybox", SLEEP, resources=resources)
+        container(name, "busybox", command, resources=resources)
         if resources
-        else container(name, "busybox", SLEEP)
+        else container(name, "busybox", command)
     )
+
+
+# an init container must end for the Pod to run: a kubelet runs its command (the emulator's too), so a
+# `sleep 3600` one holds the Pod in Init for an hour (kwok alone completes it whatever it runs)
+DONE = ["sh", "-c", "true"]
 
 
 def _pod(*containers: dict[str, Any], init: list[dict[str, Any]] | None = None, **spec: Any) -> Any:
@@ -48,8 +56,8 @@ CASES: dict[str, Any] = {
     "guaranteed-requests-equal-limits": _pod(c(requests=BOTH, limits=BOTH)),
     "burstable-one-of-two": _pod(c("a", limits=BOTH), c("b")),
     "guaranteed-two": _pod(c("a", limits=BOTH), c("b", requests=BOTH, limits=BOTH)),
-    "burstable-init-without-resources": _pod(c(limits=BOTH), init=[c("init")]),
-    "guaranteed-init-too": _pod(c(limits=BOTH), init=[c("init", limits=BOTH)]),
+    "burstable-init-without-resources": _pod(c(limits=BOTH), init=[c("init", command=DONE)]),
+    "guaranteed-init-too": _pod(c(limits=BOTH), init=[c("init", limits=BOTH, command=DONE)]),
     "best-effort-ephemeral-storage": _pod(c(requests={"ephemeral-storage": "1Gi"})),
     "burstable-extended-cpu-units": _pod(c(requests={"cpu": "0.5"}, limits={"cpu": "1"})),
     "guaranteed-pod-level": _pod(c(), resources={"limits": BOTH}),
