@@ -11,6 +11,7 @@ controller's job (`envtest/controllers/cronjob.py`).
 
 from __future__ import annotations
 
+import os
 import re
 import zoneinfo
 from typing import Any
@@ -49,17 +50,31 @@ def _go_list(items: list[str]) -> str:
     return "[" + " ".join(items) + "]"
 
 
+# Go's platformZoneSources on Linux, searched in this order by time.LoadLocation
+_GO_ZONE_SOURCES = ("/usr/share/zoneinfo", "/usr/share/lib/zoneinfo", "/usr/lib/locale/TZ", "/etc/zoneinfo")
+
+
 def load_location_error(name: str) -> str | None:
-    """Why Go's `time.LoadLocation(name)` fails, or None when it loads."""
+    """Why Go's `time.LoadLocation(name)` fails, or None when it loads. Go reads the system's zoneinfo
+    folders first and reports the first error that is not "no such file" (a directory: EISDIR), then
+    its embedded copy; Python's ZoneInfo skips directories, so they are looked at here first, and the
+    answer does not depend on whether the tzdata package is installed."""
     if name in ("", "UTC", "Local"):
         return None
     if ".." in name or name[0] in "/\\":
         return "time: invalid location name"
+    sources = [os.environ["ZONEINFO"]] if os.environ.get("ZONEINFO") else []
+    for source in [*sources, *_GO_ZONE_SOURCES]:
+        path = os.path.join(source, name)
+        if os.path.isfile(path):
+            break
+        if os.path.isdir(path):
+            return "is a directory"
     try:
         zoneinfo.ZoneInfo(name)
     except ValueError:  # a file that is not TZif data (ZoneInfoNotFoundError is a KeyError)
         return "malformed time zone information"
-    except IsADirectoryError:  # Go reads the zoneinfo path and reports the errno
+    except IsADirectoryError:  # the tzdata package's folder, when no system folder has the name
         return "is a directory"
     except (KeyError, OSError):
         return f"unknown time zone {name}"
