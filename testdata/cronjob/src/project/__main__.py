@@ -42,7 +42,7 @@ def setup(mgr: Manager, flags: ManagerFlags) -> None:
     """Register every controller and webhook of the project with the manager."""
     CronJobReconciler(
         client=mgr.client,
-        recorder=mgr.get_event_recorder_for("cronjob-controller"),
+        recorder=mgr.get_event_recorder("cronjob-controller"),
     ).setup_with_manager(mgr)
     mgr.webhook_server = WebhookServer(port=flags.webhook_port, cert_dir=flags.webhook_cert_path, generate_missing=True)
     setup_cron_job_webhook_with_manager(mgr)
