@@ -6,7 +6,7 @@ help: ## Display this help.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-10s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: testdata
-testdata: ## Regenerate the golden scaffold testdata/project/ (commit it with template changes).
+testdata: ## Regenerate the golden trees testdata/project/, testdata/at/, testdata/cronjob/ (commit them with template changes).
 	$(PYTHON) -m pyscaffold_op.dev.regen
 
 .PHONY: models

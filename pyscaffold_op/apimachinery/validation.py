@@ -35,6 +35,12 @@ def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
+def content_max_len_error(length: int) -> str:
+    """The words of apimachinery v0.37's `validate/content` rules (label keys and values), which
+    count bytes where util/validation's count characters."""
+    return f"must be no more than {length} bytes"
+
+
 def _regex_error(message: str, fmt: str, *examples: str) -> str:
     shown = ",  or ".join(f"'{e}'" for e in examples)
     return f"{message} (e.g. {shown}, regex used for validation is '{fmt}')"
@@ -47,9 +53,13 @@ class _Rule:
     message: str
     fmt: str
     examples: tuple[str, ...]
+    content: bool = False  # a `validate/content` rule: its length is in bytes, and says so
 
     def check(self, value: str) -> list[str]:
-        errors = [max_len_error(self.max_len)] if len(value) > self.max_len else []
+        if self.content:
+            errors = [content_max_len_error(self.max_len)] if len(value.encode()) > self.max_len else []
+        else:
+            errors = [max_len_error(self.max_len)] if len(value) > self.max_len else []
         if not self.regex.fullmatch(value):
             errors.append(_regex_error(self.message, self.fmt, *self.examples))
         return errors
@@ -86,6 +96,7 @@ _LABEL_VALUE_RULE = _Rule(
     "must start and end with an alphanumeric character",
     _LABEL_VALUE_FMT,
     ("MyValue", "my_value", "12345"),
+    content=True,
 )
 
 
@@ -96,6 +107,17 @@ def is_dns1123_label(value: str) -> list[str]:
     if not _LABEL.fullmatch(value) and _SUBDOMAIN.fullmatch(value):
         errors[-1] = "must not contain dots"
     return errors
+
+
+# content.IsDNS1123Subdomain: a label key's prefix (util/validation's own counts characters)
+_CONTENT_SUBDOMAIN = _Rule(
+    _DNS1123_SUBDOMAIN.max_len,
+    _DNS1123_SUBDOMAIN.regex,
+    _DNS1123_SUBDOMAIN.message,
+    _DNS1123_SUBDOMAIN.fmt,
+    _DNS1123_SUBDOMAIN.examples,
+    content=True,
+)
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
@@ -130,12 +152,12 @@ def is_qualified_name(value: str) -> list[str]:
         if not parts[0]:
             errors.append("prefix part must be non-empty")
         else:
-            errors += [f"prefix part {e}" for e in is_dns1123_subdomain(parts[0])]
+            errors += [f"prefix part {e}" for e in _CONTENT_SUBDOMAIN.check(parts[0])]
     name = parts[-1]
     if not name:
         errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part " + max_len_error(63))
+    elif len(name.encode()) > 63:
+        errors.append("name part " + content_max_len_error(63))
     if not _QUALIFIED.fullmatch(name):
         errors.append(
             _regex_error(

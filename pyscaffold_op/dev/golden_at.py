@@ -9,12 +9,10 @@ Every file of `testdata/at/` is byte-identical to a fresh scaffold of the at exa
 
 from __future__ import annotations
 
-import filecmp
-import shutil
-import tempfile
-from pathlib import Path
+from pyscaffold_op.dev.golden import FinishedExample, project_files
+from pyscaffold_op.dev.regen import REPO_ROOT, scaffold_at_example
 
-from pyscaffold_op.dev.regen import REPO_ROOT, generate_manifests, scaffold_at_example
+__all__ = ["AT", "AT_DIR", "GENERATED", "HAND_FINISHED", "drift", "project_files", "refresh_at"]
 
 AT_DIR = REPO_ROOT / "testdata" / "at"
 
@@ -35,46 +33,14 @@ GENERATED: tuple[str, ...] = (
 )
 """Files `make manifests` derives from the hand-finished types and controller markers."""
 
-_IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
+AT = FinishedExample(AT_DIR, scaffold_at_example, HAND_FINISHED, GENERATED)
 
 
-def project_files(root: Path) -> set[str]:
-    """Relative paths of the files of a project tree, without caches."""
-    return {
-        path.relative_to(root).as_posix()
-        for path in root.rglob("*")
-        if path.is_file() and not _IGNORED_PARTS.intersection(path.relative_to(root).parts)
-    }
+def drift() -> list[str]:
+    """What differs between `testdata/at/` and a rebuild of it: missing, extra or changed files."""
+    return AT.drift()
 
 
-def build_at(dest: Path, finished_from: Path) -> None:
-    """Fresh scaffold into `dest`, the hand-finished files from `finished_from`, then `make manifests`."""
-    scaffold_at_example(dest)
-    for relative in HAND_FINISHED:
-        shutil.copyfile(finished_from / relative, dest / relative)
-    generate_manifests(dest)
-
-
-def drift(at_dir: Path = AT_DIR) -> list[str]:
-    """What differs between `at_dir` and a rebuild of it: missing, extra or changed files."""
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = Path(tmp) / "at"
-        build_at(fresh, finished_from=at_dir)
-        expected, actual = project_files(fresh), project_files(at_dir)
-        problems = [f"missing {name}" for name in sorted(expected - actual)]
-        problems += [f"unexpected {name}" for name in sorted(actual - expected)]
-        problems += [
-            f"changed {name}"
-            for name in sorted(expected & actual)
-            if not filecmp.cmp(fresh / name, at_dir / name, shallow=False)
-        ]
-        return problems
-
-
-def refresh_at(at_dir: Path = AT_DIR) -> None:
-    """Rebuild `at_dir` in place, keeping its hand-finished files."""
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = Path(tmp) / "at"
-        build_at(fresh, finished_from=at_dir)
-        shutil.rmtree(at_dir)
-        shutil.copytree(fresh, at_dir)
+def refresh_at() -> None:
+    """Rebuild `testdata/at/` in place, keeping its hand-finished files."""
+    AT.refresh()

@@ -1,4 +1,4 @@
-"""Regenerate the golden trees `testdata/project/` and `testdata/at/`: `python -m pyscaffold_op.dev.regen`.
+"""Regenerate the golden trees `testdata/project/`, `testdata/at/`, `testdata/cronjob/`: `make testdata`.
 
 The tree is exactly what the at example's commands produce (seed 000):
 
@@ -64,16 +64,20 @@ def main(argv: list[str] | None = None) -> int:
     files = sum(1 for path in dest.rglob("*") if path.is_file())
     print(f"regenerated {dest} ({files} files, with generated manifests)", file=sys.stderr)
     if dest == GOLDEN_DIR:
-        from pyscaffold_op.dev.golden_at import AT_DIR, refresh_at
+        from pyscaffold_op.dev.golden_at import AT
         from pyscaffold_op.dev.template_history import TEMPLATES, record
 
         revision, new = record(TEMPLATES / "init")  # `pyop upgrade` of projects made by this template
         if new:
             print(f"recorded template revision {revision} in templates/history", file=sys.stderr)
 
-        if AT_DIR.is_dir():
-            refresh_at(AT_DIR)
-            print(f"regenerated {AT_DIR} (scaffold output + its hand-finished files)", file=sys.stderr)
+        from pyscaffold_op.dev.golden_cronjob import CRONJOB
+
+        for example in (AT, CRONJOB):
+            if example.directory.is_dir():
+                example.refresh()
+                done = f"regenerated {example.directory} (scaffold output + its hand-finished files)"
+                print(done, file=sys.stderr)
     return 0
 
 

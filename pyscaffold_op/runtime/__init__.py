@@ -178,6 +178,9 @@ if TYPE_CHECKING:
     from pyscaffold_op.runtime.controller.event import (
         UpdateEvent as UpdateEvent,
     )
+    from pyscaffold_op.runtime.controller.events import (
+        EventRecorder as EventRecorder,
+    )
     from pyscaffold_op.runtime.controller.fromkopf import (
         KopfMarks as KopfMarks,
     )
@@ -278,7 +281,7 @@ if TYPE_CHECKING:
         default_controller_rate_limiter as default_controller_rate_limiter,
     )
     from pyscaffold_op.runtime.controller.recorder import (
-        EventRecorder as EventRecorder,
+        LegacyEventRecorder as LegacyEventRecorder,
     )
     from pyscaffold_op.runtime.controller.request import (
         ReconcileContext as ReconcileContext,

@@ -315,7 +315,7 @@ def _plan_controller(
     registration = [
         f"{r.reconciler_import}(",
         "    client=mgr.client,",
-        f'    recorder=mgr.get_event_recorder_for("{r.recorder_name}"),',
+        f'    recorder=mgr.get_event_recorder("{r.recorder_name}"),',
         ").setup_with_manager(mgr)",
     ]
     planner.insert(

@@ -26,11 +26,6 @@ KNOWN_GAPS: dict[str, str] = {}  # empty: every gap the corpus found is closed
 # DELIBERATE scenarios judged by a cluster's control plane (test_cluster.py) that do not agree, each with
 # why; the issue 36 items are being fixed by NAME=fidelity (branch h-fidelity): shrink this as they land
 CLUSTER_PENDING: dict[str, str] = {
-    "crud/pod@v1/*": "issue 36 item 4: ServiceAccount admission adds serviceAccount and the "
-    "kube-api-access-* projected token volume and mounts; the emulator does not yet",
-    "fieldvalidation/pod@v1/*": "as crud/pod@v1/*",
-    "protobuf/pod@v1/*": "as crud/pod@v1/*",
-    "discovery/version": "issue 36 item 7: /version answers v1.37.2's fields (minCompatibilityMajor/Minor)",
     "crud/job@batch-v1/delete": "the DELETE answers with the Job as its controller has written it so far, "
     "a moment after the create: which status fields are there is a race on both servers (the GETs after "
     "it, once the garbage collector is done, agree)",

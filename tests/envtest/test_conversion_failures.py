@@ -134,3 +134,37 @@ async def test_a_wrong_answer_is_worded_as_kube_apiserver_words_it(real: bool, t
 
 def _message(err: ApiError) -> str:
     return re.sub(r"\s+", " ", err.message)
+
+
+async def test_a_list_is_converted_one_review_per_object(real: bool, tmp_path: Path) -> None:
+    """kube-apiserver converts each object as a served version's storage decodes it (into its watch
+    cache, as events arrive, or item by item from etcd): a webhook never gets more than one object,
+    and a list of three in another version has cost three reviews. The emulator sent the list in one."""
+    converter = Converter()
+    reviewed: list[list[str]] = []
+    answer = converter.answer
+
+    def counting(req: dict[str, Any]) -> dict[str, Any]:
+        reviewed.append([o["metadata"]["name"] for o in req["objects"]])
+        return answer(req)
+
+    converter.answer = counting
+    server = WebhookServer(host="127.0.0.1", port=0)
+    server.register("/convert", converter)
+    apiserver = oracle_bin("kube-apiserver")
+    assets = apiserver.parent if real and apiserver is not None else None
+    async with server, Environment(kubelet=None, real=real, assets=assets) as env:
+        crd = tmp_path / "shapes.yaml"
+        crd.write_text(json.dumps(shape_crd(server)))
+        await env.install_crds([crd])
+        client = new_client(env.config)
+        try:
+            for name in ("a", "b", "c"):
+                body = {**v1_shape(name, 1), "metadata": {"name": name, "namespace": "default"}}
+                await client.create(Shape.model_validate(body))
+            listed = await client.list(ShapeV2, namespace="default")
+            assert sorted(s.metadata.name or "" for s in listed) == ["a", "b", "c"]
+            assert {len(names) for names in reviewed} == {1}, reviewed
+            assert {name for names in reviewed for name in names} == {"a", "b", "c"}
+        finally:
+            await client.close()

@@ -62,10 +62,12 @@ async def test_events_both_groups(http: httpx2.AsyncClient) -> None:
     assert as_core["message"] == "done" and as_core["involvedObject"]["name"] == "example"
     listed = (await http.get(NEW, params={"fieldSelector": "regarding.name=example"})).json()
     assert [i["metadata"]["name"] for i in listed["items"]] == ["e1", "e2"]
-    r = await http.patch(
-        f"{NEW}/e2", json={"note": "patched"}, headers={"content-type": "application/merge-patch+json"}
-    )
-    assert r.json()["note"] == "patched"
-    assert (await http.get(f"{CORE}/e2")).json()["message"] == "patched"
+    merge = {"content-type": "application/merge-patch+json"}
+    r = await http.patch(f"{NEW}/e2", json={"note": "patched"}, headers=merge)
+    assert r.status_code == 422  # an events.k8s.io/v1 Event's note is immutable there (as on the server)
+    assert r.json()["details"]["causes"][0]["message"] == 'Invalid value: "patched": field is immutable'
+    r = await http.patch(f"{CORE}/e2", json={"message": "patched"}, headers=merge)  # core/v1 allows it
+    assert r.json()["message"] == "patched"
+    assert (await http.get(f"{NEW}/e2")).json()["note"] == "patched"
     assert (await http.delete(f"{NEW}/e2")).status_code == 200
     assert (await http.get(f"{CORE}/e2")).status_code == 404

@@ -109,7 +109,7 @@ async def _run_as_service_account(
     )
     config = env.config_for(issued["status"]["token"])
     mgr = Manager(config, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
-    reconciler = at_controller.AtReconciler(client=mgr.client, recorder=mgr.get_event_recorder_for("at"))
+    reconciler = at_controller.AtReconciler(client=mgr.client, recorder=mgr.get_event_recorder("at"))
     reconciler.setup_with_manager(mgr)
     at = at_types.At(
         metadata={"name": "story", "namespace": "default"},

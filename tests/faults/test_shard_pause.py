@@ -156,8 +156,8 @@ async def test_renewals_older_than_the_deadline_hold_nothing(pair: Pair) -> None
     await pair.until(("a", "b"), "a", "b")
     mine = [k for k in KEYS if Assignment(["a", "b"]).owner(k) == "a"]
     assert all(a.holds(k) for k in mine)
-    assert a._renewed_at is not None
-    sent = a._renewed_at
+    assert a.renewal.last is not None
+    sent = a.renewal.last
     pair.clocks["a"]._mono = sent + DEADLINE  # exactly at the deadline: still held
     assert all(a.holds(k) for k in mine)
     pair.clocks["a"]._mono = sent + DEADLINE + 0.001

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Awaitable, Callable
 
 from pyscaffold_op.runtime import (
     Manager,
@@ -26,11 +27,10 @@ from pyscaffold_op.runtime import (
 from tests.runtime.widgets import Widget
 
 
-def main() -> int:
-    kubeconfig, log_path, identity = sys.argv[1], sys.argv[2], sys.argv[3]
-    lease, deadline, retry = (float(a) for a in sys.argv[4:7]) if len(sys.argv) > 4 else (2.0, 1.5, 0.2)
-    busy, requeue = (float(a) for a in sys.argv[7:9]) if len(sys.argv) > 7 else (0.03, 0.3)
-    setup_logging("info", "json")
+def logging_reconciler(
+    log_path: str, identity: str, busy: float, requeue: float
+) -> Callable[[Request], Awaitable[Result]]:
+    """A reconciler writing `<identity> start|end <key>` lines to `log_path` around `busy` seconds."""
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     async def reconcile(req: Request) -> Result:
@@ -42,6 +42,15 @@ def main() -> int:
             os.write(fd, f"{identity} end {key}\n".encode())
         return Result(requeue_after=requeue)
 
+    return reconcile
+
+
+def main() -> int:
+    kubeconfig, log_path, identity = sys.argv[1], sys.argv[2], sys.argv[3]
+    lease, deadline, retry = (float(a) for a in sys.argv[4:7]) if len(sys.argv) > 4 else (2.0, 1.5, 0.2)
+    busy, requeue = (float(a) for a in sys.argv[7:9]) if len(sys.argv) > 7 else (0.03, 0.3)
+    setup_logging("info", "json")
+    reconcile = logging_reconciler(log_path, identity, busy, requeue)
     mgr = Manager(
         load_config(kubeconfig),
         ManagerOptions(

@@ -3,6 +3,7 @@ object, diff), and the Warning Event a failed reconcile posts (kopf's filters, d
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -150,27 +151,29 @@ async def test_a_failed_reconcile_posts_a_warning_event_unless_turned_off(
     async with mgr.running(), quiet.running():
         await api.create(widget("w"))
 
-        async def warned() -> list[Event]:
-            events = await api.list(Event, namespace="default")
-            return [e for e in events if e.reason == "ReconcileError"]
+        async def warned() -> list[dict[str, Any]]:  # events.k8s.io/v1, as mgr.get_event_recorder writes
+            raw = await api.transport.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events")
+            return [e for e in json.loads(raw)["items"] if e["reason"] == "ReconcileError"]
 
         found = await eventually(warned)
     event = found[0]
-    assert event.type == "Warning" and event.involved_object.name == "w"
-    assert event.involved_object.kind == "Widget"
-    assert event.message == "Reconciler error: cannot handle w"
-    assert event.source is not None and event.source.component == "widget-controller"
-    assert {e.source.component for e in found if e.source is not None} == {"widget-controller"}
+    assert event["type"] == "Warning" and event["action"] == "Reconcile"
+    assert event["regarding"]["name"] == "w" and event["regarding"]["kind"] == "Widget"
+    assert event["note"] == "Reconciler error: cannot handle w"
+    assert {e["reportingController"] for e in found} == {"widget-controller"}
+    # the core/v1 view of the same Event (kubectl describe)
+    [core] = [e for e in await api.list(Event, namespace="default") if e.reason == "ReconcileError"]
+    assert core.reporting_component == "widget-controller" and core.message == event["note"]
 
 
 async def test_a_role_without_events_is_said_once_with_the_fix(caplog: pytest.LogCaptureFixture) -> None:
-    from pyscaffold_op.runtime import EventRecorder, Forbidden
+    from pyscaffold_op.runtime import Forbidden, LegacyEventRecorder
 
     class NoEvents:
         async def request(self, *args: Any, **kwargs: Any) -> bytes:
             raise Forbidden('events is forbidden: User "system:serviceaccount:x:y" cannot create resource')
 
-    recorder = EventRecorder(NoEvents(), "widget-controller")
+    recorder = LegacyEventRecorder(NoEvents(), "widget-controller")
     for n in range(3):  # a reconcile error that keeps failing posts an Event each time
         recorder.event(widget("w"), "Warning", "ReconcileError", f"Reconciler error: {n}")
         await recorder.flush()

@@ -146,3 +146,95 @@ async def test_a_standby_takes_an_expired_lease_only_after_lease_duration_on_its
     assert TIMINGS["lease_duration"] <= waited < TIMINGS["lease_duration"] + 1.2 * TIMINGS["retry_period"]
     assert leases.holder == "b" and leases.lease is not None and leases.lease.spec.lease_transitions == 1
     await standby.stop()
+
+
+async def lead(clock: FakeClock, e: LeaderElector) -> None:
+    e.start()
+    await asyncio.wait_for(e.elected.wait(), 5)
+    await clock.wait_for_timers()  # asleep until its next renewal
+
+
+async def test_a_leader_paused_past_the_renew_deadline_holds_nothing_until_renewed() -> None:
+    """Paused (SIGSTOP) right after a renewal, for longer than renew_deadline but shorter than the lease:
+    nobody could take the lease, so the first renewal after the pause succeeds and work resumes; until
+    then no reconcile may start (on waking, the process cannot know yet)."""
+    clock, leases = FakeClock(), Leases()
+    a = elector(leases, clock, "a")
+    await lead(clock, a)
+    assert a.holds()
+    sent = a.renewal.last
+    assert sent is not None
+    clock._mono = sent + TIMINGS["renew_deadline"]  # exactly at the deadline: still held
+    assert a.holds()
+    clock.advance(0.5)  # SIGCONT: time jumped past the deadline before the loop could run
+    assert not a.holds()
+    waiter = asyncio.ensure_future(a.wait_holds())
+    await asyncio.sleep(0)
+    assert await asyncio.wait_for(waiter, 5) is True  # the overdue renewal ran and found the lease ours
+    assert a.holds() and not a.lost.is_set() and leases.holder == "a"
+    await a.stop()
+
+
+async def test_a_leader_that_finds_another_holder_loses_at_once_not_after_the_renew_deadline() -> None:
+    """Paused past the lease duration: a standby took the lease. client-go retries its renewal until
+    renew_deadline (reconciling all along); pyop's leader started nothing since it woke, and gives up
+    on the first renewal that reads another holder."""
+    clocks = {"a": FakeClock(), "b": FakeClock()}
+    leases = Leases()
+    a, b = elector(leases, clocks["a"], "a"), elector(leases, clocks["b"], "b")
+    await lead(clocks["a"], a)
+    b.start()
+    while not b.elected.is_set():  # a is paused: only b's time moves
+        await clocks["b"].wait_for_timers()
+        if not b.elected.is_set():
+            clocks["b"].advance(TIMINGS["retry_period"])
+    assert leases.holder == "b"
+    assert a.is_leader and not a.lost.is_set()  # a has not run since: it still thinks it leads
+    waiter = asyncio.ensure_future(a.wait_holds())
+    clocks["a"].advance(TIMINGS["lease_duration"] + 1)  # SIGCONT
+    assert not a.holds()
+    assert await asyncio.wait_for(waiter, 5) is False
+    assert a.lost.is_set() and not a.is_leader
+    # at its first attempt: its clock never moved on for a renew deadline of retries
+    assert a._task is not None and await ended(a._task)
+    assert leases.holder == "b"
+    await b.stop()
+
+
+async def test_a_renewal_caught_in_flight_by_a_pause_is_retried_once_not_taken_as_lost() -> None:
+    """SIGSTOP while the renewal's request is in flight, for longer than renew_deadline: on SIGCONT its
+    timeout has passed and it fails. That is the pause, not the server: one more attempt, which finds
+    the lease still ours."""
+    clock, leases = FakeClock(), Leases()
+    a = elector(leases, clock, "a")
+    await lead(clock, a)
+    leases.hang = asyncio.Event()  # the next request is "in flight" until the pause ends
+    clock.advance(TIMINGS["retry_period"])  # the renewal starts and waits for its answer
+    await clock.wait_for_timers()  # its timeout is armed
+    clock.advance(TIMINGS["renew_deadline"] + 0.5)  # paused meanwhile: the timeout fires on waking
+    leases.hang.set()
+    leases.hang = None
+    assert await asyncio.wait_for(a.wait_holds(), 5) is True
+    assert not a.lost.is_set() and leases.holder == "a"
+    await a.stop()
+
+
+async def test_renewals_failing_past_the_deadline_still_lose_the_lease() -> None:
+    clock, leases = FakeClock(), Leases()
+    a = elector(leases, clock, "a")
+    await lead(clock, a)
+
+    async def refuse(lease: Lease) -> Lease:
+        raise Conflict("the object has been modified")
+
+    leases.update = refuse  # type: ignore[method-assign]
+    steps = 0
+    while not a.lost.is_set():
+        await clock.wait_for_timers()
+        clock.advance(TIMINGS["retry_period"])
+        await asyncio.sleep(0)
+        steps += 1
+        if steps * TIMINGS["retry_period"] > TIMINGS["renew_deadline"]:
+            assert not a.holds()  # fenced by the age of its last renewal, before the loop gives up
+        assert steps < 100, "never lost"
+    assert not a.is_leader

@@ -59,11 +59,19 @@ def _die_with_parent() -> None:
 
 
 class Replicas:
-    def __init__(self, env: Environment, log: Path, timings: tuple[float, ...] | None = None) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        log: Path,
+        timings: tuple[float, ...] | None = None,
+        app: str = "tests.runtime.shard_app",
+    ) -> None:
         """`timings`: the replicas' (lease_duration, renew_deadline, retry_period[, reconcile,
-        requeue_after]), shard_app's own (2, 1.5, 0.2, 0.03, 0.3) by default."""
+        requeue_after]), shard_app's own (2, 1.5, 0.2, 0.03, 0.3) by default. `app`: the module each
+        replica runs (shard_app, or leader_app for leader-elected replicas)."""
         self.env, self.log = env, log
         self.timings = timings
+        self.app = app
         self.procs: dict[str, asyncio.subprocess.Process] = {}
         self._lines: list[str] = []
         self._read = 0  # bytes of the log read into _lines
@@ -72,7 +80,7 @@ class Replicas:
         self.procs[identity] = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "tests.runtime.shard_app",
+            self.app,
             str(self.env.kubeconfig_path),
             str(self.log),
             identity,

@@ -80,7 +80,7 @@ def test_create_api_writes_types_controller_samples_rbac_and_tests(pyop: RunPyop
     assert (
         f"from {PACKAGE}.controllers.at_controller import AtReconciler\n\n# +pyop:scaffold:imports" in main_py
     )
-    assert 'recorder=mgr.get_event_recorder_for("at-controller"),\n    ).setup_with_manager(mgr)\n' in main_py
+    assert 'recorder=mgr.get_event_recorder("at-controller"),\n    ).setup_with_manager(mgr)\n' in main_py
 
     assert safe_load(initialized / "config/samples/kustomization.yaml") == {
         "resources": ["programming-kubernetes_v1alpha1_at.yaml"]

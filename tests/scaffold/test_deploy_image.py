@@ -109,7 +109,7 @@ def test_scaffolds_the_plugins_files_and_the_managers_image(pyop: RunPyop, proje
         'ports=[ContainerPort(container_port=memcached.spec.container_port, name="memcached")],',
         "# +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;"
         "delete",
-        "# +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch",
+        "# +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch",
         "# +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch",
         '.named("memcached").owns(Deployment)',
     ):

@@ -2,7 +2,8 @@
 against `make envtest` (the emulator), the real kube-apiserver + etcd (`ENVTEST=real`) and, for the at
 example, a cluster of real processes (`ENVTEST=cluster`: kwok runs its Pod).
 
-The at example (testdata/at: the scaffold's e2e tests plus its own PENDING -> RUNNING -> DONE one) and a
+The at example (testdata/at: the scaffold's e2e tests plus its own PENDING -> RUNNING -> DONE one), the
+CronJob tutorial's port (testdata/cronjob: two versions, their webhooks and the conversion) and a
 fresh scaffold with defaulting and validating webhooks, whose samples must reach the webhook server
 through the API server (the webhook request counters of the manager's /metrics say so).
 """
@@ -84,6 +85,19 @@ def test_the_at_example_passes_make_test_e2e(tmp_path: Path, server: str) -> Non
     header = "envtest: emulator" if server == "emulator" else "envtest: kube-apiserver v"  # real, cluster
     assert header in run.stdout
     # the suite stopped what it started: the manager's and the server's folders are gone
+    assert not list((root / "tmp").glob("pyop-*")), list((root / "tmp").iterdir())
+
+
+@pytest.mark.parametrize("server", WITH_CLUSTER)
+def test_the_cronjob_tutorial_passes_make_test_e2e(tmp_path: Path, server: str) -> None:
+    """Issue 35's failure class: both versions' samples are created through the API server, which calls
+    the manager's webhooks (v1's and v2's, and /convert to store a v2 object as v1), and reconciled."""
+    root = tmp_path / "cronjob"
+    ignore = shutil.ignore_patterns("wheels", ".venv")
+    shutil.copytree(REPO_ROOT / "testdata" / "cronjob", root, ignore=ignore)
+    run = make_test_e2e(root, server)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "4 passed" in run.stdout, run.stdout
     assert not list((root / "tmp").glob("pyop-*")), list((root / "tmp").iterdir())
 
 

@@ -271,7 +271,7 @@ def test_long_names_keep_the_code_ruff_clean(pyop: RunPyop, tmp_path: Path) -> N
         run = pyop(*create, "--kind", kind, "--no-make", cwd=tmp_path)
         assert run.code == 0, run.err
     main_py = (tmp_path / "src/an_operator_with_a_rather_long_package_name/__main__.py").read_text()
-    assert 'get_event_recorder_for(\n            "programming-kubernetes-extensions-certificate' in main_py
+    assert 'get_event_recorder(\n            "programming-kubernetes-extensions-certificate' in main_py
     for args in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."]):
         result = subprocess.run(
             [sys.executable, "-m", "ruff", *args], cwd=tmp_path, capture_output=True, text=True

@@ -119,6 +119,17 @@ def test_the_finished_at_example_passes_make_typecheck_and_lint(tmp_path: Path) 
     assert lint_errors(root) == ""
 
 
+def test_the_cronjob_tutorials_port_passes_make_typecheck_and_lint(tmp_path: Path) -> None:
+    """testdata/cronjob: two versions, conversion, webhooks and a controller, in strict mode."""
+    command = pyright()
+    root = tmp_path / "cronjob"
+    shutil.copytree(REPO_ROOT / "testdata" / "cronjob", root, ignore=shutil.ignore_patterns("__pycache__"))
+    errors, analyzed = pyright_errors(root, command)
+    assert not errors, "\n".join(errors)
+    assert analyzed >= 20
+    assert lint_errors(root) == ""
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_every_scaffolded_combination_passes_make_typecheck_and_lint(
     pyop: RunPyop, tmp_path: Path, name: str

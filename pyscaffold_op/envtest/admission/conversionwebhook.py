@@ -75,23 +75,23 @@ def _restored_metadata(original: Obj, converted: Obj) -> Obj | str:
     return {**converted, "metadata": metadata}
 
 
-async def convert(services: ServiceRegistry, conversion: Obj, objs: list[Obj], desired: str) -> list[Obj]:
-    """`objs` (all of one kind) converted to `desired` by the CRD's conversion webhook, in one review;
-    a failure is a 500 worded as apiextensions-apiserver's webhook converter words a single object's
-    (kube-apiserver converts a list's items one by one as it reads them from storage, and puts its
-    storage error around the message: `StorageError: corrupt object, ...: conversion webhook for ...`)."""
-    todo = [i for i, o in enumerate(objs) if o.get("apiVersion") != desired]
-    if not todo:
-        return objs
-    what = _gvk(objs[todo[0]])
+async def convert(services: ServiceRegistry, conversion: Obj, obj: Obj, desired: str) -> Obj:
+    """`obj` converted to `desired` by the CRD's conversion webhook, in a review of its own; a failure
+    is a 500 worded as apiextensions-apiserver's webhook converter words it.
+
+    One review per object, a list's items too: kube-apiserver converts each object as its storage
+    decodes it (a served version's storage, and its watch cache, hold that version), so a webhook never
+    sees a list from the API server (apiextensions-apiserver's converter can send one, nothing there
+    calls it with a list). A list's conversion failure is the first failing item's; the real server
+    puts its storage error around the message (`StorageError: corrupt object, ...: conversion webhook
+    for ...`)."""
+    if obj.get("apiVersion") == desired:
+        return obj
+    what = _gvk(obj)
     review: dict[str, Any] = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "ConversionReview",
-        "request": {
-            "uid": str(uuid.uuid4()),
-            "desiredAPIVersion": desired,
-            "objects": [objs[i] for i in todo],
-        },
+        "request": {"uid": str(uuid.uuid4()), "desiredAPIVersion": desired, "objects": [obj]},
     }
     client_config = (conversion.get("webhook") or {}).get("clientConfig") or {}
     try:
@@ -102,32 +102,28 @@ async def convert(services: ServiceRegistry, conversion: Obj, objs: list[Obj], d
     if problem is not None:
         raise E.internal(f"conversion webhook for {what} failed: {problem}")
     converted = answer["response"].get("convertedObjects") or []
-    if len(converted) != len(todo):
+    if len(converted) != 1:
+        raise E.internal(f"conversion webhook for {what} returned {len(converted)} objects, expected 1")
+    new = converted[0]
+    invalid = "returned invalid object"
+    at = f"{invalid} at index 0"
+    if new.get("apiVersion") != desired:
         raise E.internal(
-            f"conversion webhook for {what} returned {len(converted)} objects, expected {len(todo)}"
+            f"conversion webhook for {what} {at}: invalid groupVersion "
+            f"(expected {desired}, received {new.get('apiVersion', '')})"
         )
-    out = list(objs)
-    for i, new in zip(todo, converted, strict=True):
-        invalid = "returned invalid object"
-        at = f"{invalid} at index 0"
-        if new.get("apiVersion") != desired:
-            raise E.internal(
-                f"conversion webhook for {what} {at}: invalid groupVersion "
-                f"(expected {desired}, received {new.get('apiVersion', '')})"
-            )
-        if new.get("kind") != objs[i].get("kind"):
-            raise E.internal(
-                f"conversion webhook for {what} {at}: invalid kind "
-                f"(expected {objs[i].get('kind', '')}, received {new.get('kind', '')})"
-            )
-        problem = _metadata_error(objs[i], new)
-        if problem is not None:
-            raise E.internal(f"conversion webhook for {what} {invalid}: {problem}")
-        restored = _restored_metadata(objs[i], new)
-        if isinstance(restored, str):
-            raise E.internal(f"conversion webhook for {what} returned invalid metadata: {restored}")
-        out[i] = restored
-    return out
+    if new.get("kind") != obj.get("kind"):
+        raise E.internal(
+            f"conversion webhook for {what} {at}: invalid kind "
+            f"(expected {obj.get('kind', '')}, received {new.get('kind', '')})"
+        )
+    problem = _metadata_error(obj, new)
+    if problem is not None:
+        raise E.internal(f"conversion webhook for {what} {invalid}: {problem}")
+    restored = _restored_metadata(obj, new)
+    if isinstance(restored, str):
+        raise E.internal(f"conversion webhook for {what} returned invalid metadata: {restored}")
+    return restored
 
 
 async def convert_body(
@@ -144,12 +140,12 @@ async def convert_body(
         items = doc["items"]
         kind = doc.get("kind", "")[: -len("List")] if doc.get("kind", "").endswith("List") else ""
         full = [{"apiVersion": storage, "kind": kind, **o} if "apiVersion" not in o else o for o in items]
-        doc["items"] = await convert(services, conversion, full, to)
+        doc["items"] = [await convert(services, conversion, o, to) for o in full]
         if doc.get("apiVersion") == storage:
             doc["apiVersion"] = to
         return dumps(doc)
     if doc.get("apiVersion") == storage and doc.get("kind") != "Status":
-        return dumps((await convert(services, conversion, [doc], to))[0])
+        return dumps(await convert(services, conversion, doc, to))
     return body
 
 
@@ -164,7 +160,7 @@ async def _convert_event(
     if not isinstance(obj, dict) or obj.get("apiVersion") != storage or event.get("type") == "BOOKMARK":
         return line
     try:
-        event["object"] = (await convert(services, conversion, [obj], to))[0]
+        event["object"] = await convert(services, conversion, obj, to)
     except E.StatusError as err:
         event = {"type": "ERROR", "object": err.status()}
     return dumps(event) + b"\n"

@@ -41,9 +41,7 @@ class AdmissionGate:
             from pyscaffold_op.envtest.admission import conversionwebhook
 
             services = self.admission.services
-            return (await conversionwebhook.convert(services, to.conversion_webhook, [obj], to.api_version))[
-                0
-            ]
+            return await conversionwebhook.convert(services, to.conversion_webhook, obj, to.api_version)
         return {**obj, "apiVersion": to.api_version}
 
     async def admitted(

@@ -10,7 +10,15 @@ import re
 from typing import Any
 
 from pyscaffold_op.envtest import status as E
-from pyscaffold_op.envtest.registry import certificates, immutable, namespaces, podresources, podspec
+from pyscaffold_op.envtest.registry import (
+    certificates,
+    cronjobs,
+    events,
+    immutable,
+    namespaces,
+    podresources,
+    podspec,
+)
 from pyscaffold_op.envtest.registry.podqos import pod_qos
 from pyscaffold_op.envtest.registry.resources import ServedResource
 from pyscaffold_op.envtest.status import Cause, cause
@@ -155,7 +163,11 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
                     f"Invalid value: {spec.get('selector')}: field is immutable",
                 )
             )
+    if key == ("batch", "cronjobs"):
+        out.extend(cronjobs.spec_causes(obj, old))
     out.extend(podspec.template_causes(key, obj))
+    if key == ("batch", "cronjobs") and old is None:
+        out.extend(cronjobs.name_causes(obj))
     if key == ("batch", "jobs") and old is not None:
         if (old.get("spec") or {}).get("template") != (spec or {}).get("template"):
             out.append(cause("FieldValueInvalid", "spec.template", "Invalid value: field is immutable"))
@@ -170,6 +182,11 @@ def validate(info: ServedResource, obj: dict[str, Any], old: dict[str, Any] | No
         out.extend(_disruption_budget(spec if isinstance(spec, dict) else {}))
     elif key == ("node.k8s.io", "runtimeclasses") and not obj.get("handler"):
         out.append(cause("FieldValueRequired", "handler", "Required value"))
+    elif key in (("", "events"), (events.EVENTS_GROUP, "events")):
+        if old is None:
+            out.extend(events.create_causes(info.group, obj))
+        else:
+            out.extend(events.update_causes(info.group, obj, old))
     if old is not None:
         out.extend(immutable.update_causes(key, obj, old))
     if key in (("", "configmaps"), ("", "secrets")):

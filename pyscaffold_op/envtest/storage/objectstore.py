@@ -377,8 +377,8 @@ class Store:
             if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
                 causes += crds.crd_causes(obj)
         causes = [*(meta_errors or []), *causes]
-        if causes:
-            raise E.invalid(info.group, info.kind, obj["metadata"].get("name", ""), causes)
+        if causes:  # named by the stored kind's group: events.k8s.io Events are `Event "x" is invalid`
+            raise E.invalid(info.bucket[0], info.kind, obj["metadata"].get("name", ""), causes)
         if info.group_resource == (crds.CRD_GROUP, "customresourcedefinitions"):
             crds.with_status(obj)
         return obj

@@ -54,6 +54,7 @@ def adapter_for(obj_or_cls: Any, what: str = "") -> ModelAdapter:
     if adapter is None:
         raise NotAdapted(
             f"{cls!r} is not {what or 'an object the runtime handles'}: use a CustomResource subclass, "
-            "a built-in model of pyscaffold_op.models (core_v1.Pod, apps_v1.Deployment, ...) or a dict"
+            "a built-in model of pyscaffold_op.models (core_v1.Pod, apps_v1.Deployment, ...) or, for an "
+            "object, a dict with the apiVersion and kind of one of those"
         )
     return adapter

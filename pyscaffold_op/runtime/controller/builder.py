@@ -202,7 +202,7 @@ class Builder:
             # not long-running tasks), so it runs on the leader
             options["sharded"] = False
         if error_events and reconciler is not None:
-            options["recorder"] = self._mgr.get_event_recorder_for(f"{name}-controller")
+            options["recorder"] = self._mgr.get_event_recorder(f"{name}-controller")
         ctrl = self._mgr.new_controller(
             name, reconciler if reconciler is not None else _no_reconcile, **options
         )

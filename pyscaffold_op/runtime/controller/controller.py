@@ -120,6 +120,9 @@ class Controller:
         self._idle.set()
         # Sharding (runtime/sharding): set by the manager's Sharding.attach; None: every key is ours.
         self.shard: Any = None
+        # Leader election: the manager's LeaderElector for a leader-elected controller; no reconcile
+        # starts while it does not hold a fresh lease (manager/leader.py, "fencing by age").
+        self.leader: Any = None
         self._scopes: dict[Any, asyncio.Timeout] = {}  # in-flight reconciles of a sharded controller
 
     def __repr__(self) -> str:
@@ -225,6 +228,9 @@ class Controller:
         while True:
             item, shutdown = await self.queue.get()
             if shutdown:
+                return
+            if self.leader is not None and not self.leader.holds() and not await self.leader.wait_holds():
+                self.queue.done(item)  # leadership lost: the manager aborts this controller
                 return
             if self._stopping:  # graceful shutdown: what is queued now waits for the next leader/start
                 self.queue.done(item)
@@ -362,7 +368,7 @@ class Controller:
         try:
             obj = self._decode(self.stored(req))
             if obj is not None:
-                self.recorder.event(obj, "Warning", "ReconcileError", message)
+                self.recorder.eventf(obj, None, "Warning", "ReconcileError", "Reconcile", message)
         except Exception as event_err:  # an event must never break the controller
             log.debug("no error event for %s: %s", req, safe_str(event_err), extra={"controller": self.name})
 

@@ -1,4 +1,8 @@
-"""`EventRecorder`: writes core/v1 Events about objects (client-go's record.EventRecorder).
+"""`LegacyEventRecorder`: writes core/v1 Events about objects (client-go's record.EventRecorder).
+
+Deprecated, as controller-runtime deprecates `GetEventRecorderFor`: `mgr.get_event_recorder(name)`
+records events.k8s.io/v1 Events (`events.py`, what kubebuilder v4.16 scaffolds). This one stays for
+code written against `mgr.get_event_recorder_for(name)`; its RBAC rule is on the core group.
 
 `recorder.event(obj, "Normal"|"Warning", reason, message)` is fire-and-forget, like the Go recorder:
 it returns at once and the Event is written by a background task, so a reconciler never waits on (or
@@ -28,7 +32,7 @@ _MAX_PENDING = 1000  # the Go broadcaster's queue length; beyond it events are d
 _DEDUPE_WINDOW = 600.0
 
 
-class EventRecorder:
+class LegacyEventRecorder:
     def __init__(self, transport: Any, component: str, host: str | None = None) -> None:
         self.transport, self.component = transport, component
         self.host = host or socket.gethostname()

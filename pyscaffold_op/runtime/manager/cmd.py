@@ -6,7 +6,7 @@ pyop keeps it here and a generated `__main__.py` is the project's part only: its
 `setup` function the scaffolder registers controllers and webhooks in.
 
     def setup(mgr: Manager, flags: ManagerFlags) -> None:
-        recorder = mgr.get_event_recorder_for("at-controller")
+        recorder = mgr.get_event_recorder("at-controller")
         AtReconciler(client=mgr.client, recorder=recorder).setup_with_manager(mgr)
 
     def main(argv: list[str] | None = None) -> int:

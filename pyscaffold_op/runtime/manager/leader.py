@@ -5,6 +5,13 @@
   client-go does, so clock skew between machines does not matter).
 * The leader renews every `retry_period`; if it cannot renew within `renew_deadline`, it has lost the
   lease and must stop leading at once.
+* Fencing by age (`holds()`, better than client-go): the leader's controllers start no reconcile once
+  its last successful renewal is older than `renew_deadline` on its own monotonic clock
+  (`fence.RenewalAge`), which a process that was paused (SIGSTOP, a frozen VM, a blocked loop) sees
+  the moment it runs again, before its renew loop has a turn. The next renewal decides: the Lease
+  still names us, so nobody led meanwhile (only we write our identity, and a leader never re-acquires)
+  and work resumes; or it names another holder, or none, and leadership is lost at once (`lost`: the
+  manager stops, exit non-zero) instead of after retrying for `renew_deadline` as client-go does.
 * On shutdown the leader releases the lease (clears holder_identity, duration 1 s) so a standby takes
   over within one retry period instead of waiting out the lease.
 """
@@ -21,6 +28,7 @@ from typing import Any
 
 from pyscaffold_op.runtime.client.errors import AlreadyExists, ApiError, Conflict, NotFound
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
+from pyscaffold_op.runtime.manager.fence import RenewalAge
 
 log = logging.getLogger("pyscaffold_op.runtime.leader")
 
@@ -62,12 +70,44 @@ class LeaderElector:
         self._released = False
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
+        self.renewal = RenewalAge(self.clock, renew_deadline)  # our lease's age, on our clock
+        self._superseded = ""  # the holder (or "nobody") a renewal found in our place while leading
+        self._settled = asyncio.Event()  # set and replaced on each renewal and on loss: wakes waiters
+        self._warned_expired = False
         if metrics is not None:
             metrics.leader.labels(name).set(0)
 
     @property
     def is_leader(self) -> bool:
         return self._leading
+
+    def holds(self) -> bool:
+        """True while this replica leads and its last successful renewal was sent within
+        `renew_deadline` on its own clock: a leader-elected controller may start a reconcile now."""
+        if self._leading and self.renewal.fresh():
+            return True
+        if self._leading and not self._warned_expired:
+            self._warned_expired = True
+            log.warning(
+                "leader lease not renewed for %.1fs, more than renew_deadline: starting no reconcile "
+                "until a renewal finds the lease still ours",
+                self.renewal.age() or 0.0,
+                extra={"lease": self._lease, "identity": self.identity},
+            )
+        return False
+
+    async def wait_holds(self) -> bool:
+        """Wait until `holds()`; False once leadership is lost or the elector stops instead."""
+        while not self.holds():
+            if self.lost.is_set() or self._stopping or not self._leading:
+                return False
+            await self._settled.wait()
+        return True
+
+    def _settle(self) -> None:
+        """A renewal succeeded or leadership was lost: wake whoever waits in `wait_holds()`."""
+        event, self._settled = self._settled, asyncio.Event()
+        event.set()
 
     def get_leader(self) -> str:
         """The holder this candidate last saw on the lease ("" if none yet): client-go's GetLeader."""
@@ -121,16 +161,28 @@ class LeaderElector:
             if self._stopping:
                 return
             if not renewed:
-                log.error("leader election lost", extra={"lease": f"{self.namespace}/{self.name}"})
+                if self._superseded:
+                    log.error(
+                        "leader election lost: the lease names another holder",
+                        extra={"lease": self._lease, "holder": self._superseded},
+                    )
+                else:
+                    log.error("leader election lost", extra={"lease": self._lease})
                 self._leading = False
+                self.renewal.forget()
                 self._set_leader(False)
                 self.lost.set()
+                self._settle()
                 return
+            if self._warned_expired:
+                log.info("leader lease renewed: still ours, reconciling again", extra={"lease": self._lease})
+                self._warned_expired = False
 
     async def stop(self, timeout: float = 5.0) -> bool:  # noqa: ASYNC109
         """Stop campaigning and, if leading, release the lease; never takes longer than `timeout`
         (real seconds), whatever the API server does. True when the lease was released."""
         self._stopping = True
+        self._settle()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         task, self._task = self._task, None
@@ -159,14 +211,28 @@ class LeaderElector:
         return f"{self.namespace}/{self.name}"
 
     async def _renew_within_deadline(self) -> bool:
+        """Retry the renewal until it succeeds or `renew_deadline` has passed with two attempts failed:
+        one attempt that outlived the whole deadline was caught in flight by a pause (SIGSTOP, a
+        blocked loop) and fails by its own timeout as the process wakes, which says nothing about the
+        server; the fence (`holds()`) keeps reconciles stopped meanwhile. False at once when the lease
+        names another holder."""
         deadline = self.clock.monotonic() + self.renew_deadline
-        while not self._stopping and (remaining := deadline - self.clock.monotonic()) > 0:
+        failures = 0
+        while not self._stopping:
+            remaining = deadline - self.clock.monotonic()
+            if remaining <= 0:
+                if failures >= 2:
+                    return False
+                deadline, remaining = self.clock.monotonic() + self.renew_deadline, self.renew_deadline
             try:
                 async with self.clock.timeout(remaining):
                     if await self._try():
                         return True
             except TimeoutError:
-                return False
+                pass
+            failures += 1
+            if self._superseded:
+                return False  # someone else leads (or released it): retrying cannot make it ours again
             await self.clock.sleep(min(self.retry_period, max(0.0, deadline - self.clock.monotonic())))
         return False
 
@@ -192,10 +258,14 @@ class LeaderElector:
         from pyscaffold_op.models.coordination_v1 import Lease, LeaseSpec
 
         now = self.clock.now()
+        sent = self.renewal.sending()
         duration = max(1, round(self.lease_duration))
         try:
             lease = await self.client.get(Lease, self.name, namespace=self.namespace)
         except NotFound:
+            if self._leading:  # deleted under us: someone may have created it since and lead
+                self._superseded = "nobody (the lease was deleted)"
+                return False
             lease = Lease(
                 metadata=ObjectMeta(name=self.name, namespace=self.namespace),
                 spec=LeaseSpec(
@@ -208,10 +278,16 @@ class LeaderElector:
             )
             await self.client.create(lease)
             self._observe(lease.spec)
+            self._renewed(sent)
             return True
         spec = lease.spec or LeaseSpec()
         self._observe(spec)
         holder = spec.holder_identity or ""
+        if self._leading and holder != self.identity:
+            # Only we write our identity, and a leader never re-acquires: the lease passed to another
+            # (or was released by one) while we could not renew. Lost, whatever its age.
+            self._superseded = holder or "nobody (the lease was released)"
+            return False
         if holder and holder != self.identity:
             held_for = spec.lease_duration_seconds or duration
             if self._observed_at + held_for > self.clock.monotonic():
@@ -229,7 +305,12 @@ class LeaderElector:
         )
         await self.client.update(lease)  # Conflict if another candidate wrote first: we lose this round
         self._observe(lease.spec)
+        self._renewed(sent)
         return True
+
+    def _renewed(self, sent: float) -> None:
+        self.renewal.renewed(sent)
+        self._settle()
 
     def _observe(self, spec: Any) -> None:
         record = (spec.holder_identity, spec.renew_time, spec.acquire_time, spec.lease_transitions)
@@ -254,6 +335,8 @@ class LeaderElector:
             )
             await self.client.update(lease)
             self._leading, self._released = False, True
+            self.renewal.forget()
+            self._settle()
             log.info("released leader lease", extra={"lease": f"{self.namespace}/{self.name}"})
             return True
         except Exception as err:

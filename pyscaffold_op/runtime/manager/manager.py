@@ -28,7 +28,8 @@ from pyscaffold_op.runtime.client.rest import RestTransport
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.controller.builder import Builder
 from pyscaffold_op.runtime.controller.controller import Controller
-from pyscaffold_op.runtime.controller.recorder import EventRecorder
+from pyscaffold_op.runtime.controller.events import EventRecorder
+from pyscaffold_op.runtime.controller.recorder import LegacyEventRecorder
 from pyscaffold_op.runtime.manager.leader import LeaderElector
 from pyscaffold_op.runtime.manager.runnables import RunnableGroups
 from pyscaffold_op.runtime.manager.startup import (
@@ -147,6 +148,7 @@ class Manager:
         self._webhook_server: WebhookServer | None = None
         self.runnables = RunnableGroups()
         self._recorders: dict[str, EventRecorder] = {}
+        self._legacy_recorders: dict[str, LegacyEventRecorder] = {}
         self.elector: LeaderElector | None = None
         if opts.leader_election:
             ns = opts.leader_election_namespace or _in_cluster_namespace() or self.transport.default_namespace
@@ -199,6 +201,8 @@ class Manager:
         )
         if self.sharding is not None and sharded:
             self.sharding.attach(ctrl)  # on every replica, for the keys this one holds
+        if self.elector is not None and ctrl.need_leader_election:
+            ctrl.leader = self.elector  # starts no reconcile while its lease is older than renew_deadline
         self.runnables.add_controller(ctrl)
         if self._ready.is_set():
             self.spawn(ctrl.start(), f"controller {name}")
@@ -215,11 +219,21 @@ class Manager:
     def add_readyz_check(self, name: str, check: Checker) -> None:
         self.health.readyz[name] = check
 
-    def get_event_recorder_for(self, name: str) -> EventRecorder:
-        """A fire-and-forget recorder writing core/v1 Events with `source.component = name`."""
+    def get_event_recorder(self, name: str) -> EventRecorder:
+        """A fire-and-forget recorder of events.k8s.io/v1 Events (controller-runtime's
+        `GetEventRecorder`): `reportingController` is `name` (a qualified name), `reportingInstance`
+        `<name>-<hostname>`. Repeats become a series, as client-go's `tools/events` makes them. Its
+        RBAC: `+kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch`."""
         if name not in self._recorders:
-            self._recorders[name] = EventRecorder(self.transport, name)
+            self._recorders[name] = EventRecorder(self.transport, name, clock=self.clock)
         return self._recorders[name]
+
+    def get_event_recorder_for(self, name: str) -> LegacyEventRecorder:
+        """Deprecated (as controller-runtime's `GetEventRecorderFor`): a recorder of core/v1 Events
+        with `source.component = name`; use `get_event_recorder`."""
+        if name not in self._legacy_recorders:
+            self._legacy_recorders[name] = LegacyEventRecorder(self.transport, name)
+        return self._legacy_recorders[name]
 
     def get_field_indexer(self) -> InformerCache:
         """The cache's field indexer (GetFieldIndexer): `mgr.get_field_indexer().index_field(Pod,
@@ -502,7 +516,9 @@ class Manager:
                 await self.elector.stop(timeout=max(_RELEASE_TIMEOUT, deadline - loop.time()))
             remaining = max(0.1, deadline - loop.time())
             for recorder in self._recorders.values():
-                await recorder.flush(timeout=min(remaining, 5.0))
+                await recorder.close(timeout=min(remaining, 5.0))
+            for legacy in self._legacy_recorders.values():
+                await legacy.flush(timeout=min(remaining, 5.0))
         finally:
             for ctrl in self.controllers:
                 ctrl.abort()

@@ -174,6 +174,10 @@ def info_for(cls: type) -> ResourceInfo:
 
 
 def info_of(obj_or_cls: Any) -> ResourceInfo:
+    if type(obj_or_cls) is dict:  # a plain dict (subclasses are adapters'): its apiVersion and kind say where
+        from pyscaffold_op.runtime.objects.untyped import dict_info
+
+        return dict_info(obj_or_cls)
     return info_for(obj_or_cls if isinstance(obj_or_cls, type) else type(obj_or_cls))
 
 

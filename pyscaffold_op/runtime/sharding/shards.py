@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pyscaffold_op.runtime.client.errors import AlreadyExists, ApiError, Conflict, NotFound
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock
+from pyscaffold_op.runtime.manager.fence import RenewalAge
 from pyscaffold_op.runtime.manager.manager import LeaderElectionLost
 from pyscaffold_op.runtime.sharding.assign import EMPTY, Assignment
 from pyscaffold_op.runtime.sharding.ownerscope import OwnerScopes
@@ -240,7 +241,7 @@ class Sharding:
         self.changed = asyncio.Event()  # set whenever what this replica holds changes (tests)
         self._observed: dict[str, tuple[tuple[Any, ...], float]] = {}  # lease -> (record, seen at)
         self._lease: Any = None
-        self._renewed_at: float | None = None  # monotonic time the last successful renewal was sent
+        self.renewal = RenewalAge(self.clock, options.renew_deadline)  # our Lease's age (manager/fence.py)
         self._failures = 0  # renewals failed since the last successful one
         self._stopping = False
 
@@ -248,12 +249,10 @@ class Sharding:
     def holds(self, key: str) -> bool:
         """True when this replica may reconcile `key` now: its Lease was renewed within `renew_deadline`
         and it owns `key` in every view it adopted since the last view every member acknowledged."""
-        renewed = self._renewed_at
-        if renewed is None:
-            return False
-        age = self.clock.monotonic() - renewed
-        if age > self.options.renew_deadline:
-            self._rejoin(age)
+        renewal = self.renewal
+        if not renewal.fresh():
+            if renewal.last is not None:
+                self._rejoin(renewal.age() or 0.0)
             return False
         me = self.identity
         for view in self.pending:  # noqa: SIM110  (a loop: all() over a generator costs twice as much here)
@@ -303,14 +302,12 @@ class Sharding:
         try:
             while not self._stopping:
                 renewed = await self._renew()
-                last = self._renewed_at
                 # lost: renewals keep failing past the deadline. Two failures at least: one renewal
                 # whose request a pause caught in flight fails by its own timeout as the process wakes
-                lost = last is not None and self.clock.monotonic() - last > opts.renew_deadline
-                if not renewed and lost and self._failures >= 2:
+                if not renewed and self.renewal.expired() and self._failures >= 2:
                     self._fence()
                     return
-                if last is not None:
+                if self.renewal.last is not None:
                     await self._follow()
                 await self.clock.sleep(opts.retry_period)
         finally:
@@ -442,10 +439,9 @@ class Sharding:
         from pyscaffold_op.apimachinery import ObjectMeta
         from pyscaffold_op.models.coordination_v1 import Lease, LeaseSpec
 
-        sent = self.clock.monotonic()
-        last = self._renewed_at
-        if last is not None and sent - last > self.options.renew_deadline:
-            self._rejoin(sent - last)  # woken after a gap: nothing we adopted before it still holds
+        sent = self.renewal.sending()
+        if self.renewal.expired():  # woken after a gap: nothing we adopted before it still holds
+            self._rejoin(self.renewal.age() or 0.0)
         now = self.clock.now()
         spec = LeaseSpec(
             holder_identity=self.identity,
@@ -469,7 +465,7 @@ class Sharding:
                             spec=spec.model_copy(update={"acquire_time": now}),
                         )
                         self._lease = await self.client.create(lease)
-                        self._renewed_at = sent
+                        self.renewal.renewed(sent)
                         return True
                 lease = self._lease
                 lease.metadata.labels = {**(lease.metadata.labels or {}), **labels}
@@ -477,7 +473,7 @@ class Sharding:
                 acquired = (lease.spec and lease.spec.acquire_time) or now
                 lease.spec = spec.model_copy(update={"acquire_time": acquired})
                 self._lease = await self.client.update(lease)
-                self._renewed_at = sent
+                self.renewal.renewed(sent)
                 return True
         except (Conflict, AlreadyExists, NotFound):
             self._lease = None  # read it again next round

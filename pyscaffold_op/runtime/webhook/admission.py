@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from pyscaffold_op.runtime.panics import describe, own_cancellation, panic_message, report_panic, safe_str
 from pyscaffold_op.runtime.webhook import jsonpatch
 from pyscaffold_op.runtime.webhook.daemonthreads import run_in_daemon_thread
+from pyscaffold_op.runtime.webhook.decoding import decode
 from pyscaffold_op.runtime.webhook.errors import Denied
 
 log = logging.getLogger("pyscaffold_op.runtime.webhook")
@@ -192,12 +193,6 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
-def _decode(cls: type, raw: dict[str, Any] | None) -> Any:
-    if raw is None:
-        raise ValueError("there is no content to decode")
-    return cls.model_validate(raw)  # type: ignore[attr-defined]
-
-
 def defaulting_handler(cls: type, defaulter: Defaulter) -> AdmissionHandler:
     """Decode `object` as `cls`, call `defaulter.default(obj)`, answer with the JSON patch."""
 
@@ -205,7 +200,7 @@ def defaulting_handler(cls: type, defaulter: Defaulter) -> AdmissionHandler:
         if req.operation not in ("CREATE", "UPDATE"):
             return AdmissionResponse.allow()  # nothing to default on delete/connect
         try:
-            obj = _decode(cls, req.object)
+            obj = decode(cls, req.object)
         except Exception as err:
             return AdmissionResponse.errored(400, safe_str(err))
         before = obj.to_dict()
@@ -244,12 +239,12 @@ def validating_handler(cls: type, validator: Validator) -> AdmissionHandler:
         try:
             call: tuple[Any, ...]
             if req.operation == "CREATE":
-                call = (validator.validate_create, _decode(cls, req.object))
+                call = (validator.validate_create, decode(cls, req.object))
             elif req.operation == "UPDATE":
-                call = (validator.validate_update, _decode(cls, req.old_object), _decode(cls, req.object))
+                call = (validator.validate_update, decode(cls, req.old_object), decode(cls, req.object))
             elif req.operation == "DELETE":
                 # the object being deleted comes as oldObject
-                call = (validator.validate_delete, _decode(cls, req.old_object))
+                call = (validator.validate_delete, decode(cls, req.old_object))
             else:
                 return AdmissionResponse.allow()
         except Exception as err:

@@ -47,7 +47,7 @@ def new_at(name: str, schedule: str, command: str = "echo hello") -> At:
 def start_manager(env: Environment, clock: FakeClock | None = None) -> Manager:
     """A manager for `env`; with a fake `clock`, its work queue and the reconciler both read time from it."""
     mgr = Manager(env.config, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", clock=clock))
-    reconciler = AtReconciler(client=mgr.client, recorder=mgr.get_event_recorder_for("at-controller"))
+    reconciler = AtReconciler(client=mgr.client, recorder=mgr.get_event_recorder("at-controller"))
     if clock is not None:
         reconciler.clock = clock.now
     reconciler.setup_with_manager(mgr)

@@ -48,7 +48,7 @@ async def test_reconcile_runs_for_a_new_at(
     mgr = Manager(envtest_suite.config, options)
     reconciler = AtReconciler(
         client=mgr.client,
-        recorder=mgr.get_event_recorder_for("at-controller"),
+        recorder=mgr.get_event_recorder("at-controller"),
     )
     seen: list[Request] = []
     reconcile = reconciler.reconcile

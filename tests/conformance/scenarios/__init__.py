@@ -6,9 +6,11 @@ from tests.conformance.harness import Scenario
 from tests.conformance.scenarios import (
     api,
     builtin,
+    cronjobs,
     csr,
     custom,
     decoding,
+    events,
     fidelity,
     protobuf,
     protobuf_answers,
@@ -33,4 +35,6 @@ SCENARIOS: list[Scenario] = [
     *workload_facts.SCENARIOS,
     *registry.SCENARIOS,
     *decoding.SCENARIOS,
+    *events.SCENARIOS,
+    *cronjobs.SCENARIOS,
 ]

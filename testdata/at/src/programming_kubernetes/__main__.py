@@ -37,7 +37,7 @@ def setup(mgr: Manager, flags: ManagerFlags) -> None:
     """Register every controller and webhook of the project with the manager."""
     AtReconciler(
         client=mgr.client,
-        recorder=mgr.get_event_recorder_for("at-controller"),
+        recorder=mgr.get_event_recorder("at-controller"),
     ).setup_with_manager(mgr)
     # +pyop:scaffold:controllers
 

@@ -87,7 +87,7 @@ def _utcnow() -> datetime:
 # +kubebuilder:rbac:groups=programming-kubernetes.viper.run,resources=ats/status,verbs=get;update;patch
 # +kubebuilder:rbac:groups=programming-kubernetes.viper.run,resources=ats/finalizers,verbs=update
 # +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch
-# +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+# +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 
 @dataclass
@@ -135,7 +135,7 @@ class AtReconciler:
             # Only reachable when the CRD's schema was bypassed. A spec edit bumps the generation
             # and wakes us again, so there is nothing to retry until then: no hot loop.
             self._condition(status, at, "Scheduled", "False", "InvalidSchedule", str(err))
-            self._event(at, "Warning", "InvalidSchedule", str(err))
+            self._event(at, "Warning", "InvalidSchedule", "Schedule", str(err))
             return Result()
         remaining = (when - self.clock()).total_seconds()
         if remaining > 0:
@@ -160,7 +160,7 @@ class AtReconciler:
         if status.exit_code is not None:
             message += f" with exit code {status.exit_code}"
         self._condition(status, at, "Succeeded", "True" if phase == "Succeeded" else "False", phase, message)
-        self._event(at, "Normal" if phase == "Succeeded" else "Warning", phase, message)
+        self._event(at, "Normal" if phase == "Succeeded" else "Warning", phase, "RunCommand", message)
         return Result()
 
     async def _ensure_pod(self, at: At, status: AtStatus) -> Pod | None:
@@ -175,7 +175,7 @@ class AtReconciler:
                 if any(ref.controller for ref in pod.metadata.owner_references):
                     message = f"Pod {name} exists and is controlled by another object"
                     self._condition(status, at, "Scheduled", "False", "PodConflict", message)
-                    self._event(at, "Warning", "PodConflict", message)
+                    self._event(at, "Warning", "PodConflict", "CreatePod", message)
                     return None
                 controllerutil.set_controller_reference(at, pod)  # adopt an orphan, never duplicate
                 pod = await self.client.update(pod)
@@ -191,7 +191,7 @@ class AtReconciler:
             return None  # created by an earlier pass the cache has not seen yet; its event wakes us
         status.pod_name = name
         status.start_time = self.clock().replace(microsecond=0)
-        self._event(at, "Normal", "Started", f"created Pod {name} to run the command")
+        self._event(at, "Normal", "Started", "CreatePod", f"created Pod {name} to run the command")
         return pod
 
     def _new_pod(self, at: At, name: str) -> Pod:
@@ -230,9 +230,9 @@ class AtReconciler:
             ),
         )
 
-    def _event(self, at: At, type_: str, reason: str, message: str) -> None:
+    def _event(self, at: At, type_: str, reason: str, action: str, note: str) -> None:
         if self.recorder is not None:
-            self.recorder.event(at, type_, reason, message)
+            self.recorder.eventf(at, None, type_, reason, action, note)
 
     def setup_with_manager(self, mgr: Manager) -> None:
         mgr.builder().for_(At).owns(Pod).named("at").complete(self)

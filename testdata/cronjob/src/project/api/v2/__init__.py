@@ -1,0 +1,29 @@
+# Copyright The Kubernetes authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The v2 API of the batch.tutorial.kubebuilder.io group: GROUP, VERSION and every kind."""
+
+from project.api.v2.cronjob_types import CronJob, CronJobSpec, CronJobStatus
+from project.api.v2.groupversion_info import GROUP, VERSION
+
+# +pyop:scaffold:imports
+
+__all__ = [
+    "GROUP",
+    "VERSION",
+    "CronJob",
+    "CronJobSpec",
+    "CronJobStatus",
+    # +pyop:scaffold:all
+]
