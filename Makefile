@@ -57,9 +57,13 @@ bench: ## Run every benchmark (scaffolder, generator, emulator, runtime, install
 	if [ -n "$$failed" ]; then echo "== goals missed by:$$failed"; exit 1; fi; \
 	echo "== every benchmark met its goals"
 
+.PHONY: bench-cost-curve
+bench-cost-curve: ## pyop and controller-runtime informers at 1k-100k objects, kube-apiserver (needs `make oracles`) then the emulator.
+	$(PYTHON) benchmarks/bench_cost_curve.py --servers real,emulator --sizes 1000,10000,50000,100000
+
 .PHONY: bench-go
-bench-go: ## pyop, Go's controller-runtime (benchmarks/goperator, built with go) and pyop sharded x1/x2/x4, one table.
-	$(PYTHON) benchmarks/bench_vs_go.py --sizes 1000,10000 --runs 3 --replicas 1,2,4
+bench-go: ## pyop and Go's controller-runtime (benchmarks/goperator), on kube-apiserver (needs `make oracles`) then the emulator, 3 alternating runs.
+	$(PYTHON) benchmarks/bench_vs_go.py --servers real,emulator --sizes 1000 --runs 3
 
 .PHONY: bench-kopf
 bench-kopf: ## pyop and kopf side by side on one emulator (needs `pip install -e '.[bench]'`).

@@ -1,15 +1,22 @@
-"""pyop and Go's controller-runtime side by side, and pyop sharded over 1, 2 and 4 replicas (issue 31).
+"""pyop and Go's controller-runtime side by side on the real kube-apiserver and on the emulator (issues
+31, 37), and pyop sharded over N replicas.
 
-    python benchmarks/bench_vs_go.py [--sizes 1000,10000] [--runs 1] [--replicas 1,2,4] [--no-child]
+    python benchmarks/bench_vs_go.py [--servers real,emulator] [--sizes 1000] [--runs 3]
+        [--setups pyop,go,go-gomaxprocs1,go-json] [--replicas 2] [--workers 8] [--pin auto]
 
-One table per size, one column per operator setup, every column on a fresh emulator (bench_vs_kopf's
-server: `pyop envtest serve --no-kubelet --no-workloads` in a child process, counting requests):
+One table per server and size, one column per operator setup, each run on a fresh server, the setups
+alternating run by run (the first setup of run r is setup r mod k):
 
-* `pyop`: one manager, default options (as bench_vs_kopf's pyop operator);
-* `controller-runtime`: the kubebuilder v4.16.0 project in benchmarks/goperator/ (controller-runtime
-  v0.25.2, k8s v0.37.2), built with `go build` into benchmarks/goperator/bin/manager when missing or
-  older than its sources, run with kubebuilder's defaults (1 worker: `--go-workers` changes it);
-* `pyop xN`: N manager processes with `ManagerOptions(sharding=...)`, each reconciling ~1/N of the keys.
+* `real`: kube-apiserver + etcd (envtest's ControlPlane, the binaries of `make oracles`), HTTPS with
+  its CA and a bearer token, requests counted by its own `apiserver_request_total`;
+* `emulator`: `pyop envtest serve --no-kubelet --no-workloads` in a child process (bench_vs_kopf's
+  server), which now answers protobuf to a client that asks for it, as a cluster does.
+
+Setups: `pyop` (one manager); `go` (the kubebuilder v4.16.0 project in benchmarks/goperator/,
+controller-runtime v0.25.2, k8s v0.37.2, built with `go build` when missing or older than its
+sources), as it runs by default, protobuf for the built-in ConfigMaps; `go-gomaxprocs1` the same with
+GOMAXPROCS=1; `go-json` the same forced to JSON (`--force-json`); `pyop-xN`: N sharded managers. Every
+setup runs `--workers` reconcile workers (8 unless told: pyop's default; controller-runtime's own is 1).
 
 Every operator does the same work per BenchItem: with `--child` (the default) make sure a ConfigMap of
 the same name exists, controlled by the item (`Owns(ConfigMap)` / `owns(ConfigMap)`); then patch
@@ -17,11 +24,13 @@ the same name exists, controlled by the item (`Owns(ConfigMap)` / `owns(ConfigMa
 patch; an item already current costs no write. Both skip the status-only update their own patch causes
 (pyop's for_() default; GenerationChangedPredicate in the Go peer).
 
-The driver and the figures are bench_vs_kopf's: a burst of N creates (64 in flight) until the driver's
-own watch sees every item done; operator CPU per object (all replicas together), server CPU and
-requests per object, RSS after the burst (the largest replica's, and all replicas' together), then
-event -> handler and end-to-end latency p50, one object at a time. Record the cores: with N replicas on
-fewer cores than N + the server, the processes share the cores and the server becomes the bottleneck.
+The driver: a burst of N creates (64 in flight) until the driver's own watch sees every item done;
+operator CPU per object (all replicas together), server CPU (kube-apiserver + etcd) and requests per
+object, each CPU read once it has settled (what the burst set off is counted); RSS after the burst;
+then event -> handler and end-to-end latency p50, one object at a time. Tables give the median and
+the range of the runs, and the load average before each run. `--pin auto` puts each operator on a
+core of its own (taskset) and the server and driver on the others when the machine has at least 3
+cores; with fewer it says so and pins nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # bench_vs_kopf: the server, the driver's HTTP client and watch, CPU and RSS reads
 import bench_vs_kopf as kb
+from realserver import RealServer, settled_cpu
 
 GOPERATOR = Path(__file__).resolve().parent / "goperator"
 GO_BINARY = GOPERATOR / "bin" / "manager"
@@ -111,7 +121,15 @@ def run_pyop_operator(kubeconfig: str, child: bool, identity: str | None, worker
     if workers:
         builder = builder.with_options(max_concurrent_reconciles=workers)
     builder.complete(reconcile)
-    run(mgr.start())
+    profile = os.environ.get("BENCH_OPERATOR_PROFILE")  # where the pyop operator writes its cProfile
+    if not profile:
+        run(mgr.start())
+        return
+    import cProfile
+
+    with cProfile.Profile(time.process_time) as prof:  # CPU time: waiting in the loop is not cost
+        run(mgr.start())
+    prof.dump_stats(profile)
 
 
 def go_sources_newer_than_binary() -> bool:
@@ -138,29 +156,68 @@ def build_go_operator() -> None:
 # -- one column ---------------------------------------------------------------------------------------
 
 
-def start_operators(setup: str, kubeconfig: str, args: argparse.Namespace) -> list[subprocess.Popen[bytes]]:
+SETUPS = ("pyop", "go", "go-gomaxprocs1", "go-json")
+
+
+def start_operators(
+    setup: str, kubeconfig: str, args: argparse.Namespace, core: int | None
+) -> list[subprocess.Popen[bytes]]:
     env = {**os.environ, "KUBECONFIG": kubeconfig}
     err = None if os.environ.get("BENCH_VERBOSE") else subprocess.DEVNULL
-    if setup == "go":
+    pin = ["taskset", "-c", str(core)] if core is not None else []
+    if setup.startswith("go"):
         argv = [
+            *pin,
             str(GO_BINARY),
             f"--kubeconfig={kubeconfig}",
             "--metrics-bind-address=0",
             "--health-probe-bind-address=0",
             f"--child={'true' if args.child else 'false'}",
-            f"--max-concurrent-reconciles={args.go_workers}",
+            f"--max-concurrent-reconciles={args.workers}",
         ]
+        if setup == "go-json":
+            argv.append("--force-json")
+        if setup == "go-gomaxprocs1":
+            env["GOMAXPROCS"] = "1"
         return [subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)]
-    replicas = 1 if setup == "pyop" else int(setup.removeprefix("pyop x"))
+    replicas = 1 if setup == "pyop" else int(setup.removeprefix("pyop-x"))
     procs = []
     for i in range(replicas):
-        argv = [sys.executable, __file__, "--operator", kubeconfig, "--child" if args.child else "--no-child"]
+        argv = [*pin, sys.executable, __file__, "--operator", kubeconfig]
+        argv += ["--child" if args.child else "--no-child", "--pyop-workers", str(args.workers)]
         if setup != "pyop":
             argv += ["--identity", f"replica-{i}"]
-        if args.pyop_workers:
-            argv += ["--pyop-workers", str(args.pyop_workers)]
         procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env))
     return procs
+
+
+class EmulatorServer(kb.Server):
+    """bench_vs_kopf's emulator child, with the interface RealServer has."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pids = [self.proc.pid]
+
+    def transport(self) -> kb.RawHTTP:
+        from pyscaffold_op.runtime import load_config
+
+        return kb.RawHTTP(load_config(self.kubeconfig).server)
+
+    def pin(self, cores: str) -> None:
+        subprocess.run(
+            ["taskset", "-a", "-p", "-c", cores, str(self.proc.pid)], check=True, capture_output=True
+        )
+
+
+class RealBenchServer(RealServer):
+    def __init__(self) -> None:
+        super().__init__([kb.CRD])
+
+    def transport(self) -> kb.RawHTTP:
+        return kb.RawHTTP(self.url, self.token, self.ca_pem)
+
+
+Server = EmulatorServer | RealBenchServer
 
 
 async def wait_for_shards(transport: kb.RawHTTP, replicas: int, timeout: float = 60.0) -> None:  # noqa: ASYNC109
@@ -184,12 +241,15 @@ async def wait_for_shards(transport: kb.RawHTTP, replicas: int, timeout: float =
     raise TimeoutError(f"{replicas} shard members did not agree within {timeout:g}s")
 
 
-async def drive(
-    server: kb.Server, procs: list[subprocess.Popen[bytes]], n: int, samples: int, replicas: int
-) -> dict[str, float]:
-    from pyscaffold_op.runtime import load_config
+def _cpu(pids: list[int]) -> float:
+    return sum(kb.cpu_seconds(pid) for pid in pids)
 
-    transport = kb.RawHTTP(load_config(server.kubeconfig).server)
+
+async def drive(
+    server: Server, procs: list[subprocess.Popen[bytes]], n: int, samples: int, replicas: int
+) -> dict[str, float]:
+    transport = server.transport()
+    op_pids = [p.pid for p in procs]
     path = f"/apis/{kb.GROUP}/{kb.VERSION}/namespaces/{kb.NAMESPACE}/{kb.PLURAL}"
     watcher = kb.Watcher(transport)
     out: dict[str, float] = {}
@@ -208,8 +268,8 @@ async def drive(
             await create_and_wait(f"warmup-{i}", 1)
         watcher.target = len(watcher.done) + n
         before_req = server.counts()
-        before_op = sum(kb.cpu_seconds(p.pid) for p in procs)
-        before_srv = kb.cpu_seconds(server.proc.pid)
+        before_op = await settled_cpu(lambda: _cpu(op_pids))
+        before_srv = _cpu(server.pids)
         before_drv = time.process_time()
         sem = asyncio.Semaphore(64)
 
@@ -219,13 +279,13 @@ async def drive(
 
         t0 = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(n)))
-        await asyncio.wait_for(watcher.all_done.wait(), 60 + n / 20)
+        await asyncio.wait_for(watcher.all_done.wait(), 120 + n / 5)
         out["burst_s"] = time.perf_counter() - t0
         out["throughput"] = n / out["burst_s"]
-        after_req = server.counts()
-        out["op_cpu_ms"] = (sum(kb.cpu_seconds(p.pid) for p in procs) - before_op) * 1000 / n
-        out["srv_cpu_ms"] = (kb.cpu_seconds(server.proc.pid) - before_srv) * 1000 / n
         out["drv_cpu_ms"] = (time.process_time() - before_drv) * 1000 / n
+        out["op_cpu_ms"] = (await settled_cpu(lambda: _cpu(op_pids)) - before_op) * 1000 / n
+        out["srv_cpu_ms"] = (await settled_cpu(lambda: _cpu(server.pids)) - before_srv) * 1000 / n
+        after_req = server.counts()
         out["requests"] = (after_req["total"] - before_req["total"]) / n
         rss = [kb.rss_mb(p.pid) for p in procs]
         out["rss_mb"] = max(rss)
@@ -241,14 +301,21 @@ async def drive(
     return out
 
 
-def one_run(setup: str, n: int, args: argparse.Namespace) -> dict[str, float]:
-    server = kb.Server()
-    procs = start_operators(setup, server.kubeconfig, args)
-    replicas = int(setup.removeprefix("pyop x")) if setup.startswith("pyop x") else 0
+def one_run(setup: str, n: int, args: argparse.Namespace, kind: str) -> dict[str, float]:
+    server: Server = RealBenchServer() if kind == "real" else EmulatorServer()
+    cores = available_cores()
+    core = cores[-1] if pinning(args) else None
+    if core is not None:
+        others = ",".join(str(c) for c in cores[:-1])
+        server.pin(others)
+        os.sched_setaffinity(0, set(cores[:-1]))  # the driver
+    procs = start_operators(setup, server.kubeconfig, args, core)
+    replicas = int(setup.removeprefix("pyop-x")) if setup.startswith("pyop-x") else 0
     try:
         from pyscaffold_op.runtime import loops
 
-        return loops.run(drive(server, procs, n, args.latency_samples, replicas))
+        result = loops.run(drive(server, procs, n, args.latency_samples, replicas))
+        return result
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -259,13 +326,23 @@ def one_run(setup: str, n: int, args: argparse.Namespace) -> dict[str, float]:
                 proc.kill()
                 proc.wait()
         server.stop()
+        if core is not None:
+            os.sched_setaffinity(0, set(cores))
+
+
+def available_cores() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def pinning(args: argparse.Namespace) -> bool:
+    return args.pin == "on" or (args.pin == "auto" and len(available_cores()) >= 3)
 
 
 ROWS = [
     ("throughput", "burst throughput (objects/s)", "{:.0f}"),
     ("handler_p50_ms", "event -> handler p50 (ms)", "{:.2f}"),
     ("e2e_p50_ms", "end-to-end p50 (ms)", "{:.2f}"),
-    ("op_cpu_ms", "operator CPU per object (ms, all replicas)", "{:.2f}"),
+    ("op_cpu_ms", "operator CPU per object (ms, all replicas)", "{:.3f}"),
     ("rss_mb", "operator RSS after the burst (MB, largest)", "{:.0f}"),
     ("rss_total_mb", "operator RSS, all replicas (MB)", "{:.0f}"),
     ("requests", "server requests per object", "{:.2f}"),
@@ -275,86 +352,100 @@ ROWS = [
 
 
 def label(setup: str) -> str:
-    return {"go": "ctrl-runtime"}.get(setup, setup)
+    return {"go": "ctrl-runtime", "go-gomaxprocs1": "c-r MAXPROCS=1", "go-json": "c-r JSON"}.get(setup, setup)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000", help="burst sizes, comma-separated (add 10000 for RSS)")
-    parser.add_argument("--runs", type=int, default=1, help="runs per setup and size (setups rotate)")
-    parser.add_argument("--replicas", default="1,2,4", help="sharded pyop replica counts ('' for none)")
+    parser.add_argument("--servers", default="real,emulator", help="real and/or emulator, in that order")
+    parser.add_argument("--sizes", default="1000", help="burst sizes, comma-separated")
+    parser.add_argument("--runs", type=int, default=3, help="runs per setup and size (setups alternate)")
+    parser.add_argument("--setups", default=",".join(SETUPS), help=f"of {', '.join(SETUPS)}")
+    parser.add_argument("--replicas", default="", help="sharded pyop replica counts, e.g. 2,4 ('' for none)")
+    parser.add_argument("--workers", type=int, default=8, help="reconcile workers of every operator")
+    parser.add_argument("--pin", choices=("auto", "on", "off"), default="auto")
     parser.add_argument("--latency-samples", type=int, default=30)
     parser.add_argument("--child", action=argparse.BooleanOptionalAction, default=True)
-    parser.add_argument(
-        "--go-workers", type=int, default=0, help="Go MaxConcurrentReconciles (0: its default, 1)"
-    )
-    parser.add_argument(
-        "--pyop-workers", type=int, default=0, help="pyop max_concurrent_reconciles (0: default, 8)"
-    )
-    parser.add_argument("--skip-go", action="store_true", help="leave the controller-runtime column out")
     parser.add_argument("--json", type=Path, help="write every run's raw figures here")
     parser.add_argument("--operator", metavar="KUBECONFIG", help=argparse.SUPPRESS)
     parser.add_argument("--identity", help=argparse.SUPPRESS)
+    parser.add_argument("--pyop-workers", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.operator:
         run_pyop_operator(args.operator, args.child, args.identity, args.pyop_workers or None)
         return 0
-    setups = ["pyop"]
-    if not args.skip_go:
+    # a SIGTERM unwinds like an exception: every run's finally stops its operators and server
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    setups = [s for s in args.setups.split(",") if s]
+    if any(s.startswith("go") for s in setups):
         build_go_operator()
-        setups.append("go")
-    setups += [f"pyop x{r}" for r in args.replicas.split(",") if r]
+    setups += [f"pyop-x{r}" for r in args.replicas.split(",") if r]
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(
-        f"pyop vs controller-runtime v0.25.2, pyop sharded: sizes {sizes}, {args.runs} run(s) each, "
-        f"child ConfigMap {'on' if args.child else 'off'}, Go workers {args.go_workers or 'default (1)'}, "
-        f"pyop workers {args.pyop_workers or 'default (8)'}"
+    cores = available_cores()
+    pinned = (
+        f"each operator pinned to core {cores[-1]}, server and driver on {cores[:-1]}"
+        if pinning(args)
+        else f"nothing pinned ({len(cores)} cores for operator, server and driver: none to spare)"
     )
     print(
-        f"{platform.node()} | {platform.processor() or platform.machine()} | {cores} cores available | "
+        f"pyop vs controller-runtime v0.25.2: servers {args.servers}, sizes {sizes}, {args.runs} run(s) "
+        f"each, {args.workers} workers each, child ConfigMap {'on' if args.child else 'off'}, {pinned}"
+    )
+    print(
+        f"{platform.node()} | {platform.processor() or platform.machine()} | {len(cores)} cores | "
         f"Python {platform.python_version()} | {datetime.now(UTC):%Y-%m-%d %H:%M} UTC | "
         f"load average {kb.load_average()}"
     )
-    raw: dict[str, Any] = {"cores": cores, "sizes": {}}
-    for n in sizes:
-        runs: dict[str, list[dict[str, float]]] = {s: [] for s in setups}
-        for r in range(args.runs):
-            order = setups[r % len(setups) :] + setups[: r % len(setups)]
-            for setup in order:
-                result = one_run(setup, n, args)
-                runs[setup].append(result)
-                print(
-                    f"  n={n} run {r + 1} {label(setup)}: {result['throughput']:.0f} obj/s, "
-                    f"CPU {result['op_cpu_ms']:.2f} ms/obj, RSS {result['rss_mb']:.0f} MB, "
-                    f"load {kb.load_average()}",
-                    flush=True,
-                )
-        med = {s: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for s, rs in runs.items()}
-        raw["sizes"][str(n)] = runs
-        width = max(len(lbl) for _k, lbl, _f in ROWS)
-        print(f"\n{n} objects (median of {args.runs} run(s); ratios are pyop / controller-runtime)")
-        head = "".join(f"  {label(s):>12}" for s in setups)
-        ratio_head = "  pyop/ctrl-rt" if "go" in setups else ""
-        print(f"{'measure':<{width}}{head}{ratio_head}")
-        for key, lbl, fmt in ROWS:
-            cells = "".join(f"  {fmt.format(med[s][key]):>12}" for s in setups)
-            ratio = ""
-            if "go" in setups and med["go"][key]:
-                ratio = f"  {med['pyop'][key] / med['go'][key]:>12.2f}x"
-            print(f"{lbl:<{width}}{cells}{ratio}")
-        if len([s for s in setups if s.startswith("pyop x")]) > 1:
-            base = next(s for s in setups if s.startswith("pyop x"))
-            scale = "  ".join(
-                f"{s}: {med[s]['throughput'] / med[base]['throughput']:.2f}x"
-                for s in setups
-                if s.startswith("pyop x")
-            )
-            print(f"sharded throughput against {base}: {scale} ({cores} cores shared with the server)")
+    raw: dict[str, Any] = {"cores": len(cores), "pinned": pinning(args), "servers": {}}
+    for kind in [k for k in args.servers.split(",") if k]:
+        raw["servers"][kind] = {}
+        for n in sizes:
+            runs: dict[str, list[dict[str, float]]] = {s: [] for s in setups}
+            for r in range(args.runs):
+                order = setups[r % len(setups) :] + setups[: r % len(setups)]
+                for setup in order:
+                    load = kb.load_average()
+                    result = one_run(setup, n, args, kind)
+                    result["load1"] = float(load.split(",")[0].split()[0])
+                    runs[setup].append(result)
+                    print(
+                        f"  {kind} n={n} run {r + 1} {label(setup)}: {result['throughput']:.0f} obj/s, "
+                        f"CPU {result['op_cpu_ms']:.3f} ms/obj, RSS {result['rss_mb']:.0f} MB, "
+                        f"server {result['srv_cpu_ms']:.2f} ms/obj, load before {load}",
+                        flush=True,
+                    )
+            raw["servers"][kind][str(n)] = runs
+            print_table(kind, n, setups, runs)
     print(f"load average at the end: {kb.load_average()}")
     if args.json:
         args.json.write_text(json.dumps(raw, indent=1))
     return 0
+
+
+def print_table(kind: str, n: int, setups: list[str], runs: dict[str, list[dict[str, float]]]) -> None:
+    med = {s: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for s, rs in runs.items()}
+    loads = [r["load1"] for rs in runs.values() for r in rs]
+    print(
+        f"\n{kind} server, {n} objects: median [min-max] of {len(next(iter(runs.values())))} run(s), "
+        f"1-min load average before the runs {min(loads):.1f}-{max(loads):.1f}; ratio = pyop / ctrl-runtime"
+    )
+    width = max(len(lbl) for _k, lbl, _f in ROWS)
+    cell = 22
+    head = "".join(f"  {label(s):>{cell}}" for s in setups)
+    has_go = "go" in setups and "pyop" in setups
+    print(f"{'measure':<{width}}{head}{'  ratio' if has_go else ''}")
+    for key, lbl, fmt in ROWS:
+        cells = ""
+        for s in setups:
+            values = [r[key] for r in runs[s]]
+            text = f"{fmt.format(med[s][key])} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
+            cells += f"  {text:>{cell}}"
+        ratio = f"  {med['pyop'][key] / med['go'][key]:.2f}x" if has_go and med["go"][key] else ""
+        print(f"{lbl:<{width}}{cells}{ratio}")
+    sharded = [s for s in setups if s.startswith("pyop-x")]
+    if sharded and "pyop" in setups:
+        scale = "  ".join(f"{s}: {med[s]['throughput'] / med['pyop']['throughput']:.2f}x" for s in sharded)
+        print(f"sharded throughput against one manager: {scale}")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ import json
 import os
 import platform
 import signal
+import ssl
 import statistics
 import subprocess
 import sys
@@ -198,9 +199,22 @@ def serve() -> None:
         env.start_in_thread()
         own_process()  # as `pyop envtest serve` does once it serves
         print(env.kubeconfig_path, flush=True)
-        for _line in sys.stdin:
+        for line in sys.stdin:
+            if line.strip() == "relist":  # bench_cost_curve: force every informer to relist
+                env._call_soon(lambda: _forget(env))
             print(json.dumps(dict(counts)), flush=True)
         env.stop()
+
+
+def _forget(env: Any) -> None:
+    """A write, then the history forgotten and every watch ended, in one step of the server's loop (no
+    bookmark can carry the write's version first): every re-watch predates the history, gets 410."""
+    store = env.store
+    info = store.registry.get("", "v1", "configmaps")
+    tick = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"tick-{time.time_ns()}"}}
+    store.create(info, "default", tick, manager="bench")
+    store.compact()
+    store.drop_watches()
 
 
 def _profile_threads(path: str) -> None:
@@ -273,24 +287,31 @@ class RawHTTP:
     cost as little as it can (an aiohttp client costs ~2x the CPU per request). Same for both frameworks.
     """
 
-    def __init__(self, server: str) -> None:
-        host_port = server.removeprefix("http://").rstrip("/")
+    def __init__(self, server: str, token: str | None = None, ca_pem: bytes | None = None) -> None:
+        https = server.startswith("https://")
+        host_port = server.removeprefix("https://").removeprefix("http://").rstrip("/")
         self.host, port = host_port.rsplit(":", 1)
         self.port = int(port)
+        # the real kube-apiserver: TLS with its CA and a bearer token (bench_vs_go --server real)
+        self.ssl = ssl.create_default_context(cadata=ca_pem.decode() if ca_pem else None) if https else None
+        self.auth = f"Authorization: Bearer {token}\r\n" if token else ""
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._all: list[asyncio.StreamWriter] = []
+
+    async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 24, ssl=self.ssl)
+        self._all.append(writer)
+        return reader, writer
 
     async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         if self._idle:
             return self._idle.pop()
-        reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 24)
-        self._all.append(writer)
-        return reader, writer
+        return await self._open()
 
     async def request(self, method: str, path: str, body: bytes = b"") -> bytes:
         reader, writer = await self._connection()
         head = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n"
+            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n{self.auth}"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         writer.write(head.encode() + body)
@@ -303,9 +324,9 @@ class RawHTTP:
 
     async def stream_lines(self, path: str) -> AsyncIterator[bytes]:
         """A watch: its lines (one event each), on a connection of its own."""
-        reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 24)
-        self._all.append(writer)
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n\r\n".encode())
+        reader, writer = await self._open()
+        head = f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n{self.auth}\r\n"
+        writer.write(head.encode())
         status, headers = await _response_head(reader)
         if status != 200 or headers.get(b"transfer-encoding") != b"chunked":
             raise RuntimeError(f"watch {path}: HTTP {status} {headers}")
@@ -360,6 +381,7 @@ class _Spec(msgspec.Struct):
 
 class _Meta(msgspec.Struct):
     name: str = ""
+    resourceVersion: str = ""
 
 
 class _Item(msgspec.Struct):
@@ -370,7 +392,12 @@ class _Item(msgspec.Struct):
 
 class _Event(msgspec.Struct):
     type: str
-    object: _Item
+    object: msgspec.Raw  # an _Item, or a Status for an ERROR
+
+
+class _Items(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    items: list[_Item] = msgspec.field(default_factory=list)
 
 
 class Watcher:
@@ -387,30 +414,50 @@ class Watcher:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        from pyscaffold_op.runtime.objects.kinds import _ListEnvelope
+        self._path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"
+        rv = await self._list()
+        self._task = asyncio.create_task(self._run(rv))
 
-        path = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}"
-        env = msgspec.json.decode(await self.transport.request("GET", path), type=_ListEnvelope)
-        rv = env.metadata.resourceVersion if env.metadata else None
-        self._task = asyncio.create_task(
-            self._run(f"{path}?watch=true&resourceVersion={rv}&timeoutSeconds=3600")
-        )
+    async def _list(self) -> str:
+        listed = msgspec.json.decode(await self.transport.request("GET", self._path), type=_Items)
+        for obj in listed.items:
+            self._seen(obj)
+        return listed.metadata.resourceVersion
 
-    async def _run(self, path: str) -> None:
-        decoder = msgspec.json.Decoder(_Event)
-        async for line in self.transport.stream_lines(path):
-            ev = decoder.decode(line)
-            obj, name = ev.object, ev.object.metadata.name
-            if name in self.done or obj.status is None or obj.status.observed != obj.spec.value:
-                continue
-            self.done[name] = time.perf_counter()
-            if obj.status.handledAt is not None and obj.spec.sentAt is not None:
-                self.handled_at[name] = obj.status.handledAt - obj.spec.sentAt
-            waiter = self.waiters.pop(name, None)
-            if waiter is not None:
-                waiter.set()
-            if self.target and len(self.done) >= self.target:
-                self.all_done.set()
+    async def _run(self, rv: str) -> None:
+        """Watch, resuming from the last version after a broken stream and relisting after an ERROR
+        event (kube-apiserver answers a watch from a version its watch cache has not reached yet with
+        a "Too large resource version" error): a lost watch must not leave the driver waiting."""
+        events, items = msgspec.json.Decoder(_Event), msgspec.json.Decoder(_Item)
+        while True:
+            query = f"?watch=true&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=3600"
+            try:
+                async for line in self.transport.stream_lines(self._path + query):
+                    ev = events.decode(line)
+                    if ev.type == "ERROR":
+                        raise LookupError(bytes(ev.object)[:200])
+                    obj = items.decode(ev.object)
+                    rv = obj.metadata.resourceVersion or rv
+                    if ev.type != "BOOKMARK":
+                        self._seen(obj)
+            except LookupError:
+                await asyncio.sleep(0.1)
+                rv = await self._list()
+            except (OSError, asyncio.IncompleteReadError, RuntimeError, msgspec.DecodeError):
+                await asyncio.sleep(0.1)
+
+    def _seen(self, obj: _Item) -> None:
+        name = obj.metadata.name
+        if name in self.done or obj.status is None or obj.status.observed != obj.spec.value:
+            return
+        self.done[name] = time.perf_counter()
+        if obj.status.handledAt is not None and obj.spec.sentAt is not None:
+            self.handled_at[name] = obj.status.handledAt - obj.spec.sentAt
+        waiter = self.waiters.pop(name, None)
+        if waiter is not None:
+            waiter.set()
+        if self.target and len(self.done) >= self.target:
+            self.all_done.set()
 
     async def stop(self) -> None:
         if self._task is not None:

@@ -1,6 +1,7 @@
-"""The protobuf decoder (envtest/server/protobuf.py) judged by kube-apiserver: every built-in list it
-serves as protobuf must decode to the JSON it serves for the same request, and the captured schema's
-JSON names must be the OpenAPI document's."""
+"""The protobuf decoder and encoder (envtest/server/protobuf.py, protoencode.py) judged by
+kube-apiserver: every built-in list it serves as protobuf must decode to the JSON it serves for the
+same request and re-encode to the same bytes, and the captured schema's JSON names must be the
+OpenAPI document's."""
 
 from __future__ import annotations
 
@@ -127,8 +128,11 @@ def _same_moment(server: _Server, path: str) -> tuple[dict[str, Any], dict[str, 
     keep coming): the JSON read before and after must agree."""
     for _attempt in range(10):
         before = server.send("GET", path)
-        got = decode(server.send("GET", path, accept=PROTOBUF))
+        raw = server.send("GET", path, accept=PROTOBUF)
+        got = decode(raw)
         if server.send("GET", path) == before:
+            # the emulator's answers use the same encoder: it writes the server's bytes exactly
+            assert encode(got) == raw, path
             return got, json.loads(before)
     raise AssertionError(f"{path} kept changing")
 

@@ -207,6 +207,36 @@ async def test_timeout_and_cancellation_close_the_connection() -> None:
             await transport.close()
 
 
+async def test_an_answer_still_arriving_outlives_the_timeout_and_silence_does_not() -> None:
+    """The timeout bounds silence, not a long answer: a list of 100k objects (250 MB) that a loaded
+    kube-apiserver sends for longer than 30 s arrives whole (it timed out, and the informer listed it
+    again and again); an answer that stops half way still fails."""
+    pieces = [b'{"items":[', *([b'{"a":1},'] * 9), b'{"a":1}]}']
+    body = b"".join(pieces)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (request := await server.read_request(reader)) is not None:
+            writer.write(f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+            stop = len(pieces) // 2 if request[0].startswith("GET /stalls") else len(pieces)
+            for piece in pieces[:stop]:
+                writer.write(piece)
+                await writer.drain()
+                await asyncio.sleep(0.1)  # the whole answer takes 1 s, five times the timeout
+            if stop < len(pieces):
+                await reader.read()  # silent until the client gives up
+
+    server = Server(handle)
+    async with running(server) as port:
+        transport = transport_for(port, timeout=0.2)
+        try:
+            assert await transport.request("GET", "/trickles") == body
+            with pytest.raises(ServerTimeout, match=r"GET /stalls: timed out after 0.2s"):
+                await transport.request("GET", "/stalls")
+            await eventually(lambda: _true(server.closed_by_client == 1))
+        finally:
+            await transport.close()
+
+
 async def test_refused_connections_and_malformed_responses_are_503() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -20,7 +20,7 @@ from pyscaffold_op.envtest import Environment
 from pyscaffold_op.models.core_v1 import Pod
 from pyscaffold_op.runtime import ConfigError, RestConfig, load_config, new_client
 from pyscaffold_op.runtime.certs.certs import self_signed_cert
-from pyscaffold_op.runtime.client.errors import Forbidden, NotFound, ServerError, Unauthorized
+from pyscaffold_op.runtime.client.errors import Forbidden, NotFound, ServerError, ServerTimeout, Unauthorized
 from pyscaffold_op.runtime.client.execplugin import ExecCredentials
 from pyscaffold_op.runtime.client.rest import RestTransport
 from pyscaffold_op.runtime.client.restconfig import ExecConfig
@@ -216,6 +216,35 @@ async def test_proxy_url_carries_the_requests_and_watches(tmp_path: Path) -> Non
         "http://kube.invalid:8080/prefix/api/v1/pods?watch=true",
         "http://kube.invalid:8080/prefix/api/v1/secrets",
     ]
+
+
+async def test_through_a_proxy_the_timeout_bounds_silence_not_a_long_answer(tmp_path: Path) -> None:
+    """As without a proxy (test_http1pool.py): an answer that keeps arriving past the timeout is read
+    whole, one that stops half way fails."""
+
+    async def proxy(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        resp.content_length = 30
+        await resp.prepare(request)
+        for piece in (b'{"items"', b":[1,2,3,", b"4,5]}", b" " * 9)[: 2 if "stalls" in request.path else 4]:
+            await resp.write(piece)
+            await asyncio.sleep(0.15)  # 0.6 s in all, three times the timeout
+        if "stalls" in request.path:
+            await asyncio.sleep(1)  # silent: the client gives up first
+        return resp
+
+    async with serve(proxy) as proxy_port:
+        kc = write_kubeconfig(
+            tmp_path / "kc",
+            {"server": "http://kube.invalid:8080", "proxy-url": f"http://127.0.0.1:{proxy_port}"},
+        )
+        transport = RestTransport(load_config(kc), timeout=0.2)
+        try:
+            assert json.loads(await transport.request("GET", "/trickles")) == {"items": [1, 2, 3, 4, 5]}
+            with pytest.raises(ServerTimeout):
+                await transport.request("GET", "/stalls")
+        finally:
+            await transport.close()
 
 
 PLUGIN = """#!{python}

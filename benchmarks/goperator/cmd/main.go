@@ -64,6 +64,7 @@ func main() {
 	var enableHTTP2 bool
 	var child bool
 	var maxConcurrentReconciles int
+	var forceJSON bool
 	var tlsOpts []func(*tls.Config)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
@@ -90,6 +91,8 @@ func main() {
 	flag.BoolVar(&child, "child", false, "Own a ConfigMap per BenchItem (the benchmark's owned child).")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 0,
 		"Workers of the benchitem controller; 0 keeps controller-runtime's default (1).")
+	flag.BoolVar(&forceJSON, "force-json", false,
+		"Speak JSON for built-in kinds too (controller-runtime asks for protobuf by default).")
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 
@@ -163,7 +166,12 @@ func main() {
 		metricsServerOptions.KeyName = metricsCertKey
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	restConfig := ctrl.GetConfigOrDie()
+	if forceJSON {
+		// controller-runtime picks protobuf for kinds in its protobuf scheme only when ContentType is empty
+		restConfig.ContentType = "application/json"
+	}
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsServerOptions,
 		WebhookServer:          webhookServer,

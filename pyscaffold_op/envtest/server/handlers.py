@@ -16,7 +16,7 @@ from pyscaffold_op.envtest.admission.webhooks import warning_header
 from pyscaffold_op.envtest.jsonutil import dumps, loads
 from pyscaffold_op.envtest.registry.kindrules import DEPRECATED
 from pyscaffold_op.envtest.registry.resources import Registry
-from pyscaffold_op.envtest.server import csr, discovery, openapi, subresources, wire
+from pyscaffold_op.envtest.server import csr, discovery, openapi, protoanswer, subresources, wire
 from pyscaffold_op.envtest.server.access import AccessControl
 from pyscaffold_op.envtest.server.auth import Policy
 from pyscaffold_op.envtest.server.decode import MAX_BODY
@@ -79,12 +79,15 @@ class Api:
             ns = self.namespace_activity
             if ns is not None and ns.pending and req.method != "GET":
                 ns.activity(req.method, _path_namespace(req.path))
-            return await self._dispatch(req)
+            resp = await self._dispatch(req)
         except E.StatusError as err:
-            return error_response(err)
+            resp = error_response(err)
         except Exception as err:  # a bug here must not drop the connection: answer 500 like the server
             log.exception("envtest: internal error on %s %s", req.method, req.path)
-            return error_response(E.internal(f"{type(err).__name__}: {err}"))
+            resp = error_response(E.internal(f"{type(err).__name__}: {err}"))
+        if req.protobuf_answer:
+            return protoanswer.transcode(resp)
+        return resp
 
     # -- routing -----------------------------------------------------------------------------------
 
@@ -135,6 +138,8 @@ class Api:
         target = self._target(group, version, rest)
         if target is None:  # kube-apiserver's crdHandler hands the request to the mux's NotFound
             return Response(404, b"404 page not found\n", "text/plain; charset=utf-8")
+        if protoanswer.MARKER in req.headers.get("accept", ""):
+            protoanswer.negotiate(req, target.info.custom)
         if target.info.conversion_webhook is not None and not target.info.storage:
             return await self._via_storage(req, target, watch)
         return await self._serve(req, target, watch)

@@ -37,6 +37,8 @@ class HttpRequest:
     client_cert: bytes | None = None
     # who sent it, once `access` has authenticated it (RBAC mode); the reviews answer for this user
     user: UserInfo | None = None
+    # the answer is to be protobuf (`protoanswer.negotiate` settled a protobuf-naming Accept)
+    protobuf_answer: bool = False
 
     @classmethod
     def build(

@@ -280,6 +280,11 @@ class Informer:
             "fieldSelector": self.field_selector,
             "limit": self.page_size,
         }
+        if self._last_listed_rv is None:
+            # The first list, as client-go's reflector makes it: resourceVersion=0, "any version",
+            # which kube-apiserver serves from its watch cache (no etcd read, no pages). Relists (after
+            # a 410, or when the server forgot) read the latest state, from etcd, in pages.
+            params["resourceVersion"] = "0"
         items: list[tuple[Any, bytes]] = []
         rv = ""
         decode, raw_store = self.info.decode, self.store.stores_raw
@@ -289,6 +294,7 @@ class Informer:
             items.extend((RawObject(raw, decode) if raw_store else decode(raw), raw) for raw in page)
             if not cont:
                 break
+            params.pop("resourceVersion", None)  # a continued list names no version
             params["continue"] = cont
         self.stats["lists"] += 1
         if _went_back(self._last_listed_rv, rv):

@@ -8,7 +8,9 @@ fresh connection, as Go's http.Transport does for idempotent requests; other met
 (the server may have acted on them).
 
 Requests are bytes built by the caller (`rest.py`); answers are (status, body). Failures raise
-`http1.HTTPError` subclasses or `TimeoutError` at the deadline (the connection is then closed).
+`http1.HTTPError` subclasses or `TimeoutError` at the deadline (the connection is then closed). With
+`stall`, an answer still arriving at the deadline is not cut: it fails only once `stall` seconds pass
+with nothing received (a 250 MB list from a loaded server can take minutes; client-go sets no bound).
 """
 
 from __future__ import annotations
@@ -71,7 +73,9 @@ class Connection(asyncio.Protocol):
         self.requests = 0  # responses read: a reused connection has > 0
         self.generation = pool.generation  # a connection older than the pool's is not reused
         self.idle_since = 0.0
+        self.received = 0  # bytes, so a deadline can tell a slow answer from a silent one
         self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
         # watches: body pieces not yet taken, and the waiter of the reader that takes them
         self._streaming = False
         self._pieces: list[bytes] = []
@@ -85,6 +89,7 @@ class Connection(asyncio.Protocol):
         set_keepalive(transport.get_extra_info("socket"))
 
     def data_received(self, data: bytes) -> None:
+        self.received += len(data)
         waiter = self._waiter
         if waiter is None and not self._streaming:
             self._fail(HTTPError("the server sent data on an idle connection"))
@@ -133,25 +138,35 @@ class Connection(asyncio.Protocol):
             self._fail(err)
 
     # -- requests -----------------------------------------------------------------------------------
-    async def exchange(self, request: bytes, no_body: bool, deadline: float) -> tuple[int, bytes]:
-        """Send `request` (head and body) and read the whole response, by `deadline` (loop time)."""
+    async def exchange(
+        self, request: bytes, no_body: bool, deadline: float, stall: float | None = None
+    ) -> tuple[int, bytes]:
+        """Send `request` (head and body) and read the whole response, by `deadline` (loop time);
+        with `stall`, past the deadline while bytes keep coming, until `stall` seconds of silence."""
         parser = self.parser
         parser.reset(no_body)
         if self.closed:  # closed by the server between connecting and this request
             raise ServerDisconnected("the server closed the connection without answering")
         loop = self.pool.loop
         waiter = self._waiter = loop.create_future()
-        timer = loop.call_at(deadline, self._expire, waiter)
+        self._timer = loop.call_at(deadline, self._expire, waiter, stall, self.received)
         assert self.transport is not None
         self.transport.write(request)
         try:
             await waiter
         finally:
-            timer.cancel()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
         self.requests += 1
         return parser.status, parser.body()
 
-    def _expire(self, waiter: asyncio.Future[None]) -> None:
+    def _expire(self, waiter: asyncio.Future[None], stall: float | None, received: int) -> None:
+        if stall is not None and self.received != received and not waiter.done():
+            # still arriving: checked again after `stall` more seconds, cut only once nothing came
+            loop = self.pool.loop
+            self._timer = loop.call_at(loop.time() + stall, self._expire, waiter, stall, self.received)
+            return
         if not waiter.done():
             waiter.set_exception(TimeoutError())
         self.close()
@@ -270,10 +285,16 @@ class Pool:
         return len(self._idle)
 
     async def request(
-        self, request: bytes, method: str, deadline: float, error_headers: dict[str, str] | None = None
+        self,
+        request: bytes,
+        method: str,
+        deadline: float,
+        error_headers: dict[str, str] | None = None,
+        stall: float | None = None,
     ) -> tuple[int, bytes]:
         """Send one request on a pooled connection; (status, body) of its response. With
-        `error_headers`, the headers of a 429 or 5xx response are copied into it (Retry-After)."""
+        `error_headers`, the headers of a 429 or 5xx response are copied into it (Retry-After); with
+        `stall`, an answer still arriving at `deadline` is read on until `stall` seconds of silence."""
         for attempt in (1, 2):
             if attempt == 1:
                 conn = self._take_idle() or await self._acquire(deadline)
@@ -281,7 +302,7 @@ class Pool:
                 conn = await self._acquire(deadline, fresh=True)
             reused = conn.requests > 0
             try:
-                status, body = await conn.exchange(request, method == "HEAD", deadline)
+                status, body = await conn.exchange(request, method == "HEAD", deadline, stall)
             except ServerDisconnected:
                 conn.close()
                 if attempt == 1 and reused and not conn.parser.started and method in _RETRYABLE:

@@ -208,8 +208,9 @@ class RestTransport:
                 pool = self._get_pool()
                 request = self._request(method, target, auth, body, content_type)
                 try:
+                    # the timeout bounds silence, not a long answer (a list of 100k objects)
                     status, data = await pool.request(
-                        request, method, pool.loop.time() + timeout, error_headers
+                        request, method, pool.loop.time() + timeout, error_headers, timeout
                     )
                 except TimeoutError as err:
                     REQUEST_RESULTS["<error>", method, self._metric_host] += 1

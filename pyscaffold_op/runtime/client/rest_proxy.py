@@ -80,7 +80,8 @@ class ProxiedSession:
 
         session = self._get_session()
         seconds = self.timeout if timeout_seconds is None else timeout_seconds
-        timeout = aiohttp.ClientTimeout(total=seconds)
+        # as the direct transport: the bound is on connecting and on silence, not on a long answer
+        timeout = aiohttp.ClientTimeout(total=None, connect=seconds, sock_read=seconds)
         try:
             async with session.request(
                 method, self._url(target), data=body, headers=headers, timeout=timeout, **self._options
