@@ -3,11 +3,14 @@
 `run_controller_gen({"api/v1/types.go": source, ...})` writes the files into a Go module requiring
 k8s.io/api and k8s.io/apimachinery at the release pinned in `hack/oracles/versions.env`, runs
 `go mod tidy` (through the module proxy) and `controller-gen crd paths=./...`, and returns the CRDs it
-wrote, keyed by file name. The output is cached under a folder keyed by the hash of the sources, the
-pins and the controller-gen binary, so a rerun costs a file read.
+wrote, keyed by file name; `run_controller_gen_generators` runs any generators (a project's whole
+`make manifests`: rbac, crd, webhook) and returns every file. The output is cached under a folder keyed
+by the hash of the sources, the generators, the pins and the controller-gen binary, so a rerun costs a
+file read.
 
 Used by `pyscaffold_op.dev.builtin_overlay` (the overlay of built-in schemas) and by the corpus test
-`tests/gen/controllergen/`; a development-time tool, never imported by the generator.
+`tests/gen/controllergen/` and `tests/gen/test_cronjob_port.py`; a development-time tool, never
+imported by the generator.
 """
 
 from __future__ import annotations
@@ -61,6 +64,24 @@ def run_controller_gen(
 ) -> dict[str, dict[str, Any]]:
     """The CRDs controller-gen writes for the Go module made of `files` (relative path -> source; a
     go.mod is added unless given), keyed by the CRD's file name (`group_plural.yaml`)."""
+    written = run_controller_gen_generators(
+        files, controller_gen, ("crd",), cache_dir=cache_dir, timeout=timeout
+    )
+    return {name: docs[0] for name, docs in written.items()}
+
+
+def run_controller_gen_generators(
+    files: dict[str, str],
+    controller_gen: Path,
+    generators: tuple[str, ...],
+    *,
+    cache_dir: Path | None = None,
+    timeout: float = 900,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every file controller-gen writes with `generators` (its arguments before `paths=`, e.g.
+    `("rbac:roleName=manager-role", "crd:maxDescLen=0", "webhook")`, a project's `make manifests`)
+    over the Go module made of `files`, into one folder: file name -> its YAML documents (`role.yaml`,
+    `manifests.yaml`, `group_plural.yaml`)."""
     go = shutil.which("go")
     if go is None:
         raise ControllerGenError("go is not installed")
@@ -69,13 +90,14 @@ def run_controller_gen(
     digest = hashlib.sha256()
     for name in sorted(files):
         digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    digest.update("\0".join(generators).encode() + b"\0")
     digest.update(VERSIONS.read_bytes())
     stat = controller_gen.stat()
     digest.update(f"{stat.st_size}:{int(stat.st_mtime)}".encode())
     cache = (cache_dir or CACHE_DIR) / digest.hexdigest()[:24]
-    result_file = cache / "crds.json"
+    result_file = cache / "written.json"
     if result_file.is_file():
-        cached: dict[str, dict[str, Any]] = json.loads(result_file.read_text(encoding="utf-8"))
+        cached: dict[str, list[dict[str, Any]]] = json.loads(result_file.read_text(encoding="utf-8"))
         return cached
     with tempfile.TemporaryDirectory(prefix="pyop-controller-gen-") as tmp:
         root = Path(tmp)
@@ -86,18 +108,18 @@ def run_controller_gen(
         env = {**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
         steps = [
             [go, "mod", "tidy"],
-            [str(controller_gen), "crd", "paths=./...", "output:crd:dir=out"],
+            [str(controller_gen), *generators, "paths=./...", "output:dir=out"],
         ]
         for argv in steps:
             done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
             if done.returncode != 0:
                 raise ControllerGenError(f"{' '.join(argv[:2])} failed:\n{done.stdout}{done.stderr}")
-        crds = {
-            path.name: yaml.safe_load(path.read_text(encoding="utf-8"))
+        written = {
+            path.name: [doc for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc]
             for path in sorted((root / "out").glob("*.yaml"))
         }
     cache.mkdir(parents=True, exist_ok=True)
     tmp_file = result_file.with_suffix(f".{os.getpid()}.tmp")
-    tmp_file.write_text(json.dumps(crds), encoding="utf-8")
+    tmp_file.write_text(json.dumps(written), encoding="utf-8")
     tmp_file.replace(result_file)
-    return crds
+    return written
