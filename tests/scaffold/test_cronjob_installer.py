@@ -89,7 +89,8 @@ def readme_install_command(root: Path) -> list[str]:
 def test_the_readmes_install_command_is_accepted_by_kube_apiserver(project: Path, tmp_path: Path) -> None:
     from pyscaffold_op.envtest import Environment
 
-    if oracle_bin("kube-apiserver") is None:
+    apiserver = oracle_bin("kube-apiserver")
+    if apiserver is None:
         pytest.skip(missing_reason("kube-apiserver"))
     # cert-manager's Certificate and Issuer need cert-manager, which the README installs first
     without_cert_manager = [
@@ -100,7 +101,9 @@ def test_the_readmes_install_command_is_accepted_by_kube_apiserver(project: Path
     install.write_text(yaml.safe_dump_all(without_cert_manager))
     command = readme_install_command(project)
     assert command[0] == "kubectl"
-    env = Environment(mode="real", kubeconfig_path=tmp_path / "kubeconfig").start_in_thread(timeout=120)
+    env = Environment(
+        mode="real", assets=apiserver.parent, kubeconfig_path=tmp_path / "kubeconfig"
+    ).start_in_thread(timeout=120)
     try:
         run = subprocess.run(
             [str(KUBECTL), "--kubeconfig", str(env.kubeconfig_path), *command[1:]],
