@@ -22,6 +22,12 @@ UID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
 CIDR = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}/\d+$")
 GENERATED_SUFFIX = re.compile(r"^[bcdfghjklmnpqrstvwxz2456789]{5}$")
+# in Events, names of objects gone by the time the scenario lists (a scaled-down ReplicaSet's Pods, a
+# ReplicaSet past the history limit): apimachinery's SafeEncodeString alphabet, a generated 5-character
+# tail and a pod-template-hash (9 or 10 characters with a digit) that no listed object could explain
+_SAFE = "bcdfghjklmnpqrstvwxz2456789"
+GONE_HASH = re.compile(rf"-(?=[{_SAFE}]*[2456789])[{_SAFE}]{{9,10}}(?=-|\b)")
+GONE_GENERATED = re.compile(rf"-[{_SAFE}]{{5}}\b")
 VOLATILE_META = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink")
 # what a kubelet (or kwok) writes of a node: figures of a machine that is not compared
 NODE_VOLATILE = (
@@ -49,6 +55,7 @@ def snapshot(
         viewed = [v for v in (view(copy.deepcopy(i)) for i in items) if v is not None]
         cleaned = [_clean(_rename(v, names)) for v in viewed]
         if plural == "events":  # the same event may be counted up or written twice: compare each once
+            cleaned = [_gone_names(e) for e in cleaned]
             unique = {json.dumps(e, sort_keys=True): e for e in cleaned}
             cleaned = list(unique.values())
         out[plural] = sorted(cleaned, key=lambda v: json.dumps(v, sort_keys=True))
@@ -92,6 +99,16 @@ def _substitutions(objects: dict[str, list[dict[str, Any]]]) -> list[tuple[str, 
         if base and name.startswith(base) and GENERATED_SUFFIX.match(name[len(base) :]):
             subs[name] = base + "<gen>"
     return sorted(subs.items(), key=lambda kv: -len(kv[0]))
+
+
+def _gone_names(event: dict[str, Any]) -> dict[str, Any]:
+    """An Event's names of objects that no longer exist, generated tails and hashes as markers (what
+    the listed objects explain was renamed before)."""
+    out = dict(event)
+    for key in ("object", "message"):
+        if isinstance(out.get(key), str):
+            out[key] = GONE_GENERATED.sub("-<gen>", GONE_HASH.sub("-<hash:gone>", out[key]))
+    return out
 
 
 def _rename(value: Any, subs: list[tuple[str, str]]) -> Any:
