@@ -141,8 +141,12 @@ class Api:
         if protoanswer.MARKER in req.headers.get("accept", ""):
             protoanswer.negotiate(req, target.info.custom)
         if target.info.conversion_webhook is not None and not target.info.storage:
-            return await self._via_storage(req, target, watch)
-        return await self._serve(req, target, watch)
+            resp = await self._via_storage(req, target, watch)
+        else:
+            resp = await self._serve(req, target, watch)
+        if req.method != "GET" and "as=PartialObjectMetadata" in req.headers.get("accept", ""):
+            return _partial_answer(req, resp)
+        return resp
 
     async def _serve(self, req: HttpRequest, target: Target, watch: bool) -> Response:
         info = target.info
@@ -346,3 +350,20 @@ _ACCEPTED = frozenset({"", "*/*", "application/*", *(m.split(";")[0] for m in _O
 def _acceptable(accept: str) -> bool:
     """Whether any media range of the Accept header is one the server can answer with."""
     return any(part.split(";")[0].strip().lower() in _ACCEPTED for part in accept.split(","))
+
+
+def _partial_answer(req: HttpRequest, resp: Response) -> Response:
+    """A write's answer as PartialObjectMetadata when the request accepts that first, as kube-apiserver's
+    transformResponseObject does for every verb (client-go's metadata client patches with it; a Status
+    stays a Status)."""
+    from pyscaffold_op.envtest.server import partial
+
+    if not 200 <= resp.status < 300 or resp.stream is not None or not resp.content_type.startswith(JSON):
+        return resp
+    version = partial.requested(req, listing=False)
+    obj = loads(resp.body) if version else None
+    if not isinstance(obj, dict) or obj.get("kind") == "Status" or "metadata" not in obj:
+        return resp
+    resp.body = dumps(partial.partial(obj, version or "v1")) + b"\n"
+    return resp
+
