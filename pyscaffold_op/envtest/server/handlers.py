@@ -366,4 +366,3 @@ def _partial_answer(req: HttpRequest, resp: Response) -> Response:
         return resp
     resp.body = dumps(partial.partial(obj, version or "v1")) + b"\n"
     return resp
-
