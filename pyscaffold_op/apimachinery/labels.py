@@ -243,6 +243,19 @@ def from_label_selector(selector: Mapping[str, Any]) -> Selector:
     return Selector(tuple(reqs))
 
 
+def selects(selector: Any, obj: Mapping[str, Any]) -> bool:
+    """Whether a structured metav1.LabelSelector selects `obj` as a PodDisruptionBudget's does
+    (`LabelSelectorAsSelector`): a missing selector selects nothing, an empty one everything, one that
+    does not parse nothing."""
+    if not isinstance(selector, dict):
+        return False
+    try:
+        parsed = from_label_selector(selector)
+    except SelectorError:
+        return False
+    return parsed.matches((obj.get("metadata") or {}).get("labels") or {})
+
+
 def render(selector: SelectorLike) -> str | None:
     """The query-string form (`labelSelector=`/`fieldSelector=`), None for "everything"."""
     if selector is None:

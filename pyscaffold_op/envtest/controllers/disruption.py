@@ -42,17 +42,6 @@ class _NoController(Exception):
     pass
 
 
-def selects(selector: Any, pod: Obj) -> bool:
-    """metav1.LabelSelectorAsSelector: missing selects nothing, empty everything."""
-    if not isinstance(selector, dict):
-        return False
-    try:
-        parsed = labels.from_label_selector(selector)
-    except labels.SelectorError:
-        return False
-    return parsed.matches(pod["metadata"].get("labels") or {})
-
-
 def _scaled(value: Any, total: int) -> int:
     """intstr.GetScaledValueFromIntOrPercent, rounded up."""
     if isinstance(value, str) and value.endswith("%"):
@@ -72,7 +61,7 @@ class DisruptionController(SimulatedController):
             ns = event.obj["metadata"].get("namespace", "")
             for pdb in self.list(PDBS, ns):
                 selector = (pdb.get("spec") or {}).get("selector")
-                if any(selects(selector, o) for o in (event.obj, event.prev) if o is not None):
+                if any(labels.selects(selector, o) for o in (event.obj, event.prev) if o is not None):
                     yield (ns, pdb["metadata"]["name"])
         elif any(event.gr == (g, r) for g, _v, r in _SCALED.values()):
             ns = event.obj["metadata"].get("namespace", "")  # a scale changed: every budget may move
@@ -84,7 +73,7 @@ class DisruptionController(SimulatedController):
         if pdb is None:
             return
         spec = pdb.get("spec") or {}
-        pods = [p for p in self.list(P.PODS, namespace) if selects(spec.get("selector"), p)]
+        pods = [p for p in self.list(P.PODS, namespace) if labels.selects(spec.get("selector"), p)]
         if not pods:
             self.record(pdb, NORMAL, "NoPods", "No matching pods found")
         try:

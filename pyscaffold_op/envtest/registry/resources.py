@@ -178,7 +178,7 @@ _POD_FIELDS = (
     "status.podIP",
     "status.nominatedNodeName",
 )
-_EVENT_FIELDS = (
+EVENT_FIELD_SELECTORS = (  # also the server's list of what core/v1 Events select by
     "involvedObject.kind",
     "involvedObject.namespace",
     "involvedObject.name",
@@ -239,7 +239,7 @@ def builtin_resources() -> list[ServedResource]:
         ),
         _r("v1", "ConfigMap", "configmaps", short_names=["cm"]),
         _r("v1", "Secret", "secrets", field_selectors=("type",)),
-        _r("v1", "Event", "events", short_names=["ev"], field_selectors=_EVENT_FIELDS),
+        _r("v1", "Event", "events", short_names=["ev"], field_selectors=EVENT_FIELD_SELECTORS),
         _r(
             "v1",
             "Namespace",

@@ -126,22 +126,10 @@ def _ready(pod: dict[str, Any]) -> bool:
     )
 
 
-def _selects(selector: Any, pod: dict[str, Any]) -> bool:
-    """metav1.LabelSelectorAsSelector: a missing selector selects nothing, an empty one everything;
-    one that does not parse is skipped."""
-    if not isinstance(selector, dict):
-        return False
-    try:
-        parsed = labels.from_label_selector(selector)
-    except labels.SelectorError:
-        return False
-    return parsed.matches(pod["metadata"].get("labels") or {})
-
-
 def _budgets(store: Store, pod: dict[str, Any]) -> list[dict[str, Any]]:
     ns = pod["metadata"].get("namespace", "")
     pdbs, _rv, _c, _r = store.list(store.info(*PDBS), ns)
-    return [pdb for pdb in pdbs if _selects((pdb.get("spec") or {}).get("selector"), pod)]
+    return [pdb for pdb in pdbs if labels.selects((pdb.get("spec") or {}).get("selector"), pod)]
 
 
 def _still_processing(name: str) -> E.StatusError:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscaffold_op.apimachinery import fieldselector, labels
-from pyscaffold_op.envtest.registry.resources import ServedResource
+from pyscaffold_op.envtest.registry.resources import EVENT_FIELD_SELECTORS, ServedResource
 from pyscaffold_op.envtest.server.protocol import HttpRequest
 from pyscaffold_op.envtest.status import bad_request
 
@@ -31,20 +31,7 @@ def parse_label_selector(text: str | None) -> Predicate | None:
 
 _META = ("metadata.name", "metadata.namespace")
 _NOT_SUPPORTED = "field label not supported: {label}"
-_EVENT_LABELS = (
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type",
-    *_META,
-)
+_EVENT_LABELS = (*EVENT_FIELD_SELECTORS, *_META)
 _SIGNER = ("metadata.name", "spec.signerName")
 # The kinds whose API group registers a field label conversion (AddFieldLabelConversionFunc, v1.37.2):
 # the labels it accepts and how it refuses the others. Every other kind has
