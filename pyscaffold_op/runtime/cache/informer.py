@@ -21,11 +21,12 @@ import logging
 import random
 import time
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any
 
 from pyscaffold_op.apimachinery.labels import SelectorLike, render
 from pyscaffold_op.clock import REAL_CLOCK, Clock
 from pyscaffold_op.runtime.cache.liveness import ALIVE, Finding, Verdict, WatchLiveness, WatchMonitor
+from pyscaffold_op.runtime.cache.registration import HandlerRegistration, ResourceEventHandler
 from pyscaffold_op.runtime.cache.store import Indexer, IndexFunc
 from pyscaffold_op.runtime.client.errors import (
     ApiError,
@@ -43,12 +44,6 @@ from pyscaffold_op.runtime.objects.kinds import ResourceInfo, decode_watch_event
 from pyscaffold_op.runtime.objects.rawobj import RawObject, unwrap
 
 log = logging.getLogger("pyscaffold_op.runtime.informer")
-
-
-class ResourceEventHandler(Protocol):
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None: ...
-    def on_update(self, old: Any, new: Any) -> None: ...
-    def on_delete(self, obj: Any, state_unknown: bool) -> None: ...
 
 
 class Backoff:
@@ -92,9 +87,9 @@ class Informer:
         self.page_size = page_size
         # raw: the store keeps each object's JSON and decodes a new object per read (see store.py)
         self.store = Indexer(indexers, decode=info.decode if raw else None)
-        self._handlers: list[ResourceEventHandler] = []
-        self._raw_handlers: list[ResourceEventHandler] = []  # the same, split by what they take
-        self._typed_handlers: list[ResourceEventHandler] = []
+        self._handlers: list[HandlerRegistration] = []
+        self._raw_handlers: list[HandlerRegistration] = []  # the same, split by what they take
+        self._typed_handlers: list[HandlerRegistration] = []
         self._rv: str | None = None
         self._synced = asyncio.Event()
         self._backoff = backoff or Backoff()
@@ -134,25 +129,28 @@ class Informer:
         return self._rv
 
     # -- handlers -----------------------------------------------------------------------------------
-    def add_event_handler(self, handler: ResourceEventHandler) -> ResourceEventHandler:
-        """Register `handler`. If the store is already filled, it first gets an add for every object.
+    def add_event_handler(self, handler: ResourceEventHandler) -> HandlerRegistration:
+        """Register `handler`; the registration returned removes it (`remove_event_handler`) and tells
+        when it has had the initial list (`has_synced()`, `wait_for_sync()`). A handler added once the
+        store is filled first gets an add for every object, delivered by a task of its own while
+        everything else runs (registration.py); one added earlier gets the first list's adds in line.
 
         Handlers get typed objects. A handler whose class sets `raw_objects = True` (the runtime's own
         sources) gets `RawObject`s instead and decodes only what it reads (see rawobj.py)."""
-        self._handlers.append(handler)
-        if getattr(handler, "raw_objects", False):
-            self._raw_handlers.append(handler)
-        else:
-            self._typed_handlers.append(handler)
+        registration = HandlerRegistration(handler, self.info.kind)
+        self._handlers.append(registration)
+        (self._raw_handlers if registration.raw else self._typed_handlers).append(registration)
         if self._synced.is_set():
-            for obj in self._snapshot():
-                self._call(handler.on_add, _for(handler, obj), True)
-        return handler
+            registration.replay(list(self._snapshot()))
+        return registration
 
-    def remove_event_handler(self, handler: ResourceEventHandler) -> None:
-        for handlers in (self._handlers, self._raw_handlers, self._typed_handlers):
-            with contextlib.suppress(ValueError):
-                handlers.remove(handler)
+    def remove_event_handler(self, registration: HandlerRegistration | ResourceEventHandler) -> None:
+        """Remove a handler, given its registration (or the handler itself)."""
+        for reg in [r for r in self._handlers if registration in (r, r.handler)]:
+            reg.close()
+            for handlers in (self._handlers, self._raw_handlers, self._typed_handlers):
+                with contextlib.suppress(ValueError):
+                    handlers.remove(reg)
 
     def add_index(self, name: str, fn: IndexFunc) -> None:
         self.store.add_index(name, fn)
@@ -160,36 +158,19 @@ class Informer:
     def _snapshot(self) -> Iterator[Any]:
         return self.store.raw_values() if self.store.stores_raw else self.store.values()
 
-    def _call(self, fn: Any, *args: Any) -> None:
-        try:
-            fn(*args)
-        except Exception:  # one broken handler must not stop the informer
-            log.exception("event handler failed", extra={"kind": self.info.kind})
-
-    # Objects may be RawObjects (a raw store) or typed objects; typed handlers get typed ones.
+    # Objects may be RawObjects (a raw store) or typed objects; each registration hands its handler
+    # what it takes (a RawObject's typed form is decoded once and shared).
     def _dispatch_add(self, obj: Any, initial: bool) -> None:
-        for h in self._raw_handlers:
-            self._call(h.on_add, obj, initial)
-        if self._typed_handlers:
-            typed = unwrap(obj)
-            for h in self._typed_handlers:
-                self._call(h.on_add, typed, initial)
+        for h in self._handlers:
+            h.add(obj, initial)
 
     def _dispatch_update(self, old: Any, new: Any) -> None:
-        for h in self._raw_handlers:
-            self._call(h.on_update, old, new)
-        if self._typed_handlers:
-            typed_old, typed_new = unwrap(old), unwrap(new)
-            for h in self._typed_handlers:
-                self._call(h.on_update, typed_old, typed_new)
+        for h in self._handlers:
+            h.update(old, new)
 
     def _dispatch_delete(self, obj: Any, unknown: bool) -> None:
-        for h in self._raw_handlers:
-            self._call(h.on_delete, obj, unknown)
-        if self._typed_handlers:
-            typed = unwrap(obj)
-            for h in self._typed_handlers:
-                self._call(h.on_delete, typed, unknown)
+        for h in self._handlers:
+            h.delete(obj, unknown)
 
     # -- lifecycle ----------------------------------------------------------------------------------
     def has_synced(self) -> bool:
@@ -206,15 +187,19 @@ class Informer:
     def start(self) -> asyncio.Task[None]:
         if self._task is None:
             self._task = asyncio.create_task(self.run(), name=f"informer {self.info.kind}")
+            for h in self._handlers:
+                if h.backlog:
+                    h.resume()  # an initial delivery the last stop paused
             if self.resync_period:
                 self._resync_task = asyncio.create_task(self._resync_loop(), name=f"resync {self.info.kind}")
         return self._task
 
     async def stop(self) -> None:
-        for task in (self._task, self._resync_task):
+        paused = [t for t in (h.pause() for h in self._handlers) if t is not None]
+        for task in (self._task, self._resync_task, *paused):
             if task is not None:
                 task.cancel()
-        for task in (self._task, self._resync_task):
+        for task in (self._task, self._resync_task, *paused):
             if task is not None:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
@@ -339,6 +324,9 @@ class Informer:
             gone = self.store.delete_raw(key) if raw_store else self.store.delete(key)
             self._dispatch_delete(gone, True)  # deleted while we were not watching
         self._synced.set()
+        for h in self._handlers:
+            if not h.backlog:
+                h.mark_synced()  # it had the initial list in line, above
 
     # -- watch --------------------------------------------------------------------------------------
     async def _watch(self) -> None:
@@ -510,10 +498,6 @@ class Informer:
 
 class ServerWentBack(Exception):
     """The server's resourceVersion is below the one a silent watch waits at: it forgot its state."""
-
-
-def _for(handler: Any, obj: Any) -> Any:
-    return obj if getattr(handler, "raw_objects", False) else unwrap(obj)
 
 
 def _went_back(before: str | None, now: str | None) -> bool:

@@ -87,9 +87,15 @@ class Kind(Source):
         self._registration = self._informer.add_event_handler(_InformerAdapter(handler, queue, predicates))
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
-        if self._informer is None:
+        """True once the informer has synced and this source's handler has had every object of its
+        initial list (controller-runtime's Kind: the cache, then the registration's HasSynced)."""
+        if self._informer is None or self._registration is None:
             return False
-        return await self._informer.wait_for_sync(timeout)
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._informer.wait_for_sync() and await self._registration.wait_for_sync()
+        except TimeoutError:
+            return False
 
     async def stop(self) -> None:
         if self._informer is not None and self._registration is not None:

@@ -1,8 +1,8 @@
 """`Manager`: owns the shared cache, clients, controllers, servers and leader election (pkg/manager).
 
-Start order (`RunnableGroups`, as controller-runtime's runnable groups): webhook, health and metrics
-servers -> caches (wait for sync) -> what needs no lease -> leader election (if enabled) -> controllers
-and other leader runnables. Stop order is the reverse:
+Start order (`RunnableGroups`, as controller-runtime's runnable groups): webhook server -> caches
+started (their lists in flight) -> health and metrics servers -> caches synced -> what needs no lease
+-> leader election (if enabled) -> controllers and other leader runnables. Stop order is the reverse:
 controllers stop taking work and drain in-flight reconciles within `graceful_shutdown_timeout`, the
 lease is released, pending events are flushed, caches and servers stop, connections close.
 """
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ from pyscaffold_op.runtime.manager.startup import (
 from pyscaffold_op.runtime.servers.authfilter import AuthFilter
 from pyscaffold_op.runtime.servers.health import Checker, HealthChecks
 from pyscaffold_op.runtime.servers.metrics import RuntimeMetrics
-from pyscaffold_op.runtime.servers.server import start_site, stop_site
+from pyscaffold_op.runtime.servers.server import parse_bind_address, start_site, stop_site
 
 if TYPE_CHECKING:
     from pyscaffold_op.runtime.client.restconfig import RestConfig
@@ -328,11 +329,14 @@ class Manager:
         return [signal.SIGTERM, signal.SIGINT]
 
     # -- the manager's steps of RunnableGroups.start --------------------------------------------------
-    async def start_caches(self) -> bool:
-        """Start the caches and wait for them to sync; False when a stop came first."""
+    async def start_caches(self) -> None:
+        """Start the caches: their first lists go out now; `wait_for_caches` waits for them."""
         log.info("connecting to %s", connection_source(self.transport))
         self._watch_client_certificate()
         await self.cache.start()
+
+    async def wait_for_caches(self) -> bool:
+        """Wait for the caches to sync; False when a stop came first."""
         timeout = self.options.cache_sync_timeout
         # A stalled start is named within seconds, with how long the manager will still wait.
         after = min(5.0, timeout / 2)
@@ -440,17 +444,28 @@ class Manager:
         self._tasks.append(task)
         task.add_done_callback(_log_failure)
 
-    async def start_servers(self) -> None:
-        # Webhooks first: a conversion webhook must answer before the caches can list converted kinds.
+    async def start_webhooks(self) -> None:
+        # Before the caches: a conversion webhook must answer before the caches can list converted kinds.
         if self._webhook_server is not None and self._webhook_server.paths():
             await self._webhook_server.start_serving()
-        site = await self._bind("health_probe_bind_address", self.health.app())
+
+    async def start_servers(self) -> None:
+        """The health probe and metrics servers, each only when its address binds one. The caches'
+        first lists are in flight by now: aiohttp's import (~0.25 s of CPU) runs in a thread meanwhile,
+        so the server's answer is not waited for behind it."""
+        opts = self.options
+        if all(
+            parse_bind_address(a) is None for a in (opts.health_probe_bind_address, opts.metrics_bind_address)
+        ):
+            return
+        if "aiohttp.web" not in sys.modules:
+            await asyncio.to_thread(importlib.import_module, "aiohttp.web")
+        site = await self._bind("health_probe_bind_address", self.health.app)
         if site is not None:
             self._runners.append(site[0])
             self.health_address = site[1]
             log.info("serving health probes", extra={"address": f"{site[1][0]}:{site[1][1]}"})
         tls = None
-        opts = self.options
         if opts.metrics_secure and opts.metrics_bind_address not in ("0", ""):
             from pyscaffold_op.runtime.certs.certs import CertWatcher, server_context
 
@@ -461,7 +476,7 @@ class Manager:
                     tls, opts.metrics_cert_dir, opts.metrics_cert_watch_interval, **names
                 )
                 self.spawn(self.metrics_cert_watcher.run(), "metrics certificate watcher")
-        site = await self._bind("metrics_bind_address", self._metrics_app(), tls)
+        site = await self._bind("metrics_bind_address", self._metrics_app, tls)
         if site is not None:
             self._runners.append(site[0])
             self.metrics_address = site[1]
@@ -470,10 +485,14 @@ class Manager:
                 extra={"address": f"{site[1][0]}:{site[1][1]}", "secure": opts.metrics_secure},
             )
 
-    async def _bind(self, option: str, app: Any, tls: Any = None) -> Any:
+    async def _bind(self, option: str, make_app: Callable[[], Any], tls: Any = None) -> Any:
+        """Serve the app `make_app` builds on the address `option` names; None (and no app built, no
+        aiohttp imported) when that address is "0"."""
         address = getattr(self.options, option)
+        if parse_bind_address(address) is None:
+            return None
         try:
-            return await start_site(app, address, tls)
+            return await start_site(make_app(), address, tls)
         except OSError as err:
             # One line naming the option, not aiohttp's traceback; the CLI maps it to its flag.
             raise bind_error(option, address, err) from err

@@ -2,9 +2,10 @@
 
 controller-runtime's `runnableGroup`s, with pyop's order (unchanged from the hand-written start):
 
-1. servers: the webhook server first (a conversion webhook must answer before the caches can list the
-   kinds it converts), then the health probe and metrics servers;
-2. caches: started, then waited for (`cache_sync_timeout`);
+1. servers and caches: the webhook server first (a conversion webhook must answer before the caches
+   can list the kinds it converts), then the caches start (their first lists go out), then the health
+   probe and metrics servers start while those lists are in flight, then the caches are waited for
+   (`cache_sync_timeout`); the probes answer during a long sync, as controller-runtime's do;
 3. everywhere: controllers and runnables that need no lease, on every replica;
 4. leader election: once this replica leads, the controllers and runnables that need the lease.
 
@@ -27,8 +28,10 @@ if TYPE_CHECKING:
 class StartSteps(Protocol):
     """The manager's side of a start: each step returns False when a stop came first."""
 
+    async def start_webhooks(self) -> None: ...
+    async def start_caches(self) -> None: ...
     async def start_servers(self) -> None: ...
-    async def start_caches(self) -> bool: ...
+    async def wait_for_caches(self) -> bool: ...
     async def elect(self) -> bool: ...
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None: ...
 
@@ -53,8 +56,10 @@ class RunnableGroups:
 
     async def start(self, steps: StartSteps) -> bool:
         """Start every group in order; False when a stop came before the last one started."""
+        await steps.start_webhooks()
+        await steps.start_caches()
         await steps.start_servers()
-        if not await steps.start_caches():
+        if not await steps.wait_for_caches():
             return False
         await self._start_group(steps, leader=False)
         if not await steps.elect():
