@@ -122,6 +122,15 @@ def run_pyop_operator(kubeconfig: str, child: bool, identity: str | None, worker
         builder = builder.with_options(max_concurrent_reconciles=workers)
     builder.complete(reconcile)
     profile = os.environ.get("BENCH_OPERATOR_PROFILE")  # where the pyop operator writes its cProfile
+    sample = os.environ.get("BENCH_OPERATOR_SAMPLE")  # or its CPU samples (collapsed stacks + summary)
+    if sample:
+        from cpusampler import CpuSampler
+
+        with CpuSampler() as sampler:
+            run(mgr.start())
+        sampler.write_collapsed(Path(sample))
+        Path(sample + ".summary").write_text(sampler.summary(60))
+        return
     if not profile:
         run(mgr.start())
         return

@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import SchemaValidator
 
 from pyscaffold_op.apimachinery.fields import Duration, Int64
 from pyscaffold_op.apimachinery.naming import pluralize
@@ -59,6 +60,42 @@ class KubeModel(BaseModel):
                 info.annotation, changed = Duration | None, True
         if changed:
             cls.model_rebuild(force=True)
+
+
+# Keys of a core schema that hold Python objects, not schemas: copied as they are.
+_OPAQUE_KEYS = frozenset({"cls", "function", "serialization", "metadata", "config", "ref", "default"})
+
+
+def _hook_name(node: dict[str, Any]) -> str:
+    function = node.get("function")
+    fn = function.get("function") if isinstance(function, dict) else None
+    return getattr(fn, "__name__", "") if fn is not None else ""
+
+
+def _without_hooks(node: Any, cls: type) -> Any:
+    """A copy of a core schema without KubeObject's Python hooks: `_pyop_meta_only` everywhere (it
+    only words an error for Python objects) and `_fill_type_meta` of `cls` itself."""
+    if isinstance(node, list):
+        return [_without_hooks(item, cls) for item in node]
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    if kind == "function-before" and _hook_name(node) == "_pyop_meta_only":
+        return _without_hooks(node["schema"], cls)
+    if kind == "function-after" and _hook_name(node) == "_fill_type_meta":
+        inner = node["schema"]
+        if isinstance(inner, dict) and inner.get("cls") is cls:
+            stripped = dict(_without_hooks(inner, cls))
+            if "ref" in node and "ref" not in stripped:  # what definition-refs point at
+                stripped["ref"] = node["ref"]
+            return stripped
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "fields" and isinstance(value, dict):  # field name -> field schema ("metadata" too)
+            out[key] = {name: _without_hooks(field, cls) for name, field in value.items()}
+        else:
+            out[key] = value if key in _OPAQUE_KEYS else _without_hooks(value, cls)
+    return out
 
 
 def _drop_empty(data: dict[str, Any]) -> dict[str, Any]:
@@ -266,6 +303,23 @@ class KubeObject(KubeModel):
         elif self.kind != gvk.kind:
             raise ValueError(f"kind {self.kind!r} does not match {gvk.kind!r}")
         return self
+
+    @classmethod
+    def wire_validator(cls) -> SchemaValidator:
+        """The class's validator without its two Python hooks, for objects the API server sent.
+
+        `_fill_type_meta` and `_pyop_meta_only` are Python calls inside every validation: a quarter
+        of a small object's decode. A server's object never holds another library's ObjectMeta, and
+        `ResourceInfo.decode` checks apiVersion and kind itself (filling them where a list's items
+        leave them out), so it validates with this one: the same instances, without the two calls.
+        Built once per class; an object of another kind nested in this one keeps its hooks."""
+        validator: SchemaValidator | None = cls.__dict__.get("_pyop_wire_validator")
+        if validator is None:
+            if not cls.__pydantic_complete__:
+                cls.model_rebuild()
+            validator = SchemaValidator(_without_hooks(cls.__pydantic_core_schema__, cls))
+            type.__setattr__(cls, "_pyop_wire_validator", validator)
+        return validator
 
     @classmethod
     def api_group(cls) -> str:

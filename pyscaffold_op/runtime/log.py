@@ -14,13 +14,11 @@ logger's name is written `logger`.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import json
 import logging
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 _context: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
@@ -47,22 +45,33 @@ def reconcile_fields(
     return fields
 
 
-@contextlib.contextmanager
-def reconcile_context(
-    controller: str,
-    request: Any,
-    reconcile_id: str,
-    group_kind: tuple[str, str] | None = None,
-    **extra: Any,
-) -> Iterator[None]:
-    """The reconcile's keys (plus `extra`, such as a daemon's name) on every log record made inside."""
-    fields = reconcile_fields(controller, request, reconcile_id, group_kind)
-    fields.update(extra)
-    token = _context.set(fields)
-    try:
-        yield
-    finally:
-        _context.reset(token)
+class reconcile_context:  # named as the function it replaced: `with reconcile_context(...):`
+    """The reconcile's keys (plus `extra`, such as a daemon's name) on every log record made inside.
+
+    A class rather than a generator: every reconcile enters one, and this costs a third as much."""
+
+    __slots__ = ("_fields", "_token")
+
+    def __init__(
+        self,
+        controller: str,
+        request: Any,
+        reconcile_id: str,
+        group_kind: tuple[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        self._fields = reconcile_fields(controller, request, reconcile_id, group_kind)
+        if extra:
+            self._fields.update(extra)
+        self._token: contextvars.Token[dict[str, Any] | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _context.set(self._fields)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _context.reset(self._token)
+            self._token = None
 
 
 def current_reconcile() -> dict[str, Any] | None:

@@ -81,6 +81,15 @@ def decodes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
         return original(data, **kwargs)
 
     monkeypatch.setattr(Widget, "model_validate_json", counting)
+    info = info_for(Widget)
+    wire = info._wire_validator  # what ResourceInfo.decode validates with
+
+    class CountingValidator:
+        def validate_json(self, data: Any) -> Any:
+            seen.append(bytes(data))
+            return wire.validate_json(data)
+
+    monkeypatch.setitem(info.__dict__, "_wire_validator", CountingValidator())
     return seen
 
 

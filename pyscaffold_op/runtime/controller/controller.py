@@ -23,9 +23,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
+from random import getrandbits
 from typing import Any
 
 from pyscaffold_op.apimachinery.fields import format_duration
@@ -259,7 +259,7 @@ class Controller:
         m, name = self.metrics, self.name
         error: BaseException | None = None
         started = self.clock.monotonic()
-        reconcile_id = os.urandom(6).hex()  # as random as uuid4().hex[:12], at a tenth of the cost
+        reconcile_id = f"{getrandbits(48):012x}"  # as random as uuid4().hex[:12], with no syscall
         try:
             args: tuple[Any, ...] = (req, self._context(req, reconcile_id)) if self._wants_context else (req,)
             with reconcile_context(name, req, reconcile_id, self.group_kind):
@@ -399,7 +399,7 @@ class Controller:
 
     def _after_success(self, req: Request, result: Result | None) -> str:
         if result is None:
-            result = Result()
+            result = _DONE
         after = result.requeue_after_seconds
         if after > 0:
             self.queue.forget(req)
@@ -410,6 +410,9 @@ class Controller:
             return "requeue"
         self.queue.forget(req)
         return "success"
+
+
+_DONE = Result()  # what a reconcile that returns None asks for
 
 
 def _cause(err: BaseException) -> BaseException:

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pyscaffold_op.runtime.controller.diff import Change
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """The key of one object to reconcile. Hashable, so the work queue can dedupe it.
 
-    Cluster-scoped objects have `namespace == ""`.
+    Cluster-scoped objects have `namespace == ""`. A named tuple: the queue, the rate limiter and
+    the controller hash and compare it a dozen times per reconcile, which a tuple does in C.
     """
 
     namespace: str

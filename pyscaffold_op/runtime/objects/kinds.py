@@ -15,6 +15,7 @@ from typing import Any, cast
 import msgspec
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
+from pydantic_core import SchemaValidator
 
 from pyscaffold_op.apimachinery import CustomResource, KubeObject
 
@@ -85,7 +86,7 @@ class ResourceInfo:
     plural: str
     namespaced: bool
 
-    @property
+    @functools.cached_property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
@@ -109,10 +110,30 @@ class ResourceInfo:
     # -- decoding ---------------------------------------------------------------------------------
     # The methods below are for KubeObject classes (info_for); an adapter's subclass has its own.
     def decode(self, data: bytes | msgspec.Raw) -> Any:
+        data = bytes(data)
         try:
-            return cast("type[BaseModel]", self.cls).model_validate_json(bytes(data))
+            obj = self._wire_validator.validate_json(data)
         except PydanticValidationError as err:
-            raise _decode_error(self, bytes(data), err) from err
+            raise _decode_error(self, data, err) from err
+        # What KubeObject's `_fill_type_meta` does, without its call: the type named must be this
+        # one; an object without it (a list's items) gets it, as if assigned
+        fields = obj.__dict__
+        for name, expected in (("api_version", self.api_version), ("kind", self.kind)):
+            value = fields[name]
+            if value == expected:
+                continue
+            if value:  # another type: refused in the whole validator's words
+                try:
+                    return cast("type[BaseModel]", self.cls).model_validate_json(data)
+                except PydanticValidationError as err:
+                    raise _decode_error(self, data, err) from err
+            fields[name] = expected
+            obj.__pydantic_fields_set__.add(name)
+        return obj
+
+    @functools.cached_property
+    def _wire_validator(self) -> SchemaValidator:
+        return cast("type[KubeObject]", self.cls).wire_validator()
 
     def split_list(self, data: bytes) -> tuple[list[bytes], str, str | None]:
         """(each item's JSON, resourceVersion, continue token) of a list response, items undecoded."""

@@ -100,18 +100,28 @@ _STATUS_NOISE = frozenset({"resourceVersion", "managedFields", "generation"})
 def same_beyond_status(old: RawObject, new: RawObject) -> bool:
     """True when the two objects differ at most in `status` and the metadata a status write changes.
 
-    Compares the JSON field by field: equal bytes are equal values; a field whose bytes differ is
-    decoded and compared by value (another key order or number format is no change)."""
+    Compares the JSON field by field: equal bytes are equal values (the whole dict compared at once,
+    in C); only when some bytes differ is each field decoded and compared by value (another key order
+    or number format is no change)."""
     a, b = _fields.decode(old.raw), _fields.decode(new.raw)
-    if not _same_fields(a, b, frozenset({"status", "metadata"})):
+    meta_a, meta_b = a.pop("metadata", None), b.pop("metadata", None)
+    a.pop("status", None)
+    b.pop("status", None)
+    if a != b and not _same_fields(a, b, _NOTHING):
         return False
-    meta_a, meta_b = a.get("metadata"), b.get("metadata")
     if meta_a is None or meta_b is None:
         return meta_a is meta_b
     try:
-        return _same_fields(_fields.decode(meta_a), _fields.decode(meta_b), _STATUS_NOISE)
+        fields_a, fields_b = _fields.decode(meta_a), _fields.decode(meta_b)
     except msgspec.DecodeError:  # metadata that is not an object: compare it whole
         return _same_value(meta_a, meta_b)
+    for noise in _STATUS_NOISE:
+        fields_a.pop(noise, None)
+        fields_b.pop(noise, None)
+    return fields_a == fields_b or _same_fields(fields_a, fields_b, _NOTHING)
+
+
+_NOTHING: frozenset[str] = frozenset()
 
 
 def _same_fields(a: dict[str, msgspec.Raw], b: dict[str, msgspec.Raw], skip: frozenset[str]) -> bool:

@@ -124,6 +124,13 @@ _PYOP_SPECS: tuple[tuple[str, str, str, str, tuple[str, ...], tuple[float, ...] 
 )  # fmt: skip
 
 
+# What every reconcile updates: kept in fastmetrics' lock-free counters and histograms, which a scrape
+# reads exactly as prometheus_client's.
+_HOT = frozenset(
+    {"reconcile_total", "reconcile_time", "wq_adds", "wq_queue_duration", "wq_work_duration", "wq_retries"}
+)
+
+
 def controller_runtime_metrics() -> dict[str, tuple[str, tuple[str, ...]]]:
     """{family name: (type, label names)} of controller-runtime's metric set (no process/Go collectors):
     what a scrape of a manager is compared with."""
@@ -210,10 +217,14 @@ class RuntimeMetrics:
             PlatformCollector(registry=registry)
             GCCollector(registry=registry)
         self.registry = registry
+        from pyscaffold_op.runtime.servers.fastmetrics import FastCounter, FastHistogram
+
         kinds = {"Counter": Counter, "Gauge": Gauge, "Histogram": Histogram}
+        hot = {"Counter": FastCounter, "Histogram": FastHistogram}
         for attr, kind, name, doc, labels, buckets in _SPECS + _PYOP_SPECS:
             extra = {"buckets": buckets} if buckets else {}
-            setattr(self, attr, kinds[kind](name, doc, list(labels), registry=registry, **extra))
+            make = hot[kind] if attr in _HOT else kinds[kind]
+            setattr(self, attr, make(name, doc, list(labels), registry=registry, **extra))
         registry.register(_ProcessWideCollector())
         # found again by a webhook server bound to this registry (WebhookServer.bind_metrics)
         registry.pyop_runtime_metrics = self
