@@ -178,14 +178,18 @@ class Environment:
         self._serving = True
         self.url = f"{'https' if context else 'http'}://{self.host}:{self.port}"
         self.api.server_address = f"{self.host}:{self.port}"
-        self._write_kubeconfig()
-        bootstrap.apiserver_objects(self.store, self.host, self.port)
-        if self.workloads is not None:
-            self.workloads.attach(self.store, root_ca_pem=self.ca_pem or _cluster_ca())
-        if self._signer is not None:
-            self._signer.attach(self.store, REAL_CLOCK)
-        if self.kubelet is not None:
-            self.kubelet.attach(self.store)
+        try:
+            self._write_kubeconfig()
+            bootstrap.apiserver_objects(self.store, self.host, self.port)
+            if self.workloads is not None:
+                self.workloads.attach(self.store, root_ca_pem=self.ca_pem or _cluster_ca())
+            if self._signer is not None:
+                self._signer.attach(self.store, REAL_CLOCK)
+            if self.kubelet is not None:
+                self.kubelet.attach(self.store)
+        except BaseException:
+            await self.astop()  # a start that fails (an unwritable kubeconfig path) leaves nothing serving
+            raise
         return self
 
     def _secure(self) -> ssl.SSLContext:

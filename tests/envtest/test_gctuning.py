@@ -3,8 +3,10 @@ host's own choice (automatic collection off, or a threshold changed meanwhile) l
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +41,13 @@ async def test_a_host_that_disabled_or_retuned_collection_keeps_its_choice() -> 
     async with Environment():
         gc.set_threshold(5000, 10, 10)
     assert gc.get_threshold() == (5000, 10, 10)
+
+
+async def test_a_start_that_fails_after_serving_leaves_nothing_serving(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    env = Environment(kubeconfig_path=tmp_path / "a-file" / "kubeconfig")  # unwritable: not a folder
+    with pytest.raises(OSError):
+        await env.start()
+    assert gctuning.serving_count() == 0 and gc.get_threshold() == (700, 10, 10)
+    with pytest.raises(OSError):  # and its port is closed
+        await asyncio.open_connection("127.0.0.1", env.port)
