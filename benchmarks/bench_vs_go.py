@@ -81,6 +81,12 @@ def run_pyop_operator(kubeconfig: str, child: bool, identity: str | None, worker
         run,
     )
 
+    counted = os.environ.get("BENCH_OPERATOR_COUNTERS")  # or CPU per call of the hot paths (hotcounters)
+    counters = None
+    if counted:
+        from hotcounters import HotCounters
+
+        counters = HotCounters.install()  # before anything binds the wrapped methods
     BenchItem = kb.bench_item_model()
     sharding = None
     if identity is not None:
@@ -92,9 +98,13 @@ def run_pyop_operator(kubeconfig: str, child: bool, identity: str | None, worker
         ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0", sharding=sharding),
     )
     client = mgr.client
+    seen: set[str] = set()  # the objects reconciled, for BENCH_OPERATOR_COUNTERS' per-object figures
+    count_objects = counters is not None
 
     async def reconcile(req: Request) -> None:
         started = time.time()
+        if count_objects:
+            seen.add(req.name)
         try:
             item = await client.get(BenchItem, req.name, namespace=req.namespace)
         except NotFound:
@@ -123,6 +133,10 @@ def run_pyop_operator(kubeconfig: str, child: bool, identity: str | None, worker
     builder.complete(reconcile)
     profile = os.environ.get("BENCH_OPERATOR_PROFILE")  # where the pyop operator writes its cProfile
     sample = os.environ.get("BENCH_OPERATOR_SAMPLE")  # or its CPU samples (collapsed stacks + summary)
+    if counters is not None:
+        run(mgr.start())
+        counters.write(Path(str(counted)), objects=len(seen))
+        return
     if sample:
         from cpusampler import CpuSampler
 
