@@ -262,7 +262,7 @@ async def test_refused_connections_and_malformed_responses_are_503() -> None:
     async with running(server) as port:
         transport = transport_for(port)
         try:
-            with pytest.raises(ServerError, match="malformed response: .*Content-Length") as bad:
+            with pytest.raises(ServerError, match=r"malformed response: .*Content-Length") as bad:
                 await transport.request("GET", "/x")
             assert bad.value.code == 503 and isinstance(bad.value.__cause__, ProtocolError)
             assert transport.open_connections == 0

@@ -86,18 +86,21 @@ class ResponseParser:
 
     def __init__(self, on_body: Callable[[bytes], None] | None = None) -> None:
         self.on_body = on_body
+        self._state = 0  # 0 reading, 1 complete
+        self.keep_alive = True
+        self._no_body = False
         self.reset()
 
     def reset(self, no_body: bool = False) -> None:
         """Expect a new response; `no_body` for the answer to a HEAD request."""
         # llhttp starts over by itself after a complete response; after anything else, a new parser
-        reuse = getattr(self, "_state", 0) == 1 and self.keep_alive and not self._no_body
+        reuse = self._state == 1 and self.keep_alive and not self._no_body
         self.status = 0
         self.reason = ""
         self.headers: dict[str, str] = {}
         self.keep_alive = True
         self.extra = False  # bytes came after the response: the connection is then not reusable
-        self._state = 0  # 0 reading, 1 complete
+        self._state = 0
         self._head_done = False
         self._interim = False  # inside a 1xx answer, which the real one follows
         self._head_bytes = 0
