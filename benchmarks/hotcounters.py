@@ -27,7 +27,7 @@ TARGETS = (
     ("pyscaffold_op.runtime.objects.kinds", "ResourceInfo", "decode", "typed decode (pydantic-core)"),
     ("pyscaffold_op.runtime.objects.kinds", "ResourceInfo", "encode", "typed encode"),
     ("pyscaffold_op.runtime.client.http1", "ResponseParser", "feed", "HTTP/1.1 parse (with body callbacks)"),
-    ("pyscaffold_op.runtime.client.http1", "ResponseParser", "_head", "HTTP/1.1 response heads"),
+    ("pyscaffold_op.runtime.client.http1", "ResponseParser", "_on_header", "HTTP/1.1 header callbacks"),
 )
 
 
