@@ -42,6 +42,7 @@ from pyscaffold_op.runtime.manager import startup
 from pyscaffold_op.runtime.objects import objmeta
 from pyscaffold_op.runtime.objects.kinds import ResourceInfo, decode_watch_event, raw_resource_version
 from pyscaffold_op.runtime.objects.rawobj import RawObject, unwrap
+from pyscaffold_op.runtime.waits import event_set_within
 
 log = logging.getLogger("pyscaffold_op.runtime.informer")
 
@@ -177,12 +178,7 @@ class Informer:
         return self._synced.is_set()
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
-        try:
-            async with asyncio.timeout(timeout):
-                await self._synced.wait()
-            return True
-        except TimeoutError:
-            return False
+        return await event_set_within(self._synced, timeout)
 
     def start(self) -> asyncio.Task[None]:
         if self._task is None:

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from pyscaffold_op.runtime.objects.rawobj import unwrap
+from pyscaffold_op.runtime.waits import event_set_within
 
 log = logging.getLogger("pyscaffold_op.runtime.informer")
 
@@ -59,12 +60,7 @@ class HandlerRegistration:
         return self._synced.is_set()
 
     async def wait_for_sync(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
-        try:
-            async with asyncio.timeout(timeout):
-                await self._synced.wait()
-            return True
-        except TimeoutError:
-            return False
+        return await event_set_within(self._synced, timeout)
 
     def mark_synced(self) -> None:
         """The informer delivered the initial list in line (a handler added before the first list)."""

@@ -26,6 +26,7 @@ from typing import Protocol
 
 from pyscaffold_op.runtime.clock import REAL_CLOCK, Clock, Timer
 from pyscaffold_op.runtime.controller.ratelimiter import RateLimiter, default_controller_rate_limiter
+from pyscaffold_op.runtime.waits import event_set_within
 
 
 class QueueMetrics(Protocol):
@@ -154,12 +155,7 @@ class Queue:
         if not self._processing:
             return True
         self._drained = asyncio.Event()
-        try:
-            async with asyncio.timeout(timeout):
-                await self._drained.wait()
-            return True
-        except TimeoutError:
-            return False
+        return await event_set_within(self._drained, timeout)
 
     # -- introspection (metrics, tests) ---------------------------------------------------------------
     def processing(self) -> frozenset[Hashable]:
