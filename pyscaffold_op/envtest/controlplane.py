@@ -308,8 +308,10 @@ class ControlPlane:
     # -- CRDs --------------------------------------------------------------------------------------
 
     def install_crds(self, docs: Iterable[dict[str, Any]], timeout: float = 30.0) -> list[dict[str, Any]]:
-        """Create or replace each CRD, then wait until every one is Established and served (in
-        discovery), as envtest's WaitForCRDs does."""
+        """Create or replace each CRD, then wait until every one is Established, served (in
+        discovery, as envtest's WaitForCRDs does) and its watch cache ready: since v1.34 (resilient
+        watch-cache initialization) a list or watch the cache would serve gets a 429 "storage is
+        (re)initializing" until then, which a test with an injected sleep would see as a failure."""
         base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         out = []
         for doc in docs:
@@ -348,11 +350,19 @@ class ControlPlane:
                     status, listing = self.request("GET", path)
                     if status == 200 and any(r.get("name") == plural for r in listing.get("resources", [])):
                         pending.discard(path)
-                if not pending:
+                if not pending and all(self._cache_ready(spec, plural, v) for v in versions):
                     return
             if time.monotonic() > deadline:
                 raise ControlPlaneError(f"CRD {name} not established and served in time: {conditions}")
             time.sleep(0.05)
+
+    def _cache_ready(self, spec: dict[str, Any], plural: str, version: str) -> bool:
+        """A list at resourceVersion 0 is the watch cache's to serve: 200 once it is initialized. No
+        limit: while the cache initializes a list with a limit and no selector goes to etcd instead;
+        a label selector nothing carries keeps the answer empty and the list on the cache."""
+        query = "resourceVersion=0&labelSelector=envtest.pyop.io%2Fcache-probe"
+        status, _ = self.request("GET", f"/apis/{spec['group']}/{version}/{plural}?{query}")
+        return status == 200
 
     def kubeconfig_dict(self, namespace: str = "default") -> dict[str, Any]:
         import base64

@@ -22,6 +22,7 @@ from pyscaffold_op.dev.oracles import REPO_ROOT, missing_reason, oracle_bin
 from pyscaffold_op.envtest import Environment, KubeletSimulator
 from pyscaffold_op.envtest.controlplane import ControlPlane, ControlPlaneError, assets_dir
 from pyscaffold_op.envtest.realmode import EmulatorOnly
+from pyscaffold_op.envtest.registry import crds
 from pyscaffold_op.models.core_v1 import ConfigMap
 from pyscaffold_op.runtime import NotFound, new_client
 
@@ -124,6 +125,27 @@ def test_a_crd_the_server_refuses_is_an_error_naming_it() -> None:
         pytest.raises(ControlPlaneError, match=r"things\.example\.com.*422"),
     ):
         plane.install_crds([bad])
+
+
+def test_an_installed_crds_watch_cache_is_ready_when_install_returns() -> None:
+    """Since v1.34 a list the watch cache serves (resourceVersion=0, no limit) answers 429 "storage is
+    (re)initializing" for a moment after the CRD is in discovery; a test with an injected sleep saw that
+    as a failure (CI, tests/faults/test_server_restart.py). Installed twice: the second time the CRD is
+    replaced, and deleted in between, a new cache each time."""
+    at_crd = next(AT_CRDS.glob("*.yaml"))
+    with ControlPlane(assets=ASSETS) as plane:
+        for _ in range(2):
+            (crd,) = plane.install_crds(crds.load_crd_files([at_crd]))
+            group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
+            status, body = plane.request(
+                "GET", f"/apis/{group}/v1alpha1/{plural}?resourceVersion=0&labelSelector=x"
+            )
+            assert status == 200, body
+            plane.request(
+                "DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+            )
+            while plane.request("GET", f"/apis/{group}/v1alpha1")[0] == 200:
+                time.sleep(0.05)
 
 
 def _project_env() -> dict[str, str]:
