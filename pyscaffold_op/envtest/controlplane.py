@@ -340,7 +340,8 @@ class ControlPlane:
         name, spec = crd["metadata"]["name"], crd["spec"]
         plural = spec["names"]["plural"]
         versions = [v["name"] for v in spec.get("versions", []) if v.get("served", True)]
-        pending = {f"/apis/{spec['group']}/{v}" for v in versions}
+        group_versions = [f"/apis/{spec['group']}/{v}" for v in versions]
+        pending = set(group_versions)
         while True:
             _, got = self.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
             status_block = got.get("status") if isinstance(got, dict) else None
@@ -350,18 +351,18 @@ class ControlPlane:
                     status, listing = self.request("GET", path)
                     if status == 200 and any(r.get("name") == plural for r in listing.get("resources", [])):
                         pending.discard(path)
-                if not pending and all(self._cache_ready(spec, plural, v) for v in versions):
+                if not pending and all(self._cache_ready(f"{gv}/{plural}") for gv in group_versions):
                     return
             if time.monotonic() > deadline:
                 raise ControlPlaneError(f"CRD {name} not established and served in time: {conditions}")
             time.sleep(0.05)
 
-    def _cache_ready(self, spec: dict[str, Any], plural: str, version: str) -> bool:
+    def _cache_ready(self, resource_path: str) -> bool:
         """A list at resourceVersion 0 is the watch cache's to serve: 200 once it is initialized. No
         limit: while the cache initializes a list with a limit and no selector goes to etcd instead;
         a label selector nothing carries keeps the answer empty and the list on the cache."""
         query = "resourceVersion=0&labelSelector=envtest.pyop.io%2Fcache-probe"
-        status, _ = self.request("GET", f"/apis/{spec['group']}/{version}/{plural}?{query}")
+        status, _ = self.request("GET", f"{resource_path}?{query}")
         return status == 200
 
     def kubeconfig_dict(self, namespace: str = "default") -> dict[str, Any]:
