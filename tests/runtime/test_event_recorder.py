@@ -16,7 +16,7 @@ import pytest
 from pyscaffold_op.envtest import Environment
 from pyscaffold_op.runtime import Client, EventRecorder, Forbidden, ServerError, new_client
 from pyscaffold_op.runtime.controller.events import FINISH_TIME, RETRY_SLEEP
-from pyscaffold_op.testing import FakeClock, eventually
+from pyscaffold_op.testing import FakeClock, consistently, eventually
 from tests.faults.servers import MODES, environment
 
 from .widgets import widget
@@ -151,6 +151,26 @@ async def test_a_series_count_is_written_when_the_series_ends_and_at_each_refres
     clock.advance(FINISH_TIME)
     await eventually(lambda: counted(10), timeout=10)
     await recorder.close()
+
+
+async def test_an_idle_recorder_keeps_no_timer_armed(server: Environment, api: Client) -> None:
+    """Once every series has ended the sweeper stops (a test on a FakeClock can then tell that
+    nothing is pending); the next Event starts it again."""
+    w = await api.create(widget("ev-idle"))
+    clock = FakeClock()
+    recorder = EventRecorder(api.transport, "widget-controller", clock=clock)
+    recorder.eventf(w, None, "Warning", "Failed", "Reconcile", "once")
+    await eventually(lambda: events(api, "ev-idle"), timeout=10)
+    await clock.wait_for_timers()  # the sweeper sleeps
+    clock.advance(FINISH_TIME)  # the series is FINISH_TIME old, not more: it goes on
+    await clock.wait_for_timers()  # the sweeper sleeps again
+    clock.advance(FINISH_TIME)  # now it has ended, and nothing else is left to sweep
+    await consistently(lambda: clock.pending() == 0, duration=0.3, interval=0.02)
+    recorder.eventf(w, None, "Warning", "Failed", "Reconcile", "again")
+    await clock.wait_for_timers()
+    assert clock.pending() == 1
+    await recorder.close()
+    assert clock.pending() == 0
 
 
 async def test_a_series_whose_event_is_gone_is_created_again_with_its_series(

@@ -161,9 +161,10 @@ class EventRecorder:
         """Flush, then record nothing more (controller-runtime's provider stops its broadcaster)."""
         await self.flush(timeout)
         self._stopped = True
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            self._sweeper = None
+        sweeper, self._sweeper = self._sweeper, None
+        if sweeper is not None:
+            sweeper.cancel()
+            await asyncio.wait({sweeper})  # its timer is disarmed when close returns
 
     # -- aggregation ----------------------------------------------------------------------------------
     def _record(
@@ -251,7 +252,9 @@ class EventRecorder:
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep(), name="event series sweeper")
 
     async def _sweep(self) -> None:
-        """End the series idle for FINISH_TIME; write the counts of the others every REFRESH_TIME."""
+        """End the series idle for FINISH_TIME; write the counts of the others every REFRESH_TIME.
+        Stops once no series is left (the next Event starts it again): an idle recorder keeps no
+        timer armed, so a test on a FakeClock can tell that nothing is pending."""
         refreshed = self.clock.monotonic()
         while True:
             await self.clock.sleep(FINISH_TIME)
@@ -259,6 +262,9 @@ class EventRecorder:
             for key, entry in list(self._entries.items()):
                 if now - entry.seen > FINISH_TIME:
                     self._finish(key, entry)
+            if not self._entries:
+                self._sweeper = None  # no await from here to the end: _start_sweeper sees it at once
+                return
             if now - refreshed >= REFRESH_TIME:
                 refreshed = now
                 for entry in self._entries.values():
